@@ -1,0 +1,26 @@
+# The two commands of the README:
+#   make run   installs what is needed and runs the main job on the simulated bench
+#   make test  installs what is needed and runs every test (C and Python)
+.PHONY: run test deps firmware-host test-c test-py fuzz clean
+
+VENV := .venv
+RIG := $(VENV)/bin/rig
+PY := $(VENV)/bin/python
+HOST_BUILD := build/host
+
+run: deps firmware-host
+	$(RIG) analyze tests/data/synthetic-capture.csv --batch 1000
+
+test: deps firmware-host
+	ctest --test-dir $(HOST_BUILD) --output-on-failure
+	$(PY) -m pytest
+
+deps:
+	./scripts/install-deps.sh
+
+firmware-host:
+	cmake -S firmware/port/host -B $(HOST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(HOST_BUILD)
+
+clean:
+	rm -rf build $(VENV) src/energyrig/**/*.so

@@ -1,0 +1,15 @@
+"""Compiled kernels built by the package's own build (see docs/performance.md for why)."""
+from setuptools import Extension, setup
+
+COMPILE_ARGS = ["-O3", "-std=c11", "-Wall", "-Wextra"]
+
+setup(
+    ext_modules=[
+        # Window detection and v*i integration over whole chunks (energyrig.rig.energy).
+        Extension("energyrig.rig._energy", ["src/energyrig/rig/_energy.c"],
+                  extra_compile_args=COMPILE_ARGS),
+        # PPK2 4-byte word decoding (energyrig.instruments.ppk2.decode).
+        Extension("energyrig.instruments.ppk2._decode", ["src/energyrig/instruments/ppk2/_decode.c"],
+                  extra_compile_args=COMPILE_ARGS),
+    ],
+)

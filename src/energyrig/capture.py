@@ -1,0 +1,87 @@
+"""The one thing every instrument yields: a capture, delivered as a stream of chunks.
+
+A :class:`Chunk` is a block of consecutive samples at a fixed sample period. A
+:class:`Capture` is anything that yields chunks in time order; the energy math
+(:mod:`energyrig.rig.energy`) consumes them one at a time, so a capture of any length runs
+in bounded memory. This module knows nothing of instruments or of energy.
+
+Units are SI: seconds, amperes, volts.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+NO_GAPS: npt.NDArray[np.int64] = np.zeros((0, 2), dtype=np.int64)
+NO_GAPS.flags.writeable = False
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A block of consecutive samples.
+
+    Attributes
+    ----------
+    start_index:
+        Absolute index of the first sample in the capture's time base. Lost samples count:
+        if an instrument reports that 5 samples were lost, the indices after the gap jump by 5.
+    period_s:
+        Sample period in seconds (the same for every chunk of a capture).
+    current_a:
+        Current in amperes, float64, one value per sample.
+    voltage_v:
+        Supply voltage in volts: a float64 array of the same length, or a single float for a
+        regulated supply.
+    logic:
+        Logic bits D0..D7 of each sample as uint8 (bit k = channel Dk), or ``None`` when the
+        capture has no logic channel.
+    saturated:
+        Boolean mask of samples at the end of the instrument's range, or ``None`` if the
+        instrument cannot tell.
+    gaps:
+        int64 array of shape (k, 2): rows ``(position, lost)`` meaning ``lost`` samples were
+        lost immediately before the sample at ``position`` in this chunk (0 <= position < n).
+        ``gaps[:, 1].sum()`` samples are missing from the chunk; the absolute index of sample
+        ``j`` is ``start_index + j + lost samples at positions <= j``.
+    """
+
+    start_index: int
+    period_s: float
+    current_a: npt.NDArray[np.float64]
+    voltage_v: npt.NDArray[np.float64] | float
+    logic: npt.NDArray[np.uint8] | None = None
+    saturated: npt.NDArray[np.bool_] | None = None
+    gaps: npt.NDArray[np.int64] = field(default_factory=lambda: NO_GAPS)
+
+    def __len__(self) -> int:
+        return int(self.current_a.shape[0])
+
+    @property
+    def lost(self) -> int:
+        """Number of samples lost inside this chunk."""
+        return int(self.gaps[:, 1].sum()) if len(self.gaps) else 0
+
+    @property
+    def end_index(self) -> int:
+        """Absolute index one past the last sample of this chunk."""
+        return self.start_index + len(self) + self.lost
+
+
+@runtime_checkable
+class Capture(Protocol):
+    """A source of chunks in time order.
+
+    ``source`` describes where the samples come from (a path, an instrument resource) and is
+    used in error messages. Iterating ``chunks()`` twice is not required to work: a live
+    stream can be consumed once.
+    """
+
+    source: str
+
+    def chunks(self) -> Iterator[Chunk]:
+        """Yield the capture's chunks in time order."""
+        ...

@@ -1,0 +1,45 @@
+"""One exception hierarchy for the whole rig.
+
+Every message is written for an operator: it names the file, field, channel or instrument
+involved and, where one exists, what to do about it. The CLI prints ``str(exc)`` on one line
+and exits with code 2 for any :class:`EnergyrigError`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class EnergyrigError(Exception):
+    """Base of every error the rig raises on purpose."""
+
+
+class CaptureError(EnergyrigError):
+    """A capture file or stream is not what it claims to be."""
+
+    def __init__(self, source: str | Path, problem: str) -> None:
+        self.source = str(source)
+        self.problem = problem
+        super().__init__(f"{self.source}: {problem}")
+
+
+class ChannelError(CaptureError):
+    """A channel named by the user does not exist in the capture."""
+
+
+class ConfigError(EnergyrigError):
+    """A fixture, plan or calibration file is malformed; names the file and the field."""
+
+    def __init__(self, path: str | Path, field: str, problem: str) -> None:
+        self.path = str(path)
+        self.field = field
+        self.problem = problem
+        where = f"{self.path}: {field}" if field else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class InstrumentError(EnergyrigError):
+    """A power instrument did not answer, answered nonsense, or lost data."""
+
+
+class DutError(EnergyrigError):
+    """The device under test did not answer, or answered with an error."""

@@ -1,0 +1,1 @@
+"""energyrig.instruments.ppk2"""

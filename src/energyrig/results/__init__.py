@@ -1,1 +1,16 @@
-"""energyrig.results"""
+"""energyrig.results: the run store, its statistics and the report.
+
+``energyrig.results.load(RUN_DIR)`` gives a run's windows and points as pandas DataFrames.
+"""
+from energyrig.results.store import (
+    Point,
+    Run,
+    RunError,
+    RunWriter,
+    Window,
+    load,
+    load_many,
+    query,
+)
+
+__all__ = ["Point", "Run", "RunError", "RunWriter", "Window", "load", "load_many", "query"]

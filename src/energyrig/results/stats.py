@@ -1,0 +1,332 @@
+"""Statistics of the literature, as a library: per-point summaries, paired comparisons,
+regressions against payload size and the 2^k factorial allocation of variation.
+
+Every function takes plain pandas/numpy data (the tables of :mod:`energyrig.results.store`
+or anything with the same columns) and returns a dataclass or a DataFrame; the report and
+the CLI are built on top. Intervals are two-sided at ``confidence`` (0.95 by default) and
+come from scipy/statsmodels.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats
+
+log = logging.getLogger(__name__)
+
+# Columns that tell one configuration of an op from another (the point's factors less rep).
+CONFIG: tuple[str, ...] = ("board", "op", "key_bits", "curve", "backend", "cpu_hz")
+
+Selector = str | Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """n, mean, median, sample std (ddof=1) and the Student-t interval of the mean."""
+
+    n: int
+    mean: float
+    median: float
+    std: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def ci_halfwidth_rel(self) -> float:
+        """Half-width of the interval relative to the mean (0.01 = ±1 %)."""
+        return (self.ci_high - self.ci_low) / 2.0 / abs(self.mean) if self.mean else np.inf
+
+
+def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
+    """Summary of a sample with the Student-t interval of its mean (scipy.stats.t).
+
+    One value has std and interval NaN; the unit is that of ``values``.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        raise ValueError("describe needs at least one value")
+    mean = float(x.mean())
+    if x.size < 2:
+        return Summary(1, mean, mean, np.nan, np.nan, np.nan)
+    std = float(x.std(ddof=1))
+    low, high = stats.t.interval(confidence, x.size - 1, loc=mean, scale=std / np.sqrt(x.size))
+    return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
+
+
+def _select(df: pd.DataFrame, selector: Selector) -> pd.DataFrame:
+    """Rows of ``df`` matching a selector: an op name, or a mapping column -> value."""
+    sel = {"op": selector} if isinstance(selector, str) else dict(selector)
+    missing = [c for c in sel if c not in df.columns]
+    if missing:
+        raise KeyError(f"no column {missing} to select on; columns are {list(df.columns)}")
+    mask = np.ones(len(df), dtype=bool)
+    for col, value in sel.items():
+        mask &= (df[col].isna() if value is None else df[col] == value).to_numpy(dtype=bool)
+    return df.loc[mask]
+
+
+def _label(selector: Selector) -> str:
+    if isinstance(selector, str):
+        return selector
+    return " ".join(str(v) for v in selector.values() if v is not None)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Two algorithms compared over matched conditions (Jain, ch. 13.4).
+
+    ``a`` and ``b`` are labels; differences are ``a - b`` and ratios ``a / b`` of the
+    response (for example net energy per op, J). The ratio is the geometric mean of the
+    per-condition ratios, its interval the t interval of their logarithms. ``gain_pct`` is
+    the share of the slower one's cost saved by replacing it with the faster one,
+    ``100 * (1 - faster / slower)``, with its interval from the ratio's.
+    """
+
+    a: str
+    b: str
+    response: str
+    n_pairs: int
+    mean_a: float
+    mean_b: float
+    mean_diff: float
+    diff_ci_low: float
+    diff_ci_high: float
+    p_value: float
+    ratio: float
+    ratio_ci_low: float
+    ratio_ci_high: float
+    faster: str
+    gain_pct: float
+    gain_ci_low: float
+    gain_ci_high: float
+
+    @property
+    def significant(self) -> bool:
+        """True when the interval of the difference excludes zero."""
+        return not (self.diff_ci_low <= 0.0 <= self.diff_ci_high)
+
+
+def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequence[str],
+                      response: str, confidence: float = 0.95) -> PairedComparison:
+    """Compare ``a`` against ``b`` over conditions matched on the columns ``on``.
+
+    Parameters
+    ----------
+    df:
+        Observations, e.g. the points table (``response`` is then a per-point mean) or the
+        windows table.
+    a, b:
+        The two algorithms: an op name, or a mapping of columns to values
+        (``{"op": "aes-ecb-encrypt", "key_bits": 128}``).
+    on:
+        Columns that define a condition (board, payload size, ...). Several rows of one
+        algorithm in one condition are averaged first.
+    response:
+        Column compared; must be positive for the ratio (time, energy).
+    confidence:
+        Level of the intervals.
+
+    Returns
+    -------
+    PairedComparison
+
+    Raises
+    ------
+    ValueError
+        Fewer than two matched conditions, or a non-positive response.
+    """
+    on = list(on)
+    means = [_select(df, s).groupby(on, dropna=False)[response].mean() for s in (a, b)]
+    pairs = pd.concat(means, axis=1, keys=["a", "b"], join="inner").dropna()
+    la, lb = _label(a), _label(b)
+    if len(pairs) < 2:
+        raise ValueError(f"{la} and {lb} share {len(pairs)} condition(s) over {on}; "
+                         "a paired comparison needs at least 2")
+    ya = pairs["a"].to_numpy(dtype=np.float64)
+    yb = pairs["b"].to_numpy(dtype=np.float64)
+    if (ya <= 0).any() or (yb <= 0).any():
+        raise ValueError(f"{response} must be positive to compare {la} and {lb} by ratio")
+    diff = stats.ttest_rel(ya, yb)
+    diff_ci = diff.confidence_interval(confidence)
+    logs = stats.ttest_1samp(np.log(ya / yb), 0.0)
+    log_ci = logs.confidence_interval(confidence)
+    ratio = float(np.exp(np.mean(np.log(ya / yb))))
+    ratio_lo, ratio_hi = float(np.exp(log_ci.low)), float(np.exp(log_ci.high))
+    if ratio >= 1.0:  # b is the faster: replacing a by b saves 1 - b/a = 1 - 1/ratio
+        faster = lb
+        gain, g_lo, g_hi = (100.0 * (1.0 - 1.0 / r) for r in (ratio, ratio_lo, ratio_hi))
+    else:
+        faster = la
+        gain, g_lo, g_hi = (100.0 * (1.0 - r) for r in (ratio, ratio_hi, ratio_lo))
+    return PairedComparison(
+        a=la, b=lb, response=response, n_pairs=len(pairs),
+        mean_a=float(ya.mean()), mean_b=float(yb.mean()),
+        mean_diff=float(np.mean(ya - yb)), diff_ci_low=float(diff_ci.low),
+        diff_ci_high=float(diff_ci.high), p_value=float(diff.pvalue),
+        ratio=ratio, ratio_ci_low=ratio_lo, ratio_ci_high=ratio_hi,
+        faster=faster, gain_pct=gain, gain_ci_low=g_lo, gain_ci_high=g_hi)
+
+
+def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_bytes",
+                       by: Sequence[str] = CONFIG, confidence: float = 0.95) -> pd.DataFrame:
+    """Least-squares line of ``response`` against ``x`` for each group (statsmodels OLS).
+
+    Parameters
+    ----------
+    df:
+        Observations with the columns ``x``, ``response`` and ``by``.
+    response:
+        E.g. ``"time_per_op_s"`` or ``"net_energy_per_op_j"``.
+    x:
+        Regressor, bytes by default: the slope is then the cost per byte and the intercept
+        the fixed cost of one op.
+    by:
+        Columns whose combinations get one line each (board, op and the rest of the
+        configuration by default; columns absent from ``df`` are ignored).
+    confidence:
+        Level of the intervals.
+
+    Returns
+    -------
+    DataFrame
+        One row per group with at least 3 observations at 2 or more distinct ``x``: the
+        ``by`` columns, ``n``, ``slope``, ``slope_ci_low``, ``slope_ci_high``, ``slope_p``,
+        ``intercept`` (with the same), ``r2``, and ``slope_significant`` /
+        ``intercept_significant`` (False where the interval contains zero).
+    """
+    by = [c for c in by if c in df.columns]
+    rows: list[dict[str, Any]] = []
+    data = df.dropna(subset=[x, response])
+    for keys, group in data.groupby(by, dropna=False, sort=True) if by else [((), data)]:
+        xs = group[x].to_numpy(dtype=np.float64)
+        if len(group) < 3 or np.unique(xs).size < 2:
+            continue
+        fit = sm.OLS(group[response].to_numpy(dtype=np.float64), sm.add_constant(xs)).fit()
+        ci = fit.conf_int(alpha=1.0 - confidence)
+        row = dict(zip(by, keys if isinstance(keys, tuple) else (keys,), strict=True))
+        row["n"] = len(group)
+        for i, name in enumerate(("intercept", "slope")):
+            row[name] = float(fit.params[i])
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = float(ci[i, 0]), float(ci[i, 1])
+            row[f"{name}_p"] = float(fit.pvalues[i])
+            row[f"{name}_significant"] = not (ci[i, 0] <= 0.0 <= ci[i, 1])
+        row["r2"] = float(fit.rsquared)
+        rows.append(row)
+    columns = [*by, "n", "slope", "slope_ci_low", "slope_ci_high", "slope_p",
+               "slope_significant", "intercept", "intercept_ci_low", "intercept_ci_high",
+               "intercept_p", "intercept_significant", "r2"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def allocation_of_variation(df: pd.DataFrame, factors: Sequence[str], response: str,
+                            log: bool = False, confidence: float = 0.95) -> pd.DataFrame:
+    """Effects and allocation of variation of a 2^k factorial design, with replication.
+
+    The sign-table method of Jain, *The Art of Computer Systems Performance Analysis*,
+    ch. 17–18: each factor's two levels are coded -1 (the lower, in sort order) and +1;
+    the effect of a term is ``q = mean(sign * cell mean)`` over the 2^k cells; its sum of
+    squares ``2^k r q^2``; the fraction of variation ``SS / SST``. With r > 1 replications
+    per cell, the residual within cells is the ``error`` term and every effect gets a t
+    interval with 2^k (r - 1) degrees of freedom.
+
+    Parameters
+    ----------
+    df:
+        Observations: the factor columns and the response.
+    factors:
+        The k factor columns; each must take exactly two values.
+    response:
+        Column analysed.
+    log:
+        Analyse ``log10(response)`` (multiplicative model, Jain 18.7); the response must be
+        positive. Effects are then in decades.
+    confidence:
+        Level of the effect intervals.
+
+    Returns
+    -------
+    DataFrame
+        One row per term: ``term`` ("A", "B", "A:B", ... in Yates order, then ``error``),
+        ``effect``, ``ci_low``, ``ci_high``, ``sum_of_squares``, ``fraction`` (0..1,
+        summing to 1). ``attrs`` holds ``mean_effect`` (q0), ``levels`` (factor -> (low,
+        high)) and ``replications``.
+
+    Raises
+    ------
+    ValueError
+        A factor without exactly two levels, an empty cell, unequal replication, or a
+        non-positive response with ``log``.
+    """
+    factors = list(factors)
+    if not factors:
+        raise ValueError("allocation_of_variation needs at least one factor")
+    data = df[[*factors, response]].dropna(subset=[response])
+    levels: dict[str, tuple[Any, Any]] = {}
+    for f in factors:
+        values = sorted(data[f].dropna().unique().tolist())
+        if len(values) != 2:
+            raise ValueError(f"factor {f!r} has levels {values}; a 2^k design needs exactly 2")
+        levels[f] = (values[0], values[1])
+    y = data[response].to_numpy(dtype=np.float64)
+    if log:
+        if (y <= 0).any():
+            raise ValueError(f"{response} must be positive for the log model")
+        y = np.log10(y)
+    codes = pd.DataFrame({f: np.where(data[f] == levels[f][1], 1, -1) for f in factors})
+    codes["y"] = y
+    cells = codes.groupby(factors)["y"].agg(["mean", "count", "var"])
+    k = len(factors)
+    if len(cells) != 2 ** k:
+        raise ValueError(f"the design has {len(cells)} of its {2 ** k} cells; "
+                         f"every combination of {factors} needs observations")
+    reps = cells["count"].unique()
+    if reps.size != 1:
+        raise ValueError(f"replications per cell differ ({sorted(reps.tolist())}); "
+                         "balance the design or average each cell first")
+    r = int(reps[0])
+    signs = cells.index.to_frame(index=False).to_numpy(dtype=np.float64)  # 2^k x k
+    cell_means = cells["mean"].to_numpy()
+    n_cells = 2 ** k
+    terms: list[tuple[str, float]] = []
+    for order in range(1, k + 1):
+        for combo in itertools.combinations(range(k), order):
+            column = np.prod(signs[:, combo], axis=1)
+            terms.append((":".join(factors[i] for i in combo),
+                          float(column @ cell_means / n_cells)))
+    sse = float(((cells["var"].fillna(0.0)) * (r - 1)).sum())
+    sst = float(((y - y.mean()) ** 2).sum())
+    dof_e = n_cells * (r - 1)
+    if dof_e > 0:
+        s_q = np.sqrt(sse / dof_e) / np.sqrt(n_cells * r)
+        half = float(stats.t.ppf(0.5 + confidence / 2.0, dof_e) * s_q)
+    else:
+        half = np.nan
+    rows = [{"term": name, "effect": q, "ci_low": q - half, "ci_high": q + half,
+             "sum_of_squares": n_cells * r * q * q} for name, q in terms]
+    if r > 1:
+        rows.append({"term": "error", "effect": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                     "sum_of_squares": sse})
+    out = pd.DataFrame(rows)
+    out["fraction"] = out["sum_of_squares"] / sst if sst > 0 else np.nan
+    out.attrs.update(mean_effect=float(cell_means.mean()), levels=levels, replications=r)
+    return out
+
+
+def is_two_level_design(df: pd.DataFrame, factors: Sequence[str]) -> bool:
+    """True when ``factors`` take exactly two values each and every combination occurs."""
+    if not factors or any(df[f].nunique(dropna=False) != 2 for f in factors):
+        return False
+    return len(df.groupby(list(factors), dropna=False)) == 2 ** len(factors)
+
+
+def geometric_mean(values: npt.ArrayLike) -> float:
+    """Geometric mean of positive values (scipy.stats.gmean)."""
+    return float(stats.gmean(np.asarray(values, dtype=np.float64)))

@@ -1,0 +1,142 @@
+"""sigrok-cli command lines and replies: pure functions, no subprocess.
+
+The transport (:mod:`energyrig.instruments.sigrok.device`) runs what these functions build;
+tests check the exact argv. Option syntax follows ``sigrok-cli(1)`` 0.7: ``--driver
+NAME[:conn=...][:opt=val]``, ``--config key=val[:key=val]``, ``--channels A,B`` and
+``--samples N``; ``--scan`` prints one line per device::
+
+    demo - Demo device with 13 channels: D0 D1 D2 D3 D4 D5 D6 D7 A0 A1 A2 A3 A4
+    fx2lafw:conn=1.6 - Saleae Logic with 8 channels: D0 D1 D2 D3 D4 D5 D6 D7
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from energyrig.errors import ConfigError
+from energyrig.instruments.sigrok.srfile import SrOptions
+
+SIGROK_CLI = "sigrok-cli"
+_SCAN_LINE = re.compile(
+    r"^(?P<spec>\S+) - (?P<description>.*?)(?: with (?P<count>\d+) channels?: (?P<channels>.*))?$")
+_SOURCE = "sigrok device"
+
+
+@dataclass(frozen=True, slots=True)
+class SigrokDeviceConfig:
+    """A libsigrok device as a fixture describes it.
+
+    Attributes
+    ----------
+    driver:
+        libsigrok driver name (``demo``, ``fx2lafw``, ``hantek-6xxx``).
+    conn:
+        Connection (``1.6`` USB bus.address, ``/dev/ttyUSB0``); ``None``: the first found.
+    driver_options:
+        Further scan options appended to ``--driver`` (``analog_channels``: ``"2"``).
+    channels:
+        Channels to enable (``--channels``); empty: the device's default set.
+    samplerate_hz:
+        Sample rate in Hz; required to size captures from a time window.
+    config:
+        Further device options for ``--config`` (``voltage_threshold``: ``"1.5"``).
+    reader:
+        Which channels carry trigger, current and voltage, and their scaling.
+    sigrok_cli:
+        The ``sigrok-cli`` executable.
+    """
+
+    driver: str
+    conn: str | None = None
+    driver_options: Mapping[str, str] = field(default_factory=dict)
+    channels: tuple[str, ...] = ()
+    samplerate_hz: float | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+    reader: SrOptions = field(default_factory=SrOptions)
+    sigrok_cli: str = SIGROK_CLI
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedDevice:
+    """One line of ``sigrok-cli --scan``."""
+
+    driver: str
+    conn: str | None
+    description: str
+    channels: tuple[str, ...]
+
+    @property
+    def spec(self) -> str:
+        """The ``--driver`` argument that selects this device."""
+        return self.driver if self.conn is None else f"{self.driver}:conn={self.conn}"
+
+
+def _options(pairs: Mapping[str, str], what: str) -> list[str]:
+    """``key=value`` items, refusing what sigrok-cli's ``:``-separated syntax cannot carry."""
+    items = []
+    for key, value in pairs.items():
+        if ":" in key or ":" in str(value) or "=" in key:
+            raise ConfigError(_SOURCE, f"{what}.{key}", f"{key}={value!r} cannot contain ':' "
+                                                        "(sigrok-cli separates options with ':')")
+        items.append(f"{key}={value}")
+    return items
+
+
+def driver_spec(cfg: SigrokDeviceConfig) -> str:
+    """The ``--driver`` argument: ``demo``, ``fx2lafw:conn=1.6``."""
+    conn = {"conn": cfg.conn} if cfg.conn is not None else {}
+    return ":".join([cfg.driver, *_options({**conn, **cfg.driver_options}, "driver_options")])
+
+
+def format_samplerate(hz: float) -> str:
+    """A sample rate as sigrok-cli parses it: whole hertz (``1000000``)."""
+    if not hz > 0 or hz != round(hz):
+        raise ConfigError(_SOURCE, "samplerate_hz", f"must be a positive whole number of Hz, got {hz}")
+    return str(int(hz))
+
+
+def samples_for(pre_s: float, window_s: float, post_s: float, samplerate_hz: float) -> int:
+    """Samples needed to cover ``pre_s + window_s + post_s`` seconds (at least one)."""
+    total = pre_s + window_s + post_s
+    if min(pre_s, window_s, post_s) < 0 or not math.isfinite(total):
+        raise ConfigError(_SOURCE, "window", f"times must be finite and >= 0 s, got "
+                                             f"pre={pre_s}, window={window_s}, post={post_s}")
+    return max(1, math.ceil(total * samplerate_hz))
+
+
+def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[str]:
+    """Command line capturing ``samples`` samples into the session file ``output``."""
+    config = {}
+    if cfg.samplerate_hz is not None:
+        config["samplerate"] = format_samplerate(cfg.samplerate_hz)
+    config.update(cfg.config)
+    argv = [cfg.sigrok_cli, "--driver", driver_spec(cfg)]
+    if config:
+        argv += ["--config", ":".join(_options(config, "config"))]
+    if cfg.channels:
+        argv += ["--channels", ",".join(cfg.channels)]
+    return argv + ["--samples", str(samples), "--output-format", "srzip",
+                   "--output-file", str(output)]
+
+
+def scan_argv(sigrok_cli: str = SIGROK_CLI, driver: str | None = None) -> list[str]:
+    """Command line listing devices (all drivers, or the one in ``driver``)."""
+    return [sigrok_cli, *(["--driver", driver] if driver else []), "--scan"]
+
+
+def parse_scan(text: str) -> list[ScannedDevice]:
+    """Devices in the output of ``sigrok-cli --scan`` (header and blank lines skipped)."""
+    devices = []
+    for line in text.splitlines():
+        match = _SCAN_LINE.match(line.strip())
+        if match is None:
+            continue
+        driver, _, rest = match["spec"].partition(":")
+        options = dict(item.partition("=")[::2] for item in rest.split(":") if item)
+        channels = tuple(match["channels"].split()) if match["channels"] else ()
+        devices.append(ScannedDevice(driver=driver, conn=options.get("conn"),
+                                     description=match["description"], channels=channels))
+    return devices

@@ -1,0 +1,485 @@
+"""Reader of sigrok session files (``.sr``), streamed as :class:`~energyrig.capture.Chunk`.
+
+The format, as libsigrok 0.5 writes it (``src/output/srzip.c``) and reads it back
+(``src/session_file.c``, ``src/session_driver.c``), is a zip archive holding:
+
+``version``
+    ``"2"`` (version 1 files have the same layout without analog data).
+``metadata``
+    A GLib key file. Section ``[device 1]`` has ``samplerate`` (``"1 MHz"``, ``"200 kHz"``),
+    ``capturefile`` (``logic-1``, present only when logic channels were saved),
+    ``total probes`` (number of logic channels of the device, enabled or not), ``probeN``
+    (name of the logic channel at bit N-1 of each sample), ``unitsize`` (bytes per logic
+    sample), ``total analog`` and ``analogK`` (name of the analog channel stored in the
+    members ``analog-1-K-*``; K counts on from ``total probes``).
+``logic-1-1``, ``logic-1-2``, ...
+    Logic samples, ``unitsize`` bytes each, little-endian, bit N-1 = channel ``probeN``.
+    A file with a single unchunked ``logic-1`` member is valid too.
+``analog-1-K-1``, ``analog-1-K-2``, ...
+    Samples of analog channel K as float32 little-endian, in volts.
+
+Chunk numbers count up from 1 without gaps (libsigrok stops at the first missing number;
+this reader refuses a file with a gap rather than silently dropping the rest). Logic and
+analog members are chunked independently (the demo driver writes 4096-sample logic members
+and 1020-sample analog members), so the reader keeps one buffer per stream and emits chunks
+of the samples all streams have in common. Memory stays bounded by a few blocks per stream
+whatever the length of the capture.
+
+Channel mapping onto :class:`~energyrig.capture.Chunk`:
+
+- ``logic`` bit 0 carries the trigger channel (``trigger``, default: the lowest enabled logic
+  channel); other logic channels are not delivered. ``logic`` is ``None`` when the file has
+  no logic channel and no trigger was asked for.
+- ``current_a`` = the ``current`` analog channel (default: the first one) divided by
+  ``shunt_ohms``, or multiplied by ``current_scale_a_per_v`` (default 1 A/V: the channel
+  already holds amperes, e.g. a current probe set to 1 A/V).
+- ``voltage_v`` = the ``voltage`` analog channel, or a constant in volts. With
+  ``voltage_minus_shunt`` the shunt voltage is subtracted (probe on the supply side of the
+  shunt, as in the published two-probe method).
+"""
+from __future__ import annotations
+
+import configparser
+import logging
+import math
+import re
+import zipfile
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from energyrig.capture import Chunk
+from energyrig.errors import CaptureError, ChannelError
+
+log = logging.getLogger(__name__)
+
+SUPPORTED_VERSION = 2
+DEVICE_SECTION = "device 1"
+DEFAULT_BLOCK_SAMPLES = 1 << 16
+_SI_PREFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9}
+_RATE_RE = re.compile(r"^\s*(?P<value>[0-9]*\.?[0-9]+)\s*(?:(?P<prefix>[kMG]?)Hz)?\s*$")
+_CHUNK_RE = re.compile(r"^(?P<base>.+)-(?P<num>[0-9]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class SrOptions:
+    """How the channels of a session file become current, voltage and trigger.
+
+    Attributes
+    ----------
+    trigger:
+        Name of the logic channel carrying the trigger (``"D0"``); ``None``: the lowest
+        enabled logic channel, if any.
+    current:
+        Name of the analog channel carrying the shunt voltage (V) or the current; ``None``:
+        the first analog channel.
+    shunt_ohms:
+        Shunt resistance in ohms: current (A) = channel (V) / ``shunt_ohms``.
+    current_scale_a_per_v:
+        Alternative to ``shunt_ohms``: current (A) = channel (V) * scale (A/V).
+    voltage:
+        Name of the analog channel carrying the supply voltage, or a constant supply in
+        volts (a float, or a string that parses as one and is not a channel name).
+    voltage_minus_shunt:
+        Subtract the ``current`` channel's voltage from the supply channel (the supply probe
+        sits before the shunt).
+    block_samples:
+        Target number of samples per emitted chunk (the last one may be shorter).
+    """
+
+    trigger: str | None = None
+    current: str | None = None
+    shunt_ohms: float | None = None
+    current_scale_a_per_v: float | None = None
+    voltage: str | float | None = None
+    voltage_minus_shunt: bool = False
+    block_samples: int = DEFAULT_BLOCK_SAMPLES
+
+    def amperes_per_volt(self, source: str) -> float:
+        """Factor turning the current channel's volts into amperes (A/V)."""
+        if self.shunt_ohms is not None and self.current_scale_a_per_v is not None:
+            raise CaptureError(source, "give either a shunt resistance or a current scale, not both")
+        if self.shunt_ohms is not None:
+            if not self.shunt_ohms > 0:
+                raise CaptureError(source, f"shunt resistance must be > 0 ohm, got {self.shunt_ohms}")
+            return 1.0 / self.shunt_ohms
+        if self.current_scale_a_per_v is not None:
+            return float(self.current_scale_a_per_v)
+        return 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class SrMetadata:
+    """What a session file's ``metadata`` and member list say about the capture.
+
+    Attributes
+    ----------
+    samplerate_hz:
+        Sample rate in hertz.
+    unitsize:
+        Bytes per logic sample (0 for a file without logic data).
+    logic_bits:
+        Enabled logic channel name -> bit index within a logic sample.
+    analog_members:
+        Analog channel name -> member base name (``analog-1-K``).
+    logic_members:
+        Logic members in chunk order.
+    analog_chunks:
+        Analog channel name -> its members in chunk order.
+    """
+
+    version: int
+    samplerate_hz: float
+    unitsize: int
+    logic_bits: dict[str, int]
+    analog_members: dict[str, str]
+    logic_members: tuple[zipfile.ZipInfo, ...]
+    analog_chunks: dict[str, tuple[zipfile.ZipInfo, ...]]
+
+    @property
+    def logic_samples(self) -> int:
+        """Number of logic samples in the file (what ``sigrok-cli --show`` reports)."""
+        if not self.unitsize:
+            return 0
+        return sum(info.file_size for info in self.logic_members) // self.unitsize
+
+    def analog_samples(self, name: str) -> int:
+        """Number of samples of analog channel ``name``."""
+        return sum(info.file_size for info in self.analog_chunks[name]) // 4
+
+    def describe_channels(self) -> str:
+        """``logic: D0, D1; analog: A0`` for error messages."""
+        logic = ", ".join(self.logic_bits) or "none"
+        analog = ", ".join(self.analog_members) or "none"
+        return f"logic: {logic}; analog: {analog}"
+
+
+def parse_samplerate(text: str) -> float:
+    """Parse libsigrok's samplerate string (``"1 MHz"``, ``"200 kHz"``, ``"5000"``) in Hz.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a sample rate.
+    """
+    match = _RATE_RE.match(text)
+    if match is None:
+        raise ValueError(f"not a sample rate: {text!r}")
+    return float(match["value"]) * _SI_PREFIX[match["prefix"] or ""]
+
+
+def _member_chain(names: set[str], base: str, source: str) -> list[str]:
+    """Members holding the data of ``base`` in order: ``base`` alone or ``base-1..base-n``."""
+    if base in names and f"{base}-1" not in names:
+        return [base]
+    numbers = sorted(int(m["num"]) for name in names
+                     if (m := _CHUNK_RE.match(name)) is not None and m["base"] == base)
+    if numbers and numbers != list(range(1, len(numbers) + 1)):
+        missing = next(n for n in range(1, numbers[-1] + 1) if n not in set(numbers))
+        raise CaptureError(source, f"corrupt session file: chunk '{base}-{missing}' is missing "
+                                   f"but '{base}-{numbers[-1]}' exists")
+    return [f"{base}-{n}" for n in numbers]
+
+
+def _int_key(section: configparser.SectionProxy, key: str, source: str, default: int) -> int:
+    try:
+        return int(section.get(key, str(default)))
+    except ValueError as exc:
+        raise CaptureError(source, f"metadata: '{key}' is not an integer: "
+                                   f"{section.get(key)!r}") from exc
+
+
+def read_metadata(archive: zipfile.ZipFile, source: str) -> SrMetadata:
+    """Read and check ``version`` and ``metadata`` of an open session file.
+
+    Raises
+    ------
+    CaptureError
+        If the archive is not a sigrok session file or its metadata is inconsistent.
+    """
+    names = set(archive.namelist())
+    for member in ("version", "metadata"):
+        if member not in names:
+            raise CaptureError(source, f"not a sigrok session file: no '{member}' member in the zip")
+    version_text = archive.read("version").decode("ascii", "replace").strip()
+    if not version_text.isdigit() or not 1 <= int(version_text) <= SUPPORTED_VERSION:
+        raise CaptureError(source, f"unsupported sigrok session file version {version_text!r} "
+                                   f"(this reader knows 1..{SUPPORTED_VERSION})")
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keep key case
+    try:
+        parser.read_string(archive.read("metadata").decode("utf-8"))
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        raise CaptureError(source, f"unreadable metadata: {exc}") from exc
+    if not parser.has_section(DEVICE_SECTION):
+        raise CaptureError(source, f"metadata has no [{DEVICE_SECTION}] section")
+    device = parser[DEVICE_SECTION]
+    try:
+        samplerate = parse_samplerate(device.get("samplerate", ""))
+    except ValueError as exc:
+        raise CaptureError(source, f"metadata: bad or missing samplerate "
+                                   f"{device.get('samplerate')!r}") from exc
+    if samplerate <= 0:
+        raise CaptureError(source, "metadata: samplerate is 0; the time base is unknown")
+
+    total_probes = _int_key(device, "total probes", source, 0)
+    unitsize = _int_key(device, "unitsize", source, 0)
+    logic_bits: dict[str, int] = {}
+    analog_members: dict[str, str] = {}
+    for key, value in device.items():
+        if key.startswith("probe") and key[5:].isdigit():
+            logic_bits[value] = int(key[5:]) - 1
+        elif key.startswith("analog") and key[6:].isdigit():
+            analog_members[value] = f"analog-1-{int(key[6:])}"
+    logic_bits = dict(sorted(logic_bits.items(), key=lambda kv: kv[1]))
+
+    capturefile = device.get("capturefile")
+    logic_members: list[str] = []
+    if capturefile is not None:
+        if unitsize <= 0:
+            raise CaptureError(source, "metadata: logic data without a valid 'unitsize'")
+        if logic_bits and max(logic_bits.values()) >= max(total_probes, 8 * unitsize):
+            raise CaptureError(source, "metadata: a probe number exceeds 'total probes'/'unitsize'")
+        logic_members = _member_chain(names, capturefile, source)
+    analog_chunks = {name: tuple(archive.getinfo(m) for m in _member_chain(names, base, source))
+                     for name, base in analog_members.items()}
+    meta = SrMetadata(version=int(version_text), samplerate_hz=samplerate,
+                      unitsize=unitsize if capturefile is not None else 0,
+                      logic_bits=logic_bits if capturefile is not None else {},
+                      analog_members=analog_members,
+                      logic_members=tuple(archive.getinfo(m) for m in logic_members),
+                      analog_chunks=analog_chunks)
+    for info in meta.logic_members:
+        if info.file_size % unitsize:
+            raise CaptureError(source, f"corrupt session file: '{info.filename}' holds "
+                                       f"{info.file_size} bytes, not a multiple of unitsize {unitsize}")
+    for chunks in analog_chunks.values():
+        for info in chunks:
+            if info.file_size % 4:
+                raise CaptureError(source, f"corrupt session file: '{info.filename}' holds "
+                                           f"{info.file_size} bytes, not whole float32 samples")
+    return meta
+
+
+def _member_blocks(archive: zipfile.ZipFile, members: tuple[zipfile.ZipInfo, ...],
+                   block_bytes: int) -> Iterator[bytes]:
+    """Bytes of ``members`` in order, at most ``block_bytes`` at a time."""
+    for info in members:
+        with archive.open(info) as stream:
+            while block := stream.read(block_bytes):
+                yield block
+
+
+class _Stream:
+    """One decoded sample stream with a small buffer, so streams chunked differently align."""
+
+    def __init__(self, blocks: Iterator[bytes], itemsize: int,
+                 decode: Callable[[bytes], npt.NDArray[np.generic]]) -> None:
+        self._blocks = blocks
+        self._itemsize = itemsize
+        self._decode = decode
+        self._pending: deque[npt.NDArray[np.generic]] = deque()
+        self._carry = b""
+        self.buffered = 0
+
+    def fill(self, want: int) -> int:
+        """Read until ``want`` samples are buffered or the stream ends; return the count."""
+        while self.buffered < want:
+            block = next(self._blocks, None)
+            if block is None:
+                break
+            data = self._carry + block
+            whole = len(data) - len(data) % self._itemsize
+            self._carry = data[whole:]
+            if whole:
+                samples = self._decode(data[:whole])
+                self._pending.append(samples)
+                self.buffered += len(samples)
+        return self.buffered
+
+    def take(self, n: int) -> npt.NDArray[np.generic]:
+        """Remove and return the next ``n`` buffered samples as one array."""
+        parts = []
+        need = n
+        while need:
+            head = self._pending[0]
+            if len(head) <= need:
+                parts.append(self._pending.popleft())
+                need -= len(head)
+            else:
+                parts.append(head[:need])
+                self._pending[0] = head[need:]
+                need = 0
+        self.buffered -= n
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _decode_analog(data: bytes) -> npt.NDArray[np.float64]:
+    return np.frombuffer(data, dtype="<f4").astype(np.float64)
+
+
+def _logic_decoder(unitsize: int, bit: int) -> Callable[[bytes], npt.NDArray[np.uint8]]:
+    """Decoder of raw logic samples into 0/1 of one channel (as bit 0)."""
+    byte, shift = divmod(bit, 8)
+
+    def decode(data: bytes) -> npt.NDArray[np.uint8]:
+        column = np.frombuffer(data, dtype=np.uint8).reshape(-1, unitsize)[:, byte]
+        return (column >> shift) & 1
+
+    return decode
+
+
+class SrCapture:
+    """A sigrok session file as a :class:`~energyrig.capture.Capture`.
+
+    Opening checks the file and resolves the channel options (errors surface here, not in
+    the middle of a run); :meth:`chunks` streams the samples and may be called repeatedly.
+
+    Parameters
+    ----------
+    path:
+        The ``.sr`` file.
+    options:
+        Channel mapping and scaling; see :class:`SrOptions`.
+
+    Raises
+    ------
+    CaptureError
+        The file is missing, not a session file, or corrupt.
+    ChannelError
+        A named channel does not exist, or there is no analog channel for the current.
+    """
+
+    def __init__(self, path: str | Path, options: SrOptions | None = None) -> None:
+        self.path = Path(path)
+        self.source = str(path)
+        self.options = options or SrOptions()
+        try:
+            with zipfile.ZipFile(self.path) as archive:
+                self.metadata = read_metadata(archive, self.source)
+        except FileNotFoundError as exc:
+            raise CaptureError(self.source, "no such file") from exc
+        except zipfile.BadZipFile as exc:
+            raise CaptureError(self.source, f"not a sigrok session file: {exc}") from exc
+        self._amperes_per_volt = self.options.amperes_per_volt(self.source)
+        self.trigger_channel = self._resolve_trigger()
+        self.current_channel = self._resolve_analog(self.options.current, "current")
+        self.voltage_channel, self.voltage_constant_v = self._resolve_voltage()
+        if self.options.voltage_minus_shunt and self.voltage_channel is None:
+            raise ChannelError(self.source, "voltage_minus_shunt needs a supply voltage channel")
+        lengths = self._stream_lengths()
+        self.samples = min(lengths.values())
+        if len(set(lengths.values())) > 1:
+            log.warning("%s: channels hold different sample counts (%s); reading the first %d",
+                        self.source, ", ".join(f"{k}={v}" for k, v in lengths.items()), self.samples)
+
+    @property
+    def period_s(self) -> float:
+        """Sample period in seconds."""
+        return 1.0 / self.metadata.samplerate_hz
+
+    def _resolve_trigger(self) -> str | None:
+        bits = self.metadata.logic_bits
+        name = self.options.trigger
+        if name is None:
+            return next(iter(bits), None)
+        if name not in bits:
+            raise ChannelError(self.source, f"no logic channel {name!r} for the trigger "
+                                            f"({self.metadata.describe_channels()})")
+        return name
+
+    def _resolve_analog(self, name: str | None, role: str) -> str:
+        analog = self.metadata.analog_members
+        if name is None:
+            if not analog:
+                raise ChannelError(self.source, f"no analog channel for the {role} "
+                                                f"({self.metadata.describe_channels()})")
+            return next(iter(analog))
+        if name not in analog:
+            raise ChannelError(self.source, f"no analog channel {name!r} for the {role} "
+                                            f"({self.metadata.describe_channels()})")
+        return name
+
+    def _resolve_voltage(self) -> tuple[str | None, float | None]:
+        voltage = self.options.voltage
+        if voltage is None:
+            raise ChannelError(self.source, "no supply voltage given: name its analog channel "
+                                            "or a constant in volts (e.g. --voltage 3.3) "
+                                            f"({self.metadata.describe_channels()})")
+        if isinstance(voltage, str) and voltage in self.metadata.analog_members:
+            return voltage, None
+        try:
+            volts = float(voltage)
+        except ValueError:
+            raise ChannelError(self.source, f"no analog channel {voltage!r} for the voltage "
+                                            f"({self.metadata.describe_channels()})") from None
+        if not math.isfinite(volts):
+            raise ChannelError(self.source, f"supply voltage must be finite, got {voltage!r}")
+        return None, volts
+
+    def _stream_lengths(self) -> dict[str, int]:
+        lengths = {self.current_channel: self.metadata.analog_samples(self.current_channel)}
+        if self.voltage_channel is not None:
+            lengths[self.voltage_channel] = self.metadata.analog_samples(self.voltage_channel)
+        if self.trigger_channel is not None:
+            lengths[self.trigger_channel] = self.metadata.logic_samples
+        return lengths
+
+    def chunks(self) -> Iterator[Chunk]:
+        """Yield the capture in chunks of about ``options.block_samples`` samples.
+
+        Raises
+        ------
+        CaptureError
+            A member is corrupt (bad CRC, truncated) or the file changed since opening.
+        """
+        block = self.options.block_samples
+        try:
+            with zipfile.ZipFile(self.path) as archive:
+                yield from self._chunks(archive, block)
+        except (zipfile.BadZipFile, EOFError, KeyError, OSError) as exc:
+            raise CaptureError(self.source, f"corrupt session file while reading: {exc}") from exc
+
+    def _chunks(self, archive: zipfile.ZipFile, block: int) -> Iterator[Chunk]:
+        meta = self.metadata
+        current = self._analog_stream(archive, self.current_channel, block)
+        voltage = (self._analog_stream(archive, self.voltage_channel, block)
+                   if self.voltage_channel is not None else None)
+        logic = None
+        if self.trigger_channel is not None:
+            logic = _Stream(_member_blocks(archive, meta.logic_members, block * meta.unitsize),
+                            meta.unitsize,
+                            _logic_decoder(meta.unitsize, meta.logic_bits[self.trigger_channel]))
+        streams = [s for s in (current, voltage, logic) if s is not None]
+        start = 0
+        while start < self.samples:
+            want = min(block, self.samples - start)
+            n = min(min(s.fill(want) for s in streams), want)
+            if n == 0:
+                raise CaptureError(self.source, f"session file ended after {start} of "
+                                                f"{self.samples} samples")
+            shunt_v = current.take(n)
+            supply: npt.NDArray[np.float64] | float
+            if voltage is not None:
+                supply = voltage.take(n)
+                if self.options.voltage_minus_shunt:
+                    supply = supply - shunt_v
+            else:
+                supply = float(self.voltage_constant_v)  # type: ignore[arg-type]
+            yield Chunk(start_index=start, period_s=self.period_s,
+                        current_a=shunt_v * self._amperes_per_volt, voltage_v=supply,
+                        logic=logic.take(n) if logic is not None else None)
+            start += n
+
+    def _analog_stream(self, archive: zipfile.ZipFile, name: str, block: int) -> _Stream:
+        return _Stream(_member_blocks(archive, self.metadata.analog_chunks[name], block * 4),
+                       4, _decode_analog)
+
+
+def open_sr(path: str | Path, options: SrOptions | None = None) -> SrCapture:
+    """Open a sigrok session file as a capture (see :class:`SrCapture`)."""
+    return SrCapture(path, options)

@@ -48,4 +48,16 @@ int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used);
 /** @brief Write @p len bytes of a reply to the host link. */
 void er_port_write(const char *buf, size_t len);
 
+/**
+ * @brief Wait @p ms milliseconds trigger-low, in the state the firmware is in while it waits
+ * for a request (Zephyr: k_msleep; host: nanosleep). Used by @c idle for the baseline.
+ */
+void er_port_idle_ms(uint32_t ms);
+
+/**
+ * @brief Trigger edges the port could not publish (host: full trigger-wire socket).
+ * @return the count since start; 0 on a port with a real GPIO
+ */
+uint32_t er_port_trigger_drops(void);
+
 #endif /* ER_PORT_H_ */

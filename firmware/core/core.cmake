@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: Apache-2.0
+# The portable core: sources and include directory, for every build (host, tests, fuzzer,
+# Zephyr). Plain CMake, no platform logic.
+set(ER_CORE_DIR ${CMAKE_CURRENT_LIST_DIR})
+set(ER_CORE_INCLUDE_DIRS ${ER_CORE_DIR})
+set(ER_CORE_SOURCES
+    ${ER_CORE_DIR}/er_arena.c
+    ${ER_CORE_DIR}/er_drbg.c
+    ${ER_CORE_DIR}/er_json.c
+    ${ER_CORE_DIR}/er_line.c
+    ${ER_CORE_DIR}/er_proto.c
+    ${ER_CORE_DIR}/er_registry.c
+    ${ER_CORE_DIR}/er_runner.c
+    ${ER_CORE_DIR}/er_str.c
+)

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file
+ * @brief The batch runner: exactly N runs of the prepared op inside one trigger window,
+ * plus the baseline (idle) and timing-calibration (mark) windows.
+ */
+#ifndef ER_RUNNER_H_
+#define ER_RUNNER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "er_arena.h"
+#include "er_op.h"
+
+/** What one batch did. */
+struct er_batch_s {
+	uint32_t n_done;    /**< runs that returned 0 (n unless one failed) */
+	int status;         /**< 0, or the negative errno of the first failing run */
+	uint64_t cycles;    /**< er_port_cycles() across the window */
+	uint64_t elapsed_ns;/**< er_port_time_ns() across the window */
+	size_t stack_bytes; /**< stack high-water mark of the batch (op, loop, trigger calls) */
+};
+
+/**
+ * @brief Trigger high, @p n x op->run(), trigger low; on the port's measured stack.
+ * Stops at the first failing run. Allocates nothing.
+ * @param arena the arena op->prep used; checked to be untouched by the window
+ * @retval 0 the batch ran (see @p batch->status for the op's own result)
+ * @retval -EFAULT the op allocated from the arena inside the window
+ */
+int er_runner_run(const struct er_op_s *op, uint32_t n, const struct er_arena_s *arena,
+		  struct er_batch_s *batch);
+
+/**
+ * @brief Trigger high for a busy loop of at least @p cycles cycles of er_port_cycles().
+ * @param[out] measured cycles actually spent in the window
+ * @param[out] elapsed_ns time spent in the window
+ */
+void er_runner_mark(uint64_t cycles, uint64_t *measured, uint64_t *elapsed_ns);
+
+/**
+ * @brief Stay trigger-low for @p ms milliseconds, as between requests.
+ * @param[out] elapsed_ns time actually spent
+ */
+void er_runner_idle(uint32_t ms, uint64_t *elapsed_ns);
+
+#endif /* ER_RUNNER_H_ */

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Linux port: CLOCK_MONOTONIC as cycle counter (1 GHz), the trigger published on the
+ * virtual trigger wire (TRIGGER_WIRE.md), a 4 MiB static arena, and the batch run on a
+ * thread whose painted stack gives the high-water mark.
+ */
+#define _GNU_SOURCE
+#include "er_port_host.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mbedtls/version.h>
+
+#include "er_port.h"
+
+#define ER_HOST_ARENA_BYTES (4u * 1024u * 1024u)
+#define ER_HOST_STACK_BYTES (1024u * 1024u)
+#define ER_HOST_STACK_PAINT 0xa5u
+
+static _Alignas(64) uint8_t arena_buf[ER_HOST_ARENA_BYTES];
+static _Alignas(64) uint8_t stack_buf[ER_HOST_STACK_BYTES];
+
+static struct er_port_info_s info = {
+	.board = "host",
+	.cycle_hz = 1000000000u,
+	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
+};
+
+static int out_fd = 1;
+static int link_lost;
+static int wire_fd = -1;
+static struct sockaddr_un wire_addr;
+static uint32_t wire_seq;
+static uint32_t wire_drops;
+
+/* The CPU's nominal clock in Hz from cpufreq or /proc/cpuinfo; 0 when neither says. */
+static uint32_t read_cpu_hz(void)
+{
+	unsigned long khz = 0;
+	double mhz = 0.0;
+	char line[256];
+	FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%lu", &khz) != 1) {
+			khz = 0;
+		}
+		fclose(f);
+		if (khz > 0 && khz <= UINT32_MAX / 1000u) {
+			return (uint32_t)(khz * 1000u);
+		}
+	}
+	f = fopen("/proc/cpuinfo", "r");
+	if (f == NULL) {
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return mhz > 0.0 && mhz * 1e6 <= (double)UINT32_MAX ? (uint32_t)(mhz * 1e6) : 0;
+}
+
+int er_port_host_init(const char *board, int fd, const char *wire_path)
+{
+	info.board = board;
+	info.cpu_hz = read_cpu_hz();
+	out_fd = fd;
+	if (wire_path == NULL) {
+		return 0;
+	}
+	if (strlen(wire_path) >= sizeof(wire_addr.sun_path)) {
+		return -ENAMETOOLONG;
+	}
+	wire_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (wire_fd < 0) {
+		return -errno;
+	}
+	wire_addr.sun_family = AF_UNIX;
+	strcpy(wire_addr.sun_path, wire_path);
+	return 0;
+}
+
+int er_port_host_link_lost(void)
+{
+	return link_lost;
+}
+
+const struct er_port_info_s *er_port_info(void)
+{
+	return &info;
+}
+
+uint64_t er_port_time_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t er_port_cycles(void)
+{
+	return er_port_time_ns();
+}
+
+/* One 16-byte little-endian edge record; a socket that cannot take it costs a drop. */
+static void wire_send(uint64_t t_ns, int high, int accel)
+{
+	uint8_t rec[16] = {0};
+
+	for (int i = 0; i < 8; i++) {
+		rec[i] = (uint8_t)(t_ns >> (8 * i));
+	}
+	rec[8] = (uint8_t)(high != 0);
+	rec[9] = (uint8_t)(accel != 0);
+	for (int i = 0; i < 4; i++) {
+		rec[12 + i] = (uint8_t)(wire_seq >> (8 * i));
+	}
+	wire_seq++;
+	if (sendto(wire_fd, rec, sizeof(rec), MSG_DONTWAIT | MSG_NOSIGNAL,
+		   (const struct sockaddr *)&wire_addr, sizeof(wire_addr)) != (ssize_t)sizeof(rec)) {
+		wire_drops++;
+	}
+}
+
+void er_port_trigger(int high, int accel)
+{
+	if (wire_fd >= 0) {
+		wire_send(er_port_time_ns(), high, accel);
+	}
+}
+
+uint32_t er_port_trigger_drops(void)
+{
+	return wire_drops;
+}
+
+void er_port_arena(uint8_t **base, size_t *size)
+{
+	*base = arena_buf;
+	*size = sizeof(arena_buf);
+}
+
+void er_port_idle_ms(uint32_t ms)
+{
+	struct timespec left = {.tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L};
+
+	while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+	}
+}
+
+struct measured_s {
+	int (*fn)(void *);
+	void *arg;
+	int ret;
+};
+
+static void *measured_thread(void *arg)
+{
+	struct measured_s *m = arg;
+
+	m->ret = m->fn(m->arg);
+	return NULL;
+}
+
+static int nothing(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* Runs @p fn on the painted stack; sets *depth to the bytes touched (including the thread's
+ * own TLS and descriptor, which glibc puts at the top of a given stack). */
+static int run_painted(int (*fn)(void *), void *arg, size_t *depth)
+{
+	struct measured_s m = {.fn = fn, .arg = arg, .ret = 0};
+	pthread_attr_t attr;
+	pthread_t thread;
+	size_t untouched = 0;
+
+	/* The stack grows down: paint it, run, and count the paint left at the low end. */
+	memset(stack_buf, ER_HOST_STACK_PAINT, sizeof(stack_buf));
+	if (pthread_attr_init(&attr) != 0 ||
+	    pthread_attr_setstack(&attr, stack_buf, sizeof(stack_buf)) != 0 ||
+	    pthread_create(&thread, &attr, measured_thread, &m) != 0) {
+		/* No thread: run on this stack, depth unknown. */
+		*depth = 0;
+		return fn(arg);
+	}
+	pthread_join(thread, NULL);
+	pthread_attr_destroy(&attr);
+	while (untouched < sizeof(stack_buf) && stack_buf[untouched] == ER_HOST_STACK_PAINT) {
+		untouched++;
+	}
+	*depth = sizeof(stack_buf) - untouched;
+	return m.ret;
+}
+
+int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
+{
+	static size_t baseline; /* what the thread itself takes: TLS, descriptor, start-up */
+	size_t depth;
+
+	if (baseline == 0) {
+		(void)run_painted(nothing, NULL, &baseline);
+	}
+	int ret = run_painted(fn, arg, &depth);
+
+	*stack_used = depth > baseline ? depth - baseline : 0;
+	return ret;
+}
+
+void er_port_write(const char *buf, size_t len)
+{
+	while (len > 0 && !link_lost) {
+		ssize_t n = write(out_fd, buf, len);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0 && errno == EAGAIN) {
+			struct timespec wait = {.tv_nsec = 1000000L};
+
+			nanosleep(&wait, NULL);
+			continue;
+		}
+		if (n <= 0) {
+			link_lost = 1;
+			return;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file
+ * @brief Set-up of the Linux port (the simulated DUT and the C tests); the rest of the port
+ * is er_port.h.
+ */
+#ifndef ER_PORT_HOST_H_
+#define ER_PORT_HOST_H_
+
+/**
+ * @brief Configure the port before the first request.
+ * @param board the board name reported by @c hello
+ * @param out_fd where replies go
+ * @param wire_path the trigger wire's UNIX datagram socket (TRIGGER_WIRE.md), or NULL
+ * @retval 0 ready
+ * @retval -errno the trigger wire socket could not be created
+ */
+int er_port_host_init(const char *board, int out_fd, const char *wire_path);
+
+/** @brief 1 after a reply could not be written (the host link is gone), else 0. */
+int er_port_host_link_lost(void);
+
+#endif /* ER_PORT_HOST_H_ */

@@ -1,0 +1,532 @@
+"""An emulated Nordic PPK2 on a pty, speaking the real serial protocol.
+
+:class:`Ppk2Emulator` opens a pseudo-terminal and behaves, on the byte level, like a PPK2
+with its stock firmware as ``ppk2-api`` and Nordic's desktop app see it:
+
+* ``GET_META_DATA`` answers the calibration text (:func:`~energyrig.instruments.ppk2.metadata.format_metadata`
+  of :data:`DEFAULT_CALIBRATION`, realistic non-trivial constants) ending in ``END``;
+* ``REGULATOR_SET``, ``SET_POWER_MODE`` (ampere/source meter), ``DEVICE_RUNNING_SET`` (DUT
+  power), ``SET_USER_GAINS``, the spike-filter switches and ``RESET`` change its state;
+* ``AVERAGE_START`` .. ``AVERAGE_STOP`` stream 4-byte words at 100 kS/s in real time.
+
+Sample ``k`` of a stream is taken at ``t0 + k * 10 µs`` of CLOCK_MONOTONIC (``t0`` = the
+moment ``AVERAGE_START`` arrived). Samples are sent in blocks every ``block_s``, lagging real
+time by ``latency_s`` so every trigger edge from the DUT has arrived before the samples around
+it are rendered (edges arriving later are counted as ``late_edges`` and logged). Each sample's
+current comes from the :class:`~energyrig.instruments.sim.power.PowerModel` and the edges of
+the :class:`~energyrig.instruments.sim.wire.TriggerWire`; the emulator picks the range the way
+the hardware's auto-ranging does (:data:`RANGE_SWITCH_UP_A`) and inverts the calibration to
+get the ADC code, so decoding with the metadata recovers the model current to within ADC
+quantisation. Logic bit D0 is the trigger level. The true energy of every window goes to the
+truth log (:mod:`energyrig.instruments.sim.truth`).
+
+Like the real device, the emulator never blocks on a slow host: words wait in a bounded
+transmit buffer (``tx_buffer_s``) and a block that does not fit is dropped, which the host
+sees as a counter gap. Faults of the model (drops, corrupted bytes, disconnect) are applied
+to the byte stream here; offset, gain and skew in the model's ``measured_current``.
+
+Run it in its own process so the rig, the DUT and the emulator use separate cores::
+
+    python -m energyrig.instruments.sim.ppk2 --wire /tmp/er.wire --truth truth.jsonl
+
+prints the pty path on its first stdout line and runs until SIGTERM/SIGINT;
+:class:`EmulatorProcess` does exactly that from Python.
+"""
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import logging
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import tty
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from energyrig.errors import InstrumentError
+from energyrig.instruments.ppk2.metadata import N_RANGES, Ppk2Calibration, format_metadata
+from energyrig.instruments.ppk2.protocol import (
+    ADC_MAX,
+    ADC_MULT_V,
+    COMMAND_ARGS,
+    POWER_MODE_AMPERE,
+    POWER_MODE_SOURCE,
+    SAMPLE_PERIOD_NS,
+    SAMPLE_RATE_HZ,
+    WORD_BYTES,
+    Command,
+    pack_words,
+    regulator_mv,
+)
+from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
+from energyrig.instruments.sim.truth import TruthRecorder
+from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
+
+log = logging.getLogger(__name__)
+
+#: Calibration of the emulated unit: values of the size a factory-calibrated PPK2 reports,
+#: with a non-zero quadratic term, offsets and supply terms so a decoder that ignores any of
+#: them is visibly wrong.
+DEFAULT_CALIBRATION = Ppk2Calibration(
+    r=(1003.3506, 101.5865, 10.3992, 0.9958, 0.0413),
+    gs=(0.0, 1.85, 0.21, 0.017, 0.0),
+    gi=(1.0006, 0.9981, 1.0023, 0.9967, 1.0012),
+    o=(112.942, 75.0932, 66.228, 58.17, 53.41),
+    s=(4.8e-08, -1.3e-07, 2.1e-07, -5.5e-07, 1.2e-06),
+    i=(-1.04e-07, 3.1e-07, -8.2e-07, 2.4e-06, -1.1e-05),
+    ug=(1.0,) * N_RANGES,
+    calibrated=True, vdd_mv=3000, hw=9173, mode=POWER_MODE_SOURCE, ia=56,
+)
+
+#: Auto-ranging: the range goes up when the current exceeds these levels, A. (The hardware
+#: switches well below each range's full scale, which is 0.72 V / R.)
+RANGE_SWITCH_UP_A = np.array([55e-6, 650e-6, 7.0e-3, 80e-3])
+
+
+def encode_current(cal: Ppk2Calibration, vdd_v: float,
+                   current_a: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.uint16],
+                                                                npt.NDArray[np.uint8]]:
+    """ADC codes and ranges a PPK2 with calibration ``cal`` reports for ``current_a``.
+
+    Inverts the conversion ``i = UG*(x*(GS*x + GI) + S*vdd + I)``, ``x = (4*adc - O) *
+    ADC_MULT / R`` per range; codes are rounded to the nearest and clipped to 0..16383
+    (the ends read as saturated).
+    """
+    rng = np.searchsorted(RANGE_SWITCH_UP_A, current_a, side="left").astype(np.uint8)
+    r, gs, gi, o, s, i, ug = (np.asarray(getattr(cal, k))[rng]
+                              for k in ("r", "gs", "gi", "o", "s", "i", "ug"))
+    c = current_a / ug - s * vdd_v - i
+    x = 2.0 * c / (gi + np.sqrt(np.maximum(gi * gi + 4.0 * gs * c, 0.0)))
+    adc = np.clip(np.rint((x * r / ADC_MULT_V + o) / 4.0), 0, ADC_MAX).astype(np.uint16)
+    return adc, rng
+
+
+@dataclass
+class EmulatorStats:
+    """What the emulator did, for logs and tests."""
+
+    samples: int = 0
+    sent_bytes: int = 0
+    overflow_samples: int = 0
+    fault_dropped: int = 0
+    corrupted_bytes: int = 0
+    late_edges: int = 0
+    unknown_bytes: int = 0
+    commands: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "commands"}
+
+
+class Ppk2Emulator:
+    """A PPK2 on a pty, driven by a power model and the virtual trigger wire.
+
+    Parameters
+    ----------
+    model:
+        The board's current and the instrument faults.
+    wire:
+        Path of the trigger wire socket to bind, or ``None`` (no DUT edges: logic stays low
+        unless edges are given to :meth:`inject_edges`).
+    truth:
+        Path of the truth log (JSONL) to write, or ``None``.
+    calibration:
+        Calibration the unit reports and encodes with.
+    latency_s:
+        How far the stream lags real time, s.
+    block_s:
+        Interval between transmitted blocks, s.
+    tx_buffer_s:
+        Transmit buffer, in seconds of samples; a block that does not fit is dropped.
+    metadata_split_s:
+        If > 0, the metadata is sent in two halves this many seconds apart (as a loaded USB
+        link delivers it), which ``ppk2-api`` mishandles.
+    seed:
+        Seed of the noise and fault random generator.
+    """
+
+    def __init__(self, model: PowerModel, *, wire: str | os.PathLike[str] | None = None,
+                 truth: str | os.PathLike[str] | None = None,
+                 calibration: Ppk2Calibration = DEFAULT_CALIBRATION, latency_s: float = 0.02,
+                 block_s: float = 0.005, tx_buffer_s: float = 0.5,
+                 metadata_split_s: float = 0.0, seed: int = 0) -> None:
+        self.model = model
+        self.calibration = calibration
+        self.latency_ns = int(latency_s * 1e9)
+        self.block_s = block_s
+        self.tx_limit = int(tx_buffer_s * SAMPLE_RATE_HZ) * WORD_BYTES
+        self.metadata_split_s = metadata_split_s
+        self.stats = EmulatorStats()
+        self._wire = TriggerWire(wire) if wire is not None else None
+        self._truth = TruthRecorder(truth) if truth is not None else None
+        self._rng = np.random.default_rng(seed)
+        self._injected: list[EdgeArray] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._master = -1
+        self._slave = -1
+        self.port = ""
+        self._reset_state()
+
+    # -- device state ----------------------------------------------------------------------
+    def _reset_state(self) -> None:
+        self.vdd_mv = self.calibration.vdd_mv or 3000
+        self.power_mode = POWER_MODE_AMPERE
+        self.dut_powered = False
+        self.user_gains = list(self.calibration.ug)
+        self.streaming = False
+        self._rx = bytearray()
+        self._tx = bytearray()
+        self._scheduled: list[tuple[float, bytes]] = []
+        self._t0_ns = 0
+        self._next_k = 0
+        self._edges: EdgeArray = NO_EDGES
+        self._rendered_ns = 0
+
+    @property
+    def supply_v(self) -> float:
+        """Supply of the DUT: the regulator in source mode, the model's otherwise, V."""
+        return self.vdd_mv / 1000.0 if self.power_mode == POWER_MODE_SOURCE else self.model.supply_v
+
+    @property
+    def _powered(self) -> bool:
+        return self.dut_powered or self.power_mode == POWER_MODE_AMPERE
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def open(self) -> str:
+        """Open the pty, bind the wire and start serving; returns the port path."""
+        self._master, self._slave = os.openpty()
+        tty.setraw(self._slave)
+        os.set_blocking(self._master, False)
+        self.port = os.ttyname(self._slave)
+        if self._wire is not None:
+            self._wire.open()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._serve, name="ppk2-emulator", daemon=True)
+        self._thread.start()
+        log.info("PPK2 emulator on %s", self.port)
+        return self.port
+
+    def close(self) -> None:
+        """Stop serving, close the pty and the wire, finish the truth log."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._close_pty()
+        if self._wire is not None:
+            self._wire.close()
+        if self._truth is not None:
+            self._truth.close()
+        log.info("PPK2 emulator stats: %s", self.stats.as_dict())
+
+    def _close_pty(self) -> None:
+        for fd in (self._master, self._slave):
+            if fd >= 0:
+                os.close(fd)
+        self._master = self._slave = -1
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def inject_edges(self, edges: EdgeArray) -> None:
+        """Add edges as if they came from the wire (for a wire-less emulator)."""
+        with self._lock:
+            self._injected.append(edges)
+
+    # -- serving loop ----------------------------------------------------------------------
+    def _serve(self) -> None:
+        next_tick = time.monotonic()
+        while not self._stop.is_set():
+            timeout = max(0.0, next_tick - time.monotonic())
+            wlist = [self._master] if self._tx else []
+            readable, writable, _ = select.select([self._master], wlist, [], timeout)
+            if readable:
+                self._receive()
+            if writable:
+                self._transmit()
+            now = time.monotonic()
+            if now >= next_tick:
+                next_tick = max(next_tick + self.block_s, now)
+                self._tick()
+                if self._master < 0:
+                    return  # disconnected by fault injection
+
+    def _receive(self) -> None:
+        try:
+            data = os.read(self._master, 4096)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EIO):  # EIO: no client has the port open
+                return
+            raise
+        self._rx += data
+        while self._rx:
+            byte = self._rx[0]
+            try:
+                cmd = Command(byte)
+            except ValueError:
+                self.stats.unknown_bytes += 1
+                log.warning("PPK2 emulator: unknown command byte 0x%02x ignored", byte)
+                del self._rx[0]
+                continue
+            n_args = COMMAND_ARGS[cmd]
+            if len(self._rx) < 1 + n_args:
+                return  # wait for the rest of the command
+            args = bytes(self._rx[1:1 + n_args])
+            del self._rx[:1 + n_args]
+            self._execute(cmd, args)
+
+    def _execute(self, cmd: Command, args: bytes) -> None:
+        self.stats.commands.append(cmd.name)
+        log.debug("PPK2 emulator: %s %s", cmd.name, args.hex())
+        if cmd is Command.GET_META_DATA:
+            self._send_metadata()
+        elif cmd is Command.REGULATOR_SET:
+            self.vdd_mv = regulator_mv(args)
+        elif cmd is Command.SET_POWER_MODE:
+            self.power_mode = args[0]
+        elif cmd is Command.DEVICE_RUNNING_SET:
+            self.dut_powered = bool(args[0])
+        elif cmd is Command.SET_USER_GAINS:
+            self.user_gains[args[0] % N_RANGES] = struct.unpack("<f", args[1:5])[0]
+        elif cmd is Command.AVERAGE_START:
+            self._start_stream()
+        elif cmd is Command.AVERAGE_STOP:
+            self.streaming = False
+        elif cmd is Command.RESET:
+            self._reset_state()
+
+    def _send_metadata(self) -> None:
+        cal = self.calibration
+        reported = Ppk2Calibration(r=cal.r, gs=cal.gs, gi=cal.gi, o=cal.o, s=cal.s, i=cal.i,
+                                   ug=tuple(self.user_gains), calibrated=cal.calibrated,
+                                   vdd_mv=self.vdd_mv, hw=cal.hw, mode=self.power_mode,
+                                   ia=cal.ia)
+        text = format_metadata(reported).encode("ascii")
+        if self.metadata_split_s > 0:
+            half = len(text) // 2
+            self._tx += text[:half]
+            self._scheduled.append((time.monotonic() + self.metadata_split_s, text[half:]))
+        else:
+            self._tx += text
+
+    def _start_stream(self) -> None:
+        self.streaming = True
+        self._t0_ns = time.monotonic_ns()
+        self._next_k = 0
+        self._rendered_ns = self._t0_ns - SAMPLE_PERIOD_NS
+        if self._truth is not None:
+            self._truth.stream_started(self._t0_ns, SAMPLE_PERIOD_NS, self.supply_v, self.model)
+
+    def _tick(self) -> None:
+        self._take_edges()
+        now_mono = time.monotonic()
+        due = [data for at, data in self._scheduled if at <= now_mono]
+        if due:
+            self._scheduled = [(at, data) for at, data in self._scheduled if at > now_mono]
+            for data in due:
+                self._tx += data
+        if self.streaming:
+            disconnect = self.model.disconnect_after_s
+            if disconnect is not None and time.monotonic_ns() - self._t0_ns > disconnect * 1e9:
+                log.warning("PPK2 emulator: disconnecting %s (fault injection)", self.port)
+                self._close_pty()
+                return
+            self._render()
+        self._transmit()
+
+    def _take_edges(self) -> None:
+        new = [self._wire.drain()] if self._wire is not None else []
+        with self._lock:
+            new += self._injected
+            self._injected = []
+        new = [e for e in new if len(e)]
+        if not new:
+            return
+        edges = np.concatenate(new)
+        late = int(np.count_nonzero(edges["t_ns"].astype(np.int64) <= self._rendered_ns))
+        if late and self.streaming:
+            self.stats.late_edges += late
+            log.warning("PPK2 emulator: %d trigger edge(s) arrived after their samples were "
+                        "sent (latency %.0f ms too short for this load)", late,
+                        self.latency_ns / 1e6)
+        if self._truth is not None:
+            self._truth.feed(edges, self.model, self.supply_v, self._powered)
+        merged = np.concatenate([self._edges, edges])
+        self._edges = merged[np.argsort(merged["t_ns"], kind="stable")]
+
+    def _render(self) -> None:
+        end_k = (time.monotonic_ns() - self.latency_ns - self._t0_ns) // SAMPLE_PERIOD_NS
+        n = int(end_k - self._next_k)
+        if n <= 0:
+            return
+        t_ns = self._t0_ns + (self._next_k + np.arange(n, dtype=np.int64)) * SAMPLE_PERIOD_NS
+        current = measured_current(self.model, t_ns, self._edges, self._rng)
+        if not self._powered:
+            current = np.zeros_like(current) + self.model.offset_a
+        adc, rng = encode_current(self.calibration, self.vdd_mv / 1000.0, current)
+        words = pack_words(adc, rng, self._next_k, logic_level(t_ns, self._edges))
+        self._next_k += n
+        self._rendered_ns = int(t_ns[-1])
+        self.stats.samples += n
+        self._trim_edges()
+        if self.model.drop_rate:
+            keep = self._rng.random(n) >= self.model.drop_rate
+            self.stats.fault_dropped += n - int(keep.sum())
+            words = words[keep]
+        data = words.tobytes()
+        if self.model.corrupt_rate:
+            data = self._corrupt(data)
+        if len(self._tx) + len(data) > self.tx_limit:
+            self.stats.overflow_samples += n
+            log.warning("PPK2 emulator: host is not reading; %d samples dropped", n)
+            return
+        self._tx += data
+
+    def _trim_edges(self) -> None:
+        """Forget edges that no future sample needs (keep the one that sets the state)."""
+        if not len(self._edges):
+            return
+        horizon = self._rendered_ns - max(0, int(self.model.skew_s * 1e9))
+        first = int(np.searchsorted(self._edges["t_ns"].astype(np.int64), horizon,
+                                    side="right")) - 1
+        if first > 0:
+            self._edges = self._edges[first:]
+
+    def _corrupt(self, data: bytes) -> bytes:
+        buf = np.frombuffer(data, dtype=np.uint8).copy()
+        hits = self._rng.random(buf.shape[0]) < self.model.corrupt_rate
+        buf[hits] = self._rng.integers(0, 256, int(hits.sum()), dtype=np.uint8)
+        self.stats.corrupted_bytes += int(hits.sum())
+        return buf.tobytes()
+
+    def _transmit(self) -> None:
+        if not self._tx or self._master < 0:
+            return
+        try:
+            sent = os.write(self._master, self._tx)
+        except BlockingIOError:
+            return
+        del self._tx[:sent]
+        self.stats.sent_bytes += sent
+
+
+class EmulatorProcess:
+    """Run the emulator in its own process (``python -m energyrig.instruments.sim.ppk2``).
+
+    Parameters
+    ----------
+    model:
+        Power model, passed as JSON.
+    wire, truth:
+        Paths of the trigger wire socket and the truth log.
+    extra_args:
+        More command-line options (``["--latency-s", "0.05"]``).
+    start_timeout_s:
+        How long to wait for the pty path.
+
+    Use as a context manager; :attr:`port` is the pty path once entered.
+    """
+
+    def __init__(self, model: PowerModel, wire: str | os.PathLike[str] | None = None,
+                 truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
+                 start_timeout_s: float = 10.0) -> None:
+        self.argv = [sys.executable, "-m", "energyrig.instruments.sim.ppk2",
+                     "--model", json.dumps(model.as_dict())]
+        if wire is not None:
+            self.argv += ["--wire", os.fspath(wire)]
+        if truth is not None:
+            self.argv += ["--truth", os.fspath(truth)]
+        self.argv += extra_args or []
+        self.start_timeout_s = start_timeout_s
+        self.port = ""
+        self._proc: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> Self:
+        self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], self.start_timeout_s)
+        line = self._proc.stdout.readline().strip() if ready else ""
+        if not line:
+            self.__exit__(None, None, None)
+            raise InstrumentError(f"PPK2 emulator did not start within {self.start_timeout_s} s "
+                                  f"({' '.join(self.argv)})")
+        self.port = line
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._proc is None:
+            return
+        self._proc.send_signal(signal.SIGTERM)
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            log.error("PPK2 emulator (pid %d) ignored SIGTERM; killing it", self._proc.pid)
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._proc = None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: serve until SIGTERM or SIGINT."""
+    parser = argparse.ArgumentParser(
+        prog="python -m energyrig.instruments.sim.ppk2",
+        description="Emulated PPK2 on a pty, driven by a power model and the virtual trigger "
+                    "wire. Prints the pty path on the first line of stdout.")
+    parser.add_argument("--wire", type=Path, help="trigger wire socket to bind")
+    parser.add_argument("--truth", type=Path, help="truth log (JSONL) to write")
+    parser.add_argument("--model", default="{}",
+                        help="power model as JSON (fields of PowerModel, e.g. "
+                             "'{\"idle_a\": 3e-6, \"noise_a\": 1e-6}')")
+    parser.add_argument("--latency-s", type=float, default=0.02,
+                        help="how far the stream lags real time (default: %(default)s)")
+    parser.add_argument("--block-s", type=float, default=0.005,
+                        help="interval between sent blocks (default: %(default)s)")
+    parser.add_argument("--tx-buffer-s", type=float, default=0.5,
+                        help="transmit buffer in seconds of samples (default: %(default)s)")
+    parser.add_argument("--metadata-split-s", type=float, default=0.0,
+                        help="send the metadata in two halves this far apart")
+    parser.add_argument("--seed", type=int, default=0, help="noise/fault seed")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        model = PowerModel.from_dict(json.loads(args.model))
+    except (ValueError, TypeError) as exc:
+        parser.error(f"--model: {exc}")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with Ppk2Emulator(model, wire=args.wire, truth=args.truth, latency_s=args.latency_s,
+                      block_s=args.block_s, tx_buffer_s=args.tx_buffer_s,
+                      metadata_split_s=args.metadata_split_s, seed=args.seed) as emu:
+        print(emu.port, flush=True)
+        while not stop.wait(0.2):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""Ground-truth log of the simulated bench: the true energy of every trigger window.
+
+A JSON Lines file written by the emulator, one object per line, flushed line by line so a
+reader can follow it during a run. Each line has a ``kind``:
+
+``stream``
+    Streaming started: ``t0_ns`` (CLOCK_MONOTONIC time of sample index 0), ``period_ns``,
+    ``supply_v``, ``model`` (the :class:`~energyrig.instruments.sim.power.PowerModel`).
+    Sample ``k`` of that stream was taken at ``t0_ns + k * period_ns``.
+``window``
+    One trigger window, written when its falling edge arrives: ``seq`` (of the rising edge),
+    ``t_rise_ns``, ``t_fall_ns``, ``duration_s``, ``accel``, ``supply_v``, ``dut_powered``,
+    ``energy_j``, ``idle_energy_j``, ``net_energy_j``.
+
+``energy_j`` is exactly ``supply_v * ∫ i_model dt`` over ``[t_rise, t_fall]``, from the model
+and the exact edge timestamps (not from samples). ``idle_energy_j`` is what the board would
+have drawn idle over the same interval (idle current and periodic loads), and
+``net_energy_j = energy_j - idle_energy_j`` is the energy due to the op. Measurement noise
+and injected instrument faults are not part of the truth: they are what the rig must cope
+with. A window while DUT power was off (PPK2 source mode) has energy 0.
+
+Read it with :func:`read_truth` or ``pandas.read_json(path, lines=True)``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from energyrig.errors import CaptureError
+from energyrig.instruments.sim.power import PowerModel, window_charge
+from energyrig.instruments.sim.wire import EdgeArray
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TruthWindow:
+    """One line of kind ``window`` (see the module docstring for the fields)."""
+
+    seq: int
+    t_rise_ns: int
+    t_fall_ns: int
+    duration_s: float
+    accel: bool
+    supply_v: float
+    dut_powered: bool
+    energy_j: float
+    idle_energy_j: float
+    net_energy_j: float
+
+
+@dataclass(frozen=True, slots=True)
+class TruthStream:
+    """One line of kind ``stream``."""
+
+    t0_ns: int
+    period_ns: int
+    supply_v: float
+    model: dict[str, Any]
+
+    def sample_index(self, t_ns: int) -> float:
+        """Fractional sample index of CLOCK_MONOTONIC time ``t_ns`` in this stream."""
+        return (t_ns - self.t0_ns) / self.period_ns
+
+
+class TruthRecorder:
+    """Pairs trigger edges into windows and appends their true energy to the log.
+
+    Parameters
+    ----------
+    path:
+        The JSONL file (created or truncated).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._file: IO[str] = self.path.open("w", encoding="utf-8")
+        self._rise: tuple[int, int, bool] | None = None  # (seq, t_ns, accel)
+        self.windows = 0
+
+    def close(self) -> None:
+        self._file.close()
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self._file.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def stream_started(self, t0_ns: int, period_ns: int, supply_v: float,
+                       model: PowerModel) -> None:
+        """Record the time base of a new stream."""
+        self._write({"kind": "stream", **asdict(TruthStream(t0_ns, period_ns, supply_v,
+                                                             model.as_dict()))})
+
+    def feed(self, edges: EdgeArray, model: PowerModel, supply_v: float,
+             dut_powered: bool) -> None:
+        """Take edges in time order; write a line per completed window."""
+        for rec in edges:
+            t_ns, level, accel, seq = (int(rec["t_ns"]), int(rec["level"]), bool(rec["accel"]),
+                                       int(rec["seq"]))
+            if level:
+                if self._rise is not None:
+                    log.warning("truth: rising edge seq %d without a fall since seq %d; "
+                                "the earlier window is not logged", seq, self._rise[0])
+                self._rise = (seq, t_ns, accel)
+                continue
+            if self._rise is None:
+                log.warning("truth: falling edge seq %d without a rise; ignored", seq)
+                continue
+            rise_seq, t_rise, rise_accel = self._rise
+            self._rise = None
+            total_c, idle_c = window_charge(model, t_rise, t_ns, rise_accel)
+            v = supply_v if dut_powered else 0.0
+            window = TruthWindow(seq=rise_seq, t_rise_ns=t_rise, t_fall_ns=t_ns,
+                                 duration_s=(t_ns - t_rise) * 1e-9, accel=rise_accel,
+                                 supply_v=supply_v, dut_powered=dut_powered,
+                                 energy_j=v * total_c, idle_energy_j=v * idle_c,
+                                 net_energy_j=v * (total_c - idle_c))
+            self._write({"kind": "window", **asdict(window)})
+            self.windows += 1
+
+
+def read_truth(path: str | os.PathLike[str]) -> tuple[list[TruthStream], list[TruthWindow]]:
+    """Read a truth log: its streams and windows, in file order.
+
+    Raises
+    ------
+    CaptureError
+        A line that is not a JSON object of a known kind, naming the line number.
+    """
+    streams: list[TruthStream] = []
+    windows: list[TruthWindow] = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                kind = obj.pop("kind")
+                if kind == "stream":
+                    streams.append(TruthStream(**obj))
+                elif kind == "window":
+                    windows.append(TruthWindow(**obj))
+                else:
+                    raise ValueError(f"unknown kind {kind!r}")
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                raise CaptureError(path, f"line {lineno}: not a truth record ({exc})") from exc
+    return streams, windows

@@ -1,0 +1,341 @@
+"""Trigger windows and their energy, from any :class:`~energyrig.capture.Capture`.
+
+The trigger bit of the logic channel is high around each batch of operations. A *window* is a
+run of trigger-high samples; its energy is the integral of v·i over it. Everything works
+chunk by chunk (:class:`WindowFinder`), so captures of any length run in bounded memory and
+windows may span any number of chunk boundaries. The hot loop is the compiled kernel
+``energyrig.rig._energy`` (one pass over each chunk, GIL released); this module turns its
+events into :class:`Window` records.
+
+Definitions
+-----------
+Sample ``k`` (absolute index, lost samples counted) is at ``t_k = k·T`` with ``T`` the sample
+period. A window is the run of high samples ``a..b`` (lows shorter than ``min_pulse_s``
+inside it are bridged, see *Glitches*).
+
+* **Edges.** The true rising edge lies between the last low sample before ``a`` and ``t_a``;
+  it is estimated half a sample before ``t_a``. Likewise the falling edge is estimated half a
+  sample after ``t_b``. So ``start_s = t_a − T/2``, ``end_s = t_b + T/2`` and
+  ``duration_s = (b − a + 1)·T``.
+* **Energy** ``energy_j`` is the trapezoidal integral of ``p = v·i`` over ``[t_a, t_b]``
+  through the received samples (lost samples inside a window are bridged by the straight line
+  between their neighbours), plus ``p_a·T/2`` and ``p_b·T/2`` for the half samples out to the
+  estimated edges. For a window without lost samples this equals ``T·Σp``.
+* **Edge error bound** ``edge_error_j`` bounds the error that edge quantisation can cause,
+  one sample at each edge: ``(t_a − t_prev)·max(|p_prev|, |p_a|) + (t_next − t_b)·max(|p_b|,
+  |p_next|)``, where ``prev`` is the last received sample before the window and ``next`` the
+  first after it (``t_a − t_prev = T`` unless samples were lost there). It holds whenever the
+  true power between two neighbouring samples stays within the larger of their magnitudes
+  (constant, step and ramp currents; for smooth signals up to a term of order T² that the
+  trapezoid itself adds). With the half-sample edge estimate the actual edge error of a step
+  is at most half of it.
+* **Baseline** ``baseline_w`` is the mean power of the trigger-low samples in the span of
+  ``baseline_s`` that ends ``guard_s`` before the rising edge (``[t_a − guard − baseline,
+  t_a − guard)``). If that span is not entirely inside the low run before the window (the
+  capture starts too late, or the previous window ends too close), the span of the same
+  length starting ``guard_s`` after the falling edge is used and the window is flagged
+  ``baseline_after``; if that one is cut short too (the next window, the end of the capture),
+  ``baseline_w`` is NaN and the window is flagged ``no_baseline``.
+* **Net energy** ``net_energy_j = energy_j − baseline_w·duration_s``; mean power
+  ``energy_j / duration_s``.
+
+Glitches
+--------
+With ``min_pulse_s > 0``, a high pulse shorter than ``min_pulse_s`` is a glitch: it is
+recorded in :attr:`WindowFinder.glitches`, not reported as a window, and the next window is
+flagged ``glitch``. A low dip shorter than ``min_pulse_s`` inside a window (trigger bounce)
+is bridged: the window continues through it and is flagged ``glitch``. A window ends when the
+trigger has been low for ``min_pulse_s``.
+
+Unpaired edges
+--------------
+A capture that begins with the trigger high, or ends with it high, has an edge without its
+partner. Those spans are never guessed into windows; they are listed in
+:attr:`WindowFinder.unpaired`.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from energyrig.capture import Capture, Chunk
+from energyrig.errors import CaptureError, ChannelError
+from energyrig.rig import _energy
+
+log = logging.getLogger(__name__)
+
+# Flags, defined once. Every flag a window can carry is listed in FLAGS.
+TOO_FEW_SAMPLES = "too_few_samples"
+DROPPED_SAMPLES = "dropped_samples"
+SATURATED = "saturated"
+GLITCH = "glitch"
+NO_BASELINE = "no_baseline"
+BASELINE_AFTER = "baseline_after"
+FLAGS = (TOO_FEW_SAMPLES, DROPPED_SAMPLES, SATURATED, GLITCH, NO_BASELINE, BASELINE_AFTER)
+
+_EV_WINDOW, _EV_GLITCH, _EV_UNPAIRED_FALL, _EV_UNPAIRED_RISE = range(4)
+_BASE_AFTER, _BASE_NONE = 1, 2
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """How windows are found and baselines measured.
+
+    Attributes
+    ----------
+    trigger_bit:
+        Logic bit ``Dk`` that carries the trigger (default D0, the wire of TRIGGER_WIRE.md).
+    active_high:
+        True if the trigger is high during a batch (default); False for an active-low line.
+    min_pulse_s:
+        Shortest high pulse that is a window, and shortest low span that ends one, in seconds.
+        Shorter ones are glitches (see the module docstring). Default 0: every pulse counts.
+    guard_s:
+        Gap between the baseline span and the edge, s. Default 1 ms: long enough for the
+        board's regulator and clocks to settle after a batch, short against typical idle gaps.
+    baseline_s:
+        Length of the trigger-low span whose mean power is the baseline, s. Default 10 ms
+        (1000 samples at the PPK2's 100 kS/s).
+    min_samples:
+        A window with fewer samples is flagged ``too_few_samples``. Default 20: the edge
+        error bound is then at most about a tenth of the gross energy.
+    """
+
+    trigger_bit: int = 0
+    active_high: bool = True
+    min_pulse_s: float = 0.0
+    guard_s: float = 1e-3
+    baseline_s: float = 10e-3
+    min_samples: int = 20
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.trigger_bit <= 7:
+            raise ValueError(f"trigger_bit must be 0..7 (D0..D7), got {self.trigger_bit}")
+        for name in ("min_pulse_s", "guard_s", "baseline_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0 s, got {value}")
+        if self.min_samples < 1:
+            raise ValueError(f"min_samples must be >= 1, got {self.min_samples}")
+
+    def in_samples(self, period_s: float) -> tuple[int, int, int]:
+        """Minimum pulse, guard and baseline span in samples of ``period_s``.
+
+        A span of ``x`` seconds covers ``ceil(x / T)`` samples for the pulse (a pulse of
+        exactly ``min_pulse_s`` counts), ``round(x / T)`` for guard and baseline; the pulse and
+        the baseline are at least one sample.
+        """
+        def whole(x: float) -> float:
+            return x / period_s * (1.0 - 1e-12)
+
+        pulse = max(1, math.ceil(whole(self.min_pulse_s)))
+        return pulse, round(self.guard_s / period_s), max(1, round(self.baseline_s / period_s))
+
+
+@dataclass(frozen=True)
+class Window:
+    """One trigger window and its energy (SI units; see the module docstring).
+
+    Attributes
+    ----------
+    start_s, end_s, duration_s:
+        Estimated edges and their distance, s, in the capture's time base (sample 0 at 0 s).
+    samples:
+        Received samples inside the window.
+    energy_j:
+        Gross energy, J (trapezoidal integral of v·i).
+    baseline_w:
+        Idle power next to the window, W (NaN with flag ``no_baseline``).
+    net_energy_j:
+        ``energy_j − baseline_w·duration_s``, J.
+    mean_power_w:
+        ``energy_j / duration_s``, W.
+    edge_error_j:
+        Bound on the energy error from edge quantisation (one sample at each edge), J.
+    flags:
+        Subset of :data:`FLAGS`.
+    lost_samples:
+        Samples the instrument lost inside or at the edges of the window.
+    """
+
+    start_s: float
+    end_s: float
+    duration_s: float
+    samples: int
+    energy_j: float
+    baseline_w: float
+    net_energy_j: float
+    mean_power_w: float
+    edge_error_j: float
+    flags: tuple[str, ...]
+    lost_samples: int
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields of ``rig analyze --json`` (flags as a list)."""
+        return {
+            "start_s": self.start_s, "end_s": self.end_s, "duration_s": self.duration_s,
+            "samples": self.samples, "energy_j": self.energy_j, "baseline_w": self.baseline_w,
+            "net_energy_j": self.net_energy_j, "mean_power_w": self.mean_power_w,
+            "edge_error_j": self.edge_error_j, "flags": list(self.flags),
+            "lost_samples": self.lost_samples,
+        }
+
+
+@dataclass(frozen=True)
+class PerOp:
+    """Figures of one operation: a window divided by the batch size ``batch_n``."""
+
+    batch_n: int
+    duration_s: float
+    energy_j: float
+    net_energy_j: float
+    edge_error_j: float
+
+
+def per_op(window: Window, batch_n: int) -> PerOp:
+    """Divide a window's time and energy by the ``batch_n`` ops the firmware ran inside it."""
+    if batch_n < 1:
+        raise ValueError(f"batch size must be >= 1, got {batch_n}")
+    return PerOp(batch_n, window.duration_s / batch_n, window.energy_j / batch_n,
+                 window.net_energy_j / batch_n, window.edge_error_j / batch_n)
+
+
+@dataclass(frozen=True)
+class Glitch:
+    """A high pulse shorter than ``min_pulse_s``: its first and last high sample times, s."""
+
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class UnpairedEdge:
+    """An edge without its partner at the start or end of a capture.
+
+    ``kind`` is ``"fall"`` (the capture began with the trigger high; ``time_s`` is the
+    estimated falling edge) or ``"rise"`` (the capture ended with the trigger high;
+    ``time_s`` is the estimated rising edge).
+    """
+
+    kind: str
+    time_s: float
+
+
+@dataclass
+class WindowFinder:
+    """Streaming window finder: feed chunks in time order, then call :meth:`finish`.
+
+    Windows are returned as soon as they are complete (the falling edge confirmed and the
+    baseline known). Glitches and unpaired edges accumulate in :attr:`glitches` and
+    :attr:`unpaired`.
+    """
+
+    settings: WindowSettings = field(default_factory=WindowSettings)
+    source: str = "capture"
+    glitches: list[Glitch] = field(default_factory=list, init=False)
+    unpaired: list[UnpairedEdge] = field(default_factory=list, init=False)
+    _kernel: _energy.Integrator | None = field(default=None, init=False, repr=False)
+    _period_s: float = field(default=0.0, init=False, repr=False)
+
+    def _start(self, period_s: float) -> _energy.Integrator:
+        if not (period_s > 0 and math.isfinite(period_s)):
+            raise CaptureError(self.source, f"sample period must be > 0 s, got {period_s}")
+        pulse, guard, base = self.settings.in_samples(period_s)
+        self._period_s = period_s
+        self._kernel = _energy.Integrator(period_s, self.settings.trigger_bit,
+                                          self.settings.active_high, pulse, guard, base)
+        return self._kernel
+
+    def feed(self, chunk: Chunk) -> list[Window]:
+        """Process one chunk; return the windows completed so far (in time order)."""
+        kernel = self._kernel or self._start(chunk.period_s)
+        if not math.isclose(chunk.period_s, self._period_s, rel_tol=1e-9):
+            raise CaptureError(self.source, f"sample period changed from {self._period_s} s "
+                                            f"to {chunk.period_s} s at sample {chunk.start_index}")
+        if chunk.logic is None:
+            raise ChannelError(self.source, "capture has no logic channel to find the trigger in")
+        n = len(chunk)
+        if n == 0:
+            return []
+        current = np.ascontiguousarray(chunk.current_a, dtype=np.float64)
+        voltage = (float(chunk.voltage_v) if np.isscalar(chunk.voltage_v)
+                   else np.ascontiguousarray(chunk.voltage_v, dtype=np.float64))
+        logic = np.ascontiguousarray(chunk.logic, dtype=np.uint8)
+        saturated = (None if chunk.saturated is None
+                     else np.ascontiguousarray(chunk.saturated, dtype=np.bool_))
+        # Split at the gaps: each contiguous segment goes to the kernel with its absolute index.
+        bounds = [0, *(int(p) for p in chunk.gaps[:, 0]), n] if len(chunk.gaps) else [0, n]
+        lost_before = np.concatenate(([0], np.cumsum(chunk.gaps[:, 1]))) if len(chunk.gaps) \
+            else (0,)
+        events: list[tuple] = []
+        for seg, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+            if hi <= lo:
+                continue
+            events += kernel.feed(
+                current[lo:hi],
+                voltage if isinstance(voltage, float) else voltage[lo:hi],
+                logic[lo:hi],
+                None if saturated is None else saturated[lo:hi],
+                chunk.start_index + lo + int(lost_before[seg]))
+        return self._windows(events)
+
+    def finish(self) -> list[Window]:
+        """Close the capture; return the windows completed by its end."""
+        if self._kernel is None:
+            return []
+        return self._windows(self._kernel.finish())
+
+    def _windows(self, events: list[tuple]) -> list[Window]:
+        out: list[Window] = []
+        T = self._period_s
+        for ev in events:
+            kind = ev[0]
+            if kind == _EV_WINDOW:
+                out.append(self._window(ev))
+            elif kind == _EV_GLITCH:
+                self.glitches.append(Glitch(ev[1] * T, ev[2] * T))
+                log.info("%s: trigger glitch at %.6f s", self.source, ev[1] * T)
+            else:
+                edge = UnpairedEdge("fall" if kind == _EV_UNPAIRED_FALL else "rise",
+                                    (ev[1] - 0.5) * T)
+                self.unpaired.append(edge)
+                log.info("%s: unpaired %s edge at %.6f s", self.source, edge.kind, edge.time_s)
+        return out
+
+    def _window(self, ev: tuple) -> Window:
+        _, a, b, n, energy, baseline, edge_err, base_src, lost, sat, glitch = ev
+        T = self._period_s
+        duration = (b - a + 1) * T
+        flags = [name for name, on in (
+            (TOO_FEW_SAMPLES, n < self.settings.min_samples),
+            (DROPPED_SAMPLES, lost > 0),
+            (SATURATED, sat > 0),
+            (GLITCH, bool(glitch)),
+            (NO_BASELINE, base_src == _BASE_NONE),
+            (BASELINE_AFTER, base_src == _BASE_AFTER),
+        ) if on]
+        return Window(start_s=(a - 0.5) * T, end_s=(b + 0.5) * T, duration_s=duration,
+                      samples=n, energy_j=energy, baseline_w=baseline,
+                      net_energy_j=energy - baseline * duration,
+                      mean_power_w=energy / duration, edge_error_j=edge_err,
+                      flags=tuple(flags), lost_samples=lost)
+
+
+def find_windows(capture: Capture | Iterable[Chunk],
+                 settings: WindowSettings | None = None,
+                 finder: WindowFinder | None = None) -> Iterator[Window]:
+    """Yield the windows of a capture (or of an iterable of chunks) in time order.
+
+    Pass your own ``finder`` to inspect its glitches and unpaired edges afterwards.
+    """
+    if finder is None:
+        finder = WindowFinder(settings or WindowSettings(),
+                              source=getattr(capture, "source", "capture"))
+    chunks = capture.chunks() if isinstance(capture, Capture) else capture
+    for chunk in chunks:
+        yield from finder.feed(chunk)
+    yield from finder.finish()

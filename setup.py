@@ -9,7 +9,8 @@ setup(
         Extension("energyrig.rig._energy", ["src/energyrig/rig/_energy.c"],
                   extra_compile_args=COMPILE_ARGS),
         # PPK2 4-byte word decoding (energyrig.instruments.ppk2.decode).
+        # -ffp-contract=off: no fused multiply-add, so the result equals ppk2-api bit for bit.
         Extension("energyrig.instruments.ppk2._decode", ["src/energyrig/instruments/ppk2/_decode.c"],
-                  extra_compile_args=COMPILE_ARGS),
+                  extra_compile_args=COMPILE_ARGS + ["-ffp-contract=off"]),
     ],
 )

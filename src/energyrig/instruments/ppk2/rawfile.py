@@ -1,0 +1,225 @@
+"""Raw PPK2 stream files (``.ppk2``): the device's bytes, recorded as they came.
+
+Layout (the full definition is in ``docs/formats.md``)::
+
+    <metadata text exactly as the device sent it, through the line "END\\n">
+    energyrig-ppk2-raw 1 vdd_mv=3300 sample_rate_hz=100000\\n
+    <4-byte little-endian sample words until the end of the file>
+
+:class:`Ppk2StreamWriter` records a stream (the emulator and the live driver use it);
+:class:`Ppk2RawCapture` reads one back as a :class:`~energyrig.capture.Capture` in bounded
+memory, decoding with :class:`~energyrig.instruments.ppk2.decode.Ppk2Decoder`.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+from energyrig.capture import Chunk
+from energyrig.errors import CaptureError, InstrumentError
+from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, decode_stream
+from energyrig.instruments.ppk2.metadata import (
+    END_MARKER,
+    MetadataAccumulator,
+    Ppk2Calibration,
+    format_metadata,
+    parse_metadata,
+)
+
+log = logging.getLogger(__name__)
+
+MAGIC = "energyrig-ppk2-raw"
+VERSION = 1
+SUFFIX = ".ppk2"
+_HEAD_LIMIT = 64 * 1024  # metadata + header line must fit in the first 64 KiB
+_BLOCK_SAMPLES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Ppk2StreamHeader:
+    """Everything in a ``.ppk2`` file before the sample words.
+
+    Attributes
+    ----------
+    metadata_text:
+        The device's metadata, through the ``END`` line.
+    vdd_mv:
+        Supply voltage, mV (source-meter output, or the external supply in ampere mode).
+    sample_rate_hz:
+        Samples per second.
+    data_offset:
+        Byte offset of the first sample word.
+    """
+
+    metadata_text: str
+    vdd_mv: float
+    sample_rate_hz: float
+    data_offset: int = 0
+
+    @property
+    def calibration(self) -> Ppk2Calibration:
+        return parse_metadata(self.metadata_text)
+
+
+def header_line(vdd_mv: float, sample_rate_hz: float = SAMPLE_RATE_HZ) -> bytes:
+    """The header line that follows the metadata (ends with ``\\n``)."""
+    return f"{MAGIC} {VERSION} vdd_mv={vdd_mv:g} sample_rate_hz={sample_rate_hz:g}\n".encode("ascii")
+
+
+def _parse_header_line(line: str, source: str) -> tuple[float, float]:
+    parts = line.split(" ")
+    if len(parts) < 2 or parts[0] != MAGIC:
+        raise CaptureError(source, f"not a raw PPK2 stream: expected a '{MAGIC} 1 ...' line after "
+                                   f"the metadata, found {line[:60]!r}")
+    if parts[1] != str(VERSION):
+        raise CaptureError(source, f"raw PPK2 stream version {parts[1]!r}; this rig reads version {VERSION}")
+    fields: dict[str, float] = {}
+    for item in parts[2:]:
+        key, eq, value = item.partition("=")
+        try:
+            fields[key] = float(value)
+        except ValueError:
+            raise CaptureError(source, f"header field {item!r} is not KEY=NUMBER") from None
+        if not eq:
+            raise CaptureError(source, f"header field {item!r} is not KEY=NUMBER")
+    for key in ("vdd_mv", "sample_rate_hz"):
+        if key not in fields:
+            raise CaptureError(source, f"header line lacks {key}=")
+        if not fields[key] > 0:
+            raise CaptureError(source, f"header field {key}={fields[key]:g} must be positive")
+    return fields["vdd_mv"], fields["sample_rate_hz"]
+
+
+def read_header(fh: BinaryIO, source: str) -> Ppk2StreamHeader:
+    """Read the metadata and header line from the start of ``fh``; leave it at the first word."""
+    head = fh.read(_HEAD_LIMIT)
+    acc = MetadataAccumulator(source, max_bytes=_HEAD_LIMIT)
+    try:
+        complete = acc.feed(head)
+    except InstrumentError:
+        complete = False
+    if not complete:
+        raise CaptureError(source, f"not a raw PPK2 stream: no '{END_MARKER}' line ending the "
+                                   f"device metadata in the first {_HEAD_LIMIT // 1024} KiB")
+    try:
+        text = acc.text
+        parse_metadata(text, source)
+    except InstrumentError as exc:
+        raise CaptureError(source, str(exc).removeprefix(f"{source}: ")) from None
+    rest = acc.rest
+    newline = rest.find(b"\n")
+    if newline < 0:
+        raise CaptureError(source, "not a raw PPK2 stream: the header line after the metadata is missing")
+    line = rest[:newline].decode("ascii", errors="replace")
+    vdd_mv, rate = _parse_header_line(line, source)
+    offset = len(head) - len(rest) + newline + 1
+    fh.seek(offset)
+    return Ppk2StreamHeader(text, vdd_mv, rate, offset)
+
+
+class Ppk2StreamWriter:
+    """Record a raw PPK2 stream to a ``.ppk2`` file.
+
+    Parameters
+    ----------
+    path:
+        File to create (overwritten).
+    metadata:
+        The metadata text as the device sent it (preferred: it is stored byte for byte), or
+        a calibration to write in the device's format.
+    vdd_mv, sample_rate_hz:
+        Supply voltage (mV) and sample rate of the stream.
+
+    Examples
+    --------
+    >>> with Ppk2StreamWriter(path, metadata_text, vdd_mv=3300) as rec:  # doctest: +SKIP
+    ...     for block in port_reads:
+    ...         rec.write(block)
+    """
+
+    def __init__(self, path: str | Path, metadata: str | Ppk2Calibration, vdd_mv: float,
+                 sample_rate_hz: float = SAMPLE_RATE_HZ) -> None:
+        text = format_metadata(metadata) if isinstance(metadata, Ppk2Calibration) else metadata
+        acc = MetadataAccumulator(str(path))
+        if not acc.feed(text.encode("ascii")) or acc.rest:
+            raise InstrumentError(f"{path}: the metadata must end with its '{END_MARKER}' line")
+        acc.calibration()  # refuse to record what could not be read back
+        self.path = Path(path)
+        self._fh: BinaryIO = open(self.path, "wb")  # noqa: SIM115 (closed by close/__exit__)
+        self._fh.write(text.encode("ascii"))
+        self._fh.write(header_line(vdd_mv, sample_rate_hz))
+        self.bytes_written = 0
+        """Sample bytes written so far."""
+
+    def write(self, raw: bytes | bytearray | memoryview) -> None:
+        """Append raw bytes of the stream exactly as read from the device."""
+        self.bytes_written += self._fh.write(raw)
+
+    def close(self) -> None:
+        if self.bytes_written % WORD_BYTES:
+            log.warning("%s: stream ends inside a word (%d bytes)", self.path, self.bytes_written)
+        self._fh.close()
+
+    def __enter__(self) -> Ppk2StreamWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class Ppk2RawCapture:
+    """A ``.ppk2`` file as a :class:`~energyrig.capture.Capture`.
+
+    Parameters
+    ----------
+    path:
+        The file.
+    spike_filter:
+        Apply ``ppk2-api``'s display filter (off by default; see
+        :mod:`energyrig.instruments.ppk2.decode`).
+    vdd_mv:
+        Override the supply voltage recorded in the header, mV.
+    block_samples:
+        Samples per chunk; memory use is about 14 bytes per sample of one chunk.
+
+    Raises
+    ------
+    CaptureError
+        If the file is missing or not a raw PPK2 stream (checked on construction).
+    """
+
+    def __init__(self, path: str | Path, *, spike_filter: bool = False, vdd_mv: float | None = None,
+                 block_samples: int = _BLOCK_SAMPLES) -> None:
+        self.source = str(path)
+        self.path = Path(path)
+        self.spike_filter = spike_filter
+        self.block_samples = block_samples
+        try:
+            with open(self.path, "rb") as fh:
+                self.header = read_header(fh, self.source)
+        except OSError as exc:
+            raise CaptureError(self.source, f"cannot read the file: {exc.strerror}") from None
+        self.calibration = self.header.calibration
+        self.vdd_mv = self.header.vdd_mv if vdd_mv is None else vdd_mv
+
+    def chunks(self) -> Iterator[Chunk]:
+        yield from decode_stream(self._blocks(), self.calibration, self.vdd_mv,
+                                 spike_filter=self.spike_filter,
+                                 sample_rate_hz=self.header.sample_rate_hz, source=self.source)
+
+    def _blocks(self) -> Iterator[memoryview]:
+        view = memoryview(bytearray(self.block_samples * WORD_BYTES))
+        with open(self.path, "rb") as fh:
+            fh.seek(self.header.data_offset)
+            while n := fh.readinto(view):
+                yield view[:n]
+
+
+def open_ppk2(path: str | Path, **options: object) -> Ppk2RawCapture:
+    """Open a ``.ppk2`` raw stream file (options as for :class:`Ppk2RawCapture`)."""
+    return Ppk2RawCapture(path, **options)  # type: ignore[arg-type]

@@ -15,10 +15,10 @@ time by ``latency_s`` so every trigger edge from the DUT has arrived before the 
 it are rendered (edges arriving later are counted as ``late_edges`` and logged). Each sample's
 current comes from the :class:`~energyrig.instruments.sim.power.PowerModel` and the edges of
 the :class:`~energyrig.instruments.sim.wire.TriggerWire`; the emulator picks the range the way
-the hardware's auto-ranging does (:data:`RANGE_SWITCH_UP_A`) and inverts the calibration to
-get the ADC code, so decoding with the metadata recovers the model current to within ADC
-quantisation. Logic bit D0 is the trigger level. The true energy of every window goes to the
-truth log (:mod:`energyrig.instruments.sim.truth`).
+the hardware's auto-ranging does and inverts the calibration to get the ADC code
+(:func:`~energyrig.instruments.ppk2.decode.encode_words`), so decoding with the metadata
+recovers the model current to within ADC quantisation. Logic bit D0 is the trigger level.
+The true energy of every window goes to the truth log (:mod:`energyrig.instruments.sim.truth`).
 
 Like the real device, the emulator never blocks on a slow host: words wait in a bounded
 transmit buffer (``tx_buffer_s``) and a block that does not fit is dropped, which the host
@@ -53,21 +53,16 @@ from types import TracebackType
 from typing import Any, Self
 
 import numpy as np
-import numpy.typing as npt
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.ppk2.metadata import N_RANGES, Ppk2Calibration, format_metadata
+from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, encode_words
 from energyrig.instruments.ppk2.protocol import (
-    ADC_MAX,
-    ADC_MULT_V,
     COMMAND_ARGS,
     POWER_MODE_AMPERE,
     POWER_MODE_SOURCE,
     SAMPLE_PERIOD_NS,
-    SAMPLE_RATE_HZ,
-    WORD_BYTES,
     Command,
-    pack_words,
     regulator_mv,
 )
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
@@ -89,29 +84,6 @@ DEFAULT_CALIBRATION = Ppk2Calibration(
     ug=(1.0,) * N_RANGES,
     calibrated=True, vdd_mv=3000, hw=9173, mode=POWER_MODE_SOURCE, ia=56,
 )
-
-#: Auto-ranging: the range goes up when the current exceeds these levels, A. (The hardware
-#: switches well below each range's full scale, which is 0.72 V / R.)
-RANGE_SWITCH_UP_A = np.array([55e-6, 650e-6, 7.0e-3, 80e-3])
-
-
-def encode_current(cal: Ppk2Calibration, vdd_v: float,
-                   current_a: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.uint16],
-                                                                npt.NDArray[np.uint8]]:
-    """ADC codes and ranges a PPK2 with calibration ``cal`` reports for ``current_a``.
-
-    Inverts the conversion ``i = UG*(x*(GS*x + GI) + S*vdd + I)``, ``x = (4*adc - O) *
-    ADC_MULT / R`` per range; codes are rounded to the nearest and clipped to 0..16383
-    (the ends read as saturated).
-    """
-    rng = np.searchsorted(RANGE_SWITCH_UP_A, current_a, side="left").astype(np.uint8)
-    r, gs, gi, o, s, i, ug = (np.asarray(getattr(cal, k))[rng]
-                              for k in ("r", "gs", "gi", "o", "s", "i", "ug"))
-    c = current_a / ug - s * vdd_v - i
-    x = 2.0 * c / (gi + np.sqrt(np.maximum(gi * gi + 4.0 * gs * c, 0.0)))
-    adc = np.clip(np.rint((x * r / ADC_MULT_V + o) / 4.0), 0, ADC_MAX).astype(np.uint16)
-    return adc, rng
-
 
 @dataclass
 class EmulatorStats:
@@ -382,8 +354,8 @@ class Ppk2Emulator:
         current = measured_current(self.model, t_ns, self._edges, self._rng)
         if not self._powered:
             current = np.zeros_like(current) + self.model.offset_a
-        adc, rng = encode_current(self.calibration, self.vdd_mv / 1000.0, current)
-        words = pack_words(adc, rng, self._next_k, logic_level(t_ns, self._edges))
+        words = encode_words(current, self.calibration, self.vdd_mv,
+                             logic=logic_level(t_ns, self._edges), counter_start=self._next_k)
         self._next_k += n
         self._rendered_ns = int(t_ns[-1])
         self.stats.samples += n

@@ -1,0 +1,478 @@
+"""Nordic Power Profiler Kit II (PPK2) driver: the :class:`~energyrig.instruments.base.Acquisition`
+of a streaming instrument.
+
+Layers: the transport is a pyserial port (or anything with ``read``/``write``/``close``);
+the protocol is :mod:`energyrig.instruments.ppk2.protocol` (commands) and
+:mod:`energyrig.instruments.ppk2.metadata` (calibration text); processing is the vectorised
+:class:`~energyrig.instruments.ppk2.decode.Ppk2Decoder`.
+
+What it does better than the ``ppk2-api`` package (whose command constants and device
+discovery it uses):
+
+* the calibration metadata is read until ``END`` however many reads it takes (``ppk2-api``
+  keeps only the read that contains ``END`` and silently loses the keys before it, among
+  them the range-0 offset);
+* a background thread reads the port continuously into the decoder; decoded chunks go to a
+  bounded buffer that never drops data silently: outside an armed window only the last
+  ``history_s`` are kept (by design, for ``pre_s``), inside one an overflow sets a flag and
+  :meth:`Ppk2.collect` raises :class:`~energyrig.errors.InstrumentError` (``ppk2-api``'s
+  ``PPK2_MP`` quietly discards its oldest data);
+* the 6-bit sample counter is checked; lost samples arrive as ``Chunk.gaps`` and advance
+  the sample index, so windows that lost samples are flagged downstream;
+* a port that disappears mid-stream is an error on the next call, not a hang.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import serial
+from ppk2_api.ppk2_api import PPK2_API
+
+from energyrig.capture import Chunk
+from energyrig.errors import InstrumentError
+from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
+from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder
+from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
+from energyrig.instruments.ppk2.protocol import (
+    POWER_MODE_AMPERE,
+    POWER_MODE_SOURCE,
+    VDD_MAX_MV,
+    VDD_MIN_MV,
+    Command,
+    regulator_set,
+)
+
+log = logging.getLogger(__name__)
+
+_READ_BYTES = 16384
+_READ_TIMEOUT_S = 0.02
+_QUIET_S = 0.1
+_DRAIN_LIMIT_S = 2.0
+
+
+class Transport(Protocol):
+    """The part of ``serial.Serial`` the driver uses (a byte-level fake in tests)."""
+
+    def read(self, size: int = 1) -> bytes: ...
+
+    def write(self, data: bytes) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Ppk2Settings:
+    """How to run a PPK2.
+
+    Attributes
+    ----------
+    mode:
+        ``"source"``: the PPK2 powers the DUT at ``supply_v`` (source meter);
+        ``"ampere"``: the DUT has its own supply and the PPK2 is in series (ampere meter).
+    supply_v:
+        Source mode: the output voltage. Ampere mode: the external supply voltage (the
+        capture's voltage and the calibration's supply term). 0.8..5.0 V.
+    dut_power:
+        Switch the PPK2's DUT power output on at :meth:`Ppk2.start` (and off at stop).
+    trigger_bit:
+        Logic input that carries the trigger (0 = D0).
+    history_s:
+        Seconds of samples kept while not armed, the most ``arm(pre_s=...)`` can reach back.
+    buffer_s:
+        Capacity of the buffer while armed, s of samples (about 0.9 MB per second).
+    metadata_timeout_s:
+        How long to wait for the calibration metadata.
+    """
+
+    mode: Literal["source", "ampere"] = "source"
+    supply_v: float = 3.0
+    dut_power: bool = True
+    trigger_bit: int = 0
+    history_s: float = 1.0
+    buffer_s: float = 120.0
+    metadata_timeout_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("source", "ampere"):
+            raise ValueError(f"PPK2 mode must be 'source' or 'ampere', got {self.mode!r}")
+        if not VDD_MIN_MV <= round(self.supply_v * 1000) <= VDD_MAX_MV:
+            raise ValueError(f"PPK2 supply_v must be 0.8..5.0 V, got {self.supply_v} V")
+        if not 0 <= self.trigger_bit <= 7:
+            raise ValueError(f"trigger_bit must be 0..7, got {self.trigger_bit}")
+
+    @property
+    def supply_mv(self) -> int:
+        return round(self.supply_v * 1000)
+
+
+def discover() -> str:
+    """The port of the one PPK2 attached (``ppk2_api`` discovery).
+
+    Raises
+    ------
+    InstrumentError
+        None or several found.
+    """
+    ports = PPK2_API.list_devices()
+    if len(ports) == 1:
+        return str(ports[0])
+    if not ports:
+        raise InstrumentError("no PPK2 found on USB; plug it in, or name its port "
+                              "(e.g. /dev/ttyACM0) in the fixture")
+    raise InstrumentError(f"several PPK2s found ({', '.join(map(str, ports))}); name the port "
+                          "to use in the fixture")
+
+
+def slice_chunk(chunk: Chunk, lo: int, hi: int) -> Chunk:
+    """Received samples ``lo:hi`` of ``chunk`` as a chunk with correct index and gaps."""
+    gaps = chunk.gaps
+    lost_before = int(gaps[gaps[:, 0] < lo, 1].sum()) if len(gaps) else 0
+    keep = gaps[(gaps[:, 0] >= lo) & (gaps[:, 0] < hi)] if len(gaps) else gaps
+    if len(keep):
+        keep = keep.copy()
+        keep[:, 0] -= lo
+    volt = chunk.voltage_v if np.isscalar(chunk.voltage_v) else chunk.voltage_v[lo:hi]
+    return Chunk(start_index=chunk.start_index + lo + lost_before, period_s=chunk.period_s,
+                 current_a=chunk.current_a[lo:hi], voltage_v=volt,
+                 logic=None if chunk.logic is None else chunk.logic[lo:hi],
+                 saturated=None if chunk.saturated is None else chunk.saturated[lo:hi],
+                 gaps=keep)
+
+
+def absolute_index(chunk: Chunk, j: int) -> int:
+    """Absolute sample index of received sample ``j`` of ``chunk``."""
+    gaps = chunk.gaps
+    lost = int(gaps[gaps[:, 0] <= j, 1].sum()) if len(gaps) else 0
+    return chunk.start_index + j + lost
+
+
+class _TriggerScan:
+    """Finds the first complete trigger window after the arm point, chunk by chunk."""
+
+    def __init__(self, bit: int) -> None:
+        self.mask = np.uint8(1 << bit)
+        self.level: bool | None = None   # level of the last scanned sample
+        self.rise: int | None = None     # absolute index of the first high sample
+        self.fall: int | None = None     # absolute index of the first low sample after it
+
+    def scan(self, chunk: Chunk) -> None:
+        if self.fall is not None or chunk.logic is None or not len(chunk):
+            return
+        high = (chunk.logic & self.mask) != 0
+        if self.level is None:
+            self.level = bool(high[0])
+        prev = np.concatenate(([self.level], high[:-1]))
+        if self.rise is None:
+            rises = np.flatnonzero(high & ~prev)
+            if not len(rises):
+                self.level = bool(high[-1])
+                return
+            self.rise = absolute_index(chunk, int(rises[0]))
+            start = int(rises[0])
+        else:
+            start = 0
+        falls = np.flatnonzero(~high[start:] & prev[start:])
+        if len(falls):
+            self.fall = absolute_index(chunk, start + int(falls[0]))
+        self.level = bool(high[-1])
+
+
+class Ppk2(AcquisitionBase):
+    """A PPK2 on a serial port, as a streaming :class:`~energyrig.instruments.base.Acquisition`.
+
+    Parameters
+    ----------
+    port:
+        Serial port (``/dev/ttyACM0``, a pty of the emulator); ``None`` finds the one PPK2
+        attached.
+    settings:
+        Mode, supply and buffer sizes.
+    transport:
+        An already open transport to use instead of opening ``port`` with pyserial (tests).
+    """
+
+    def __init__(self, port: str | None = None, settings: Ppk2Settings | None = None, *,
+                 transport: Transport | None = None) -> None:
+        self.settings = settings or Ppk2Settings()
+        self.port = port or ("<transport>" if transport is not None else discover())
+        self.calibration: Ppk2Calibration | None = None
+        self.metadata_text = ""
+        self._ser: Transport | None = transport
+        self._decoder: Ppk2Decoder | None = None
+        self._chunks: deque[Chunk] = deque()
+        self._cond = threading.Condition()
+        self._reader: threading.Thread | None = None
+        self._stop_reader = threading.Event()
+        self._error: BaseException | None = None
+        self._arm: ArmRequest | None = None
+        self._arm_index = 0
+        self._overflow = 0
+        self._buffered = 0
+        self.period_s = 1.0 / SAMPLE_RATE_HZ
+
+    @property
+    def source(self) -> str:
+        return f"ppk2:{self.port}"
+
+    # -- commands --------------------------------------------------------------------------
+    def _write(self, data: bytes) -> None:
+        if self._ser is None:
+            raise InstrumentError(f"{self.source}: not started")
+        try:
+            self._ser.write(data)
+        except (serial.SerialException, OSError) as exc:
+            raise InstrumentError(f"{self.source}: write failed ({exc}); is the PPK2 still "
+                                  "connected?") from exc
+
+    def _command(self, cmd: Command, *args: int) -> None:
+        log.debug("%s: %s %s", self.source, cmd.name, args)
+        self._write(bytes((cmd, *args)))
+
+    def set_dut_power(self, on: bool) -> None:
+        """Switch the DUT power output on or off."""
+        self._command(Command.DEVICE_RUNNING_SET, 1 if on else 0)
+
+    def _read(self) -> bytes:
+        assert self._ser is not None
+        try:
+            return self._ser.read(_READ_BYTES)
+        except (serial.SerialException, OSError) as exc:
+            raise InstrumentError(f"{self.source}: read failed ({exc}); is the PPK2 still "
+                                  "connected?") from exc
+
+    def _drain(self) -> None:
+        """Read and discard until the port has been quiet for a moment (a stream left on)."""
+        deadline = time.monotonic() + _DRAIN_LIMIT_S
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < _QUIET_S:
+            if self._read():
+                quiet_since = time.monotonic()
+            if time.monotonic() > deadline:
+                raise InstrumentError(f"{self.source}: the device keeps sending after "
+                                      "AVERAGE_STOP; is this a PPK2?")
+
+    def read_metadata(self) -> Ppk2Calibration:
+        """Ask for the calibration and read it until ``END``, however it is split."""
+        self._command(Command.GET_META_DATA)
+        acc = MetadataAccumulator(self.source)
+        deadline = time.monotonic() + self.settings.metadata_timeout_s
+        while not acc.feed(self._read()):
+            if time.monotonic() > deadline:
+                raise InstrumentError(f"{self.source}: no complete calibration metadata within "
+                                      f"{self.settings.metadata_timeout_s} s; is this a PPK2?")
+        if acc.rest:
+            log.warning("%s: %d bytes after the metadata discarded", self.source, len(acc.rest))
+        self.metadata_text = acc.text
+        return acc.calibration()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Open the port, read the calibration, configure mode, supply and DUT power, and
+        start streaming into the buffer."""
+        if self._reader is not None:
+            return
+        s = self.settings
+        if self._ser is None:
+            try:
+                self._ser = serial.Serial(self.port, baudrate=115200, timeout=_READ_TIMEOUT_S)
+            except (serial.SerialException, OSError) as exc:
+                raise InstrumentError(f"{self.source}: cannot open the port ({exc})") from exc
+        self._command(Command.AVERAGE_STOP)
+        self._drain()
+        self.calibration = self.read_metadata()
+        self._command(Command.SET_POWER_MODE,
+                      POWER_MODE_SOURCE if s.mode == "source" else POWER_MODE_AMPERE)
+        self._write(regulator_set(s.supply_mv))
+        if s.dut_power:
+            self.set_dut_power(True)
+        self._decoder = Ppk2Decoder(self.calibration, s.supply_mv)
+        self._chunks.clear()
+        self._buffered = 0
+        self._error = None
+        self._stop_reader.clear()
+        self._command(Command.AVERAGE_START)
+        self._reader = threading.Thread(target=self._read_loop, name=f"ppk2-reader {self.port}",
+                                        daemon=True)
+        self._reader.start()
+        log.info("%s: streaming (%s meter, %.3f V)", self.source, s.mode, s.supply_v)
+
+    def stop(self) -> None:
+        """Stop streaming, switch DUT power off if :meth:`start` switched it on, close."""
+        if self._ser is None:
+            return
+        try:
+            if self._reader is not None:
+                self._stop_reader.set()
+                self._reader.join()
+                self._reader = None
+            if self._error is None:
+                self._command(Command.AVERAGE_STOP)
+                if self.settings.dut_power:
+                    self.set_dut_power(False)
+        finally:
+            self._ser.close()
+            self._ser = None
+
+    # -- reader thread ---------------------------------------------------------------------
+    def _read_loop(self) -> None:
+        assert self._decoder is not None
+        while not self._stop_reader.is_set():
+            try:
+                data = self._read()
+            except InstrumentError as exc:
+                log.error("%s", exc)
+                with self._cond:
+                    self._error = exc
+                    self._cond.notify_all()
+                return
+            if not data:
+                continue
+            chunk = self._decoder.feed(data)
+            if chunk is not None:
+                self._store(chunk)
+
+    def _store(self, chunk: Chunk) -> None:
+        history = round(self.settings.history_s * SAMPLE_RATE_HZ)
+        capacity = round(self.settings.buffer_s * SAMPLE_RATE_HZ)
+        with self._cond:
+            self._chunks.append(chunk)
+            self._buffered += len(chunk)
+            while len(self._chunks) > 1:
+                oldest = self._chunks[0]
+                if self._arm is None:
+                    if self._buffered - len(oldest) < history:
+                        break
+                elif self._buffered <= capacity:
+                    break
+                else:
+                    self._overflow += len(oldest)
+                    log.error("%s: buffer full (%g s) while armed; %d samples discarded",
+                              self.source, self.settings.buffer_s, len(oldest))
+                self._chunks.popleft()
+                self._buffered -= len(oldest)
+            self._cond.notify_all()
+
+    # -- acquisition -----------------------------------------------------------------------
+    def _check_alive(self) -> None:
+        if self._reader is None:
+            raise InstrumentError(f"{self.source}: not streaming; call start() first")
+        if self._error is not None:
+            raise InstrumentError(f"{self.source}: stream failed: {self._error}")
+
+    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
+        """Mark the stream ``pre_s`` before the newest received sample."""
+        request = ArmRequest(pre_s, window_s, post_s)
+        if request.total_s > self.settings.buffer_s:
+            raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
+                                  f"fit the {self.settings.buffer_s} s buffer; raise buffer_s")
+        if pre_s > self.settings.history_s:
+            raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
+                                  f"({self.settings.history_s} s); raise history_s")
+        with self._cond:
+            self._check_alive()
+            assert self._decoder is not None
+            first = self._chunks[0].start_index if self._chunks else self._decoder.next_index
+            self._arm_index = max(first, self._decoder.next_index - round(pre_s * SAMPLE_RATE_HZ))
+            self._arm = request
+            self._overflow = 0
+
+    def _armed_chunks(self) -> list[Chunk]:
+        """Buffered chunks from the arm index on (the first one sliced)."""
+        out: list[Chunk] = []
+        for chunk in self._chunks:
+            if chunk.end_index <= self._arm_index:
+                continue
+            out.append(chunk)
+        if out and out[0].start_index < self._arm_index:
+            out[0] = slice_chunk(out[0], self._first_at_or_after(out[0], self._arm_index),
+                                 len(out[0]))
+        return out
+
+    def _unscanned(self, scanned: int) -> list[Chunk]:
+        """Buffered samples from absolute index ``scanned`` on, newest chunks looked at first."""
+        new: list[Chunk] = []
+        for chunk in reversed(self._chunks):
+            if chunk.end_index <= scanned:
+                break
+            new.append(chunk)
+        new.reverse()
+        if new and new[0].start_index < scanned:
+            new[0] = slice_chunk(new[0], self._first_at_or_after(new[0], scanned), len(new[0]))
+        return new
+
+    @staticmethod
+    def _first_at_or_after(chunk: Chunk, index: int) -> int:
+        """Received position of the first sample of ``chunk`` at or after absolute ``index``."""
+        positions = np.arange(len(chunk), dtype=np.int64) + chunk.start_index
+        if len(chunk.gaps):
+            lost = np.zeros(len(chunk), dtype=np.int64)
+            np.add.at(lost, chunk.gaps[:, 0], chunk.gaps[:, 1])
+            positions += np.cumsum(lost)
+        return int(np.searchsorted(positions, index, side="left"))
+
+    def collect(self, timeout_s: float) -> RecordedCapture:
+        """Wait for the trigger to rise and fall, plus ``post_s``; return the record."""
+        if self._arm is None:
+            raise InstrumentError(f"{self.source}: collect() without arm()")
+        request = self._arm
+        post = round(request.post_s * SAMPLE_RATE_HZ)
+        scan = _TriggerScan(self.settings.trigger_bit)
+        scanned = self._arm_index
+        deadline = time.monotonic() + timeout_s
+        try:
+            with self._cond:
+                while True:
+                    self._check_alive()
+                    if self._overflow:
+                        raise InstrumentError(
+                            f"{self.source}: {self._overflow} samples of the armed window were "
+                            f"discarded because the buffer ({self.settings.buffer_s} s) was "
+                            "full; raise buffer_s or shorten the batch")
+                    for chunk in self._unscanned(scanned):
+                        scan.scan(chunk)
+                        scanned = chunk.end_index
+                    if scan.fall is not None and scanned >= scan.fall + post:
+                        break
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        seen = ("the trigger never rose" if scan.rise is None else
+                                "the trigger rose but did not fall")
+                        raise InstrumentError(f"{self.source}: no complete trigger window within "
+                                              f"{timeout_s} s of arming ({seen} on "
+                                              f"D{self.settings.trigger_bit})")
+                    self._cond.wait(min(remaining, 0.1))
+                chunks = self._armed_chunks()
+        finally:
+            self._arm = None
+        assert scan.fall is not None
+        end = scan.fall + post
+        if chunks and chunks[-1].end_index > end:
+            last = chunks[-1]
+            chunks[-1] = slice_chunk(last, 0, self._first_at_or_after(last, end))
+        record = RecordedCapture(self.source, tuple(c for c in chunks if len(c)),
+                                 trigger_bit=self.settings.trigger_bit)
+        if record.lost:
+            log.warning("%s: %d samples lost inside the record", self.source, record.lost)
+        return record
+
+    def describe(self) -> dict[str, Any]:
+        """Instrument identity, settings and calibration for the run manifest."""
+        cal = self.calibration
+        return {
+            "instrument": "ppk2",
+            "port": self.port,
+            "mode": self.settings.mode,
+            "supply_v": self.settings.supply_v,
+            "sample_rate_hz": SAMPLE_RATE_HZ,
+            "trigger_bit": self.settings.trigger_bit,
+            "hw": None if cal is None else cal.hw,
+            "calibration": None if cal is None else {
+                k: list(getattr(cal, k)) for k in ("r", "gs", "gi", "o", "s", "i", "ug")},
+            "samples_lost": 0 if self._decoder is None else self._decoder.samples_lost,
+        }

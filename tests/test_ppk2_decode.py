@@ -1,0 +1,250 @@
+"""PPK2 word decoding: equality with ppk2-api on the same bytes, streaming, gaps, saturation,
+and the raw .ppk2 file format."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from energyrig.capture import Chunk
+from energyrig.errors import CaptureError, InstrumentError
+from energyrig.instruments.ppk2.decode import (
+    ADC_FULL_SCALE,
+    Ppk2Decoder,
+    decode_stream,
+    encode_words,
+)
+from energyrig.instruments.ppk2.metadata import Ppk2Calibration, parse_metadata
+from energyrig.instruments.ppk2.rawfile import (
+    Ppk2RawCapture,
+    Ppk2StreamWriter,
+    header_line,
+    open_ppk2,
+)
+from energyrig.instruments.ppk2.reference import reference_api
+
+DEVICE_TEXT = (Path(__file__).parent / "data" / "ppk2-metadata.txt").read_text()
+CAL = parse_metadata(DEVICE_TEXT)
+VDD_MV = 3300
+
+
+def words_of(adc, rng_code, counter, logic=0) -> np.ndarray:
+    adc, rng_code, counter, logic = (np.asarray(a, dtype=np.uint32) for a in (adc, rng_code, counter, logic))
+    return (adc | (rng_code << 14) | ((counter & 63) << 18) | (logic << 24)).astype(np.uint32)
+
+
+def random_words(n: int, seed: int, run: int = 1) -> np.ndarray:
+    """Random ADC codes, logic bytes and range codes 0..7 (held for ``run`` samples),
+    with an unbroken counter."""
+    rng = np.random.default_rng(seed)
+    codes = np.repeat(rng.integers(0, 8, n // run + 1), run)[:n]
+    return words_of(rng.integers(0, ADC_FULL_SCALE + 1, n), codes, np.arange(n),
+                    rng.integers(0, 256, n))
+
+
+def decode_all(words: np.ndarray, **kw) -> list[Chunk]:
+    return list(decode_stream([words.tobytes()], CAL, VDD_MV, **kw))
+
+
+def ppk2_api_unfiltered(words: np.ndarray) -> np.ndarray:
+    """ppk2-api's get_adc_result with its spike-filter state cleared before every sample,
+    i.e. its conversion alone."""
+    out = np.empty(len(words))
+    with reference_api(DEVICE_TEXT, VDD_MV) as api:
+        for k, w in enumerate(words.tolist()):
+            api.prev_range, api.after_spike = None, 0
+            out[k] = api.get_adc_result(min((w >> 14) & 7, 4), (w & 0x3FFF) * 4)
+    return out
+
+
+def test_conversion_equals_ppk2_api_bit_for_bit_over_all_ranges():
+    words = random_words(30_000, seed=1)
+    (chunk,) = decode_all(words)
+    expected = ppk2_api_unfiltered(words)
+    assert np.array_equal(chunk.current_a, expected)  # exact, not approximately
+    assert np.array_equal(chunk.logic, (words >> 24).astype(np.uint8))
+    assert chunk.voltage_v == VDD_MV / 1000
+    assert chunk.period_s == 1e-5
+
+
+@pytest.mark.parametrize("run", [1, 2, 5, 40])
+def test_spike_filter_equals_ppk2_api_get_samples(run):
+    # ppk2-api always filters: get_samples is the filtered reference. Runs of the same range
+    # exercise the "after spike" countdown and the range-4 hold.
+    words = random_words(20_000, seed=run, run=run)
+    raw = words.tobytes()
+    cuts = [0, 4, 4099, 4099 + 1001, 40_000, len(raw)]  # blocks that split words
+    with reference_api(DEVICE_TEXT, VDD_MV) as api:
+        expected = np.concatenate([api.get_samples(raw[a:b])[0] for a, b in zip(cuts, cuts[1:])])
+    chunks = list(decode_stream([raw[a:b] for a, b in zip(cuts, cuts[1:])], CAL, VDD_MV, spike_filter=True))
+    got = np.concatenate([c.current_a for c in chunks]) * 10**6  # get_samples reports µA
+    assert np.array_equal(got, expected)
+    unfiltered = np.concatenate([c.current_a for c in decode_all(words)]) * 10**6
+    assert not np.array_equal(unfiltered, expected)  # the filter really changes samples
+
+
+def test_default_calibration_and_ranges_above_four_clamp_like_ppk2_api():
+    words = words_of([0, 100, 16383, 16383], [5, 6, 7, 4], [0, 1, 2, 3])
+    dec = Ppk2Decoder(Ppk2Calibration(), VDD_MV)
+    chunk = dec.feed(words.tobytes())
+    as_four = Ppk2Decoder(Ppk2Calibration(), VDD_MV).feed(words_of([0, 100, 16383, 16383], 4, [0, 1, 2, 3]).tobytes())
+    assert np.array_equal(chunk.current_a, as_four.current_a)
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 4096, 4097])
+def test_blocks_that_split_words_decode_like_one_block(block):
+    words = random_words(3_000, seed=7)
+    raw = words.tobytes()
+    dec = Ppk2Decoder(CAL, VDD_MV)
+    chunks = [c for a in range(0, len(raw), block) if (c := dec.feed(raw[a:a + block])) is not None]
+    (whole,) = decode_all(words)
+    assert np.array_equal(np.concatenate([c.current_a for c in chunks]), whole.current_a)
+    assert np.array_equal(np.concatenate([c.logic for c in chunks]), whole.logic)
+    starts = [c.start_index for c in chunks]
+    assert starts == list(np.cumsum([0] + [len(c) for c in chunks[:-1]]))
+    assert dec.pending_bytes == 0 and dec.next_index == len(words)
+
+
+def test_feed_accepts_numpy_memoryview_and_bytearray():
+    words = random_words(100, seed=3)
+    ref = decode_all(words)[0].current_a
+    for data in (words, memoryview(words.tobytes()), bytearray(words.tobytes())):
+        assert np.array_equal(Ppk2Decoder(CAL, VDD_MV).feed(data).current_a, ref)
+
+
+def test_counter_gaps_become_chunk_gaps_with_the_count_lost():
+    n = 1000
+    full = random_words(n, seed=11)
+    dropped = {100: 5, 500: 1, 700: 40}  # position in the received stream -> samples lost
+    keep = np.ones(n, dtype=bool)
+    for pos, lost in dropped.items():
+        first = pos + sum(v for p, v in dropped.items() if p < pos)
+        keep[first:first + lost] = False
+    received = full[keep]
+    (chunk,) = decode_all(received)
+    assert chunk.gaps.tolist() == [[p, lost] for p, lost in dropped.items()]
+    assert chunk.lost == 46 and chunk.end_index == len(received) + 46
+    assert np.array_equal(chunk.current_a, decode_all(full)[0].current_a[keep])
+
+
+def test_gap_across_a_block_boundary_lands_at_position_zero():
+    received = np.concatenate([random_words(64, seed=1), random_words(200, seed=1)[74:]])  # 10 lost
+    dec = Ppk2Decoder(CAL, VDD_MV, start_index=1000)
+    first = dec.feed(received[:64].tobytes())
+    second = dec.feed(received[64:].tobytes())
+    assert first.gaps.shape == (0, 2)
+    assert second.gaps.tolist() == [[0, 10]]
+    assert second.start_index == 1064 and dec.next_index == 1000 + 64 + 10 + 126
+    assert dec.samples_lost == 10
+
+
+def test_counter_ambiguity_modulo_64():
+    # same counter twice reads as 63 lost; 64 lost is invisible; 70 lost reads as 6
+    counters = [0, 0, 1, 66, 66 + 71]
+    (chunk,) = decode_all(words_of(0, 1, counters))
+    assert chunk.gaps.tolist() == [[1, 63], [4, 6]]
+
+
+def test_a_stream_of_only_gaps_overflows_the_gap_buffer_correctly(caplog):
+    n = 1000  # every word repeats the counter: n - 1 gaps, far more than the 64-row buffer
+    caplog.set_level(logging.ERROR)
+    (chunk,) = decode_all(words_of(np.arange(n) % 100, 2, np.zeros(n)))
+    assert chunk.gaps.shape == (n - 1, 2)
+    assert chunk.gaps[:, 0].tolist() == list(range(1, n))
+    assert set(chunk.gaps[:, 1].tolist()) == {63}
+    assert np.array_equal(chunk.current_a, decode_all(words_of(np.arange(n) % 100, 2, np.arange(n)))[0].current_a)
+
+
+def test_saturation_is_full_scale_in_the_top_range_only():
+    words = words_of([ADC_FULL_SCALE, ADC_FULL_SCALE, ADC_FULL_SCALE, ADC_FULL_SCALE - 1, 0],
+                     [4, 3, 6, 4, 0], np.arange(5))
+    (chunk,) = decode_all(words)
+    assert chunk.saturated.tolist() == [True, False, True, False, False]
+
+
+def test_encode_words_round_trips_within_one_code():
+    amps = np.geomspace(1e-7, 0.5, 5000)
+    words = encode_words(amps, CAL, VDD_MV, logic=3, counter_start=2**40 + 62)
+    (chunk,) = decode_all(words)
+    codes = words & 0x3FFF
+    one_code_up = Ppk2Decoder(CAL, VDD_MV).feed((words + (codes < ADC_FULL_SCALE)).astype(np.uint32).tobytes())
+    lsb = np.abs(one_code_up.current_a - chunk.current_a)
+    assert np.all(np.abs(chunk.current_a - amps) <= 0.5 * lsb + 1e-15)
+    assert chunk.gaps.shape == (0, 2) and set(chunk.logic.tolist()) == {3}
+    assert ((words >> 18) & 63)[0] == 62
+
+
+def test_decode_stream_warns_about_a_trailing_partial_word(caplog):
+    raw = random_words(10, seed=2).tobytes() + b"\x01\x02"
+    chunks = list(decode_stream([raw], CAL, VDD_MV, source="bench.ppk2"))
+    assert sum(map(len, chunks)) == 10
+    assert "bench.ppk2" in caplog.text and "2 bytes" in caplog.text
+
+
+def test_decoder_rejects_a_supply_voltage_out_of_range():
+    with pytest.raises(ValueError, match="vdd_mv"):
+        Ppk2Decoder(CAL, 0)
+
+
+# --- the raw .ppk2 file ------------------------------------------------------------------
+
+def test_raw_file_round_trip(tmp_path):
+    words = random_words(250_000, seed=5)
+    path = tmp_path / "run.ppk2"
+    with Ppk2StreamWriter(path, DEVICE_TEXT, vdd_mv=VDD_MV) as rec:
+        raw = words.tobytes()
+        for a in range(0, len(raw), 65_537):  # writes that split words, as a port read does
+            rec.write(raw[a:a + 65_537])
+    data = path.read_bytes()
+    assert data.startswith(DEVICE_TEXT.encode())  # metadata stored byte for byte
+    assert data[len(DEVICE_TEXT):].startswith(b"energyrig-ppk2-raw 1 vdd_mv=3300 sample_rate_hz=100000\n")
+    cap = open_ppk2(path, block_samples=100_000)
+    assert cap.calibration == CAL and cap.vdd_mv == VDD_MV and cap.source == str(path)
+    chunks = list(cap.chunks())
+    assert [len(c) for c in chunks] == [100_000, 100_000, 50_000]
+    assert np.array_equal(np.concatenate([c.current_a for c in chunks]), decode_all(words)[0].current_a)
+    assert [c.start_index for c in chunks] == [0, 100_000, 200_000]
+    again = list(cap.chunks())  # a file can be read twice
+    assert np.array_equal(again[0].current_a, chunks[0].current_a)
+
+
+def test_raw_file_from_a_calibration_and_with_the_spike_filter(tmp_path):
+    words = random_words(5000, seed=9, run=3)
+    path = tmp_path / "cal.ppk2"
+    with Ppk2StreamWriter(path, CAL, vdd_mv=1800, sample_rate_hz=50_000) as rec:
+        rec.write(words.tobytes())
+    cap = Ppk2RawCapture(path, spike_filter=True, vdd_mv=2000)
+    (chunk,) = list(cap.chunks())
+    assert cap.header.sample_rate_hz == 50_000 and chunk.period_s == 2e-5
+    assert chunk.voltage_v == 2.0  # the override wins over the header's 1800 mV
+    expected = list(decode_stream([words.tobytes()], CAL, 2000, spike_filter=True))[0]
+    assert np.array_equal(chunk.current_a, expected.current_a)
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"time_s,current_a\n0,1\n", "no 'END' line"),
+    (DEVICE_TEXT.encode(), "header line after the metadata is missing"),
+    (DEVICE_TEXT.encode() + b"something-else 1 vdd_mv=3300\n", "not a raw PPK2 stream"),
+    (DEVICE_TEXT.encode() + b"energyrig-ppk2-raw 2 vdd_mv=3300 sample_rate_hz=1\n", "version '2'"),
+    (DEVICE_TEXT.encode() + b"energyrig-ppk2-raw 1 sample_rate_hz=100000\n", "lacks vdd_mv"),
+    (DEVICE_TEXT.encode() + b"energyrig-ppk2-raw 1 vdd_mv=abc sample_rate_hz=1\n", "vdd_mv=abc"),
+    (DEVICE_TEXT.replace("O0: 151.8414", "O0: 15x").encode() + header_line(3300), "'15x' is not a number"),
+])
+def test_a_file_that_is_not_a_raw_stream_names_the_file_and_the_problem(tmp_path, content, problem):
+    path = tmp_path / "bad.ppk2"
+    path.write_bytes(content)
+    with pytest.raises(CaptureError, match=problem) as info:
+        open_ppk2(path)
+    assert str(path) in str(info.value)
+
+
+def test_a_missing_file_is_a_capture_error(tmp_path):
+    with pytest.raises(CaptureError, match="cannot read"):
+        open_ppk2(tmp_path / "nope.ppk2")
+
+
+def test_writer_refuses_metadata_without_end(tmp_path):
+    with pytest.raises(InstrumentError, match="END"):
+        Ppk2StreamWriter(tmp_path / "x.ppk2", "R0: 1000.0\n", vdd_mv=3300)

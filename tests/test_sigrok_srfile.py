@@ -337,7 +337,6 @@ def test_long_capture_streams_in_bounded_memory(tmp_path: Path) -> None:
     tracemalloc.stop()
     assert total == n and highs == n // 2
     assert checksum == n // 1024 * sum(range(1024))
-    print(f"peak {peak / 2**20:.2f} MiB")
     assert peak < 8 << 20, f"peak {peak / 2**20:.1f} MiB while streaming 32 MiB of samples"
 
 

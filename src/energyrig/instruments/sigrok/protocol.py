@@ -104,7 +104,7 @@ def samples_for(pre_s: float, window_s: float, post_s: float, samplerate_hz: flo
     if min(pre_s, window_s, post_s) < 0 or not math.isfinite(total):
         raise ConfigError(_SOURCE, "window", f"times must be finite and >= 0 s, got "
                                              f"pre={pre_s}, window={window_s}, post={post_s}")
-    return max(1, math.ceil(total * samplerate_hz))
+    return max(1, math.ceil(total * samplerate_hz - 1e-6))  # 1e-6: float noise, not a sample
 
 
 def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[str]:

@@ -1,0 +1,126 @@
+"""SigrokDevice against sigrok-cli's own demo driver (real libsigrok, no hardware)."""
+from __future__ import annotations
+
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from energyrig.errors import InstrumentError
+from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
+from energyrig.instruments.sigrok.protocol import SigrokDeviceConfig
+from energyrig.instruments.sigrok.srfile import SrOptions
+from test_sigrok_srfile import ANALOG_PRINT_TOLERANCE_V, sigrok_analog, sigrok_bits, sigrok_show
+
+RATE = 100_000
+READER = SrOptions(trigger="D0", current="A0", shunt_ohms=10.0, voltage="A1")
+DEMO = SigrokDeviceConfig(driver="demo", channels=("D0", "D1", "A0", "A1"),
+                          samplerate_hz=RATE, reader=READER)
+
+
+def sigrok_processes(directory: Path) -> list[str]:
+    """Command lines of running sigrok-cli processes that write into ``directory``."""
+    done = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True, check=True)
+    return [line for line in done.stdout.splitlines()
+            if line.startswith("sigrok-cli --driver demo") and str(directory) in line]
+
+
+def test_list_devices_finds_the_demo_driver() -> None:
+    devices = list_devices(driver="demo:logic_channels=4:analog_channels=2")
+    assert [(d.driver, d.channels) for d in devices] == [("demo", ("D0", "D1", "D2", "D3", "A0", "A1"))]
+
+
+def test_capture_spanning_many_chunks_reads_back_as_sigrok_cli_reads_it() -> None:
+    with SigrokDevice(DEMO) as device:
+        device.arm(pre_s=0.05, window_s=0.4, post_s=0.05)
+        capture = device.collect(timeout_s=30)
+        path = capture.path
+        assert capture.samples == 50_000 == sigrok_show(path)["logic_samples"]
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+        assert sum(n.startswith("logic-1-") for n in names) >= 10
+        assert sum(n.startswith("analog-1-9-") for n in names) >= 40
+        chunks = list(capture.chunks())
+        shunt_v = np.concatenate([c.current_a for c in chunks]) * READER.shunt_ohms
+        supply_v = np.concatenate([c.voltage_v for c in chunks])
+        trigger = np.concatenate([c.logic for c in chunks])
+        printed = sigrok_analog(path)
+        assert np.max(np.abs(shunt_v - printed["A0"])) <= ANALOG_PRINT_TOLERANCE_V
+        assert np.max(np.abs(supply_v - printed["A1"])) <= ANALOG_PRINT_TOLERANCE_V
+        np.testing.assert_array_equal(trigger, sigrok_bits(path, "D0"))
+        assert chunks[0].period_s == pytest.approx(1 / RATE)
+    assert not path.exists()  # the private directory went with stop()
+
+
+def test_arm_returns_once_samples_flow_and_capture_runs_in_real_time(tmp_path: Path) -> None:
+    with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
+        t0 = time.monotonic()
+        device.arm(pre_s=0.0, window_s=1.0, post_s=0.0)
+        armed = time.monotonic() - t0
+        assert (tmp_path / "capture-0001.sr").exists()  # first packets written
+        device.collect(timeout_s=30)
+        total = time.monotonic() - t0
+    assert armed < 0.9 < total  # arm did not wait for the whole second of samples
+
+
+def test_repeated_captures_and_kept_files(tmp_path: Path) -> None:
+    with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
+        first = device.acquire(0.01)
+        second = device.acquire(0.02)
+    assert (first.samples, second.samples) == (1_000, 2_000)
+    assert [p.name for p in sorted(tmp_path.glob("*.sr"))] == ["capture-0001.sr", "capture-0002.sr"]
+    with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
+        assert device.acquire(0.01).path.name == "capture-0003.sr"  # earlier runs kept intact
+
+
+def test_sigrok_cli_failure_carries_its_stderr() -> None:
+    bad = SigrokDeviceConfig(driver="demo", channels=("D0", "X9"), samplerate_hz=RATE, reader=READER)
+    with SigrokDevice(bad) as device, pytest.raises(InstrumentError, match="unknown channel 'X9'"):
+        device.arm(0.0, 0.01, 0.0)
+        device.collect(timeout_s=10)
+
+
+def test_unknown_driver_and_missing_binary() -> None:
+    with pytest.raises(InstrumentError, match="Driver nosuch not found"):
+        SigrokDevice(SigrokDeviceConfig(driver="nosuch")).start()
+    with pytest.raises(InstrumentError, match="not found: install the Debian package sigrok-cli"):
+        SigrokDevice(SigrokDeviceConfig(driver="demo", sigrok_cli="/nonexistent/sigrok-cli")).start()
+
+
+def test_collect_timeout_kills_the_capture_and_the_device_stays_usable(tmp_path: Path) -> None:
+    with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
+        device.arm(0.0, 30.0, 0.0)
+        assert len(sigrok_processes(tmp_path)) == 1
+        with pytest.raises(InstrumentError, match="did not finish within 0.2 s"):
+            device.collect(timeout_s=0.2)
+        assert sigrok_processes(tmp_path) == []
+        assert device.acquire(0.01).samples == 1_000
+
+
+def test_stop_ends_a_running_capture(tmp_path: Path) -> None:
+    device = SigrokDevice(DEMO, keep_dir=tmp_path)
+    device.start()
+    try:
+        device.arm(0.0, 30.0, 0.0)
+        assert len(sigrok_processes(tmp_path)) == 1
+    finally:
+        device.stop()
+    assert sigrok_processes(tmp_path) == []
+
+
+def test_misuse_is_reported() -> None:
+    device = SigrokDevice(DEMO)
+    with pytest.raises(InstrumentError, match="before start"):
+        device.arm(0.0, 0.01, 0.0)
+    with device:
+        with pytest.raises(InstrumentError, match="without arm"):
+            device.collect(timeout_s=1)
+        device.arm(0.0, 0.5, 0.0)
+        with pytest.raises(InstrumentError, match="already running"):
+            device.arm(0.0, 0.5, 0.0)
+    with SigrokDevice(SigrokDeviceConfig(driver="demo")) as device:
+        with pytest.raises(InstrumentError, match="no samplerate_hz"):
+            device.arm(0.0, 0.01, 0.0)

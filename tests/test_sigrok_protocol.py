@@ -1,0 +1,90 @@
+"""sigrok-cli command building and reply parsing, by the exact argv and text."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from energyrig.errors import ConfigError
+from energyrig.instruments.sigrok.protocol import (
+    ScannedDevice,
+    SigrokDeviceConfig,
+    capture_argv,
+    driver_spec,
+    parse_scan,
+    samples_for,
+    scan_argv,
+)
+
+
+def test_capture_argv_full() -> None:
+    cfg = SigrokDeviceConfig(driver="hantek-6xxx", conn="1.6",
+                             driver_options={"probe_factor": "10"},
+                             channels=("CH1", "CH2"), samplerate_hz=1e6,
+                             config={"coupling": "DC"}, sigrok_cli="/usr/bin/sigrok-cli")
+    assert capture_argv(cfg, Path("/tmp/x/capture-0001.sr"), 250_000) == [
+        "/usr/bin/sigrok-cli", "--driver", "hantek-6xxx:conn=1.6:probe_factor=10",
+        "--config", "samplerate=1000000:coupling=DC", "--channels", "CH1,CH2",
+        "--samples", "250000", "--output-format", "srzip",
+        "--output-file", "/tmp/x/capture-0001.sr"]
+
+
+def test_capture_argv_minimal() -> None:
+    assert capture_argv(SigrokDeviceConfig(driver="demo"), Path("c.sr"), 10) == [
+        "sigrok-cli", "--driver", "demo", "--samples", "10", "--output-format", "srzip",
+        "--output-file", "c.sr"]
+
+
+def test_driver_spec_conn_first() -> None:
+    cfg = SigrokDeviceConfig(driver="fx2lafw", conn="3.12", driver_options={"x": "1"})
+    assert driver_spec(cfg) == "fx2lafw:conn=3.12:x=1"
+
+
+@pytest.mark.parametrize(("cfg", "field"), [
+    (SigrokDeviceConfig(driver="demo", config={"a": "b:c"}), "config.a"),
+    (SigrokDeviceConfig(driver="demo", driver_options={"k:v": "1"}), "driver_options.k:v"),
+    (SigrokDeviceConfig(driver="demo", samplerate_hz=1.5), "samplerate_hz"),
+    (SigrokDeviceConfig(driver="demo", samplerate_hz=-1e6), "samplerate_hz"),
+])
+def test_unrepresentable_options_are_refused(cfg: SigrokDeviceConfig, field: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        capture_argv(cfg, Path("c.sr"), 10)
+    assert info.value.field == field
+
+
+@pytest.mark.parametrize(("pre", "window", "post", "rate", "samples"), [
+    (0.1, 0.3, 0.1, 100_000, 50_000),
+    (0.0, 1e-6, 0.0, 1_000_000, 1),
+    (0.0, 1.5e-6, 0.0, 1_000_000, 2),   # rounds up: the window is never cut short
+    (0.0, 0.0, 0.0, 1_000_000, 1),
+])
+def test_samples_for(pre: float, window: float, post: float, rate: float, samples: int) -> None:
+    assert samples_for(pre, window, post, rate) == samples
+
+
+def test_samples_for_rejects_negative_times() -> None:
+    with pytest.raises(ConfigError, match="pre=-0.1"):
+        samples_for(-0.1, 1.0, 0.0, 1e6)
+
+
+def test_scan_argv() -> None:
+    assert scan_argv() == ["sigrok-cli", "--scan"]
+    assert scan_argv("sc", "demo:analog_channels=1") == ["sc", "--driver", "demo:analog_channels=1",
+                                                         "--scan"]
+
+
+def test_parse_scan() -> None:
+    text = (
+        "The following devices were found:\n"
+        "demo - Demo device with 13 channels: D0 D1 D2 D3 D4 D5 D6 D7 A0 A1 A2 A3 A4\n"
+        "fx2lafw:conn=1.6 - Saleae Logic with 8 channels: D0 D1 D2 D3 D4 D5 D6 D7\n"
+        "hantek-6xxx:conn=3.9 - Hantek 6022BE with 2 channels: CH1 CH2\n"
+        "\n")
+    assert parse_scan(text) == [
+        ScannedDevice("demo", None, "Demo device",
+                      ("D0", "D1", "D2", "D3", "D4", "D5", "D6", "D7", "A0", "A1", "A2", "A3", "A4")),
+        ScannedDevice("fx2lafw", "1.6", "Saleae Logic", tuple(f"D{i}" for i in range(8))),
+        ScannedDevice("hantek-6xxx", "3.9", "Hantek 6022BE", ("CH1", "CH2")),
+    ]
+    assert parse_scan(text)[1].spec == "fx2lafw:conn=1.6"
+    assert parse_scan("") == []

@@ -69,7 +69,8 @@ def _select(df: pd.DataFrame, selector: Selector) -> pd.DataFrame:
         raise KeyError(f"no column {missing} to select on; columns are {list(df.columns)}")
     mask = np.ones(len(df), dtype=bool)
     for col, value in sel.items():
-        mask &= (df[col].isna() if value is None else df[col] == value).to_numpy(dtype=bool)
+        match = df[col].isna() if value is None else (df[col] == value).fillna(False)
+        mask &= match.to_numpy(dtype=bool)
     return df.loc[mask]
 
 
@@ -115,7 +116,8 @@ class PairedComparison:
 
 
 def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequence[str],
-                      response: str, confidence: float = 0.95) -> PairedComparison:
+                      response: str, confidence: float = 0.95,
+                      labels: tuple[str, str] | None = None) -> PairedComparison:
     """Compare ``a`` against ``b`` over conditions matched on the columns ``on``.
 
     Parameters
@@ -133,6 +135,8 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
         Column compared; must be positive for the ratio (time, energy).
     confidence:
         Level of the intervals.
+    labels:
+        Names of ``a`` and ``b`` in the result (by default made from the selectors).
 
     Returns
     -------
@@ -146,7 +150,7 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
     on = list(on)
     means = [_select(df, s).groupby(on, dropna=False)[response].mean() for s in (a, b)]
     pairs = pd.concat(means, axis=1, keys=["a", "b"], join="inner").dropna()
-    la, lb = _label(a), _label(b)
+    la, lb = labels or (_label(a), _label(b))
     if len(pairs) < 2:
         raise ValueError(f"{la} and {lb} share {len(pairs)} condition(s) over {on}; "
                          "a paired comparison needs at least 2")

@@ -1,0 +1,35 @@
+"""`rig report RUN_DIR [--out DIR]`: the HTML report of a run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from energyrig.results.report import write_report
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``report`` command to ``app``."""
+
+    @app.command()
+    def report(
+        run_dir: Path = typer.Argument(..., help="A run directory written by `rig sweep`.",
+                                       file_okay=False),
+        out: Path | None = typer.Option(None, "--out", "-o", file_okay=False,
+                                        help="Where to write report.html and its PNG "
+                                             "figures (default: RUN_DIR/report)."),
+    ) -> None:
+        """Write report.html (with PNG figures beside it) for a run directory.
+
+        Per op family: time, gross and net energy per op (J and nWh), mean power,
+        95 % CI and cycles; energy against time (best trade-off ringed); time and
+        energy against payload size with fitted lines; each op relative to its
+        family's reference (AES-128, SHA-256, RSA-2048); paired comparisons; the
+        allocation of variation of a 2^k design; failed and skipped points.
+
+        A run still being written is reported as far as it goes.
+
+        Example: rig report runs/symmetric --out /tmp/report
+        """
+        path = write_report(run_dir, out)
+        typer.echo(f"report written: {path}")

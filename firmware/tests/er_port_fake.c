@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "er_port_fake.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "er_port.h"
+
+struct er_fake_s er_fake;
+
+static uint8_t arena_buf[ER_FAKE_ARENA_BYTES];
+
+static const struct er_port_info_s info = {
+	.board = "fake",
+	.cpu_hz = 64000000u,
+	.cycle_hz = 64000000u,
+	.crypto_backend = "none",
+};
+
+void er_fake_reset(void)
+{
+	memset(&er_fake, 0, sizeof(er_fake));
+	er_fake.tick = 1000;
+	er_fake.run_limit = UINT32_MAX;
+}
+
+const struct er_port_info_s *er_port_info(void)
+{
+	return &info;
+}
+
+void er_port_trigger(int high, int accel)
+{
+	if (er_fake.n_edges < ER_FAKE_EDGES_MAX) {
+		er_fake.edges[er_fake.n_edges++] =
+			(struct er_fake_edge_s){.level = high, .accel = accel, .runs = er_fake.runs};
+	}
+}
+
+uint64_t er_port_cycles(void)
+{
+	return er_fake.now += er_fake.tick;
+}
+
+uint64_t er_port_time_ns(void)
+{
+	return er_fake.now += er_fake.tick;
+}
+
+void er_port_arena(uint8_t **base, size_t *size)
+{
+	*base = arena_buf;
+	*size = sizeof(arena_buf);
+}
+
+int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
+{
+	*stack_used = 4242; /* a marker the tests look for in the reply */
+	return fn(arg);
+}
+
+void er_port_write(const char *buf, size_t len)
+{
+	size_t room = ER_FAKE_OUT_BYTES - er_fake.out_len;
+	size_t n = len < room ? len : room;
+
+	memcpy(er_fake.out + er_fake.out_len, buf, n);
+	er_fake.out_len += n;
+	er_fake.out[er_fake.out_len] = '\0';
+}
+
+void er_port_idle_ms(uint32_t ms)
+{
+	er_fake.now += (uint64_t)ms * 1000000u;
+}
+
+uint32_t er_port_trigger_drops(void)
+{
+	return 7;
+}
+
+/* ---- test ops ---- */
+
+static struct er_arena_s *greedy_arena;
+static uint8_t *payload;
+static uint32_t payload_len;
+
+static int selftest_pass(void)
+{
+	return 0;
+}
+
+static int selftest_fail(void)
+{
+	return -EIO;
+}
+
+static int prep_plain(const struct er_params_s *params, struct er_arena_s *arena)
+{
+	(void)params;
+	(void)arena;
+	er_fake.runs = 0;
+	return 0;
+}
+
+static int prep_sized(const struct er_params_s *params, struct er_arena_s *arena)
+{
+	er_fake.runs = 0;
+	payload_len = params->payload_bytes;
+	payload = er_arena_alloc(arena, payload_len, 16);
+	return payload == NULL ? -ENOMEM : 0;
+}
+
+static int prep_greedy(const struct er_params_s *params, struct er_arena_s *arena)
+{
+	greedy_arena = arena;
+	return prep_plain(params, arena);
+}
+
+static int prep_no_memory(const struct er_params_s *params, struct er_arena_s *arena)
+{
+	(void)params;
+	(void)arena;
+	return -ENOMEM;
+}
+
+static int run_count(void)
+{
+	if (er_fake.runs >= er_fake.run_limit) {
+		return -ECANCELED;
+	}
+	er_fake.runs++;
+	return 0;
+}
+
+static int run_sized(void)
+{
+	for (uint32_t i = 0; i < payload_len; i++) {
+		payload[i] ^= (uint8_t)i;
+	}
+	er_sink ^= payload[0];
+	return run_count();
+}
+
+static int run_fails_at_3(void)
+{
+	return er_fake.runs == 2 ? -EIO : run_count();
+}
+
+static int run_greedy(void)
+{
+	(void)er_arena_alloc(greedy_arena, 1, 1);
+	return run_count();
+}
+
+static void release_count(void)
+{
+	er_fake.releases++;
+}
+
+static const uint16_t sized_key_bits[] = {128, 256, 0};
+static const enum er_curve curvy_curves[] = {ER_CURVE_P256, ER_CURVE_X25519, ER_CURVE_NONE};
+
+#define ER_FAKE_OP(op_name, op_family, op_backend, op_selftest, op_prep, op_run)               \
+	{.name = op_name, .family = op_family, .backend = op_backend, .selftest = op_selftest, \
+	 .prep = op_prep, .run = op_run, .release = release_count}
+
+static const struct er_op_s fake_plain[] = {
+	ER_FAKE_OP("count", "hash", ER_BACKEND_HARDWARE, selftest_pass, prep_plain, run_count),
+	ER_FAKE_OP("count", "hash", ER_BACKEND_SOFTWARE, selftest_pass, prep_plain, run_count),
+	ER_FAKE_OP("broken-selftest", "hash", ER_BACKEND_SOFTWARE, selftest_fail, prep_plain,
+		   run_count),
+	ER_FAKE_OP("fails-at-3", "hash", ER_BACKEND_SOFTWARE, selftest_pass, prep_plain,
+		   run_fails_at_3),
+	ER_FAKE_OP("greedy", "hash", ER_BACKEND_SOFTWARE, selftest_pass, prep_greedy, run_greedy),
+	ER_FAKE_OP("no-memory", "hash", ER_BACKEND_SOFTWARE, selftest_pass, prep_no_memory,
+		   run_count),
+};
+static const size_t fake_plain_len = sizeof(fake_plain) / sizeof(fake_plain[0]);
+
+static const struct er_op_s fake_params[] = {
+	{.name = "sized", .family = "symmetric", .backend = ER_BACKEND_SOFTWARE,
+	 .spec = {.key_bits = sized_key_bits, .payload_min = 16, .payload_max = 1u << 20,
+		  .payload_multiple = 16},
+	 .selftest = selftest_pass, .prep = prep_sized, .run = run_sized, .release = release_count},
+	{.name = "curvy", .family = "public-key", .backend = ER_BACKEND_SOFTWARE,
+	 .spec = {.curves = curvy_curves}, .selftest = selftest_pass, .prep = prep_plain,
+	 .run = run_count, .release = NULL},
+};
+static const size_t fake_params_len = sizeof(fake_params) / sizeof(fake_params[0]);
+
+static const struct er_family_s fake_families[] = {
+	{fake_plain, &fake_plain_len},
+	{fake_params, &fake_params_len},
+};
+
+const struct er_registry_s er_fake_registry = {
+	.families = fake_families,
+	.n_families = 2,
+};

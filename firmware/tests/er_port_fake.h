@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file
+ * @brief A port for the core's tests and the fuzzer: a clock that advances a fixed step per
+ * reading, recorded trigger edges, replies captured in memory, a small arena, and test ops
+ * that count their runs.
+ */
+#ifndef ER_PORT_FAKE_H_
+#define ER_PORT_FAKE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "er_registry.h"
+
+#define ER_FAKE_ARENA_BYTES (64u * 1024u)
+#define ER_FAKE_OUT_BYTES (64u * 1024u)
+#define ER_FAKE_EDGES_MAX 64
+
+struct er_fake_edge_s {
+	int level;
+	int accel;
+	uint32_t runs; /**< er_fake.runs when the edge happened */
+};
+
+struct er_fake_s {
+	uint64_t now;       /**< the clock: cycles and ns alike */
+	uint64_t tick;      /**< what every reading of the clock adds */
+	uint32_t runs;      /**< runs of the test ops since the last prep */
+	uint32_t run_limit; /**< test ops fail with -ECANCELED beyond this many runs */
+	uint32_t releases;  /**< calls of a test op's release */
+	struct er_fake_edge_s edges[ER_FAKE_EDGES_MAX];
+	size_t n_edges;
+	char out[ER_FAKE_OUT_BYTES + 1]; /**< replies, NUL-terminated */
+	size_t out_len;
+};
+
+extern struct er_fake_s er_fake;
+
+/** The test ops (count, sized, curvy, broken-selftest, fails-at-3, greedy, no-memory). */
+extern const struct er_registry_s er_fake_registry;
+
+/** @brief Reset the clock, counters, edges and captured replies. */
+void er_fake_reset(void);
+
+#endif /* ER_PORT_FAKE_H_ */

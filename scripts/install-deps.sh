@@ -11,6 +11,8 @@ APT_PACKAGES=(
     python3 python3-venv python3-dev               # the rig
     sigrok-cli                                     # sigrok devices and the .sr reference
     clang                                          # libFuzzer target of the firmware parser
+    libclang-rt-14-dev                             # libFuzzer and ASan runtimes for clang
+    valgrind                                       # leak check of a hostile DUT session (ctest)
 )
 
 missing=()

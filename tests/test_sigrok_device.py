@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.base import Acquisition
 from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
 from energyrig.instruments.sigrok.protocol import SigrokDeviceConfig
 from energyrig.instruments.sigrok.srfile import SrOptions
@@ -35,10 +36,12 @@ def test_list_devices_finds_the_demo_driver() -> None:
 
 def test_capture_spanning_many_chunks_reads_back_as_sigrok_cli_reads_it() -> None:
     with SigrokDevice(DEMO) as device:
+        assert isinstance(device, Acquisition)
         device.arm(pre_s=0.05, window_s=0.4, post_s=0.05)
         capture = device.collect(timeout_s=30)
-        path = capture.path
-        assert capture.samples == 50_000 == sigrok_show(path)["logic_samples"]
+        path = device.last_file
+        assert path is not None and capture.flags == () and capture.trigger_bit == 0
+        assert capture.n_samples == 50_000 == sigrok_show(path)["logic_samples"]
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
         assert sum(n.startswith("logic-1-") for n in names) >= 10
@@ -70,10 +73,11 @@ def test_repeated_captures_and_kept_files(tmp_path: Path) -> None:
     with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
         first = device.acquire(0.01)
         second = device.acquire(0.02)
-    assert (first.samples, second.samples) == (1_000, 2_000)
+    assert (first.n_samples, second.n_samples) == (1_000, 2_000)
     assert [p.name for p in sorted(tmp_path.glob("*.sr"))] == ["capture-0001.sr", "capture-0002.sr"]
     with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
-        assert device.acquire(0.01).path.name == "capture-0003.sr"  # earlier runs kept intact
+        device.acquire(0.01)
+        assert device.last_file == tmp_path / "capture-0003.sr"  # earlier runs kept intact
 
 
 def test_sigrok_cli_failure_carries_its_stderr() -> None:
@@ -97,7 +101,7 @@ def test_collect_timeout_kills_the_capture_and_the_device_stays_usable(tmp_path:
         with pytest.raises(InstrumentError, match="did not finish within 0.2 s"):
             device.collect(timeout_s=0.2)
         assert sigrok_processes(tmp_path) == []
-        assert device.acquire(0.01).samples == 1_000
+        assert device.acquire(0.01).n_samples == 1_000
 
 
 def test_stop_ends_a_running_capture(tmp_path: Path) -> None:
@@ -124,3 +128,13 @@ def test_misuse_is_reported() -> None:
     with SigrokDevice(SigrokDeviceConfig(driver="demo")) as device:
         with pytest.raises(InstrumentError, match="no samplerate_hz"):
             device.arm(0.0, 0.01, 0.0)
+    with SigrokDevice(DEMO) as device, pytest.raises(ValueError, match="pre_s must be >= 0"):
+        device.arm(-0.1, 0.01, 0.0)
+
+
+def test_describe_for_the_manifest() -> None:
+    with SigrokDevice(DEMO) as device:
+        described = device.describe()
+    assert described["driver"] == "demo" and described["model"] == "Demo device"
+    assert described["samplerate_hz"] == RATE and described["shunt_ohms"] == 10.0
+    assert described["channels"] == ["D0", "D1", "A0", "A1"]

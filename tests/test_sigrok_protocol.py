@@ -52,19 +52,20 @@ def test_unrepresentable_options_are_refused(cfg: SigrokDeviceConfig, field: str
     assert info.value.field == field
 
 
-@pytest.mark.parametrize(("pre", "window", "post", "rate", "samples"), [
-    (0.1, 0.3, 0.1, 100_000, 50_000),
-    (0.0, 1e-6, 0.0, 1_000_000, 1),
-    (0.0, 1.5e-6, 0.0, 1_000_000, 2),   # rounds up: the window is never cut short
-    (0.0, 0.0, 0.0, 1_000_000, 1),
+@pytest.mark.parametrize(("total", "rate", "samples"), [
+    (0.5, 100_000, 50_000),
+    (0.1 + 0.2, 10, 3),          # 3.0000000000000004 samples: float noise, not a 4th sample
+    (1.5e-6, 1_000_000, 2),      # rounds up: the window is never cut short
+    (0.0, 1_000_000, 1),
 ])
-def test_samples_for(pre: float, window: float, post: float, rate: float, samples: int) -> None:
-    assert samples_for(pre, window, post, rate) == samples
+def test_samples_for(total: float, rate: float, samples: int) -> None:
+    assert samples_for(total, rate) == samples
 
 
-def test_samples_for_rejects_negative_times() -> None:
-    with pytest.raises(ConfigError, match="pre=-0.1"):
-        samples_for(-0.1, 1.0, 0.0, 1e6)
+@pytest.mark.parametrize("total", [-0.1, float("inf"), float("nan")])
+def test_samples_for_rejects_impossible_durations(total: float) -> None:
+    with pytest.raises(ConfigError, match="finite time"):
+        samples_for(total, 1e6)
 
 
 def test_scan_argv() -> None:

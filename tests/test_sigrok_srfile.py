@@ -134,7 +134,7 @@ def test_analog_values_match_sigrok_cli(demo: Path) -> None:
     printed = sigrok_analog(demo)
     assert sorted(printed) == ["A0", "A1", "A2"]
     for name, reference in printed.items():
-        capture = SrCapture(demo, SrOptions(current=name, voltage=3.3, block_samples=7_000))
+        capture = SrCapture(demo, SrOptions(current=name, voltage=3.3, chunk_samples=7_000))
         _, current, _, _ = read_all(capture)
         assert len(current) == len(reference) == 60_000
         assert np.max(np.abs(current - reference)) <= ANALOG_PRINT_TOLERANCE_V
@@ -145,7 +145,7 @@ def test_analog_values_match_sigrok_cli(demo: Path) -> None:
 def test_logic_values_match_sigrok_cli(demo: Path, channel: str) -> None:
     reference = sigrok_bits(demo, channel)
     _, _, _, logic = read_all(SrCapture(demo, SrOptions(trigger=channel, voltage=3.3,
-                                                        block_samples=5_000)))
+                                                        chunk_samples=5_000)))
     assert len(reference) == 60_000
     assert 0 < reference.sum() < len(reference)
     np.testing.assert_array_equal(logic, reference)
@@ -168,10 +168,10 @@ def test_logic_channel_maps_by_probe_number_not_by_order(demo: Path) -> None:
 
 def test_chunking_does_not_change_the_samples(demo: Path) -> None:
     """Blocks that divide neither 4096 (logic) nor 1020 (analog) give the same samples."""
-    whole = read_all(SrCapture(demo, SrOptions(voltage="A1", block_samples=1 << 20)))
+    whole = read_all(SrCapture(demo, SrOptions(voltage="A1", chunk_samples=1 << 20)))
     for block in (1, 999, 4097):
         chunks, current, voltage, logic = read_all(
-            SrCapture(demo, SrOptions(voltage="A1", block_samples=block)))
+            SrCapture(demo, SrOptions(voltage="A1", chunk_samples=block)))
         assert [c.start_index for c in chunks] == list(np.cumsum([0] + [len(c) for c in chunks[:-1]]))
         assert max(len(c) for c in chunks) == min(block, 60_000)
         np.testing.assert_array_equal(current, whole[1])
@@ -261,7 +261,7 @@ def test_handmade_file_with_unequal_streams_and_unchunked_logic(tmp_path: Path,
     path = write_sr(tmp_path / "f.sr", {"logic-1": logic.tobytes(),
                                         "analog-1-9-1": shunt[:3].tobytes(),
                                         "analog-1-9-2": shunt[3:].tobytes()})
-    capture = SrCapture(path, SrOptions(voltage=5.0, shunt_ohms=2.0, block_samples=2))
+    capture = SrCapture(path, SrOptions(voltage=5.0, shunt_ohms=2.0, chunk_samples=2))
     assert "different sample counts" in caplog.text and capture.samples == 5
     chunks, current, voltage, trig = read_all(capture)
     assert [len(c) for c in chunks] == [2, 2, 1] and chunks[0].period_s == 1e-4
@@ -326,7 +326,7 @@ def test_long_capture_streams_in_bounded_memory(tmp_path: Path) -> None:
                 data = ((index % 1024).astype("<f4") if name.startswith("analog")
                         else ((index // 512) % 2).astype(np.uint8))
                 archive.writestr(f"{name}-{k + 1}", data.tobytes())
-    capture = SrCapture(path, SrOptions(voltage=3.3, block_samples=1 << 16))
+    capture = SrCapture(path, SrOptions(voltage=3.3, chunk_samples=1 << 16))
     tracemalloc.start()
     total, highs, checksum = 0, 0, 0.0
     for chunk in capture.chunks():

@@ -1,9 +1,10 @@
 """A libsigrok device driven through ``sigrok-cli`` (subprocess transport).
 
-Each :meth:`SigrokDevice.arm` starts one ``sigrok-cli`` capture into a session file in a
-private directory; :meth:`SigrokDevice.collect` waits for it and returns the file as an
-:class:`~energyrig.instruments.sigrok.srfile.SrCapture`. The command lines come from
-:mod:`energyrig.instruments.sigrok.protocol`; this module only runs them.
+A single-shot recorder in the sense of :mod:`energyrig.instruments.base`: each
+:meth:`SigrokDevice.arm` starts one ``sigrok-cli`` capture into a session file in a private
+directory; :meth:`SigrokDevice.collect` waits for it and reads the file with the ``.sr``
+reader into a :class:`~energyrig.instruments.base.RecordedCapture`. The command lines come
+from :mod:`energyrig.instruments.sigrok.protocol`; this module only runs them.
 
 sigrok-cli's own triggers (``--triggers``) are not used: in libsigrok 0.5.2 the soft
 trigger drops analog data and shortens the capture. The trigger line is recorded as an
@@ -17,9 +18,10 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from types import TracebackType
+from typing import Any
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.sigrok import protocol
 from energyrig.instruments.sigrok.protocol import ScannedDevice, SigrokDeviceConfig
 from energyrig.instruments.sigrok.srfile import SrCapture
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.02
 STOP_GRACE_S = 5.0
+SHORT_CAPTURE = "short_capture"  # RecordedCapture flag: the device sent fewer samples than asked
 
 
 def _tail(text: str, lines: int = 12) -> str:
@@ -67,8 +70,8 @@ def list_devices(sigrok_cli: str = protocol.SIGROK_CLI, driver: str | None = Non
     return protocol.parse_scan(run_sigrok(protocol.scan_argv(sigrok_cli, driver), timeout_s))
 
 
-class SigrokDevice:
-    """Acquisition from a libsigrok device through sigrok-cli.
+class SigrokDevice(AcquisitionBase):
+    """Acquisition from a libsigrok device through sigrok-cli (an ``Acquisition``).
 
     Use as a context manager::
 
@@ -77,8 +80,9 @@ class SigrokDevice:
             ...  # let the DUT run its batch
             capture = dev.collect(timeout_s=5)
 
-    A returned capture reads its session file lazily; the file stays valid until the next
-    :meth:`arm` or :meth:`stop`, or for good when ``keep_dir`` is given.
+    :meth:`collect` returns the samples in memory, read in chunks from the session file
+    (:attr:`last_file`), which stays until the next :meth:`arm` or :meth:`stop`, or for good
+    when ``keep_dir`` is given.
 
     Parameters
     ----------
@@ -103,27 +107,16 @@ class SigrokDevice:
         self._stderr_path: Path | None = None
         self._samples = 0
         self._count = 0
-
-    def __enter__(self) -> SigrokDevice:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
+        self.scanned: ScannedDevice | None = None
+        self.last_file: Path | None = None
 
     @property
     def device(self) -> str:
         """The ``--driver`` spec, for messages."""
         return protocol.driver_spec(self.config)
 
-    def start(self) -> ScannedDevice:
-        """Check that sigrok-cli is installed and the device answers a scan.
-
-        Returns
-        -------
-        ScannedDevice
-            The device found.
+    def start(self) -> None:
+        """Check that sigrok-cli is installed and the device answers a scan (:attr:`scanned`).
 
         Raises
         ------
@@ -140,8 +133,8 @@ class SigrokDevice:
         else:
             self._tmp = tempfile.TemporaryDirectory(prefix="energyrig-sigrok-")
             self._dir = Path(self._tmp.name)
-        log.info("sigrok device %s: %s", self.device, found[0].description)
-        return found[0]
+        self.scanned = found[0]
+        log.info("sigrok device %s: %s", self.device, self.scanned.description)
 
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
         """Start a capture long enough for ``pre_s + window_s + post_s`` seconds.
@@ -165,8 +158,9 @@ class SigrokDevice:
         if rate is None:
             raise InstrumentError(f"sigrok device {self.device}: no samplerate_hz configured, "
                                   "cannot size a capture in seconds")
+        request = ArmRequest(pre_s, window_s, post_s)
         self._discard_output()
-        self._samples = protocol.samples_for(pre_s, window_s, post_s, rate)
+        self._samples = protocol.samples_for(request.total_s, rate)
         self._output = self._next_output(self._dir)
         self._stderr_path = self._output.with_suffix(".stderr")
         argv = protocol.capture_argv(self.config, self._output, self._samples)
@@ -185,8 +179,12 @@ class SigrokDevice:
         if self._process.poll() not in (None, 0):
             self._fail()
 
-    def collect(self, timeout_s: float) -> SrCapture:
-        """Wait for the armed capture to finish and return it.
+    def collect(self, timeout_s: float) -> RecordedCapture:
+        """Wait for the armed capture to finish and return its samples.
+
+        The trigger channel arrives on logic bit 0 (see
+        :mod:`energyrig.instruments.sigrok.srfile`). A capture shorter than armed (the
+        device stopped early) is returned with the flag ``short_capture``.
 
         Raises
         ------
@@ -207,19 +205,36 @@ class SigrokDevice:
         self._process = None
         if not self._output.exists():
             raise InstrumentError(f"sigrok device {self.device} wrote no samples: {self._stderr()}")
+        self.last_file = self._output
         capture = SrCapture(self._output, self.config.reader)
+        flags: tuple[str, ...] = ()
         if capture.samples < self._samples:
             log.warning("sigrok device %s delivered %d of %d samples: %s", self.device,
                         capture.samples, self._samples, self._stderr())
-        return capture
+            flags = (SHORT_CAPTURE,)
+        return RecordedCapture(source=f"sigrok:{self.device}", chunk_list=tuple(capture.chunks()),
+                               trigger_bit=capture.trigger_bit, flags=flags)
 
-    def acquire(self, duration_s: float, timeout_s: float | None = None) -> SrCapture:
+    def acquire(self, duration_s: float, timeout_s: float | None = None) -> RecordedCapture:
         """Capture ``duration_s`` seconds now and return the capture (arm + collect)."""
         self.arm(0.0, duration_s, 0.0)
         return self.collect(timeout_s if timeout_s is not None else 2 * duration_s + 30.0)
 
+    def describe(self) -> dict[str, Any]:
+        """Identity and settings for the run manifest."""
+        cfg = self.config
+        return {"instrument": "sigrok", "driver": self.device,
+                "model": self.scanned.description if self.scanned else None,
+                "channels": list(cfg.channels), "samplerate_hz": cfg.samplerate_hz,
+                "config": dict(cfg.config), "trigger": cfg.reader.trigger,
+                "current": cfg.reader.current, "shunt_ohms": cfg.reader.shunt_ohms,
+                "current_scale_a_per_v": cfg.reader.current_scale_a_per_v,
+                "voltage": cfg.reader.voltage}
+
     def stop(self) -> None:
-        """Stop a running capture and remove the temporary files (not those in ``keep_dir``)."""
+        """Stop a running capture and remove the temporary files (not those in ``keep_dir``).
+
+        Safe to call twice."""
         if self._process is not None:
             self._kill()
         if self._tmp is not None:

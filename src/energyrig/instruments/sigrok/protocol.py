@@ -98,13 +98,11 @@ def format_samplerate(hz: float) -> str:
     return str(int(hz))
 
 
-def samples_for(pre_s: float, window_s: float, post_s: float, samplerate_hz: float) -> int:
-    """Samples needed to cover ``pre_s + window_s + post_s`` seconds (at least one)."""
-    total = pre_s + window_s + post_s
-    if min(pre_s, window_s, post_s) < 0 or not math.isfinite(total):
-        raise ConfigError(_SOURCE, "window", f"times must be finite and >= 0 s, got "
-                                             f"pre={pre_s}, window={window_s}, post={post_s}")
-    return max(1, math.ceil(total * samplerate_hz - 1e-6))  # 1e-6: float noise, not a sample
+def samples_for(total_s: float, samplerate_hz: float) -> int:
+    """Samples needed to cover ``total_s`` seconds (at least one; never rounded down)."""
+    if not 0 <= total_s < math.inf:
+        raise ConfigError(_SOURCE, "window", f"a capture must last a finite time >= 0 s, got {total_s}")
+    return max(1, math.ceil(total_s * samplerate_hz - 1e-6))  # 1e-6: float noise, not a sample
 
 
 def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[str]:

@@ -54,62 +54,33 @@ import numpy.typing as npt
 
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
+from energyrig.instruments.files import CaptureOptions
 
 log = logging.getLogger(__name__)
 
 SUPPORTED_VERSION = 2
 DEVICE_SECTION = "device 1"
-DEFAULT_BLOCK_SAMPLES = 1 << 16
 _SI_PREFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9}
 _RATE_RE = re.compile(r"^\s*(?P<value>[0-9]*\.?[0-9]+)\s*(?:(?P<prefix>[kMG]?)Hz)?\s*$")
 _CHUNK_RE = re.compile(r"^(?P<base>.+)-(?P<num>[0-9]+)$")
 
 
-@dataclass(frozen=True, slots=True)
-class SrOptions:
-    """How the channels of a session file become current, voltage and trigger.
+@dataclass(frozen=True)
+class SrOptions(CaptureOptions):
+    """:class:`~energyrig.instruments.files.CaptureOptions` plus what only this reader does.
+
+    For a session file: ``trigger`` names a logic channel (default: the lowest enabled one),
+    ``current`` an analog channel (default: the first one), ``voltage`` an analog channel or a
+    constant in volts (a string that is not a channel name but parses as a number is one).
 
     Attributes
     ----------
-    trigger:
-        Name of the logic channel carrying the trigger (``"D0"``); ``None``: the lowest
-        enabled logic channel, if any.
-    current:
-        Name of the analog channel carrying the shunt voltage (V) or the current; ``None``:
-        the first analog channel.
-    shunt_ohms:
-        Shunt resistance in ohms: current (A) = channel (V) / ``shunt_ohms``.
-    current_scale_a_per_v:
-        Alternative to ``shunt_ohms``: current (A) = channel (V) * scale (A/V).
-    voltage:
-        Name of the analog channel carrying the supply voltage, or a constant supply in
-        volts (a float, or a string that parses as one and is not a channel name).
     voltage_minus_shunt:
         Subtract the ``current`` channel's voltage from the supply channel (the supply probe
-        sits before the shunt).
-    block_samples:
-        Target number of samples per emitted chunk (the last one may be shorter).
+        sits before the shunt, as in the published two-probe method).
     """
 
-    trigger: str | None = None
-    current: str | None = None
-    shunt_ohms: float | None = None
-    current_scale_a_per_v: float | None = None
-    voltage: str | float | None = None
     voltage_minus_shunt: bool = False
-    block_samples: int = DEFAULT_BLOCK_SAMPLES
-
-    def amperes_per_volt(self, source: str) -> float:
-        """Factor turning the current channel's volts into amperes (A/V)."""
-        if self.shunt_ohms is not None and self.current_scale_a_per_v is not None:
-            raise CaptureError(source, "give either a shunt resistance or a current scale, not both")
-        if self.shunt_ohms is not None:
-            if not self.shunt_ohms > 0:
-                raise CaptureError(source, f"shunt resistance must be > 0 ohm, got {self.shunt_ohms}")
-            return 1.0 / self.shunt_ohms
-        if self.current_scale_a_per_v is not None:
-            return float(self.current_scale_a_per_v)
-        return 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,10 +325,13 @@ class SrCapture:
         A named channel does not exist, or there is no analog channel for the current.
     """
 
-    def __init__(self, path: str | Path, options: SrOptions | None = None) -> None:
+    trigger_bit = 0  # the trigger channel always arrives on logic bit 0
+
+    def __init__(self, path: str | Path, options: CaptureOptions | None = None) -> None:
         self.path = Path(path)
         self.source = str(path)
         self.options = options or SrOptions()
+        self._minus_shunt = isinstance(self.options, SrOptions) and self.options.voltage_minus_shunt
         try:
             with zipfile.ZipFile(self.path) as archive:
                 self.metadata = read_metadata(archive, self.source)
@@ -369,7 +343,7 @@ class SrCapture:
         self.trigger_channel = self._resolve_trigger()
         self.current_channel = self._resolve_analog(self.options.current, "current")
         self.voltage_channel, self.voltage_constant_v = self._resolve_voltage()
-        if self.options.voltage_minus_shunt and self.voltage_channel is None:
+        if self._minus_shunt and self.voltage_channel is None:
             raise ChannelError(self.source, "voltage_minus_shunt needs a supply voltage channel")
         lengths = self._stream_lengths()
         self.samples = min(lengths.values())
@@ -430,14 +404,14 @@ class SrCapture:
         return lengths
 
     def chunks(self) -> Iterator[Chunk]:
-        """Yield the capture in chunks of about ``options.block_samples`` samples.
+        """Yield the capture in chunks of ``options.chunk_samples`` samples (the last shorter).
 
         Raises
         ------
         CaptureError
             A member is corrupt (bad CRC, truncated) or the file changed since opening.
         """
-        block = self.options.block_samples
+        block = self.options.chunk_samples
         try:
             with zipfile.ZipFile(self.path) as archive:
                 yield from self._chunks(archive, block)
@@ -466,7 +440,7 @@ class SrCapture:
             supply: npt.NDArray[np.float64] | float
             if voltage is not None:
                 supply = voltage.take(n)
-                if self.options.voltage_minus_shunt:
+                if self._minus_shunt:
                     supply = supply - shunt_v
             else:
                 supply = float(self.voltage_constant_v)  # type: ignore[arg-type]
@@ -480,6 +454,7 @@ class SrCapture:
                        4, _decode_analog)
 
 
-def open_sr(path: str | Path, options: SrOptions | None = None) -> SrCapture:
-    """Open a sigrok session file as a capture (see :class:`SrCapture`)."""
+def open_sr(path: str | Path, options: CaptureOptions | None = None) -> SrCapture:
+    """Open a sigrok session file as a capture (see :class:`SrCapture`); a reader of
+    :data:`energyrig.instruments.files.KINDS`."""
     return SrCapture(path, options)

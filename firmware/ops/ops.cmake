@@ -11,9 +11,19 @@
 set(ER_OPS_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 set(ER_OPS_FAMILIES
+    symmetric
+    legacy
+    hash
 )
 
 set(ER_OPS_EXTRA_SOURCES
+    ${ER_OPS_DIR}/er_ops_util.c
+    ${ER_OPS_DIR}/lib/er_kat.c
+    ${ER_OPS_DIR}/lib/er_keccak.c
+    ${ER_OPS_DIR}/lib/er_rc4.c
+    ${ER_OPS_DIR}/lib/er_rc_key.c
+    ${ER_OPS_DIR}/lib/er_rc5.c
+    ${ER_OPS_DIR}/lib/er_rc6.c
 )
 
 set(ER_OPS_SOURCES ${ER_OPS_EXTRA_SOURCES})

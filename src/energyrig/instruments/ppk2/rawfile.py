@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from energyrig.capture import Chunk
-from energyrig.errors import CaptureError, InstrumentError
+from energyrig.errors import CaptureError, ChannelError, InstrumentError
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, decode_stream
 from energyrig.instruments.ppk2.metadata import (
     END_MARKER,
@@ -29,6 +29,9 @@ from energyrig.instruments.ppk2.metadata import (
     format_metadata,
     parse_metadata,
 )
+
+if TYPE_CHECKING:
+    from energyrig.instruments.files import CaptureOptions
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +201,8 @@ class Ppk2RawCapture:
         self.source = str(path)
         self.path = Path(path)
         self.spike_filter = spike_filter
+        self.trigger_bit = 0
+        """Logic input carrying the trigger (0 = D0); ``rig analyze`` reads it."""
         self.block_samples = block_samples
         try:
             with open(self.path, "rb") as fh:
@@ -223,3 +228,33 @@ class Ppk2RawCapture:
 def open_ppk2(path: str | Path, **options: object) -> Ppk2RawCapture:
     """Open a ``.ppk2`` raw stream file (options as for :class:`Ppk2RawCapture`)."""
     return Ppk2RawCapture(path, **options)  # type: ignore[arg-type]
+
+
+def is_ppk2_raw(head: bytes) -> bool:
+    """Whether the first bytes of a file are a raw PPK2 stream (metadata, then the header line)."""
+    return f"{END_MARKER}\n{MAGIC} ".encode("ascii") in head or \
+        f"{END_MARKER}\r\n{MAGIC} ".encode("ascii") in head
+
+
+def open_ppk2_capture(path: Path, options: CaptureOptions) -> Ppk2RawCapture:
+    """The reader of :data:`energyrig.instruments.files.KINDS` for ``.ppk2`` files.
+
+    ``options.trigger`` names the logic input (``D0``..``D7``, default ``D0``) and becomes
+    the capture's ``trigger_bit``; ``options.voltage`` as a number (V) overrides the recorded
+    supply voltage. The PPK2 has one current channel and no voltage channel, so naming one
+    is an error; a shunt or current scale does not apply.
+    """
+    source = str(path)
+    trigger = (options.trigger or "D0").upper()
+    if len(trigger) != 2 or trigger[0] != "D" or trigger[1] not in "01234567":
+        raise ChannelError(source, f"no logic channel {options.trigger!r}: a PPK2 has D0..D7")
+    if options.current is not None:
+        raise ChannelError(source, f"no channel {options.current!r}: a PPK2 stream has one current "
+                                   "channel; leave --current out")
+    if isinstance(options.voltage, str):
+        raise ChannelError(source, f"no channel {options.voltage!r}: a PPK2 stream has no voltage "
+                                   "channel; give the supply in volts (e.g. --voltage 3.3)")
+    vdd_mv = None if options.voltage is None else float(options.voltage) * 1000
+    capture = Ppk2RawCapture(path, vdd_mv=vdd_mv, block_samples=options.chunk_samples)
+    capture.trigger_bit = int(trigger[1])
+    return capture

@@ -14,6 +14,7 @@ from energyrig.instruments.base import Acquisition
 from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
 from energyrig.instruments.sigrok.protocol import SigrokDeviceConfig
 from energyrig.instruments.sigrok.srfile import SrOptions
+from energyrig.rig.energy import find_windows
 from test_sigrok_srfile import ANALOG_PRINT_TOLERANCE_V, sigrok_analog, sigrok_bits, sigrok_show
 
 RATE = 100_000
@@ -56,6 +57,30 @@ def test_capture_spanning_many_chunks_reads_back_as_sigrok_cli_reads_it() -> Non
         np.testing.assert_array_equal(trigger, sigrok_bits(path, "D0"))
         assert chunks[0].period_s == pytest.approx(1 / RATE)
     assert not path.exists()  # the private directory went with stop()
+
+
+def test_window_energies_equal_those_from_what_sigrok_cli_prints() -> None:
+    """Device -> reader -> energy code, against windows and v*i rebuilt from sigrok-cli's text."""
+    with SigrokDevice(DEMO) as device:
+        record = device.acquire(0.1)
+        path = device.last_file
+        assert path is not None
+        windows = list(find_windows(record))
+        trigger = sigrok_bits(path, "D0").astype(np.int8)
+        printed = sigrok_analog(path)
+    power_w = printed["A1"] * printed["A0"] / READER.shunt_ohms
+    edges = np.diff(trigger)
+    rises, falls = np.flatnonzero(edges == 1) + 1, np.flatnonzero(edges == -1) + 1
+    falls = falls[falls > rises[0]][: len(rises)]
+    rises = rises[: len(falls)]  # complete high runs only
+    reference_j = np.array([power_w[a:b].sum() / RATE for a, b in zip(rises, falls)])
+    # 2 printed decimals: |dp| <= 0.005 V * 1 A + 10 V * 0.0005 A per sample
+    tolerance_j = (falls - rises) * 0.01 / RATE
+    assert len(windows) == len(reference_j) > 100
+    energies = np.array([w.energy_j for w in windows])
+    assert np.all(np.abs(energies - reference_j) <= tolerance_j)
+    assert [w.samples for w in windows] == list(falls - rises)
+    assert np.ptp(energies) > 0  # windows of different energy: the comparison can fail
 
 
 def test_arm_returns_once_samples_flow_and_capture_runs_in_real_time(tmp_path: Path) -> None:

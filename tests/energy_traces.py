@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.capture import Chunk
+from energyrig.instruments.csvfile import gaps_from_indices
 
 Signal = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]
 
@@ -36,11 +37,7 @@ class Trace:
         expected = 0  # absolute index the next received sample would have without a gap
         for lo in range(0, len(kept), size):
             idx = kept[lo:lo + size]
-            prev = np.concatenate(([expected - 1], idx[:-1]))
-            jump = idx - prev - 1
-            pos = np.flatnonzero(jump)
-            gaps = np.stack([pos, jump[pos]], axis=1).astype(np.int64) if len(pos) \
-                else np.zeros((0, 2), dtype=np.int64)
+            gaps = gaps_from_indices(idx, expected)
             volt = self.voltage_v if np.isscalar(self.voltage_v) else self.voltage_v[idx]
             sat = None if self.saturated is None else self.saturated[idx]
             yield Chunk(expected, self.period_s, self.current_a[idx], volt, self.logic[idx],

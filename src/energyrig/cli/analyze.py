@@ -1,9 +1,140 @@
-"""`rig analyze CAPTURE` (placeholder until the measurement core lands)."""
+"""``rig analyze CAPTURE``: trigger windows and their energy in a recorded capture.
+
+A thin layer over :func:`energyrig.rig.analysis.analyze_file`; units are converted to µJ,
+ms and mW only here.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Optional
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from energyrig.instruments.files import CaptureOptions, parse_voltage
+from energyrig.rig.analysis import Analysis, analyze_file
+from energyrig.rig.energy import FLAGS, WindowSettings
+
+_DEFAULTS = WindowSettings()
+# Display units at the CLI edge: figure -> (column label, factor from SI).
+_UNITS = {
+    "energy_j": ("µJ", 1e6),
+    "net_energy_j": ("µJ", 1e6),
+    "duration_s": ("ms", 1e3),
+    "mean_power_w": ("mW", 1e3),
+    "baseline_w": ("mW", 1e3),
+    "edge_error_j": ("µJ", 1e6),
+}
+_PER_OP_UNITS = {**_UNITS, "duration_s": ("µs", 1e6)}
+
+
+def _fmt(value: float, figure: str, digits: int = 4, units: dict = _UNITS) -> str:
+    if not math.isfinite(value):
+        return "-"
+    return f"{value * units[figure][1]:.{digits}g}"
+
+
+def _windows_table(result: Analysis) -> Table:
+    table = Table(title=f"Trigger windows in {result.source}")
+    table.add_column("#", justify="right")
+    table.add_column("start s", justify="right", no_wrap=True)
+    for label in ("ms", "n", "energy µJ", "±edge µJ", "baseline mW", "net µJ",
+                  "power mW"):
+        table.add_column(label, justify="right")
+    table.add_column("flags")
+    for k, w in enumerate(result.windows, 1):
+        table.add_row(str(k), f"{w.start_s:.6f}", _fmt(w.duration_s, "duration_s"),
+                      str(w.samples), _fmt(w.energy_j, "energy_j"),
+                      _fmt(w.edge_error_j, "edge_error_j", 2), _fmt(w.baseline_w, "baseline_w"),
+                      _fmt(w.net_energy_j, "net_energy_j"),
+                      _fmt(w.mean_power_w, "mean_power_w"),
+                      ", ".join(w.flags), style="yellow" if w.flags else None)
+    return table
+
+
+def _summary_table(result: Analysis) -> Table:
+    summary = result.summary()
+    table = Table(title=f"Summary of {summary['count']} windows ({summary['flagged']} flagged)")
+    for label in ("figure", "n", "mean", "median", "std", "95 % CI"):
+        table.add_column(label, justify="left" if label == "figure" else "right")
+    rows = [(name, summary[name]) for name in ("energy_j", "net_energy_j", "duration_s",
+                                               "mean_power_w")]
+    per_op = summary.get("per_op")
+    if isinstance(per_op, dict):
+        rows += [(name, stats) for name, stats in per_op.items()]
+    for k, (name, stats) in enumerate(rows):
+        units = _PER_OP_UNITS if k >= 4 else _UNITS
+        op = "/op" if k >= 4 else ""
+        label = f"{name.rsplit('_', 1)[0].replace('_', ' ')}{op} ({units[name][0]})"
+        if not isinstance(stats, dict):
+            table.add_row(label, "0", "-", "-", "-", "-")
+            continue
+        cells = [_fmt(stats[key] if stats[key] is not None else math.nan, name, units=units)
+                 for key in ("mean", "median", "std", "ci_low", "ci_high")]
+        table.add_row(label, str(stats["n"]), *cells[:3], f"{cells[3]} … {cells[4]}")
+    return table
+
+
+_HELP = (
+    "Find the trigger windows in a capture and report their energy.\n\n"
+    "Each window is a span where the trigger is high. Its energy is the trapezoidal integral "
+    "of v·i; the baseline is the mean idle power in a span of --baseline seconds ending --guard "
+    "seconds before the rising edge (after the falling edge if the capture has no room "
+    "before); net = energy - baseline × duration. ±edge bounds the error of the edge "
+    "positions (one sample at each edge). With --batch N, per-op figures divide by N.\n\n"
+    f"Flags: {', '.join(FLAGS)}. Exit code 2 when the file or a channel is wrong."
+)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
-    def analyze(capture: str) -> None:
-        """Find trigger windows in a capture and report their energy."""
-        raise typer.Exit(1)
+    @app.command(help=_HELP)
+    def analyze(
+        capture: Path = typer.Argument(..., help="Capture file: .csv (or any kind the rig reads)."),
+        batch: Optional[int] = typer.Option(
+            None, "--batch", "-n", min=1,
+            help="Operations the firmware ran inside each window: adds per-op figures."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+        trigger: Optional[str] = typer.Option(
+            None, help="Trigger channel: CSV column (default 'trigger') or logic channel (D0)."),
+        current: Optional[str] = typer.Option(
+            None, help="Current channel: CSV column (default 'current_a') or analog channel (A0)."),
+        voltage: Optional[str] = typer.Option(
+            None, help="Supply voltage: a channel (CSV default 'voltage_v', or A1) or constant VOLTS."),
+        shunt_ohms: Optional[float] = typer.Option(
+            None, help="The current channel is volts across this shunt: I = V / R (ohm)."),
+        current_scale: Optional[float] = typer.Option(
+            None, help="The current channel is volts to scale: I = V × A_PER_V."),
+        min_pulse: float = typer.Option(
+            _DEFAULTS.min_pulse_s, help="Shorter trigger pulses (and dips) are glitches (s)."),
+        guard: float = typer.Option(
+            _DEFAULTS.guard_s, help="Gap between the baseline span and the edge (s)."),
+        baseline: float = typer.Option(
+            _DEFAULTS.baseline_s, help="Length of the idle span whose mean power is the baseline (s)."),
+        min_samples: int = typer.Option(
+            _DEFAULTS.min_samples, help="Windows with fewer samples are flagged too_few_samples."),
+        active_low: bool = typer.Option(False, help="The trigger is low during a batch."),
+    ) -> None:
+        options = CaptureOptions(trigger=trigger, current=current, voltage=parse_voltage(voltage),
+                                 shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale)
+        try:
+            settings = WindowSettings(active_high=not active_low, min_pulse_s=min_pulse,
+                                      guard_s=guard, baseline_s=baseline, min_samples=min_samples)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        console = Console(stderr=True)
+        with console.status(f"analysing {capture}", spinner="dots"):
+            result = analyze_file(capture, options, settings, batch)
+        if as_json:
+            typer.echo(json.dumps(result.as_json(), indent=1))
+            return
+        out = Console()
+        out.print(_windows_table(result))
+        out.print(_summary_table(result))
+        for edge in result.unpaired:
+            out.print(f"[yellow]unpaired {edge.kind} edge at {edge.time_s:.6f} s "
+                      f"(capture {'began' if edge.kind == 'fall' else 'ended'} with the trigger high)")
+        if result.glitches:
+            out.print(f"[yellow]{len(result.glitches)} trigger glitches shorter than {min_pulse} s")

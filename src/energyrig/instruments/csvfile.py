@@ -1,0 +1,173 @@
+"""Streaming reader for captures stored as CSV with a header row.
+
+Columns (names configurable through :class:`~energyrig.instruments.files.CaptureOptions`):
+
+``time_s``
+    Sample time in seconds; required. The sample period is estimated from the first chunk
+    and every time stamp must sit on that grid (within a quarter period). A jump of ``k``
+    periods means ``k − 1`` samples were lost: they become :attr:`Chunk.gaps` and the
+    windows around them are flagged ``dropped_samples``.
+``current_a``
+    Current in amperes (or the voltage across a shunt with ``shunt_ohms``/``current_scale``).
+``voltage_v``
+    Supply voltage in volts; instead of a column, a constant voltage may be given.
+``trigger``
+    Trigger level: values >= 0.5 are high (0/1 columns). It becomes logic bit D0.
+
+The file is read in chunks of ``chunk_samples`` rows by pandas' C parser, so memory stays
+bounded for files of any length.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from energyrig.capture import NO_GAPS, Chunk
+from energyrig.errors import CaptureError, ChannelError
+from energyrig.instruments.files import CaptureOptions
+
+log = logging.getLogger(__name__)
+
+TIME = "time_s"
+CURRENT = "current_a"
+VOLTAGE = "voltage_v"
+TRIGGER = "trigger"
+TRIGGER_THRESHOLD = 0.5
+GRID_TOLERANCE = 0.25  # of a period
+
+
+def gaps_from_indices(indices: npt.NDArray[np.int64], expected: int
+                      ) -> npt.NDArray[np.int64]:
+    """:attr:`Chunk.gaps` rows for samples at absolute ``indices``.
+
+    ``expected`` is the index the first sample would have if nothing were lost (the previous
+    chunk's ``end_index``, 0 for the first chunk); the chunk's ``start_index`` is ``expected``.
+    """
+    prev = np.concatenate(([expected - 1], indices[:-1]))
+    jump = indices - prev - 1
+    pos = np.flatnonzero(jump)
+    if not len(pos):
+        return NO_GAPS
+    return np.stack([pos, jump[pos]], axis=1).astype(np.int64)
+
+
+class CsvCapture:
+    """A CSV capture file; opening checks the header, :meth:`chunks` streams the samples.
+
+    Parameters
+    ----------
+    path:
+        The CSV file.
+    options:
+        Column names, constant voltage, current scaling, chunk size.
+    """
+
+    trigger_bit = 0  # the trigger column arrives on logic bit D0
+
+    def __init__(self, path: str | Path, options: CaptureOptions | None = None) -> None:
+        self.path = Path(path)
+        self.source = str(path)
+        self.options = options or CaptureOptions()
+        self._scale = self.options.amperes_per_volt(self.source)
+        try:
+            with self.path.open(newline="", encoding="utf-8") as f:
+                header = next(csv.reader(f), [])
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CaptureError(self.source, f"cannot read the CSV header: {exc}") from exc
+        self.columns = [name.strip() for name in header]
+        voltage = self.options.voltage
+        self.voltage_column = VOLTAGE if voltage is None else voltage
+        self.voltage_const: float | None = None
+        if isinstance(self.voltage_column, float):
+            self.voltage_const, self.voltage_column = self.voltage_column, None
+        self.trigger_column = self._column(self.options.trigger or TRIGGER, "trigger")
+        self.current_column = self._column(self.options.current or CURRENT, "current")
+        if self.voltage_column is not None:
+            self._column(self.voltage_column, "voltage",
+                         hint="; or give a constant supply with --voltage VOLTS")
+        self._column(TIME, "time")
+
+    def _column(self, name: str, role: str, hint: str = "") -> str:
+        if name not in self.columns:
+            raise ChannelError(self.source, f"no {role} column '{name}'; the columns are "
+                                            f"{', '.join(self.columns) or '(none)'}{hint}")
+        return name
+
+    def chunks(self) -> Iterator[Chunk]:
+        """Yield the samples in chunks of ``options.chunk_samples`` rows."""
+        wanted = [TIME, self.current_column, self.trigger_column]
+        if self.voltage_column is not None:
+            wanted.append(self.voltage_column)
+        reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
+                             chunksize=self.options.chunk_samples, engine="c",
+                             skipinitialspace=True)
+        grid: tuple[float, float] | None = None  # (t0, period)
+        expected = 0
+        row0 = 0
+        try:
+            for frame in reader:
+                frame.columns = [c.strip() for c in frame.columns]
+                cols = {name: self._numeric(frame[name], name, row0) for name in wanted}
+                t = cols[TIME]
+                if grid is None:
+                    grid = self._grid(t)
+                indices = self._indices(t, grid, row0, expected)
+                voltage = (self.voltage_const if self.voltage_column is None
+                           else cols[self.voltage_column])
+                yield Chunk(expected, grid[1], cols[self.current_column] * self._scale,
+                            voltage, (cols[self.trigger_column] >= TRIGGER_THRESHOLD)
+                            .astype(np.uint8), None, gaps_from_indices(indices, expected))
+                expected = int(indices[-1]) + 1
+                row0 += len(frame)
+        except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
+            raise CaptureError(self.source, f"malformed CSV after line {row0 + 1}: "
+                                            f"{str(exc).strip()}") from exc
+        if grid is None:
+            raise CaptureError(self.source, "no samples after the header")
+
+    def _numeric(self, column: pd.Series, name: str, row0: int) -> npt.NDArray[np.float64]:
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            i = int(bad[0])
+            raise CaptureError(self.source, f"line {row0 + i + 2}: column '{name}' has "
+                                            f"{column.iloc[i]!r}, not a finite number")
+        return values
+
+    def _grid(self, t: npt.NDArray[np.float64]) -> tuple[float, float]:
+        if len(t) < 2:
+            raise CaptureError(self.source, "need at least two samples to know the sample period")
+        period = float(np.median(np.diff(t)))
+        if not period > 0:
+            raise CaptureError(self.source, f"column '{TIME}' does not increase")
+        # Refine over the whole first chunk so the grid does not drift on long files.
+        last = round((t[-1] - t[0]) / period)
+        if last > 0:
+            period = float((t[-1] - t[0]) / last)
+        log.info("%s: sample period %.9g s", self.source, period)
+        return float(t[0]), period
+
+    def _indices(self, t: npt.NDArray[np.float64], grid: tuple[float, float], row0: int,
+                 expected: int) -> npt.NDArray[np.int64]:
+        t0, period = grid
+        pos = (t - t0) / period
+        indices = np.rint(pos).astype(np.int64)
+        off = np.abs(pos - indices) > GRID_TOLERANCE
+        back = np.diff(indices, prepend=expected - 1) < 1
+        bad = np.flatnonzero(off | back)
+        if len(bad):
+            i = int(bad[0])
+            why = "goes back or repeats" if back[i] else f"is off the {period:.6g} s sample grid"
+            raise CaptureError(self.source, f"line {row0 + i + 2}: {TIME} = {t[i]!r} {why}")
+        return indices
+
+
+def open_csv(path: Path, options: CaptureOptions) -> CsvCapture:
+    """Reader entry of :data:`energyrig.instruments.files.KINDS`."""
+    return CsvCapture(path, options)

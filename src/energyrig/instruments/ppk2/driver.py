@@ -452,6 +452,7 @@ class Ppk2(AcquisitionBase):
             self._arm = None
         assert scan.fall is not None
         end = scan.fall + post
+        chunks = [c for c in chunks if c.start_index < end]
         if chunks and chunks[-1].end_index > end:
             last = chunks[-1]
             chunks[-1] = slice_chunk(last, 0, self._first_at_or_after(last, end))

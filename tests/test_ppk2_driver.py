@@ -1,0 +1,199 @@
+"""The PPK2 driver: exact command exchanges against a byte-level fake port, and whole
+sessions against the emulator, with windows checked against the truth log."""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from energyrig.errors import InstrumentError
+from energyrig.instruments.base import Acquisition
+from energyrig.instruments.ppk2.decode import encode_words
+from energyrig.instruments.ppk2.driver import Ppk2, Ppk2Settings
+from energyrig.instruments.ppk2.metadata import format_metadata
+from energyrig.instruments.ppk2.protocol import Command
+from energyrig.instruments.sim.power import PowerModel
+from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess
+from energyrig.instruments.sim.truth import read_truth
+from energyrig.instruments.sim.wire import edge_records, send_edges
+from energyrig.rig.energy import DROPPED_SAMPLES, find_windows
+
+METADATA = format_metadata(DEFAULT_CALIBRATION).encode()
+
+
+class FakePort:
+    """Records every write; answers GET_META_DATA with ``metadata`` pieces and AVERAGE_START
+    with ``stream`` pieces, the rest of the stream once :meth:`release` is called."""
+
+    def __init__(self, metadata: list[bytes], stream: list[bytes] = (), later: list[bytes] = ()):
+        self.writes: list[bytes] = []
+        self.closed = False
+        self._metadata, self._stream, self._later = metadata, list(stream), list(later)
+        self._out: deque[bytes] = deque()
+
+    def write(self, data: bytes) -> int:
+        self.writes.append(bytes(data))
+        if data[0] == Command.GET_META_DATA:
+            self._out.extend(self._metadata)
+        elif data[0] == Command.AVERAGE_START:
+            self._out.extend(self._stream)
+        return len(data)
+
+    def read(self, size: int = 1) -> bytes:
+        if self._out:
+            piece = self._out.popleft()
+            if len(piece) > size:
+                self._out.appendleft(piece[size:])
+            return piece[:size]
+        time.sleep(0.005)
+        return b""
+
+    def release(self) -> None:
+        self._out.extend(self._later)
+
+    @property
+    def drained(self) -> bool:
+        return not self._out
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def split(data: bytes, size: int) -> list[bytes]:
+    return [data[i:i + size] for i in range(0, len(data), size)]
+
+
+def test_start_and_stop_send_the_exact_commands_and_read_split_metadata() -> None:
+    end = METADATA.index(b"END")
+    port = FakePort([METADATA[:40], METADATA[40:end + 1], METADATA[end + 1:]])
+    ppk = Ppk2(settings=Ppk2Settings(mode="source", supply_v=3.3), transport=port)
+    assert isinstance(ppk, Acquisition)
+    with ppk:
+        assert ppk.calibration == DEFAULT_CALIBRATION
+    assert port.writes == [b"\x07", b"\x19", b"\x11\x02", b"\x0d\x0c\xe4", b"\x0c\x01", b"\x06",
+                           b"\x07", b"\x0c\x00"]
+    assert port.closed
+
+
+def test_ampere_mode_leaves_dut_power_alone() -> None:
+    port = FakePort([METADATA])
+    with Ppk2(settings=Ppk2Settings(mode="ampere", supply_v=3.0, dut_power=False),
+              transport=port) as ppk:
+        assert ppk.describe()["mode"] == "ampere"
+    assert port.writes == [b"\x07", b"\x19", b"\x11\x01", b"\x0d\x0b\xb8", b"\x06", b"\x07"]
+
+
+def test_metadata_without_end_is_an_error() -> None:
+    port = FakePort([METADATA[:100]])
+    ppk = Ppk2(settings=Ppk2Settings(metadata_timeout_s=0.3), transport=port)
+    with pytest.raises(InstrumentError, match="no complete calibration metadata"):
+        ppk.start()
+
+
+def _trace_words(n: int, rise: int, fall: int, lost_at: int, lost: int) -> bytes:
+    current = np.where((np.arange(n) >= rise) & (np.arange(n) < fall), 3e-3, 1e-3)
+    logic = ((np.arange(n) >= rise) & (np.arange(n) < fall)).astype(np.uint8)
+    words = encode_words(current, DEFAULT_CALIBRATION, 3000, logic=logic)
+    return np.delete(words, np.arange(lost_at, lost_at + lost)).tobytes()
+
+
+def test_collect_returns_the_window_with_its_margins_and_its_gaps() -> None:
+    n, rise, fall = 30_000, 10_000, 15_000
+    raw = _trace_words(n, rise, fall, lost_at=12_000, lost=10)
+    head = 3000 * 4
+    port = FakePort([METADATA], stream=split(raw[:head], 4001), later=split(raw[head:], 4001))
+    with Ppk2(transport=port) as ppk:
+        while not port.drained:
+            time.sleep(0.01)
+        time.sleep(0.05)
+        ppk.arm(pre_s=0.01, window_s=0.05, post_s=0.01)
+        port.release()
+        record = ppk.collect(timeout_s=5)
+    chunks = list(record.chunks())
+    assert chunks[0].start_index == 3000 - 1000
+    assert chunks[-1].end_index == fall + 1000
+    assert record.lost == 10
+    (window,) = find_windows(record)
+    assert window.duration_s == pytest.approx((fall - rise) * 1e-5)
+    assert window.lost_samples == 10 and DROPPED_SAMPLES in window.flags
+    assert window.net_energy_j == pytest.approx(3.0 * 2e-3 * 0.05, rel=1e-3)
+
+
+def test_a_window_longer_than_the_buffer_fails_loudly() -> None:
+    raw = _trace_words(30_000, 2_000, 25_000, lost_at=0, lost=0)
+    port = FakePort([METADATA], later=split(raw, 4000))
+    with Ppk2(settings=Ppk2Settings(buffer_s=0.1), transport=port) as ppk:
+        ppk.arm(pre_s=0.0, window_s=0.05, post_s=0.01)
+        port.release()
+        with pytest.raises(InstrumentError, match="discarded because the buffer"):
+            ppk.collect(timeout_s=5)
+
+
+def test_no_trigger_is_a_timeout_that_says_so() -> None:
+    port = FakePort([METADATA], stream=split(_trace_words(5000, 9000, 9001, 0, 0), 4000))
+    with Ppk2(transport=port) as ppk:
+        ppk.arm(pre_s=0.0, window_s=0.01, post_s=0.0)
+        with pytest.raises(InstrumentError, match="trigger never rose"):
+            ppk.collect(timeout_s=0.3)
+
+
+# -- whole sessions against the emulator in its own process ---------------------------------
+
+def _measure(ppk: Ppk2, wire: Path, duration_s: float, seq0: int, accel: int) -> list:
+    ppk.arm(pre_s=0.02, window_s=duration_s, post_s=0.01)
+    rise = time.monotonic_ns() + 5_000_000
+    fall = rise + int(duration_s * 1e9)
+    send_edges(wire, edge_records([rise, fall], [1, 0], accel=accel, seq0=seq0))
+    record = ppk.collect(timeout_s=duration_s + 3.0)
+    return list(find_windows(record)), record
+
+
+def test_windows_match_the_truth_log(tmp_path: Path) -> None:
+    wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
+    model = PowerModel(idle_a=3e-6, active_a=3.3e-3, accel_a=2.2e-3, noise_a=0.2e-6)
+    durations = [0.000523, 0.0041234, 0.0371057, 0.2500043]  # not whole samples
+    measured = []
+    with EmulatorProcess(model, wire=wire, truth=truth) as emu, Ppk2(emu.port) as ppk:
+        time.sleep(0.05)
+        for k, duration in enumerate(durations):
+            windows, record = _measure(ppk, wire, duration, 2 * k, k % 2)
+            assert len(windows) == 1 and record.lost == 0
+            measured.append(windows[0])
+    _, truths = read_truth(truth)
+    assert len(truths) == len(durations)
+    for got, want in zip(measured, truths):
+        assert got.flags == () or got.flags == ("too_few_samples",)
+        assert abs(got.duration_s - want.duration_s) <= 1e-5
+        # Edge quantisation (bounded by edge_error_j) plus half an ADC step of bias.
+        slack = got.edge_error_j + 2e-4 * want.energy_j
+        assert abs(got.energy_j - want.energy_j) <= slack
+        assert abs(got.net_energy_j - want.net_energy_j) <= slack
+    # The long window is accurate to well under 0.1 %.
+    assert measured[-1].net_energy_j == pytest.approx(truths[-1].net_energy_j, rel=1e-3)
+
+
+def test_emulator_drops_flag_the_window(tmp_path: Path) -> None:
+    wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
+    model = PowerModel(idle_a=1e-3, active_a=3e-3, drop_rate=0.002)
+    with EmulatorProcess(model, wire=wire, truth=truth) as emu, Ppk2(emu.port) as ppk:
+        time.sleep(0.05)
+        (window,), record = _measure(ppk, wire, 0.1, 0, 0)
+    assert record.lost > 0
+    assert DROPPED_SAMPLES in window.flags and window.lost_samples > 0
+
+
+def test_a_disconnect_is_an_instrument_error(tmp_path: Path) -> None:
+    model = PowerModel(idle_a=1e-3, disconnect_after_s=0.3)
+    with EmulatorProcess(model) as emu:
+        ppk = Ppk2(emu.port)
+        ppk.start()
+        try:
+            ppk.arm(pre_s=0.0, window_s=0.1, post_s=0.0)
+            with pytest.raises(InstrumentError, match=emu.port):
+                ppk.collect(timeout_s=3.0)
+        finally:
+            ppk.stop()

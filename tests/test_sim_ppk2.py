@@ -1,0 +1,170 @@
+"""The PPK2 emulator, seen through real clients: the ppk2-api package and raw pyserial.
+
+Sample-by-sample checks align the decoded stream with the model through the truth log's
+stream start (sample k is at t0 + k * 10 us).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import serial
+from ppk2_api.ppk2_api import PPK2_API
+
+from energyrig.instruments.ppk2.decode import ADC_MULT, Ppk2Decoder
+from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
+from energyrig.instruments.ppk2.protocol import Command, regulator_set
+from energyrig.instruments.sim.power import PeriodicLoad, PowerModel, model_current
+from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess, Ppk2Emulator
+from energyrig.instruments.sim.truth import read_truth
+from energyrig.instruments.sim.wire import NO_EDGES, edge_records, send_edges
+
+# Nested loads: each 10 ms of a 50 ms period the total drops by about a decade, from 1.2 A
+# (range 4) down to the 3 uA idle current (range 0).
+ALL_RANGES = PowerModel(idle_a=3e-6, accel_a=0.0, loads=(
+    PeriodicLoad(1e-3, 0.05, 0.8), PeriodicLoad(0.02, 0.05, 0.6),
+    PeriodicLoad(0.2, 0.05, 0.4), PeriodicLoad(1.0, 0.05, 0.2)))
+
+
+def read_raw(port: str, seconds: float, *, reading: bool = True) -> tuple[Ppk2Calibration, bytes]:
+    """Metadata and `seconds` of raw stream from the emulator, over pyserial."""
+    with serial.Serial(port, timeout=0.02) as ser:
+        ser.write(bytes((Command.GET_META_DATA,)))
+        acc = MetadataAccumulator(port)
+        deadline = time.monotonic() + 5
+        while not acc.feed(ser.read(4096)):
+            assert time.monotonic() < deadline, "no metadata"
+        ser.write(regulator_set(3000) + bytes((Command.AVERAGE_START,)))
+        raw = bytearray()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if reading:
+                raw += ser.read(65536)
+            else:
+                time.sleep(0.01)
+        ser.write(bytes((Command.AVERAGE_STOP,)))
+        while chunk := ser.read(65536):
+            raw += chunk
+    return acc.calibration(), bytes(raw)
+
+
+def test_ppk2_api_reads_the_metadata_and_samples_that_match_the_model(tmp_path: Path) -> None:
+    wire = tmp_path / "wire"
+    # Idle and active both in range 1: ppk2-api's spike filter (applied on range switches)
+    # leaves every sample as the device sent it.
+    model = PowerModel(idle_a=1.2e-3, active_a=3.3e-3, accel_a=0.0)
+    with Ppk2Emulator(model, wire=wire) as emu:
+        api = PPK2_API(emu.port, timeout=1)
+        try:
+            assert api.get_modifiers()
+            expected = DEFAULT_CALIBRATION.to_ppk2_api_modifiers()
+            for key in ("R", "GS", "GI", "O", "S", "I", "UG"):
+                assert api.modifiers[key] == expected[key], key
+            api.use_source_meter()
+            api.set_source_voltage(3000)
+            api.toggle_DUT_power("ON")
+            now = time.monotonic_ns()
+            starts = now + np.arange(1, 8) * 50_000_000
+            edges = np.column_stack([starts, starts + 20_000_000]).ravel()
+            send_edges(wire, edge_records(edges, [1, 0] * 7))
+            api.start_measuring()
+            data = b""
+            end = time.monotonic() + 0.45
+            while time.monotonic() < end:
+                data += api.get_data()
+                time.sleep(0.005)
+            api.stop_measuring()
+            samples, bits = api.get_samples(data)
+        finally:
+            api.ser.close()
+    samples_a = np.asarray(samples) * 1e-6
+    high = (np.asarray(bits) & 1) == 1
+    assert len(samples_a) > 20_000
+    assert 0.2 < high.mean() < 0.6  # windows of 20 ms every 50 ms
+    lsb = 4 * ADC_MULT / DEFAULT_CALIBRATION.r[1]
+    np.testing.assert_allclose(samples_a[high], 3.3e-3, atol=lsb)
+    np.testing.assert_allclose(samples_a[~high], 1.2e-3, atol=lsb)
+
+
+def test_decoded_stream_matches_the_model_in_all_five_ranges(tmp_path: Path) -> None:
+    truth = tmp_path / "truth.jsonl"
+    with Ppk2Emulator(ALL_RANGES, truth=truth) as emu:
+        cal, raw = read_raw(emu.port, 0.3)
+    assert cal == replace(DEFAULT_CALIBRATION, mode=1)  # reports ampere mode after power-up
+    words = np.frombuffer(raw, dtype="<u4")
+    assert set(((words >> 14) & 7).tolist()) == {0, 1, 2, 3, 4}
+    chunk = Ppk2Decoder(cal, 3000).feed(raw)
+    assert chunk is not None and chunk.lost == 0 and not chunk.saturated.any()
+    (stream,), _ = read_truth(truth)
+    t = stream.t0_ns + np.arange(len(chunk)) * stream.period_ns
+    expected = model_current(ALL_RANGES, t, NO_EDGES)
+    lsb = 4 * ADC_MULT / np.asarray(cal.r)
+    rng = np.searchsorted([5e-4, 5e-3, 5e-2, 0.5], expected)
+    # Within one ADC step of the range (half a step of rounding plus the quadratic term).
+    assert np.all(np.abs(chunk.current_a - expected) <= lsb[rng])
+    assert np.all(chunk.logic == 0)
+
+
+def test_ppk2_api_loses_split_metadata_the_emulator_can_send(tmp_path: Path) -> None:
+    with Ppk2Emulator(PowerModel(), metadata_split_s=0.25) as emu:
+        api = PPK2_API(emu.port, timeout=1)
+        try:
+            api.get_modifiers()
+        finally:
+            api.ser.close()
+    # The first half (R0.. O3) never reached ppk2-api's parser: it kept its defaults.
+    assert api.modifiers["R"]["0"] == 1031.64 != DEFAULT_CALIBRATION.r[0]
+    assert api.modifiers["O"]["0"] == 0 != DEFAULT_CALIBRATION.o[0]
+
+
+def test_dropped_samples_appear_as_counter_gaps() -> None:
+    model = PowerModel(idle_a=1e-3, drop_rate=0.01)
+    with Ppk2Emulator(model, seed=3) as emu:
+        cal, raw = read_raw(emu.port, 0.3)
+    chunk = Ppk2Decoder(cal, 3000).feed(raw)
+    assert chunk is not None
+    assert chunk.lost == emu.stats.fault_dropped > 0
+    assert len(chunk) + chunk.lost == emu.stats.samples
+
+
+def test_corrupted_bytes_disturb_the_stream() -> None:
+    model = PowerModel(idle_a=1e-3, corrupt_rate=1e-3)
+    with Ppk2Emulator(model, seed=5) as emu:
+        cal, raw = read_raw(emu.port, 0.3)
+    chunk = Ppk2Decoder(cal, 3000).feed(raw)
+    assert chunk is not None and emu.stats.corrupted_bytes > 10
+    assert chunk.lost > 0  # corrupted counters read as jumps
+    bad = np.abs(chunk.current_a - 1e-3) > 1e-6
+    assert 0 < bad.sum() < emu.stats.corrupted_bytes
+
+
+def test_offset_and_gain_faults_shift_the_reading() -> None:
+    model = PowerModel(idle_a=2e-3, offset_a=20e-6, gain_error=0.02)
+    with Ppk2Emulator(model) as emu:
+        cal, raw = read_raw(emu.port, 0.1)
+    chunk = Ppk2Decoder(cal, 3000).feed(raw)
+    assert chunk is not None
+    assert chunk.current_a.mean() == pytest.approx(2e-3 * 1.02 + 20e-6, abs=0.5e-6)
+
+
+def test_a_host_that_does_not_read_loses_samples_not_the_emulator() -> None:
+    with Ppk2Emulator(PowerModel(idle_a=1e-3), tx_buffer_s=0.02) as emu:
+        cal, raw = read_raw(emu.port, 0.4, reading=False)
+    chunk = Ppk2Decoder(cal, 3000).feed(raw)
+    assert chunk is not None
+    assert emu.stats.overflow_samples > 10_000
+    assert len(chunk) + emu.stats.overflow_samples == emu.stats.samples
+
+
+def test_emulator_runs_as_its_own_process(tmp_path: Path) -> None:
+    truth = tmp_path / "truth.jsonl"
+    with EmulatorProcess(PowerModel(idle_a=1e-3), truth=truth) as proc:
+        assert proc.port.startswith("/dev/pts/")
+        cal, raw = read_raw(proc.port, 0.1)
+    assert cal.r == DEFAULT_CALIBRATION.r
+    assert len(raw) > 4 * 5000
+    (stream,), _ = read_truth(truth)
+    assert stream.period_ns == 10_000

@@ -19,6 +19,7 @@
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
+#include <string.h>
 
 #define ER_N_RANGES 5
 #define ER_N_RANGE_CODES 8
@@ -38,21 +39,25 @@ typedef struct {
 	double c;  /**< S * (vdd / 1000) + I, A */
 } er_range_s;
 
+/** ppk2-api's spike filter: its constants and its state. */
 typedef struct {
-	PyObject_HEAD
-	er_range_s tab[ER_N_RANGE_CODES]; /* indexed by the raw 3-bit range code */
-	int spike_filter;
 	double alpha;
 	double alpha5;
-	int spike_samples;
-	/* stream state carried from one block to the next */
-	int prev_counter; /* -1 before the first sample */
+	int samples;
 	int have_avg;
 	double rolling_avg;
 	double rolling_avg4;
 	int prev_range; /* -1 before the first sample */
 	int consecutive;
 	int after_spike;
+} er_spike_s;
+
+typedef struct {
+	PyObject_HEAD
+	er_range_s tab[ER_N_RANGE_CODES]; /* indexed by the raw 3-bit range code */
+	int spike_filter;
+	er_spike_s spike; /* carried from one block to the next */
+	int prev_counter; /* -1 before the first sample */
 } er_kernel_s;
 
 /** Output buffers of one decode call. */
@@ -74,7 +79,7 @@ static inline uint32_t er_load_le32(const uint8_t *p)
  * ppk2-api's spike filter, state for state: exponential averages of every sample, and for
  * `spike_samples` samples after a range change the average replaces the sample.
  */
-static inline double er_spike_filter(er_kernel_s *s, int range, double adc)
+static inline double er_spike_filter(er_spike_s *s, int range, double adc)
 {
 	double prev_avg = s->rolling_avg;
 	double prev_avg4 = s->rolling_avg4;
@@ -93,7 +98,7 @@ static inline double er_spike_filter(er_kernel_s *s, int range, double adc)
 	if (s->prev_range != range || s->after_spike > 0) {
 		if (s->prev_range != range) {
 			s->consecutive = 0;
-			s->after_spike = s->spike_samples;
+			s->after_spike = s->samples;
 		} else {
 			s->consecutive += 1;
 		}
@@ -116,40 +121,50 @@ static inline double er_spike_filter(er_kernel_s *s, int range, double adc)
  * Decode n words; stop early only when the gap buffer is full. `filter` is a constant at
  * each call site so the compiler emits a lean loop for the unfiltered case.
  */
-static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *src, Py_ssize_t n,
+static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict src, Py_ssize_t n,
 					 const er_out_s *out, Py_ssize_t *n_gaps, const int filter)
 {
+	/* Locals, so that stores to the outputs (uint8_t aliases anything) force no reloads. */
+	er_range_s tab[ER_N_RANGE_CODES];
+	er_spike_s spike = s->spike;
+	double *restrict current = out->current;
+	uint8_t *restrict logic = out->logic;
+	uint8_t *restrict saturated = out->saturated;
+	int64_t *restrict gaps = out->gaps;
+	const Py_ssize_t gap_cap = out->gap_cap;
 	int prev = s->prev_counter;
 	Py_ssize_t ng = 0;
 	Py_ssize_t i;
 
+	memcpy(tab, s->tab, sizeof(tab));
 	for (i = 0; i < n; i++) {
 		const uint32_t w = er_load_le32(src + 4 * i);
 		const int counter = (int)((w >> 18) & ER_COUNTER_MASK);
 
 		if (prev >= 0 && counter != ((prev + 1) & ER_COUNTER_MASK)) {
-			if (ng == out->gap_cap) {
+			if (ng == gap_cap) {
 				break;
 			}
-			out->gaps[2 * ng] = i;
-			out->gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
+			gaps[2 * ng] = i;
+			gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
 			ng++;
 		}
 		prev = counter;
 
 		const uint32_t adc = w & ER_ADC_MASK;
 		const uint32_t code = (w >> 14) & 7u;
-		const er_range_s *t = &s->tab[code];
+		const er_range_s *t = &tab[code];
 		const double x = ((double)(adc * 4u) - t->o) * t->k;
 		double amps = t->ug * (x * (t->gs * x + t->gi) + t->c);
 
 		if (filter) {
-			amps = er_spike_filter(s, code > ER_TOP_RANGE ? ER_TOP_RANGE : (int)code, amps);
+			amps = er_spike_filter(&spike, code > ER_TOP_RANGE ? ER_TOP_RANGE : (int)code, amps);
 		}
-		out->current[i] = amps;
-		out->logic[i] = (uint8_t)(w >> 24);
-		out->saturated[i] = (uint8_t)((code >= ER_TOP_RANGE) & (adc == ER_ADC_FULL_SCALE));
+		current[i] = amps;
+		logic[i] = (uint8_t)(w >> 24);
+		saturated[i] = (uint8_t)((code >= ER_TOP_RANGE) & (adc == ER_ADC_FULL_SCALE));
 	}
+	s->spike = spike;
 	s->prev_counter = prev;
 	*n_gaps = ng;
 	return i;
@@ -255,16 +270,10 @@ static int er_kernel_init(er_kernel_s *self, PyObject *args, PyObject *kwds)
 	}
 	PyBuffer_Release(&table);
 	self->spike_filter = spike_filter;
-	self->alpha = alpha;
-	self->alpha5 = alpha5;
-	self->spike_samples = spike_samples;
+	self->spike = (er_spike_s){
+		.alpha = alpha, .alpha5 = alpha5, .samples = spike_samples, .prev_range = -1,
+	};
 	self->prev_counter = -1;
-	self->have_avg = 0;
-	self->rolling_avg = 0.0;
-	self->rolling_avg4 = 0.0;
-	self->prev_range = -1;
-	self->consecutive = 0;
-	self->after_spike = 0;
 	return 0;
 }
 

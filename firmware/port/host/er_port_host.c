@@ -23,6 +23,7 @@
 #define ER_HOST_ARENA_BYTES (4u * 1024u * 1024u)
 #define ER_HOST_STACK_BYTES (1024u * 1024u)
 #define ER_HOST_STACK_PAINT 0xa5u
+#define ER_HOST_STACK_MARGIN 128u /* below the calling frame: this frame's own locals */
 
 static _Alignas(64) uint8_t arena_buf[ER_HOST_ARENA_BYTES];
 static _Alignas(64) uint8_t stack_buf[ER_HOST_STACK_BYTES];
@@ -163,61 +164,62 @@ struct measured_s {
 	int (*fn)(void *);
 	void *arg;
 	int ret;
+	size_t used;
 };
 
+/* The lowest painted byte that was written, as an address. */
+static uintptr_t lowest_written(void)
+{
+	size_t untouched = 0;
+
+	while (untouched < sizeof(stack_buf) && stack_buf[untouched] == ER_HOST_STACK_PAINT) {
+		untouched++;
+	}
+	return (uintptr_t)stack_buf + untouched;
+}
+
+/*
+ * What fn used is the distance from the frame that calls it down to the lowest byte written.
+ * The thread's start-up code may have run deeper than this frame (a sanitizer's does), so the
+ * stack below it is painted again here, by a plain loop that needs no deeper stack; the
+ * lowest byte is found before the thread's exit handlers run deeper still. The thread's TLS
+ * and descriptor (glibc puts them at the top of a given stack) lie above and are left out.
+ */
 static void *measured_thread(void *arg)
 {
 	struct measured_s *m = arg;
+	uintptr_t entry = (uintptr_t)__builtin_frame_address(0);
+	volatile uint8_t *paint = stack_buf;
 
+	while ((uintptr_t)paint + ER_HOST_STACK_MARGIN < entry) {
+		*paint++ = ER_HOST_STACK_PAINT;
+	}
 	m->ret = m->fn(m->arg);
+	uintptr_t lowest = lowest_written();
+
+	m->used = entry > lowest ? (size_t)(entry - lowest) : 0;
 	return NULL;
 }
 
-static int nothing(void *arg)
+int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
 {
-	(void)arg;
-	return 0;
-}
-
-/* Runs @p fn on the painted stack; sets *depth to the bytes touched (including the thread's
- * own TLS and descriptor, which glibc puts at the top of a given stack). */
-static int run_painted(int (*fn)(void *), void *arg, size_t *depth)
-{
-	struct measured_s m = {.fn = fn, .arg = arg, .ret = 0};
+	struct measured_s m = {.fn = fn, .arg = arg};
 	pthread_attr_t attr;
 	pthread_t thread;
-	size_t untouched = 0;
 
-	/* The stack grows down: paint it, run, and count the paint left at the low end. */
+	/* The stack grows down from the end of stack_buf; paint all of it. */
 	memset(stack_buf, ER_HOST_STACK_PAINT, sizeof(stack_buf));
 	if (pthread_attr_init(&attr) != 0 ||
 	    pthread_attr_setstack(&attr, stack_buf, sizeof(stack_buf)) != 0 ||
 	    pthread_create(&thread, &attr, measured_thread, &m) != 0) {
 		/* No thread: run on this stack, depth unknown. */
-		*depth = 0;
+		*stack_used = 0;
 		return fn(arg);
 	}
 	pthread_join(thread, NULL);
 	pthread_attr_destroy(&attr);
-	while (untouched < sizeof(stack_buf) && stack_buf[untouched] == ER_HOST_STACK_PAINT) {
-		untouched++;
-	}
-	*depth = sizeof(stack_buf) - untouched;
+	*stack_used = m.used;
 	return m.ret;
-}
-
-int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
-{
-	static size_t baseline; /* what the thread itself takes: TLS, descriptor, start-up */
-	size_t depth;
-
-	if (baseline == 0) {
-		(void)run_painted(nothing, NULL, &baseline);
-	}
-	int ret = run_painted(fn, arg, &depth);
-
-	*stack_used = depth > baseline ? depth - baseline : 0;
-	return ret;
 }
 
 void er_port_write(const char *buf, size_t len)

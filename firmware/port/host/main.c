@@ -19,6 +19,13 @@
 #include "er_proto.h"
 
 static struct er_proto_s proto;
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static void usage(FILE *f)
 {
@@ -68,18 +75,14 @@ static int serve(int fd)
 {
 	uint8_t buf[512];
 
-	while (!er_port_host_link_lost()) {
+	while (!stop && !er_port_host_link_lost()) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 
 		if (n == 0) {
 			return 0;
 		}
 		if (n < 0) {
-			if (errno == EINTR || errno == EIO) {
-				/* EIO: no client on the pty right now; wait for one. */
-				if (errno == EIO) {
-					usleep(10000);
-				}
+			if (errno == EINTR) {
 				continue;
 			}
 			perror("energyrig-dut: read");
@@ -129,7 +132,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* A vanished reader is a lost link (EPIPE), not a death; TERM and INT end the session. */
+	struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: read() returns EINTR */
+
 	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 
 	int in_fd = 0;
 	int out_fd = 1;

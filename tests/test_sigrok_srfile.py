@@ -17,8 +17,10 @@ channel is named), ``-O binary`` (writes more bytes than the file holds samples)
 """
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
 import tracemalloc
 import zipfile
 from collections import defaultdict
@@ -29,7 +31,9 @@ import pytest
 
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
+from energyrig.instruments.files import CaptureOptions, open_capture
 from energyrig.instruments.sigrok.srfile import SrCapture, SrOptions, parse_samplerate
+from energyrig.rig.energy import find_windows
 
 SIGROK = "sigrok-cli"
 ANALOG_PRINT_TOLERANCE_V = 0.005 + 1e-6  # half of the last of 2 printed decimals
@@ -237,6 +241,33 @@ def test_option_errors_name_the_file_and_the_problem(demo: Path, options: SrOpti
     assert str(info.value).startswith(f"{demo}: ")
 
 
+def rig(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "energyrig.cli.app", *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def test_rig_analyze_reads_session_files(demo: Path) -> None:
+    options = ["--trigger", "D1", "--current", "A0", "--shunt-ohms", "10", "--voltage", "A1"]
+    done = rig("analyze", str(demo), *options, "--json")
+    assert done.returncode == 0, done.stderr
+    energies = [w["energy_j"] for w in json.loads(done.stdout)["windows"]]
+    capture = open_capture(demo, CaptureOptions(trigger="D1", current="A0", shunt_ohms=10.0,
+                                                voltage="A1"))
+    assert isinstance(capture, SrCapture)
+    assert energies == [w.energy_j for w in find_windows(capture)] and len(energies) > 100
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--trigger", "D5", "--voltage", "3.3"], "no logic channel 'D5' for the trigger"),
+    ([], "no supply voltage given"),
+])
+def test_rig_analyze_channel_errors_exit_2_with_one_line(demo: Path, args: list[str],
+                                                         message: str) -> None:
+    done = rig("analyze", str(demo), *args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and f"{demo}: {message}" in done.stderr
+
+
 # --- hand-made files, written as libsigrok's srzip output writes them ---------------------
 
 def write_sr(path: Path, members: dict[str, bytes], metadata: str | None = None,
@@ -278,6 +309,9 @@ def test_handmade_file_with_unequal_streams_and_unchunked_logic(tmp_path: Path,
     ({}, {"metadata": "[device 1]\ncapturefile=logic-1\nunitsize=1\n"}, "bad or missing samplerate"),
     ({}, {"metadata": "[global]\nsigrok version=0.5.2\n"}, r"no \[device 1\] section"),
     ({}, {"metadata": "not an ini file"}, "unreadable metadata"),
+    ({"logic-1-1": b"\0"}, {"metadata": "[device 1]\ncapturefile=logic-1\nsamplerate=1 kHz\n"
+                                        "probe9=D8\nunitsize=1\n"},
+     "probe9 does not fit in a logic sample of unitsize 1"),
 ])
 def test_corrupt_files_are_refused(tmp_path: Path, members: dict[str, bytes],
                                    kwargs: dict[str, object], message: str) -> None:

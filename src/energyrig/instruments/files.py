@@ -101,6 +101,13 @@ def _is_zip(head: bytes) -> bool:
     return head.startswith(b"PK\x03\x04")
 
 
+def _is_ppk2_raw(head: bytes) -> bool:
+    """PPK2 metadata through ``END``, then the raw-stream header line (docs/formats.md)."""
+    from energyrig.instruments.ppk2.rawfile import is_ppk2_raw
+
+    return is_ppk2_raw(head)
+
+
 @dataclass(frozen=True)
 class CaptureKind:
     """One supported file kind: a row of :data:`KINDS`."""
@@ -119,6 +126,9 @@ class CaptureKind:
 
 KINDS: tuple[CaptureKind, ...] = (
     CaptureKind("CSV", (".csv", ".txt"), _is_text, "energyrig.instruments.csvfile:open_csv"),
+    CaptureKind("sigrok session", (".sr",), _is_zip, "energyrig.instruments.sigrok.srfile:open_sr"),
+    CaptureKind("raw PPK2 stream", (".ppk2",), _is_ppk2_raw,
+                "energyrig.instruments.ppk2.rawfile:open_ppk2_capture"),
 )
 
 

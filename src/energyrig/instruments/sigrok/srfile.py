@@ -197,7 +197,6 @@ def read_metadata(archive: zipfile.ZipFile, source: str) -> SrMetadata:
     if samplerate <= 0:
         raise CaptureError(source, "metadata: samplerate is 0; the time base is unknown")
 
-    total_probes = _int_key(device, "total probes", source, 0)
     unitsize = _int_key(device, "unitsize", source, 0)
     logic_bits: dict[str, int] = {}
     analog_members: dict[str, str] = {}
@@ -213,8 +212,9 @@ def read_metadata(archive: zipfile.ZipFile, source: str) -> SrMetadata:
     if capturefile is not None:
         if unitsize <= 0:
             raise CaptureError(source, "metadata: logic data without a valid 'unitsize'")
-        if logic_bits and max(logic_bits.values()) >= max(total_probes, 8 * unitsize):
-            raise CaptureError(source, "metadata: a probe number exceeds 'total probes'/'unitsize'")
+        if logic_bits and max(logic_bits.values()) >= 8 * unitsize:
+            raise CaptureError(source, f"metadata: probe{max(logic_bits.values()) + 1} does not "
+                                       f"fit in a logic sample of unitsize {unitsize}")
         logic_members = _member_chain(names, capturefile, source)
     analog_chunks = {name: tuple(archive.getinfo(m) for m in _member_chain(names, base, source))
                      for name, base in analog_members.items()}
@@ -224,15 +224,12 @@ def read_metadata(archive: zipfile.ZipFile, source: str) -> SrMetadata:
                       analog_members=analog_members,
                       logic_members=tuple(archive.getinfo(m) for m in logic_members),
                       analog_chunks=analog_chunks)
-    for info in meta.logic_members:
-        if info.file_size % unitsize:
+    sized = [(info, unitsize, f"{unitsize}-byte logic") for info in meta.logic_members]
+    sized += [(info, 4, "float32") for chunks in analog_chunks.values() for info in chunks]
+    for info, itemsize, what in sized:
+        if info.file_size % itemsize:
             raise CaptureError(source, f"corrupt session file: '{info.filename}' holds "
-                                       f"{info.file_size} bytes, not a multiple of unitsize {unitsize}")
-    for chunks in analog_chunks.values():
-        for info in chunks:
-            if info.file_size % 4:
-                raise CaptureError(source, f"corrupt session file: '{info.filename}' holds "
-                                           f"{info.file_size} bytes, not whole float32 samples")
+                                       f"{info.file_size} bytes, not whole {what} samples")
     return meta
 
 

@@ -31,6 +31,7 @@ from energyrig.results.stats import (  # noqa: E402
     is_two_level_design,
     paired_comparison,
     payload_regression,
+    select,
 )
 from energyrig.results.store import Run, load  # noqa: E402
 
@@ -103,7 +104,7 @@ def config_label(row: pd.Series | dict[str, Any], with_board: bool = True) -> st
 
 def _family(df: pd.DataFrame) -> pd.Series:
     inferred = df["op"].astype(str).str.split("-").str[0].map(FAMILY_BY_PREFIX)
-    return df["family"].fillna(inferred).fillna("other")
+    return inferred.where(df["family"].isna(), df["family"]).fillna("other")
 
 
 def _family_order(families: Iterable[str]) -> list[str]:
@@ -176,7 +177,7 @@ def relative_to_reference(summary: pd.DataFrame) -> pd.DataFrame:
             ref = _reference_row(first, ref_algos)
             if ref is None:
                 continue
-            ref_rows = refs[(refs[algo].fillna(-1) == pd.Series(ref[algo]).fillna(-1)).all(axis=1)]
+            ref_rows = select(refs, {c: _none(ref[c]) for c in algo})
             on = ["board", "cpu_hz", "payload_bytes"]
             merged = group.merge(ref_rows, on=on, suffixes=("", "_ref"))
             if merged.empty:  # ops without payload against a reference with one: by board
@@ -369,8 +370,7 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
             for keys, g in d.groupby(list(CONFIG), dropna=False, sort=True):
                 line = ax.scatter(g["payload_bytes"], g[f"{col}_mean"], s=12,
                                   label=config_label(g.iloc[0], with_board=False))
-                f = fit[(fit[list(CONFIG)].fillna(-1) == pd.Series(keys, index=list(CONFIG))
-                         .fillna(-1)).all(axis=1)]
+                f = select(fit, {c: _none(k) for c, k in zip(CONFIG, keys, strict=True)})
                 if len(f):
                     xs = np.linspace(0, g["payload_bytes"].max(), 50)
                     ax.plot(xs, f["intercept"].iloc[0] + f["slope"].iloc[0] * xs,

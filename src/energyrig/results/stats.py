@@ -57,12 +57,17 @@ def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
     if x.size < 2:
         return Summary(1, mean, mean, np.nan, np.nan, np.nan)
     std = float(x.std(ddof=1))
-    low, high = stats.t.interval(confidence, x.size - 1, loc=mean, scale=std / np.sqrt(x.size))
+    if std == 0.0:  # identical values: the interval is the point (scipy would give NaN)
+        low = high = mean
+    else:
+        low, high = stats.t.interval(confidence, x.size - 1, loc=mean,
+                                     scale=std / np.sqrt(x.size))
     return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
 
 
-def _select(df: pd.DataFrame, selector: Selector) -> pd.DataFrame:
-    """Rows of ``df`` matching a selector: an op name, or a mapping column -> value."""
+def select(df: pd.DataFrame, selector: Selector) -> pd.DataFrame:
+    """Rows of ``df`` matching a selector: an op name, or a mapping column -> value
+    (``None`` matches a missing value)."""
     sel = {"op": selector} if isinstance(selector, str) else dict(selector)
     missing = [c for c in sel if c not in df.columns]
     if missing:
@@ -148,7 +153,7 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
         Fewer than two matched conditions, or a non-positive response.
     """
     on = list(on)
-    means = [_select(df, s).groupby(on, dropna=False)[response].mean() for s in (a, b)]
+    means = [select(df, s).groupby(on, dropna=False)[response].mean() for s in (a, b)]
     pairs = pd.concat(means, axis=1, keys=["a", "b"], join="inner").dropna()
     la, lb = labels or (_label(a), _label(b))
     if len(pairs) < 2:
@@ -158,12 +163,10 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
     yb = pairs["b"].to_numpy(dtype=np.float64)
     if (ya <= 0).any() or (yb <= 0).any():
         raise ValueError(f"{response} must be positive to compare {la} and {lb} by ratio")
-    diff = stats.ttest_rel(ya, yb)
-    diff_ci = diff.confidence_interval(confidence)
-    logs = stats.ttest_1samp(np.log(ya / yb), 0.0)
-    log_ci = logs.confidence_interval(confidence)
-    ratio = float(np.exp(np.mean(np.log(ya / yb))))
-    ratio_lo, ratio_hi = float(np.exp(log_ci.low)), float(np.exp(log_ci.high))
+    diff = describe(ya - yb, confidence)  # the paired t interval of the mean difference
+    log_ratio = describe(np.log(ya / yb), confidence)
+    ratio = float(np.exp(log_ratio.mean))
+    ratio_lo, ratio_hi = float(np.exp(log_ratio.ci_low)), float(np.exp(log_ratio.ci_high))
     if ratio >= 1.0:  # b is the faster: replacing a by b saves 1 - b/a = 1 - 1/ratio
         faster = lb
         gain, g_lo, g_hi = (100.0 * (1.0 - 1.0 / r) for r in (ratio, ratio_lo, ratio_hi))
@@ -173,8 +176,8 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
     return PairedComparison(
         a=la, b=lb, response=response, n_pairs=len(pairs),
         mean_a=float(ya.mean()), mean_b=float(yb.mean()),
-        mean_diff=float(np.mean(ya - yb)), diff_ci_low=float(diff_ci.low),
-        diff_ci_high=float(diff_ci.high), p_value=float(diff.pvalue),
+        mean_diff=diff.mean, diff_ci_low=diff.ci_low, diff_ci_high=diff.ci_high,
+        p_value=float(stats.ttest_rel(ya, yb).pvalue),
         ratio=ratio, ratio_ci_low=ratio_lo, ratio_ci_high=ratio_hi,
         faster=faster, gain_pct=gain, gain_ci_low=g_lo, gain_ci_high=g_hi)
 

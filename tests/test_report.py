@@ -1,0 +1,183 @@
+"""The report, on synthetic runs whose true costs are known (energyrig.results.synthetic)."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from energyrig.results import Point, RunWriter, Window, load
+from energyrig.results.report import (
+    auto_comparisons,
+    comparisons,
+    design_factors,
+    factorial,
+    format_nwh,
+    format_si,
+    relative_to_reference,
+    summarise_workloads,
+    write_report,
+)
+from energyrig.results.synthetic import BOARDS, OPS, make_factorial_run, make_run
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_run(tmp_path_factory.mktemp("runs") / "full")
+
+
+@pytest.fixture(scope="module")
+def full_report(full_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_report(full_run, tmp_path_factory.mktemp("report"))
+
+
+def _cost(op: str, key_bits: int | None = None, curve: str | None = None) -> float:
+    return next(c for c in OPS if c.op == op and c.key_bits == key_bits and c.curve == curve
+                ).fixed_cycles
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (1.23e-5, "J", "12.3 µJ"), (2.5, "J", "2.5 J"), (0.000999, "s", "999 µs"),
+    (0.0009996, "s", "1 ms"), (4.2e-10, "J", "420 pJ"), (1500.0, "W", "1.5 kW"),
+    (0.0, "J", "0 J"), (float("nan"), "J", "–"), (-3e-3, "J", "-3 mJ"),
+])
+def test_format_si(value: float, unit: str, text: str) -> None:
+    assert format_si(value, unit) == text
+
+
+def test_format_nwh() -> None:
+    assert format_nwh(3.6e-6) == "1 nWh"
+    assert format_nwh(1.8) == "500,000 nWh"
+    assert format_nwh(float("nan")) == "–"
+
+
+def test_report_has_every_section_and_its_figures(full_report: Path) -> None:
+    page = full_report.read_text()
+    for heading in ("symmetric", "hash", "public-key", "Paired comparisons",
+                    "Failed and skipped points", "Relative to the reference",
+                    "Against payload size"):
+        assert f">{heading}<" in page, heading
+    images = re.findall(r"<img src='([^']+)'", page)
+    assert len(images) == 8  # energy-time x3, relative x3, payload x2 (no payload in pk)
+    for name in images:
+        png = full_report.parent / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert "DUT did not answer within 600 s" in page and "sha256 takes no key_bits" in page
+    assert "2<sup>" not in page  # not a 2^k design
+    assert "in progress" not in page
+
+
+def test_report_tables_show_the_measured_values(full_run: Path, full_report: Path) -> None:
+    page = full_report.read_text()
+    run = load(full_run)
+    w = run.windows
+    sel = w[(w["op"] == "rsa-keygen") & (w["key_bits"] == 4096) & (w["board"] == "nrf52840dk")]
+    net = sel["net_energy_per_op_j"].mean()
+    assert 1.0 < net < 2.0  # RSA-4096 key generation costs about a joule
+    assert f">{format_si(net, 'J')}<" in page
+    assert f">{format_nwh(net)}<" in page
+    aes = w[(w["op"] == "aes-ecb-encrypt") & (w["key_bits"] == 128)
+            & (w["payload_bytes"] == 1024) & (w["board"] == "nrf52840dk")]
+    assert 1e-6 < aes["net_energy_per_op_j"].mean() < 1e-5  # AES of 1 KiB: a few µJ
+    assert f">{format_si(aes['time_per_op_s'].mean(), 's')}<" in page
+
+
+def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:
+    run = load(full_run)
+    ok = run.points[run.points["status"] == "ok"]
+    summary = summarise_workloads(run.windows[run.windows["point_key"].isin(ok["point_key"])])
+    rel = relative_to_reference(summary).set_index(["op", "key_bits", "curve"])
+    ecdsa = rel.loc[("ecdsa-sign", pd.NA, "p256")]
+    assert ecdsa["reference"] == "rsa-sign 2048"
+    # same board power for both: time and energy ratio are the ratio of cycles
+    expected = _cost("ecdsa-sign", curve="p256") / _cost("rsa-sign", key_bits=2048)
+    assert ecdsa["time_per_op_s_ratio"] == pytest.approx(expected, rel=0.02)
+    assert ecdsa["net_energy_per_op_j_ratio"] == pytest.approx(expected, rel=0.03)
+    keygen = rel.loc[("rsa-keygen", 4096, pd.NA)]
+    assert keygen["reference"] == "rsa-keygen 2048"
+    assert keygen["time_per_op_s_ratio"] == pytest.approx(7.0e9 / 9.0e8, rel=0.02)
+    assert rel.loc[("sha256", pd.NA, pd.NA), "time_per_op_s_ratio"] == pytest.approx(1.0)
+    rc6 = rel.loc[("rc6-ecb-encrypt", 128, pd.NA)]
+    assert rc6["reference"] == "aes-ecb-encrypt 128" and rc6["time_per_op_s_ratio"] < 1.0
+
+
+def test_paired_comparisons_find_the_cheaper_algorithm(full_run: Path) -> None:
+    ok = load(full_run).points.query("status == 'ok'")
+    table, notes = comparisons(ok, auto_comparisons(ok))
+    assert not notes
+    row = table[(table["a"] == "rc6-ecb-encrypt 128") & (table["metric"] == "net energy")].iloc[0]
+    assert row["b"] == "aes-ecb-encrypt 128" and row["faster"] == "rc6-ecb-encrypt 128"
+    assert row["n_pairs"] == len(BOARDS) * 4 * 2  # boards x payloads x repetitions
+    assert row["gain_ci_low"] < row["gain_pct"] < row["gain_ci_high"]
+    sign = table[(table["a"] == "ecdsa-sign p256") & (table["metric"] == "time")].iloc[0]
+    assert sign["gain_pct"] == pytest.approx(
+        100 * (1 - _cost("ecdsa-sign", curve="p256") / _cost("rsa-sign", key_bits=2048)),
+        abs=1.0)
+
+
+def test_factorial_run_gets_its_allocation_of_variation(tmp_path: Path) -> None:
+    run_dir = make_factorial_run(tmp_path / "fact")
+    ok = load(run_dir).points.query("status == 'ok'")
+    factors = design_factors(ok)
+    assert factors == ["board", "key_bits", "payload_bytes"]  # cpu_hz is aliased with board
+    alloc, levels = factorial(ok, factors)
+    assert levels["key_bits"] == (128, 256)
+    for (_, _), t in alloc.groupby(["response", "scale"]):
+        assert t["fraction"].sum() == pytest.approx(1.0)
+        assert t.iloc[-1]["term"] == "error"
+    # time is cycles / clock: on the log scale no interaction explains anything
+    log_time = alloc[(alloc["response"] == "time") & (alloc["scale"] == "log10")]
+    interactions = log_time[log_time["term"].str.contains(":")]
+    assert interactions["fraction"].sum() < 0.01
+    page = write_report(run_dir).read_text()
+    assert "2<sup>3</sup> factorial design" in page and "allocation.png" in page
+
+
+def test_a_run_in_progress_reports_what_is_there(tmp_path: Path) -> None:
+    run_dir = tmp_path / "partial"
+    with RunWriter.create(run_dir, plan={"name": "overnight"}) as writer:
+        assert "No measured point yet" in write_report(run_dir).read_text()
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [Window(0.0, 0.01, 100, 2e-4, 1e-3)] * 3, batch_n=100)
+        page = write_report(run_dir).read_text()
+        assert "a sweep is still writing it" in page
+        assert "1 ok, 0 failed, 0 skipped" in page
+        assert ">sha256 · b<" in page
+
+
+def test_unknown_family_is_inferred_from_the_op_name(tmp_path: Path) -> None:
+    with RunWriter.create(tmp_path / "run") as writer:
+        for i, op in enumerate(("sha512", "sha256")):
+            writer.write_point(Point(op=op, board="b", payload_bytes=64),
+                               [Window(0.0, 0.01, 100, 2e-4 * (i + 1), 1e-3)] * 2, batch_n=10)
+    page = write_report(tmp_path / "run").read_text()
+    assert ">hash<" in page and "relative-hash.png" in page
+
+
+def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    ok = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(full_run),
+                         "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert "report written" in ok.stdout and (out / "report.html").exists()
+    bad = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == f"rig: error: {tmp_path}: no manifest.json: not a run directory"
+
+
+def test_payload_fits_recover_the_cost_per_byte(full_run: Path) -> None:
+    from energyrig.results.stats import payload_regression
+
+    ok = load(full_run).points.query("status == 'ok'")
+    fits = payload_regression(ok, "time_per_op_s_mean")
+    board = BOARDS[0]
+    fit = fits[(fits["op"] == "sha256") & (fits["board"] == board.name)].iloc[0]
+    true_slope = next(c for c in OPS if c.op == "sha256").cycles_per_byte / board.cpu_hz
+    assert fit["slope"] == pytest.approx(true_slope, rel=0.02)
+    assert fit["r2"] > 0.99
+    assert np.isfinite(fit["intercept_ci_low"])

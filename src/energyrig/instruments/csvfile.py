@@ -112,11 +112,13 @@ class CsvCapture:
         row0 = 0
         try:
             for frame in reader:
+                if frame.empty:
+                    continue
                 frame.columns = [c.strip() for c in frame.columns]
                 cols = {name: self._numeric(frame[name], name, row0) for name in wanted}
                 t = cols[TIME]
                 if grid is None:
-                    grid = self._grid(t)
+                    grid = self._grid(t, row0)
                 indices = self._indices(t, grid, row0, expected)
                 voltage = (self.voltage_const if self.voltage_column is None
                            else cols[self.voltage_column])
@@ -140,14 +142,15 @@ class CsvCapture:
                                             f"{column.iloc[i]!r}, not a finite number")
         return values
 
-    def _grid(self, t: npt.NDArray[np.float64]) -> tuple[float, float]:
+    def _grid(self, t: npt.NDArray[np.float64], row0: int) -> tuple[float, float]:
+        """(t0, period) from the first chunk: the median step, then refined over the whole
+        chunk once every stamp is known to sit on the grid, so long files do not drift."""
         if len(t) < 2:
             raise CaptureError(self.source, "need at least two samples to know the sample period")
         period = float(np.median(np.diff(t)))
         if not period > 0:
             raise CaptureError(self.source, f"column '{TIME}' does not increase")
-        # Refine over the whole first chunk so the grid does not drift on long files.
-        last = round((t[-1] - t[0]) / period)
+        last = int(self._indices(t, (float(t[0]), period), row0, 0)[-1])
         if last > 0:
             period = float((t[-1] - t[0]) / last)
         log.info("%s: sample period %.9g s", self.source, period)
@@ -163,8 +166,8 @@ class CsvCapture:
         bad = np.flatnonzero(off | back)
         if len(bad):
             i = int(bad[0])
-            why = "goes back or repeats" if back[i] else f"is off the {period:.6g} s sample grid"
-            raise CaptureError(self.source, f"line {row0 + i + 2}: {TIME} = {t[i]!r} {why}")
+            why = f"is off the {period:.6g} s sample grid" if off[i] else "goes back or repeats"
+            raise CaptureError(self.source, f"line {row0 + i + 2}: {TIME} = {float(t[i])!r} {why}")
         return indices
 
 

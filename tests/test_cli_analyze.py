@@ -1,0 +1,94 @@
+"""`rig analyze` on the bundled synthetic capture, whose true energies are known."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from energyrig.cli.app import app
+from energyrig.rig.analysis import JSON_FIELDS, analyze_file
+
+DATA = Path(__file__).parent / "data"
+CAPTURE = DATA / "synthetic-capture.csv"
+TRUTH = json.loads((DATA / "synthetic-capture.truth.json").read_text())
+
+
+def rig(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed entry point (so the EnergyrigError -> exit 2 mapping is exercised)."""
+    return subprocess.run([sys.executable, "-c", "from energyrig.cli.app import main; main()",
+                           *args], capture_output=True, text=True, timeout=120)
+
+
+def test_json_windows_match_the_true_energies() -> None:
+    result = CliRunner().invoke(app, ["analyze", str(CAPTURE), "--batch", "1000", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert set(doc) == {"windows", "summary"}
+    windows = doc["windows"]
+    assert len(windows) == len(TRUTH["windows"])
+    for got, true in zip(windows, TRUTH["windows"], strict=True):
+        assert tuple(got) == JSON_FIELDS
+        assert got["flags"] == []
+        assert abs(got["energy_j"] - true["energy_j"]) <= got["edge_error_j"]
+        # Net: the edge bound plus the baseline over at most one sample of duration error.
+        net_bound = got["edge_error_j"] + TRUTH["idle_w"] * TRUTH["period_s"]
+        assert abs(got["net_energy_j"] - true["net_energy_j"]) <= net_bound
+        assert got["baseline_w"] == pytest.approx(TRUTH["idle_w"], rel=1e-9)
+        assert abs(got["duration_s"] - true["duration_s"]) <= TRUTH["period_s"]
+    summary = doc["summary"]
+    assert summary["count"] == len(windows) and summary["batch_n"] == 1000
+    energies = [w["energy_j"] for w in windows]
+    assert summary["energy_j"]["mean"] == pytest.approx(sum(energies) / len(energies))
+    assert summary["per_op"]["energy_j"]["mean"] == pytest.approx(
+        summary["energy_j"]["mean"] / 1000)
+    low, high = summary["energy_j"]["ci_low"], summary["energy_j"]["ci_high"]
+    assert low < summary["energy_j"]["mean"] < high
+
+
+def test_table_output_lists_every_window() -> None:
+    result = CliRunner().invoke(app, ["analyze", str(CAPTURE), "--batch", "1000"])
+    assert result.exit_code == 0, result.output
+    assert "Summary of 8 windows (0 flagged)" in result.output
+    assert "energy/op (µJ)" in result.output
+
+
+def test_constant_voltage_and_settings_options(tmp_path: Path) -> None:
+    frame = pd.read_csv(CAPTURE)
+    frame = frame.rename(columns={"current_a": "i", "trigger": "gpio"}).drop(columns="voltage_v")
+    frame["i"] *= 0.1                     # volts across a 0.1 ohm shunt
+    path = tmp_path / "shunt.csv"
+    frame.to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["analyze", str(path), "--json", "--current", "i",
+                                      "--trigger", "gpio", "--voltage", "3.0",
+                                      "--shunt-ohms", "0.1", "--guard", "0.002",
+                                      "--baseline", "0.005"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)["windows"]
+    reference = analyze_file(CAPTURE).windows
+    assert [w["energy_j"] for w in got] == pytest.approx([w.energy_j for w in reference],
+                                                         rel=1e-9)
+
+
+@pytest.mark.parametrize(("args", "problem"), [
+    (["missing.csv"], "missing.csv: cannot read"),
+    ([str(CAPTURE), "--current", "amps"], "no current column 'amps'"),
+    ([str(CAPTURE), "--voltage", "vbat"], "no voltage column 'vbat'"),
+])
+def test_bad_file_or_channel_is_one_line_and_exit_2(args: list[str], problem: str) -> None:
+    proc = rig("analyze", *args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and problem in lines[0] and lines[0].startswith("rig: error: ")
+
+
+def test_file_not_what_it_claims(tmp_path: Path) -> None:
+    fake = tmp_path / "capture.csv"
+    fake.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    proc = rig("analyze", str(fake))
+    assert proc.returncode == 2
+    assert f"{fake}: not a CSV file" in proc.stderr

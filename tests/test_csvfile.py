@@ -1,0 +1,101 @@
+"""The CSV reader and the capture-file dispatcher."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from energyrig.errors import CaptureError, ChannelError
+from energyrig.instruments.csvfile import CsvCapture
+from energyrig.instruments.files import CaptureOptions, open_capture, parse_voltage
+
+T = 1e-5
+
+
+def write(path: Path, header: str, rows: list[tuple]) -> Path:
+    lines = [header] + [",".join(str(x) for x in row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def grid_rows(n: int, skip: set[int] = frozenset()) -> list[tuple]:
+    return [(f"{k * T:.5f}", 0.001 * k, 3.3, int(10 <= k < 20)) for k in range(n) if k not in skip]
+
+
+def test_chunks_carry_samples_period_and_gaps(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.csv", "time_s,current_a,voltage_v,trigger",
+                 grid_rows(30, skip={5, 6, 17}))
+    chunks = list(CsvCapture(path, CaptureOptions(chunk_samples=8)).chunks())
+    assert [len(c) for c in chunks] == [8, 8, 8, 3]
+    assert all(c.period_s == pytest.approx(T) for c in chunks)
+    current = np.concatenate([c.current_a for c in chunks])
+    expected = [0.001 * k for k in range(30) if k not in {5, 6, 17}]
+    np.testing.assert_allclose(current, expected)
+    assert chunks[0].gaps.tolist() == [[5, 2]]           # samples 5 and 6 lost
+    assert chunks[1].gaps.tolist() == [[7, 1]]           # sample 17 lost
+    assert [c.start_index for c in chunks] == [0, 10, 19, 27]
+    assert chunks[-1].end_index == 30
+    logic = np.concatenate([c.logic for c in chunks])
+    assert logic.tolist() == [int(10 <= k < 20) for k in range(30) if k not in {5, 6, 17}]
+
+
+def test_options_rename_columns_scale_current_and_constant_voltage(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.csv", "t, time_s , shunt_v, gpio",
+                 [(0, k * T, 0.5 * k, k % 2) for k in range(5)])
+    options = CaptureOptions(trigger="gpio", current="shunt_v", voltage=parse_voltage("1.8"),
+                             shunt_ohms=0.5)
+    (chunk,) = open_capture(path, options).chunks()
+    np.testing.assert_allclose(chunk.current_a, [0.0, 1.0, 2.0, 3.0, 4.0])
+    assert chunk.voltage_v == 1.8
+    assert chunk.logic.tolist() == [0, 1, 0, 1, 0]
+
+
+@pytest.mark.parametrize(("header", "options", "message"), [
+    ("time_s,current_a,trigger", CaptureOptions(), "no voltage column 'voltage_v'"),
+    ("time_s,current_a,voltage_v,trigger", CaptureOptions(current="i"), "no current column 'i'"),
+    ("time_s,current_a,voltage_v", CaptureOptions(), "no trigger column 'trigger'"),
+])
+def test_missing_channel_names_file_and_columns(tmp_path: Path, header: str,
+                                                options: CaptureOptions, message: str) -> None:
+    path = write(tmp_path / "c.csv", header, [])
+    with pytest.raises(ChannelError, match=message) as info:
+        open_capture(path, options)
+    assert str(path) in str(info.value) and "the columns are" in str(info.value)
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([("0.0", 1, 3, 0), ("0.00001", "x", 3, 0)], "line 3: column 'current_a' has 'x'"),
+    ([("0.0", 1, 3, 0), ("0.00001", "", 3, 0)], "line 3: column 'current_a'"),
+    ([(f"{k * T:.5f}", 1, 3, 0) for k in range(5)] + [("0.000045", 1, 3, 0)],
+     "line 7: time_s = 4.5e-05 is off the 1e-05 s sample grid"),
+    ([("0.0", 1, 3, 0), ("0.00001", 1, 3, 0), ("0.00001", 1, 3, 0)], "line 4: .*repeats"),
+    ([("0.0", 1, 3, 0)], "at least two samples"),
+    ([], "no samples"),
+])
+def test_malformed_rows_name_the_line(tmp_path: Path, rows: list[tuple], message: str) -> None:
+    path = write(tmp_path / "c.csv", "time_s,current_a,voltage_v,trigger", rows)
+    with pytest.raises(CaptureError, match=message):
+        list(open_capture(path).chunks())
+
+
+def test_dispatcher_checks_content_against_extension(tmp_path: Path) -> None:
+    zipped = tmp_path / "capture.csv"
+    zipped.write_bytes(b"PK\x03\x04" + bytes(100))
+    with pytest.raises(CaptureError, match="not a CSV file"):
+        open_capture(zipped)
+    with pytest.raises(CaptureError, match="cannot read"):
+        open_capture(tmp_path / "missing.csv")
+    unknown = tmp_path / "capture.bin"
+    unknown.write_bytes(bytes(range(256)))
+    with pytest.raises(CaptureError, match="unknown capture format"):
+        open_capture(unknown)
+    # Unknown extension, CSV content: recognised by content.
+    text = write(tmp_path / "capture.dat", "time_s,current_a,voltage_v,trigger", grid_rows(4))
+    assert isinstance(open_capture(text), CsvCapture)
+
+
+def test_both_shunt_and_scale_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.csv", "time_s,current_a,voltage_v,trigger", grid_rows(3))
+    with pytest.raises(CaptureError, match="either a shunt"):
+        open_capture(path, CaptureOptions(shunt_ohms=1.0, current_scale_a_per_v=2.0))

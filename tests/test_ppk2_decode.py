@@ -248,3 +248,76 @@ def test_a_missing_file_is_a_capture_error(tmp_path):
 def test_writer_refuses_metadata_without_end(tmp_path):
     with pytest.raises(InstrumentError, match="END"):
         Ppk2StreamWriter(tmp_path / "x.ppk2", "R0: 1000.0\n", vdd_mv=3300)
+
+
+# --- through the file dispatcher and `rig analyze` ----------------------------------------
+
+def _trigger_file(tmp_path: Path, name: str = "bench.ppk2") -> tuple[Path, np.ndarray, np.ndarray]:
+    """20 ms windows of 5 mA under D2 every 200 ms, idle 10 µA; returns path, words, trigger."""
+    k = np.arange(200_000)
+    trigger = (k % 20_000 >= 5_000) & (k % 20_000 < 7_000)
+    words = encode_words(np.where(trigger, 5e-3, 10e-6), CAL, VDD_MV, logic=trigger.astype(np.uint8) << 2)
+    path = tmp_path / name
+    with Ppk2StreamWriter(path, DEVICE_TEXT, vdd_mv=VDD_MV) as rec:
+        rec.write(words.tobytes())
+    return path, words, trigger
+
+
+def test_open_capture_reads_ppk2_files_and_windows_integrate_the_decoded_power(tmp_path):
+    from energyrig.instruments.files import CaptureOptions, open_capture
+    from energyrig.rig.energy import WindowSettings, find_windows
+
+    path, words, trigger = _trigger_file(tmp_path)
+    cap = open_capture(path, CaptureOptions(trigger="d2", chunk_samples=30_000))
+    assert cap.trigger_bit == 2
+    windows = list(find_windows(cap, WindowSettings(trigger_bit=cap.trigger_bit)))
+    assert len(windows) == 10 and all(w.samples == 2000 and not w.flags for w in windows)
+    (chunk,) = decode_all(words)
+    for n, w in enumerate(windows):
+        lo = 5_000 + 20_000 * n
+        expected = chunk.current_a[lo:lo + 2000].sum() * (VDD_MV / 1000) * 1e-5  # T * sum(v*i)
+        assert w.energy_j == pytest.approx(expected, rel=1e-12)
+        assert w.energy_j == pytest.approx(5e-3 * 3.3 * 0.02, rel=2e-3)  # the encoded 5 mA
+    by_content = tmp_path / "bench.bin"
+    by_content.write_bytes(path.read_bytes())
+    override = open_capture(by_content, CaptureOptions(voltage=1.8))
+    assert next(iter(override.chunks())).voltage_v == pytest.approx(1.8)
+
+
+@pytest.mark.parametrize("options, problem", [
+    ({"trigger": "D8"}, "no logic channel 'D8'"),
+    ({"current": "A0"}, "one current channel"),
+    ({"voltage": "A1"}, "no voltage channel"),
+])
+def test_open_capture_names_channels_a_ppk2_does_not_have(tmp_path, options, problem):
+    from energyrig.errors import ChannelError
+    from energyrig.instruments.files import CaptureOptions, open_capture
+
+    path, _, _ = _trigger_file(tmp_path)
+    with pytest.raises(ChannelError, match=problem):
+        open_capture(path, CaptureOptions(**options))
+
+
+def test_a_csv_named_ppk2_is_refused(tmp_path):
+    from energyrig.instruments.files import open_capture
+
+    path = tmp_path / "fake.ppk2"
+    path.write_text("time_s,current_a,voltage_v,trigger\n0,1,3.3,0\n")
+    with pytest.raises(CaptureError, match="not a raw PPK2 stream"):
+        open_capture(path)
+
+
+def test_rig_analyze_on_a_ppk2_file(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    path, _, _ = _trigger_file(tmp_path)
+    cmd = [sys.executable, "-c", "from energyrig.cli.app import main; main()", "analyze", str(path)]
+    ok = subprocess.run([*cmd, "--trigger", "D2", "--json"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    windows = json.loads(ok.stdout)["windows"]
+    assert len(windows) == 10
+    assert all(w["energy_j"] == pytest.approx(5e-3 * 3.3 * 0.02, rel=2e-3) for w in windows)
+    bad = subprocess.run([*cmd, "--trigger", "D9"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and str(path) in bad.stderr and "D0..D7" in bad.stderr

@@ -14,6 +14,9 @@ set(ER_OPS_FAMILIES
     symmetric
     legacy
     hash
+    rsa
+    dsa
+    dh
 )
 
 set(ER_OPS_EXTRA_SOURCES
@@ -24,6 +27,9 @@ set(ER_OPS_EXTRA_SOURCES
     ${ER_OPS_DIR}/lib/er_rc_key.c
     ${ER_OPS_DIR}/lib/er_rc5.c
     ${ER_OPS_DIR}/lib/er_rc6.c
+    ${ER_OPS_DIR}/lib/er_pk.c
+    ${ER_OPS_DIR}/lib/er_dsa.c
+    ${ER_OPS_DIR}/lib/er_dh.c
 )
 
 set(ER_OPS_SOURCES ${ER_OPS_EXTRA_SOURCES})

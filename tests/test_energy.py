@@ -8,6 +8,8 @@ import pytest
 from numpy.polynomial import Polynomial
 
 from energy_traces import inside, sample
+from energyrig.capture import Chunk
+from energyrig.errors import CaptureError, ChannelError
 from energyrig.rig.energy import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE,
                                   SATURATED, TOO_FEW_SAMPLES, Window, WindowFinder,
                                   WindowSettings, find_windows, per_op)
@@ -212,3 +214,17 @@ def test_settings_are_validated() -> None:
         WindowSettings(trigger_bit=8)
     with pytest.raises(ValueError, match="guard_s"):
         WindowSettings(guard_s=-1.0)
+
+
+def test_malformed_chunks_are_capture_errors() -> None:
+    finder = WindowFinder(SETTINGS, source="probe")
+    logic = np.zeros(10, dtype=np.uint8)
+    finder.feed(Chunk(0, T, np.ones(10), VOLTS, logic))
+    with pytest.raises(CaptureError, match="probe: bad chunk at sample 5"):
+        finder.feed(Chunk(5, T, np.ones(10), VOLTS, logic))       # overlaps the first
+    with pytest.raises(CaptureError, match="differ in length"):
+        finder.feed(Chunk(10, T, np.ones(10), np.ones(9), logic))
+    with pytest.raises(CaptureError, match="sample period changed"):
+        finder.feed(Chunk(10, 2 * T, np.ones(10), VOLTS, logic))
+    with pytest.raises(ChannelError, match="no logic channel"):
+        finder.feed(Chunk(10, T, np.ones(10), VOLTS, None))

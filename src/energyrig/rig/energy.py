@@ -275,12 +275,16 @@ class WindowFinder:
         for seg, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
             if hi <= lo:
                 continue
-            events += kernel.feed(
-                current[lo:hi],
-                voltage if isinstance(voltage, float) else voltage[lo:hi],
-                logic[lo:hi],
-                None if saturated is None else saturated[lo:hi],
-                chunk.start_index + lo + int(lost_before[seg]))
+            try:
+                events += kernel.feed(
+                    current[lo:hi],
+                    voltage if isinstance(voltage, float) else voltage[lo:hi],
+                    logic[lo:hi],
+                    None if saturated is None else saturated[lo:hi],
+                    chunk.start_index + lo + int(lost_before[seg]))
+            except ValueError as exc:  # overlapping chunks, arrays of different lengths
+                raise CaptureError(self.source, f"bad chunk at sample {chunk.start_index}: "
+                                                f"{exc}") from exc
         return self._windows(events)
 
     def finish(self) -> list[Window]:

@@ -233,6 +233,7 @@ def test_scaling_options(demo: Path) -> None:
     (SrOptions(), ChannelError, "no supply voltage given"),
     (SrOptions(voltage=3.3, shunt_ohms=1.0, current_scale_a_per_v=2.0), CaptureError, "not both"),
     (SrOptions(voltage=3.3, shunt_ohms=0.0), CaptureError, "must be > 0"),
+    (SrOptions(voltage=3.3, chunk_samples=0), CaptureError, "chunk_samples must be >= 1"),
 ])
 def test_option_errors_name_the_file_and_the_problem(demo: Path, options: SrOptions,
                                                      error: type[Exception], message: str) -> None:

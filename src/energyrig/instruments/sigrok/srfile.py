@@ -337,6 +337,8 @@ class SrCapture:
         except zipfile.BadZipFile as exc:
             raise CaptureError(self.source, f"not a sigrok session file: {exc}") from exc
         self._amperes_per_volt = self.options.amperes_per_volt(self.source)
+        if self.options.chunk_samples < 1:
+            raise CaptureError(self.source, f"chunk_samples must be >= 1, got {self.options.chunk_samples}")
         self.trigger_channel = self._resolve_trigger()
         self.current_channel = self._resolve_analog(self.options.current, "current")
         self.voltage_channel, self.voltage_constant_v = self._resolve_voltage()

@@ -4,6 +4,7 @@
  * registry and parameter checks, the protocol on good and hostile input, and the runner.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -358,69 +359,78 @@ static void test_proto_hello_ops(void)
 	ER_CHECK_HAS(say("help\n"), "\"run n=<1..1000000000>\"");
 }
 
+/* Requests that must be refused, and the error each gets. */
+static const struct {
+	const char *request;
+	const char *error; /* as it appears in the JSON reply, escaped */
+} refused[] = {
+	{"\n",
+	 "empty request (try 'help')"},
+	{"   \n",
+	 "empty request (try 'help')"},
+	{"launch missiles\n",
+	 "unknown command 'launch' (try 'help')"},
+	{"HELLO\n",
+	 "unknown command 'HELLO' (try 'help')"},
+	{"hello world\n",
+	 "hello: argument 'world' is not key=value"},
+	{"ops x=1\n",
+	 "ops: unknown parameter 'x' (usage: ops)"},
+	{"run\n",
+	 "run: n required (allowed: 1..1000000000)"},
+	{"run n=0\n",
+	 "run: n=0 out of range (allowed: 1..1000000000)"},
+	{"run n=1000000001\n",
+	 "run: n=1000000001 out of range (allowed: 1..1000000000)"},
+	{"run n=-1\n",
+	 "run: n='-1' is not a decimal number"},
+	{"run n=5\n",
+	 "run: no op prepared (use prep first)"},
+	{"run n=1 n=2\n",
+	 "run: parameter 'n' given twice"},
+	{"run =3\n",
+	 "run: argument with an empty name"},
+	{"idle ms=60001\n",
+	 "idle: ms=60001 out of range (allowed: 1..60000)"},
+	{"mark\n",
+	 "mark: cycles required (allowed: 1..10000000000)"},
+	{"prep\n",
+	 "prep: op name required (list them with 'ops')"},
+	{"prep nope\n",
+	 "prep: unknown op 'nope' (list them with 'ops')"},
+	{"prep sized hardware\n",
+	 "prep: argument 'hardware' is not key=value"},
+	{"prep sized backend=hardware key_bits=128 payload_bytes=16\n",
+	 "prep: no such backend for op 'sized'"},
+	{"prep sized backend=quantum\n",
+	 "prep: backend='quantum' unknown (allowed: software, hardware)"},
+	{"prep curvy curve=p521\n",
+	 "prep: curve='p521' unknown (allowed: p256, p384, secp256k1, x25519)"},
+	{"prep sized key_bits=128 payload_bytes=16 colour=red\n",
+	 "prep: unknown parameter 'colour' (usage: prep <op> [key_bits=K] [payload_bytes=P] "
+	 "[curve=C] [seed=S] [backend=B])"},
+	{"prep sized key_bits=99999999999999999999999\n",
+	 "prep: key_bits=99999999999999999999999 out of range (allowed: 1..65535)"},
+	{"prep sized key_bits=128 payload_bytes=20000\n",
+	 "sized: payload_bytes=20000 not allowed (allowed: 16..16384, multiple of 16)"},
+	{"a b c d e f g h i j k\n",
+	 "unknown command 'a' (try 'help')"},
+	{"run a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9\n",
+	 "run: too many arguments"},
+	{"prep \"quoted\\name-that-goes-on-and-on-and-on-and-on\n",
+	 "prep: unknown op '\\\"quoted\\\\name-that-goes-on-and-on...' (list them with 'ops')"},
+};
+
 static void test_proto_errors(void)
 {
+	char expected[512];
+
 	fresh_session();
-	ER_CHECK_STR(say("\n"), "{\"ok\":false,\"error\":\"empty request (try 'help')\"}\n");
-	ER_CHECK_STR(say("   \n"), "{\"ok\":false,\"error\":\"empty request (try 'help')\"}\n");
-	ER_CHECK_STR(say("launch missiles\n"),
-		     "{\"ok\":false,\"error\":\"unknown command 'launch' (try 'help')\"}\n");
-	ER_CHECK_STR(say("HELLO\n"),
-		     "{\"ok\":false,\"error\":\"unknown command 'HELLO' (try 'help')\"}\n");
-	ER_CHECK_STR(say("hello world\n"),
-		     "{\"ok\":false,\"error\":\"hello: argument 'world' is not key=value\"}\n");
-	ER_CHECK_STR(say("ops x=1\n"), "{\"ok\":false,\"error\":\"ops: unknown parameter 'x' "
-				       "(usage: ops)\"}\n");
-	ER_CHECK_STR(say("run\n"), "{\"ok\":false,\"error\":\"run: n required "
-				   "(allowed: 1..1000000000)\"}\n");
-	ER_CHECK_STR(say("run n=0\n"), "{\"ok\":false,\"error\":\"run: n=0 out of range "
-				       "(allowed: 1..1000000000)\"}\n");
-	ER_CHECK_STR(say("run n=1000000001\n"),
-		     "{\"ok\":false,\"error\":\"run: n=1000000001 out of range "
-		     "(allowed: 1..1000000000)\"}\n");
-	ER_CHECK_STR(say("run n=-1\n"),
-		     "{\"ok\":false,\"error\":\"run: n='-1' is not a decimal number\"}\n");
-	ER_CHECK_STR(say("run n=5\n"),
-		     "{\"ok\":false,\"error\":\"run: no op prepared (use prep first)\"}\n");
-	ER_CHECK_STR(say("run n=1 n=2\n"),
-		     "{\"ok\":false,\"error\":\"run: parameter 'n' given twice\"}\n");
-	ER_CHECK_STR(say("run =3\n"), "{\"ok\":false,\"error\":\"run: argument with an empty "
-				      "name\"}\n");
-	ER_CHECK_STR(say("idle ms=60001\n"), "{\"ok\":false,\"error\":\"idle: ms=60001 out of "
-					     "range (allowed: 1..60000)\"}\n");
-	ER_CHECK_STR(say("mark\n"), "{\"ok\":false,\"error\":\"mark: cycles required "
-				    "(allowed: 1..10000000000)\"}\n");
-	ER_CHECK_STR(say("prep\n"), "{\"ok\":false,\"error\":\"prep: op name required "
-				    "(list them with 'ops')\"}\n");
-	ER_CHECK_STR(say("prep nope\n"), "{\"ok\":false,\"error\":\"prep: unknown op 'nope' "
-					 "(list them with 'ops')\"}\n");
-	ER_CHECK_STR(say("prep sized hardware\n"),
-		     "{\"ok\":false,\"error\":\"prep: argument 'hardware' is not key=value\"}\n");
-	ER_CHECK_STR(say("prep sized backend=hardware key_bits=128 payload_bytes=16\n"),
-		     "{\"ok\":false,\"error\":\"prep: no such backend for op 'sized'\"}\n");
-	ER_CHECK_STR(say("prep sized backend=quantum\n"),
-		     "{\"ok\":false,\"error\":\"prep: backend='quantum' unknown (allowed: "
-		     "software, hardware)\"}\n");
-	ER_CHECK_STR(say("prep curvy curve=p521\n"),
-		     "{\"ok\":false,\"error\":\"prep: curve='p521' unknown (allowed: p256, p384, "
-		     "secp256k1, x25519)\"}\n");
-	ER_CHECK_STR(say("prep sized key_bits=128 payload_bytes=16 colour=red\n"),
-		     "{\"ok\":false,\"error\":\"prep: unknown parameter 'colour' (usage: prep <op> "
-		     "[key_bits=K] [payload_bytes=P] [curve=C] [seed=S] [backend=B])\"}\n");
-	ER_CHECK_STR(say("prep sized key_bits=99999999999999999999999\n"),
-		     "{\"ok\":false,\"error\":\"prep: key_bits=99999999999999999999999 out of "
-		     "range (allowed: 1..65535)\"}\n");
-	ER_CHECK_STR(say("prep sized key_bits=128 payload_bytes=20000\n"),
-		     "{\"ok\":false,\"error\":\"sized: payload_bytes=20000 not allowed "
-		     "(allowed: 16..16384, multiple of 16)\"}\n");
-	ER_CHECK_STR(say("a b c d e f g h i j k\n"),
-		     "{\"ok\":false,\"error\":\"unknown command 'a' (try 'help')\"}\n");
-	ER_CHECK_STR(say("run a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9\n"),
-		     "{\"ok\":false,\"error\":\"run: too many arguments\"}\n");
-	/* Echoed words are cut short and escaped. */
-	ER_CHECK_STR(say("prep \"quoted\\name-that-goes-on-and-on-and-on-and-on\n"),
-		     "{\"ok\":false,\"error\":\"prep: unknown op '\\\"quoted\\\\name-that-goes-on-"
-		     "and-on...' (list them with 'ops')\"}\n");
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(expected, sizeof(expected), "{\"ok\":false,\"error\":\"%s\"}\n",
+			 refused[i].error);
+		ER_CHECK_STR(say(refused[i].request), expected);
+	}
 }
 
 static void test_proto_hostile_bytes(void)

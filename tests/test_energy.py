@@ -228,3 +228,51 @@ def test_malformed_chunks_are_capture_errors() -> None:
         finder.feed(Chunk(10, 2 * T, np.ones(10), VOLTS, logic))
     with pytest.raises(ChannelError, match="no logic channel"):
         finder.feed(Chunk(10, T, np.ones(10), VOLTS, None))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_windows_chunks_and_gaps_stay_inside_the_bound(seed: int) -> None:
+    """Many windows of different constant currents, edges anywhere, random chunking, lost
+    samples away from the edges and random trigger bounces shorter than the minimum pulse."""
+    rng = np.random.default_rng(seed)
+    pulse = 20
+    edges, levels, bounces, t = [], [], [], 700.0
+    for _ in range(25):
+        length = rng.uniform(60, 3000)
+        edges.append((t * T, (t + length) * T))
+        levels.append(rng.uniform(5e-3, 5e-2))
+        if rng.random() < 0.4:  # a dip of 1..pulse-1 samples somewhere inside
+            at = t + rng.uniform(10, length - 30)
+            bounces.append((at * T, (at + rng.integers(1, pulse)) * T))
+        t += length + rng.uniform(30, 900)
+    n = int(t) + 800
+    trigger = [(r, f) for r, f in edges]
+    for b0, b1 in bounces:
+        trigger = [piece for r, f in trigger for piece in
+                   ([(r, b0), (b1, f)] if r < b0 < f else [(r, f)])]
+
+    def current(x: np.ndarray) -> np.ndarray:
+        out = np.full_like(x, IDLE_A)
+        for (r, f), level in zip(edges, levels):
+            out[(x >= r) & (x < f)] = level
+        return out
+
+    trace = sample(T, n, trigger, current, VOLTS)
+    high = trace.logic.astype(bool)
+    near_edge = high ^ np.roll(high, 1) | high ^ np.roll(high, -1)
+    candidates = np.flatnonzero(~near_edge)
+    drop = rng.choice(candidates, size=60, replace=False)
+    settings = WindowSettings(min_pulse_s=pulse * T, guard_s=5 * T, baseline_s=20 * T,
+                              min_samples=1)
+    finder = WindowFinder(settings)
+    windows: list[Window] = []
+    chunks = list(trace.chunks(int(rng.integers(1, 5000)), drop=sorted(drop)))
+    for chunk in chunks:
+        windows += finder.feed(chunk)
+    windows += finder.finish()
+    assert len(windows) == len(edges) and finder.glitches == []
+    for w, (r, f), level in zip(windows, edges, levels):
+        assert abs(w.energy_j - VOLTS * level * (f - r)) <= w.edge_error_j * (1 + 1e-9)
+        assert abs(w.start_s - r) <= T and abs(w.end_s - f) <= T
+    in_window = current(np.arange(n) * T) != IDLE_A     # bounce dips belong to the window
+    assert sum(w.lost_samples for w in windows) == int(in_window[drop].sum())

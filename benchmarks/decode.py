@@ -139,15 +139,17 @@ def decode_only(blocks: Iterator[bytes], *, spike_filter: bool = False) -> Run:
     return Run(samples, time.process_time() - cpu0, time.perf_counter() - wall0, 0, 0.0)
 
 
-def ppk2_api_run(raw: bytes, read_bytes: int) -> Run:
-    """``PPK2_API.get_samples`` over the same bytes, in reads of ``read_bytes``."""
+def ppk2_api_run(raw: bytes, read_bytes: int) -> tuple[Run, bool]:
+    """``PPK2_API.get_samples`` over the same bytes, in reads of ``read_bytes``; also whether
+    its values (µA) equal the decoder's with the spike filter on, sample for sample."""
     with reference_api(METADATA_TEXT, VDD_MV) as api:
-        samples = 0
+        values: list[float] = []
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for at in range(0, len(raw), read_bytes):
-            values, _bits = api.get_samples(raw[at:at + read_bytes])
-            samples += len(values)
-        return Run(samples, time.process_time() - cpu0, time.perf_counter() - wall0, 0, 0.0)
+            values += api.get_samples(raw[at:at + read_bytes])[0]
+        run = Run(len(values), time.process_time() - cpu0, time.perf_counter() - wall0, 0, 0.0)
+    ours = Ppk2Decoder(parse_metadata(METADATA_TEXT), VDD_MV, spike_filter=True).feed(raw)
+    return run, bool(np.array_equal(ours.current_a * 10**6, np.array(values)))
 
 
 def best_of(repeats: int, make: Callable[[], Run]) -> Run:
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     raw = b"".join(stream.blocks(args.reference_samples))
     ours = best_of(args.repeats, lambda: pipeline(iter([raw])))
     ours_filtered = best_of(args.repeats, lambda: pipeline(iter([raw]), spike_filter=True))
-    ref = ppk2_api_run(raw, read_bytes=4 * 10_000)  # 0.1 s of stream per read, as a poll loop does
+    ref, equal = ppk2_api_run(raw, read_bytes=4 * 10_000)  # 0.1 s of stream per read, as a poll loop does
 
     expected_windows = (n_long - (PERIOD - PHASE)) // PERIOD + (1 if (n_long - (PERIOD - PHASE)) % PERIOD >= HIGH else 0)
     result = {
@@ -202,10 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         "same_bytes_samples_per_s": ours.samples_per_s,
         "same_bytes_spike_filter_samples_per_s": ours_filtered.samples_per_s,
         "ratio_spike_filter": ours_filtered.samples_per_s / ref.samples_per_s,
+        "ppk2_api_values_equal": equal,
         "load_average": os.getloadavg(),
         "cpus": os.cpu_count(),
     }
-    ok = long.windows == expected_windows
+    ok = long.windows == expected_windows and equal
     if args.json:
         print(json.dumps(result))
         return 0 if ok else 1
@@ -219,11 +222,13 @@ def main(argv: list[str] | None = None) -> int:
           f"spike filter on: {decode_filtered.samples_per_s / 1e6:.1f} MS/s)")
     print(f"same bytes        {ours.samples} samples:")
     print(f"  energyrig       {ours.samples_per_s / 1e6:8.1f} MS/s  (spike filter on: {ours_filtered.samples_per_s / 1e6:.1f} MS/s)")
-    print(f"  ppk2-api        {ref.samples_per_s / 1e6:8.3f} MS/s  (get_samples)")
+    print(f"  ppk2-api        {ref.samples_per_s / 1e6:8.3f} MS/s  (get_samples; its values "
+          f"{'equal' if equal else 'DIFFER FROM'} ours with the spike filter on)")
     print(f"  ratio           {result['ratio']:8.0f} x  (spike filter on: {result['ratio_spike_filter']:.0f} x)")
     print(f"load average      {' '.join(f'{x:.2f}' for x in result['load_average'])} on {result['cpus']} CPUs")
     if not ok:
-        print("CHECK FAILED: window count differs from the stream's", file=sys.stderr)
+        print("CHECK FAILED: window count differs from the stream's, or ppk2-api's values from ours",
+              file=sys.stderr)
     return 0 if ok else 1
 
 

@@ -54,6 +54,11 @@ def test_nan_from_uncalibrated_eeprom_keeps_default(caplog):
     assert "GI3" in caplog.text
 
 
+def test_unknown_keys_are_ignored_whatever_their_value():
+    text = DEVICE_TEXT.replace("IA: 56\n", "IA: 56\nFW: 4.0.0\nR7: 1.0\n")
+    assert parse_metadata(text) == parse_metadata(DEVICE_TEXT)
+
+
 def test_missing_keys_take_defaults():
     cal = parse_metadata("R0: 1000.0\nEND\n")
     assert cal == dataclasses.replace(Ppk2Calibration(), r=(1000.0,) + Ppk2Calibration().r[1:])

@@ -168,15 +168,15 @@ def parse_metadata(text: str, source: str = "PPK2 metadata") -> Ppk2Calibration:
         key, colon, value_text = line.partition(": ")
         if not colon:
             raise InstrumentError(f"{source}: PPK2 metadata line {line!r} is not 'KEY: VALUE'")
+        name, index = key.rstrip("0123456789"), key[len(key.rstrip("0123456789")):]
+        known_range = name in per_range and index != "" and int(index) < N_RANGES
+        if key not in _SCALARS and not known_range:
+            log.info("%s: ignoring unknown PPK2 metadata key %s", source, key)
+            continue
         value = _parse_value(source, line, value_text)
         if key in _SCALARS:
-            if math.isnan(value):
-                continue
-            scalars[_SCALARS[key]] = bool(value) if key == "Calibrated" else int(value)
-            continue
-        name, index = key.rstrip("0123456789"), key[len(key.rstrip("0123456789")):]
-        if name not in per_range or not index or int(index) >= N_RANGES:
-            log.info("%s: ignoring unknown PPK2 metadata key %s", source, key)
+            if not math.isnan(value):
+                scalars[_SCALARS[key]] = bool(value) if key == "Calibrated" else int(value)
             continue
         if math.isnan(value):
             log.warning("%s: %s is %s (uncalibrated?); keeping the default %g",

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from energyrig.errors import InstrumentError
+from energyrig.errors import ConfigError, InstrumentError
 from energyrig.instruments.base import Acquisition
 from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
 from energyrig.instruments.sigrok.protocol import SigrokDeviceConfig
@@ -106,10 +106,18 @@ def test_repeated_captures_and_kept_files(tmp_path: Path) -> None:
 
 
 def test_sigrok_cli_failure_carries_its_stderr() -> None:
-    bad = SigrokDeviceConfig(driver="demo", channels=("D0", "X9"), samplerate_hz=RATE, reader=READER)
+    bad = SigrokDeviceConfig(driver="demo", channels=("D0", "X9"), samplerate_hz=RATE,
+                             reader=SrOptions(trigger="D0", voltage=3.3))
     with SigrokDevice(bad) as device, pytest.raises(InstrumentError, match="unknown channel 'X9'"):
         device.arm(0.0, 0.01, 0.0)
         device.collect(timeout_s=10)
+
+
+def test_start_refuses_a_mapping_to_channels_not_captured() -> None:
+    cfg = SigrokDeviceConfig(driver="demo", channels=("D0", "A0"), samplerate_hz=RATE,
+                             reader=READER)
+    with pytest.raises(ConfigError, match="reader.voltage: channel 'A1' is not captured"):
+        SigrokDevice(cfg).start()
 
 
 def test_unknown_driver_and_missing_binary() -> None:

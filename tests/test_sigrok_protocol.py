@@ -6,10 +6,12 @@ from pathlib import Path
 import pytest
 
 from energyrig.errors import ConfigError
+from energyrig.instruments.sigrok.srfile import SrOptions
 from energyrig.instruments.sigrok.protocol import (
     ScannedDevice,
     SigrokDeviceConfig,
     capture_argv,
+    check_reader_channels,
     driver_spec,
     parse_scan,
     samples_for,
@@ -89,3 +91,24 @@ def test_parse_scan() -> None:
     ]
     assert parse_scan(text)[1].spec == "fx2lafw:conn=1.6"
     assert parse_scan("") == []
+
+
+SCANNED = ("D0", "D1", "A0", "A1")
+
+
+@pytest.mark.parametrize(("channels", "reader", "field"), [
+    ((), SrOptions(trigger="D0", current="A0", voltage="A1"), None),
+    (("D0", "A0"), SrOptions(trigger="D0", current="A0", voltage=3.3), None),
+    (("D0", "A0"), SrOptions(trigger="D0", current="A0", voltage="A1"), "reader.voltage"),
+    ((), SrOptions(trigger="D7", current="A0", voltage=3.3), "reader.trigger"),
+    ((), SrOptions(current="CH1", voltage=3.3), "reader.current"),
+])
+def test_check_reader_channels(channels: tuple[str, ...], reader: SrOptions,
+                               field: str | None) -> None:
+    cfg = SigrokDeviceConfig(driver="demo", channels=channels, reader=reader)
+    if field is None:
+        check_reader_channels(cfg, SCANNED)
+        return
+    with pytest.raises(ConfigError) as info:
+        check_reader_channels(cfg, SCANNED)
+    assert info.value.field == field and "is not captured" in str(info.value)

@@ -122,11 +122,14 @@ class SigrokDevice(AcquisitionBase):
         ------
         InstrumentError
             sigrok-cli is missing or no device answers to the driver/conn given.
+        ConfigError
+            The channel mapping names a channel that will not be captured.
         """
         found = list_devices(self.config.sigrok_cli, self.device)
         if not found:
             raise InstrumentError(f"no sigrok device answers to --driver {self.device}; check the "
                                   "cable, the conn= and `sigrok-cli --scan`")
+        protocol.check_reader_channels(self.config, found[0].channels)
         if self.keep_dir is not None:
             self.keep_dir.mkdir(parents=True, exist_ok=True)
             self._dir = self.keep_dir

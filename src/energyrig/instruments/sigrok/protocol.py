@@ -120,6 +120,22 @@ def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[st
                    "--output-file", str(output)]
 
 
+def check_reader_channels(cfg: SigrokDeviceConfig, available: tuple[str, ...]) -> None:
+    """Refuse a channel mapping that names a channel the capture will not contain.
+
+    ``available`` is what the device offers (from its scan); only ``cfg.channels`` are
+    captured when given. A string ``voltage`` is a channel name, a float a constant.
+    """
+    captured = cfg.channels or available
+    reader = cfg.reader
+    roles = {"trigger": reader.trigger, "current": reader.current,
+             "voltage": reader.voltage if isinstance(reader.voltage, str) else None}
+    for role, name in roles.items():
+        if name is not None and name not in captured:
+            raise ConfigError(_SOURCE, f"reader.{role}", f"channel {name!r} is not captured "
+                                                         f"(channels: {', '.join(captured)})")
+
+
 def scan_argv(sigrok_cli: str = SIGROK_CLI, driver: str | None = None) -> list[str]:
     """Command line listing devices (all drivers, or the one in ``driver``)."""
     return [sigrok_cli, *(["--driver", driver] if driver else []), "--scan"]

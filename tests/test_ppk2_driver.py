@@ -123,6 +123,24 @@ def test_collect_returns_the_window_with_its_margins_and_its_gaps() -> None:
     assert window.net_energy_j == pytest.approx(3.0 * 2e-3 * 0.05, rel=1e-3)
 
 
+def test_a_window_before_arm_is_not_taken_for_the_one_after() -> None:
+    earlier = _trace_words(3000, 2500, 2600, lost_at=0, lost=0)  # inside the pre_s look-back
+    later = encode_words(np.full(3000, 1e-3), DEFAULT_CALIBRATION, 3000,
+                         logic=((np.arange(3000) >= 500) & (np.arange(3000) < 900)).astype(np.uint8),
+                         counter_start=3000 % 64).tobytes()
+    port = FakePort([METADATA], stream=split(earlier, 4000), later=split(later, 4000))
+    with Ppk2(transport=port) as ppk:
+        while not port.drained:
+            time.sleep(0.01)
+        time.sleep(0.05)
+        ppk.arm(pre_s=0.01, window_s=0.004, post_s=0.001)
+        port.release()
+        record = ppk.collect(timeout_s=5)
+    assert next(record.chunks()).start_index == 2000
+    assert list(record.chunks())[-1].end_index == 3000 + 900 + 100
+    assert len(list(find_windows(record))) == 2  # both are in the record; collect waited for the second
+
+
 def test_a_window_longer_than_the_buffer_fails_loudly() -> None:
     raw = _trace_words(30_000, 2_000, 25_000, lost_at=0, lost=0)
     port = FakePort([METADATA], later=split(raw, 4000))
@@ -149,6 +167,7 @@ def _measure(ppk: Ppk2, wire: Path, duration_s: float, seq0: int, accel: int) ->
     fall = rise + int(duration_s * 1e9)
     send_edges(wire, edge_records([rise, fall], [1, 0], accel=accel, seq0=seq0))
     record = ppk.collect(timeout_s=duration_s + 3.0)
+    time.sleep(0.03)  # idle between windows, for the next one's baseline
     return list(find_windows(record)), record
 
 

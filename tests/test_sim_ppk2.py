@@ -168,3 +168,14 @@ def test_emulator_runs_as_its_own_process(tmp_path: Path) -> None:
     assert len(raw) > 4 * 5000
     (stream,), _ = read_truth(truth)
     assert stream.period_ns == 10_000
+
+
+def test_edges_arriving_after_their_samples_are_counted() -> None:
+    with Ppk2Emulator(PowerModel(idle_a=1e-3)) as emu:
+        with serial.Serial(emu.port, timeout=0.02) as ser:
+            ser.write(bytes((Command.AVERAGE_START,)))
+            time.sleep(0.1)
+            past = time.monotonic_ns() - 50_000_000
+            emu.inject_edges(edge_records([past, past + 1_000_000], [1, 0]))
+            time.sleep(0.05)
+    assert emu.stats.late_edges == 2

@@ -184,3 +184,22 @@ class AcquisitionBase:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+
+class OpenCloseBase:
+    """Context-manager plumbing for helpers that ``open()`` and ``close()`` (emulators,
+    listeners): ``with x:`` opens, and closes even when the body failed."""
+
+    def open(self) -> object:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

@@ -54,6 +54,7 @@ _READ_BYTES = 16384
 _READ_TIMEOUT_S = 0.02
 _QUIET_S = 0.1
 _DRAIN_LIMIT_S = 2.0
+_STREAM_START_S = 2.0
 
 
 class Transport(Protocol):
@@ -212,6 +213,8 @@ class Ppk2(AcquisitionBase):
         self._error: BaseException | None = None
         self._arm: ArmRequest | None = None
         self._arm_index = 0
+        self._scan_from = 0
+        self._last_fall = 0
         self._overflow = 0
         self._buffered = 0
         self.period_s = 1.0 / SAMPLE_RATE_HZ
@@ -294,6 +297,7 @@ class Ppk2(AcquisitionBase):
         self._decoder = Ppk2Decoder(self.calibration, s.supply_mv)
         self._chunks.clear()
         self._buffered = 0
+        self._last_fall = 0
         self._error = None
         self._stop_reader.clear()
         self._command(Command.AVERAGE_START)
@@ -366,7 +370,12 @@ class Ppk2(AcquisitionBase):
             raise InstrumentError(f"{self.source}: stream failed: {self._error}")
 
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
-        """Mark the stream ``pre_s`` before the newest received sample."""
+        """Mark the stream ``pre_s`` before the newest received sample (but not before the
+        fall of the window collected last).
+
+        Waits (up to ``pre_s`` + 2 s) until the stream holds ``pre_s`` of samples, so the
+        first window after :meth:`start` has its lead-in too.
+        """
         request = ArmRequest(pre_s, window_s, post_s)
         if request.total_s > self.settings.buffer_s:
             raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
@@ -374,11 +383,27 @@ class Ppk2(AcquisitionBase):
         if pre_s > self.settings.history_s:
             raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
                                   f"({self.settings.history_s} s); raise history_s")
+        pre = round(pre_s * SAMPLE_RATE_HZ)
+        deadline = time.monotonic() + pre_s + _STREAM_START_S
         with self._cond:
-            self._check_alive()
-            assert self._decoder is not None
-            first = self._chunks[0].start_index if self._chunks else self._decoder.next_index
-            self._arm_index = max(first, self._decoder.next_index - round(pre_s * SAMPLE_RATE_HZ))
+            # Right after start() the stream may not hold pre_s yet: wait for it.
+            while True:
+                self._check_alive()
+                assert self._decoder is not None
+                first = self._chunks[0].start_index if self._chunks else self._decoder.next_index
+                if self._decoder.next_index - first >= pre:
+                    break
+                if time.monotonic() > deadline:
+                    raise InstrumentError(f"{self.source}: the stream delivered only "
+                                          f"{self._decoder.next_index - first} samples in "
+                                          f"{pre_s + _STREAM_START_S:.1f} s; is it streaming?")
+                self._cond.wait(0.05)
+            # Never reach back into the window collected last.
+            self._arm_index = max(self._decoder.next_index - pre, self._last_fall)
+            # The last sample received was taken before arm() returned, so before the DUT
+            # ran: the window is the first rise after it (an earlier window inside pre_s is
+            # not mistaken for it).
+            self._scan_from = max(first, self._decoder.next_index - 1)
             self._arm = request
             self._overflow = 0
 
@@ -417,13 +442,17 @@ class Ppk2(AcquisitionBase):
         return int(np.searchsorted(positions, index, side="left"))
 
     def collect(self, timeout_s: float) -> RecordedCapture:
-        """Wait for the trigger to rise and fall, plus ``post_s``; return the record."""
+        """Wait for the trigger to rise and fall, plus ``post_s``; return the record.
+
+        The window is the first low-to-high transition after the newest sample received at
+        :meth:`arm` (if the trigger was high then, a fall comes first).
+        """
         if self._arm is None:
             raise InstrumentError(f"{self.source}: collect() without arm()")
         request = self._arm
         post = round(request.post_s * SAMPLE_RATE_HZ)
         scan = _TriggerScan(self.settings.trigger_bit)
-        scanned = self._arm_index
+        scanned = self._scan_from
         deadline = time.monotonic() + timeout_s
         try:
             with self._cond:
@@ -451,6 +480,7 @@ class Ppk2(AcquisitionBase):
         finally:
             self._arm = None
         assert scan.fall is not None
+        self._last_fall = scan.fall
         end = scan.fall + post
         chunks = [c for c in chunks if c.start_index < end]
         if chunks and chunks[-1].end_index > end:

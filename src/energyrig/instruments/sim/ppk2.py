@@ -55,6 +55,7 @@ from typing import Any, Self
 import numpy as np
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.base import OpenCloseBase
 from energyrig.instruments.ppk2.metadata import N_RANGES, Ppk2Calibration, format_metadata
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, encode_words
 from energyrig.instruments.ppk2.protocol import (
@@ -102,7 +103,7 @@ class EmulatorStats:
         return {k: v for k, v in self.__dict__.items() if k != "commands"}
 
 
-class Ppk2Emulator:
+class Ppk2Emulator(OpenCloseBase):
     """A PPK2 on a pty, driven by a power model and the virtual trigger wire.
 
     Parameters
@@ -210,14 +211,6 @@ class Ppk2Emulator:
             if fd >= 0:
                 os.close(fd)
         self._master = self._slave = -1
-
-    def __enter__(self) -> Self:
-        self.open()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     def inject_edges(self, edges: EdgeArray) -> None:
         """Add edges as if they came from the wire (for a wire-less emulator)."""

@@ -14,13 +14,12 @@ import os
 import socket
 import threading
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 import numpy as np
 import numpy.typing as npt
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.base import OpenCloseBase
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ def send_edges(path: str | os.PathLike[str], edges: EdgeArray) -> None:
             sock.sendto(record.tobytes(), os.fspath(path))
 
 
-class TriggerWire:
+class TriggerWire(OpenCloseBase):
     """Listener on the virtual trigger wire.
 
     Parameters
@@ -125,14 +124,6 @@ class TriggerWire:
             self._sock.close()
             self._sock = None
             self.path.unlink(missing_ok=True)
-
-    def __enter__(self) -> Self:
-        self.open()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     # -- consumer side ---------------------------------------------------------------------
     def drain(self) -> EdgeArray:

@@ -129,15 +129,16 @@ def test_counter_gaps_become_chunk_gaps_with_the_count_lost():
     assert np.array_equal(chunk.current_a, decode_all(full)[0].current_a[keep])
 
 
-def test_gap_across_a_block_boundary_lands_at_position_zero():
+def test_gap_across_a_block_boundary_lands_at_position_zero(caplog):
     received = np.concatenate([random_words(64, seed=1), random_words(200, seed=1)[74:]])  # 10 lost
-    dec = Ppk2Decoder(CAL, VDD_MV, start_index=1000)
+    dec = Ppk2Decoder(CAL, VDD_MV, start_index=1000, source="/dev/ttyACM0")
     first = dec.feed(received[:64].tobytes())
     second = dec.feed(received[64:].tobytes())
     assert first.gaps.shape == (0, 2)
     assert second.gaps.tolist() == [[0, 10]]
     assert second.start_index == 1064 and dec.next_index == 1000 + 64 + 10 + 126
     assert dec.samples_lost == 10
+    assert "/dev/ttyACM0: 10 samples lost (1 counter jumps) between samples 1064 and 1200" in caplog.text
 
 
 def test_counter_ambiguity_modulo_64():

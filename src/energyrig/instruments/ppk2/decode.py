@@ -60,7 +60,6 @@ ADC_FULL_SCALE = 0x3FFF
 TOP_RANGE = N_RANGES - 1
 WORD_BYTES = 4
 
-_ADC_MASK = 0x3FFF
 _RANGE_SHIFT, _COUNTER_SHIFT, _LOGIC_SHIFT = 14, 18, 24
 _COUNTER_MASK = 0x3F
 _GAP_ROWS = 64
@@ -98,6 +97,8 @@ class Ppk2Decoder:
         Samples per second (100 kHz on a PPK2).
     start_index:
         Absolute index of the first sample.
+    source:
+        The port or file the bytes come from, named in log messages.
 
     Examples
     --------
@@ -108,10 +109,12 @@ class Ppk2Decoder:
     """
 
     def __init__(self, calibration: Ppk2Calibration, vdd_mv: float, *, spike_filter: bool = False,
-                 sample_rate_hz: float = SAMPLE_RATE_HZ, start_index: int = 0) -> None:
+                 sample_rate_hz: float = SAMPLE_RATE_HZ, start_index: int = 0,
+                 source: str = "PPK2 stream") -> None:
         if not 0 < vdd_mv <= 5000:
             raise ValueError(f"vdd_mv must be in (0, 5000] mV, got {vdd_mv}")
         self.calibration = calibration
+        self.source = source
         self.vdd_mv = vdd_mv
         self.voltage_v = vdd_mv / 1000
         self.period_s = 1.0 / sample_rate_hz
@@ -159,8 +162,8 @@ class Ppk2Decoder:
         chunk = Chunk(start_index=self.next_index, period_s=self.period_s, current_a=current,
                       voltage_v=self.voltage_v, logic=logic, saturated=saturated, gaps=gap_rows)
         if gaps:
-            log.warning("PPK2 stream: %d samples lost before sample %d (counter jumps)",
-                        chunk.lost, self.next_index + int(gap_rows[-1, 0]))
+            log.warning("%s: %d samples lost (%d counter jumps) between samples %d and %d",
+                        self.source, chunk.lost, len(gap_rows), chunk.start_index, chunk.end_index)
             self.samples_lost += chunk.lost
         self.next_index = chunk.end_index
         return chunk
@@ -192,7 +195,8 @@ def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibra
     A block may be reused by the producer once the next one is requested. A trailing
     incomplete word at the end of the stream is dropped with a warning naming ``source``.
     """
-    decoder = Ppk2Decoder(calibration, vdd_mv, spike_filter=spike_filter, sample_rate_hz=sample_rate_hz)
+    decoder = Ppk2Decoder(calibration, vdd_mv, spike_filter=spike_filter, sample_rate_hz=sample_rate_hz,
+                          source=source)
     for block in blocks:
         chunk = decoder.feed(block)
         if chunk is not None:

@@ -177,6 +177,39 @@ def test_encode_words_round_trips_within_one_code():
     assert ((words >> 18) & 63)[0] == 62
 
 
+def test_random_bytes_in_random_reads_never_lose_or_invent_samples():
+    rng = np.random.default_rng(42)
+    for trial in range(20):
+        raw = rng.integers(0, 256, int(rng.integers(0, 5000)), dtype=np.uint8).tobytes()
+        cuts = np.sort(rng.integers(0, len(raw) + 1, int(rng.integers(0, 30))))
+        blocks = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
+        chunks = list(decode_stream(blocks, CAL, VDD_MV, spike_filter=bool(trial % 2)))
+        assert sum(map(len, chunks)) == len(raw) // 4
+        if chunks:
+            whole = np.frombuffer(raw[: len(raw) // 4 * 4], dtype="<u4")
+            assert np.array_equal(np.concatenate([c.logic for c in chunks]), (whole >> 24).astype(np.uint8))
+            assert chunks[-1].end_index == len(whole) + sum(c.lost for c in chunks)
+
+
+def test_kernel_checks_its_buffers():
+    from energyrig.instruments.ppk2._decode import Kernel
+    from energyrig.instruments.ppk2.decode import conversion_table
+
+    kernel = Kernel(conversion_table(CAL, VDD_MV))
+    src = random_words(10, seed=1).tobytes()
+    out = dict(current=np.empty(10), logic=np.empty(10, np.uint8), saturated=np.empty(10, bool),
+               gaps=np.empty((4, 2), np.int64))
+    assert kernel.decode(src, *out.values()) == (10, 0)
+    with pytest.raises(ValueError, match="fewer than the 10 samples"):
+        kernel.decode(src, np.empty(9), *list(out.values())[1:])
+    with pytest.raises(TypeError, match="current: expected items of 8 bytes"):
+        kernel.decode(src, np.empty(10, np.float32), *list(out.values())[1:])
+    with pytest.raises(ValueError, match="5x6 float64"):
+        Kernel(np.zeros((5, 5)))
+    with pytest.raises(BufferError):  # bytes are read-only
+        kernel.decode(src, b"read-only" * 10, *list(out.values())[1:])
+
+
 def test_decode_stream_warns_about_a_trailing_partial_word(caplog):
     raw = random_words(10, seed=2).tobytes() + b"\x01\x02"
     chunks = list(decode_stream([raw], CAL, VDD_MV, source="bench.ppk2"))

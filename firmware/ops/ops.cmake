@@ -17,6 +17,8 @@ set(ER_OPS_FAMILIES
     rsa
     dsa
     dh
+    ecc
+    composite
 )
 
 set(ER_OPS_EXTRA_SOURCES

@@ -279,9 +279,12 @@ def test_a_missing_file_is_a_capture_error(tmp_path):
         open_ppk2(tmp_path / "nope.ppk2")
 
 
-def test_writer_refuses_metadata_without_end(tmp_path):
+def test_writer_refuses_metadata_it_could_not_read_back(tmp_path):
     with pytest.raises(InstrumentError, match="END"):
         Ppk2StreamWriter(tmp_path / "x.ppk2", "R0: 1000.0\n", vdd_mv=3300)
+    with pytest.raises(InstrumentError, match="allows 4096 bytes"):
+        Ppk2StreamWriter(tmp_path / "x.ppk2", "X: 1\n" * 1000 + "END\n", vdd_mv=3300)
+    assert not (tmp_path / "x.ppk2").exists()
 
 
 # --- through the file dispatcher and `rig analyze` ----------------------------------------

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 MAGIC = "energyrig-ppk2-raw"
 VERSION = 1
 SUFFIX = ".ppk2"
-_HEAD_LIMIT = 64 * 1024  # metadata + header line must fit in the first 64 KiB
+_HEAD_LIMIT = 4096  # metadata + header line must fit in the first 4 KiB (a PPK2 sends ~600 B)
 _BLOCK_SAMPLES = 1 << 20
 
 
@@ -151,10 +151,13 @@ class Ppk2StreamWriter:
         if not acc.feed(text.encode("ascii")) or acc.rest:
             raise InstrumentError(f"{path}: the metadata must end with its '{END_MARKER}' line")
         acc.calibration()  # refuse to record what could not be read back
+        head = text.encode("ascii") + header_line(vdd_mv, sample_rate_hz)
+        if len(head) > _HEAD_LIMIT:
+            raise InstrumentError(f"{path}: metadata of {len(text)} bytes; a .ppk2 file allows "
+                                  f"{_HEAD_LIMIT} bytes before the samples")
         self.path = Path(path)
         self._fh: BinaryIO = open(self.path, "wb")  # noqa: SIM115 (closed by close/__exit__)
-        self._fh.write(text.encode("ascii"))
-        self._fh.write(header_line(vdd_mv, sample_rate_hz))
+        self._fh.write(head)
         self.bytes_written = 0
         """Sample bytes written so far."""
 

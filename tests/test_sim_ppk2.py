@@ -163,19 +163,22 @@ def test_emulator_runs_as_its_own_process(tmp_path: Path) -> None:
     truth = tmp_path / "truth.jsonl"
     with EmulatorProcess(PowerModel(idle_a=1e-3), truth=truth) as proc:
         assert proc.port.startswith("/dev/pts/")
-        cal, raw = read_raw(proc.port, 0.1)
+        cal, raw = read_raw(proc.port, 0.2)
     assert cal.r == DEFAULT_CALIBRATION.r
-    assert len(raw) > 4 * 5000
+    assert len(raw) > 4 * 10_000  # 0.2 s at 100 kS/s less the 50 ms latency
     (stream,), _ = read_truth(truth)
     assert stream.period_ns == 10_000
 
 
-def test_edges_arriving_after_their_samples_are_counted() -> None:
-    with Ppk2Emulator(PowerModel(idle_a=1e-3)) as emu:
+def test_edges_arriving_after_their_samples_are_counted_and_logged(tmp_path: Path) -> None:
+    truth = tmp_path / "truth.jsonl"
+    with Ppk2Emulator(PowerModel(idle_a=1e-3), truth=truth) as emu:
         with serial.Serial(emu.port, timeout=0.02) as ser:
             ser.write(bytes((Command.AVERAGE_START,)))
-            time.sleep(0.1)
-            past = time.monotonic_ns() - 50_000_000
+            time.sleep(0.2)
+            past = time.monotonic_ns() - 100_000_000  # already streamed (latency 50 ms)
             emu.inject_edges(edge_records([past, past + 1_000_000], [1, 0]))
             time.sleep(0.05)
     assert emu.stats.late_edges == 2
+    _, (window,) = read_truth(truth)
+    assert window.late

@@ -132,7 +132,7 @@ class Ppk2Emulator(OpenCloseBase):
 
     def __init__(self, model: PowerModel, *, wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None,
-                 calibration: Ppk2Calibration = DEFAULT_CALIBRATION, latency_s: float = 0.02,
+                 calibration: Ppk2Calibration = DEFAULT_CALIBRATION, latency_s: float = 0.05,
                  block_s: float = 0.005, tx_buffer_s: float = 0.5,
                  metadata_split_s: float = 0.0, seed: int = 0) -> None:
         self.model = model
@@ -327,14 +327,14 @@ class Ppk2Emulator(OpenCloseBase):
         if not new:
             return
         edges = np.concatenate(new)
-        late = int(np.count_nonzero(edges["t_ns"].astype(np.int64) <= self._rendered_ns))
-        if late and self.streaming:
-            self.stats.late_edges += late
+        late = (edges["t_ns"].astype(np.int64) <= self._rendered_ns) & self.streaming
+        if late.any():
+            self.stats.late_edges += int(late.sum())
             log.warning("PPK2 emulator: %d trigger edge(s) arrived after their samples were "
-                        "sent (latency %.0f ms too short for this load)", late,
+                        "sent (latency %.0f ms too short for this load)", int(late.sum()),
                         self.latency_ns / 1e6)
         if self._truth is not None:
-            self._truth.feed(edges, self.model, self.supply_v, self._powered)
+            self._truth.feed(edges, self.model, self.supply_v, self._powered, late)
         merged = np.concatenate([self._edges, edges])
         self._edges = merged[np.argsort(merged["t_ns"], kind="stable")]
 
@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="{}",
                         help="power model as JSON (fields of PowerModel, e.g. "
                              "'{\"idle_a\": 3e-6, \"noise_a\": 1e-6}')")
-    parser.add_argument("--latency-s", type=float, default=0.02,
+    parser.add_argument("--latency-s", type=float, default=0.05,
                         help="how far the stream lags real time (default: %(default)s)")
     parser.add_argument("--block-s", type=float, default=0.005,
                         help="interval between sent blocks (default: %(default)s)")

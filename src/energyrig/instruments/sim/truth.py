@@ -10,7 +10,10 @@ reader can follow it during a run. Each line has a ``kind``:
 ``window``
     One trigger window, written when its falling edge arrives: ``seq`` (of the rising edge),
     ``t_rise_ns``, ``t_fall_ns``, ``duration_s``, ``accel``, ``supply_v``, ``dut_powered``,
-    ``energy_j``, ``idle_energy_j``, ``net_energy_j``.
+    ``energy_j``, ``idle_energy_j``, ``net_energy_j``, ``late``. ``late`` is true when an
+    edge of the window reached the emulator after the samples at its time had been streamed
+    (the machine was too loaded for the emulator's latency): the stream then shows the
+    window wrong, and a comparison with it should be flagged, not trusted.
 
 ``energy_j`` is exactly ``supply_v * ∫ i_model dt`` over ``[t_rise, t_fall]``, from the model
 and the exact edge timestamps (not from samples). ``idle_energy_j`` is what the board would
@@ -29,6 +32,9 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
+
+import numpy as np
+import numpy.typing as npt
 
 from energyrig.errors import CaptureError
 from energyrig.instruments.sim.power import PowerModel, window_charge
@@ -51,6 +57,7 @@ class TruthWindow:
     energy_j: float
     idle_energy_j: float
     net_energy_j: float
+    late: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +86,7 @@ class TruthRecorder:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._file: IO[str] = self.path.open("w", encoding="utf-8")
-        self._rise: tuple[int, int, bool] | None = None  # (seq, t_ns, accel)
+        self._rise: tuple[int, int, bool, bool] | None = None  # (seq, t_ns, accel, late)
         self.windows = 0
 
     def close(self) -> None:
@@ -96,21 +103,26 @@ class TruthRecorder:
                                                              model.as_dict()))})
 
     def feed(self, edges: EdgeArray, model: PowerModel, supply_v: float,
-             dut_powered: bool) -> None:
-        """Take edges in time order; write a line per completed window."""
-        for rec in edges:
+             dut_powered: bool, late: npt.NDArray[np.bool_] | None = None) -> None:
+        """Take edges in time order; write a line per completed window.
+
+        ``late`` marks edges that arrived after their samples were streamed.
+        """
+        if late is None:
+            late = np.zeros(len(edges), dtype=np.bool_)
+        for rec, rec_late in zip(edges, late):
             t_ns, level, accel, seq = (int(rec["t_ns"]), int(rec["level"]), bool(rec["accel"]),
                                        int(rec["seq"]))
             if level:
                 if self._rise is not None:
                     log.warning("truth: rising edge seq %d without a fall since seq %d; "
                                 "the earlier window is not logged", seq, self._rise[0])
-                self._rise = (seq, t_ns, accel)
+                self._rise = (seq, t_ns, accel, bool(rec_late))
                 continue
             if self._rise is None:
                 log.warning("truth: falling edge seq %d without a rise; ignored", seq)
                 continue
-            rise_seq, t_rise, rise_accel = self._rise
+            rise_seq, t_rise, rise_accel, rise_late = self._rise
             self._rise = None
             total_c, idle_c = window_charge(model, t_rise, t_ns, rise_accel)
             v = supply_v if dut_powered else 0.0
@@ -118,7 +130,8 @@ class TruthRecorder:
                                  duration_s=(t_ns - t_rise) * 1e-9, accel=rise_accel,
                                  supply_v=supply_v, dut_powered=dut_powered,
                                  energy_j=v * total_c, idle_energy_j=v * idle_c,
-                                 net_energy_j=v * (total_c - idle_c))
+                                 net_energy_j=v * (total_c - idle_c),
+                                 late=rise_late or bool(rec_late))
             self._write({"kind": "window", **asdict(window)})
             self.windows += 1
 

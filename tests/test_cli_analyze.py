@@ -92,3 +92,24 @@ def test_file_not_what_it_claims(tmp_path: Path) -> None:
     proc = rig("analyze", str(fake))
     assert proc.returncode == 2
     assert f"{fake}: not a CSV file" in proc.stderr
+
+
+def test_lost_rows_and_glitches_are_flagged(tmp_path: Path) -> None:
+    frame = pd.read_csv(CAPTURE)
+    second = TRUTH["windows"][1]
+    inside = frame.index[(frame.time_s > second["rise_s"] + 1e-3)][:5]
+    frame = frame.drop(index=inside)                        # 5 samples lost in window 2
+    glitch = (frame.time_s > 0.002) & (frame.time_s < 0.00204)
+    frame.loc[glitch, "trigger"] = 1                        # a 4-sample glitch before window 1
+    path = tmp_path / "flawed.csv"
+    frame.to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["analyze", str(path), "--json", "--min-pulse", "1e-4"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    flags = [w["flags"] for w in doc["windows"]]
+    assert flags[0] == ["glitch"] and flags[1] == ["dropped_samples"]
+    assert all(f == [] for f in flags[2:])
+    assert doc["summary"]["glitches"] == 1 and doc["summary"]["flagged"] == 2
+    # The lost samples are bridged: the energy still matches the truth within the bound.
+    assert abs(doc["windows"][1]["energy_j"] - second["energy_j"]) <= \
+        doc["windows"][1]["edge_error_j"]

@@ -50,6 +50,8 @@ class Ppk2StreamHeader:
     ----------
     metadata_text:
         The device's metadata, through the ``END`` line.
+    calibration:
+        That metadata, parsed.
     vdd_mv:
         Supply voltage, mV (source-meter output, or the external supply in ampere mode).
     sample_rate_hz:
@@ -59,13 +61,10 @@ class Ppk2StreamHeader:
     """
 
     metadata_text: str
+    calibration: Ppk2Calibration
     vdd_mv: float
     sample_rate_hz: float
-    data_offset: int = 0
-
-    @property
-    def calibration(self) -> Ppk2Calibration:
-        return parse_metadata(self.metadata_text)
+    data_offset: int
 
 
 def header_line(vdd_mv: float, sample_rate_hz: float = SAMPLE_RATE_HZ) -> bytes:
@@ -82,13 +81,11 @@ def _parse_header_line(line: str, source: str) -> tuple[float, float]:
         raise CaptureError(source, f"raw PPK2 stream version {parts[1]!r}; this rig reads version {VERSION}")
     fields: dict[str, float] = {}
     for item in parts[2:]:
-        key, eq, value = item.partition("=")
+        key, _, value = item.partition("=")
         try:
             fields[key] = float(value)
         except ValueError:
             raise CaptureError(source, f"header field {item!r} is not KEY=NUMBER") from None
-        if not eq:
-            raise CaptureError(source, f"header field {item!r} is not KEY=NUMBER")
     for key in ("vdd_mv", "sample_rate_hz"):
         if key not in fields:
             raise CaptureError(source, f"header line lacks {key}=")
@@ -110,7 +107,7 @@ def read_header(fh: BinaryIO, source: str) -> Ppk2StreamHeader:
                                    f"device metadata in the first {_HEAD_LIMIT // 1024} KiB")
     try:
         text = acc.text
-        parse_metadata(text, source)
+        calibration = parse_metadata(text, source)
     except InstrumentError as exc:
         raise CaptureError(source, str(exc).removeprefix(f"{source}: ")) from None
     rest = acc.rest
@@ -121,7 +118,7 @@ def read_header(fh: BinaryIO, source: str) -> Ppk2StreamHeader:
     vdd_mv, rate = _parse_header_line(line, source)
     offset = len(head) - len(rest) + newline + 1
     fh.seek(offset)
-    return Ppk2StreamHeader(text, vdd_mv, rate, offset)
+    return Ppk2StreamHeader(text, calibration, vdd_mv, rate, offset)
 
 
 class Ppk2StreamWriter:

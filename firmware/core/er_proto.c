@@ -562,7 +562,9 @@ void er_proto_init(struct er_proto_s *p, const struct er_registry_s *reg)
 	er_arena_init(&p->arena, base, size);
 	er_line_init(&p->line);
 	p->op = NULL;
-	p->payload_cap = size / 4 > UINT32_MAX ? UINT32_MAX : (uint32_t)(size / 4);
+	uint64_t cap = size / 4;
+
+	p->payload_cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
 }
 
 void er_proto_release(struct er_proto_s *p)

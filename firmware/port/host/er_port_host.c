@@ -37,7 +37,7 @@
 #define ER_HOST_ARENA_BYTES (4u * 1024u * 1024u)
 #define ER_HOST_STACK_BYTES (1024u * 1024u)
 #define ER_HOST_STACK_PAINT 0xa5u
-#define ER_HOST_STACK_MARGIN 128u /* below the calling frame: this frame's own locals */
+#define ER_HOST_STACK_MARGIN 256u /* below paint_below_here's frame: its own locals */
 
 static _Alignas(64) uint8_t arena_buf[ER_HOST_ARENA_BYTES];
 static _Alignas(64) uint8_t stack_buf[ER_HOST_STACK_BYTES];
@@ -182,35 +182,47 @@ struct measured_s {
 };
 
 /*
- * What fn used is the distance from the frame that calls it down to the lowest byte written.
- * The thread's start-up code may have run deeper than this frame (a sanitizer's does), so the
- * stack below it is painted again here, by a plain loop that needs no deeper stack; the
- * lowest byte is found before the thread's exit handlers run deeper still. The thread's TLS
- * and descriptor (glibc puts them at the top of a given stack) lie above and are left out.
+ * Paints the stack below this function's frame (less a margin for its own locals). The
+ * thread's start-up code may have run deeper than the frame that calls fn (a sanitizer's
+ * does), so this is done again on the thread, by a plain loop that needs no deeper stack.
+ * Not instrumented by ASan: writing below the stack pointer is the point.
  */
-static void *measured_thread(void *arg)
+__attribute__((noinline, no_sanitize_address)) static void paint_below_here(void)
+{
+	uintptr_t limit = (uintptr_t)__builtin_frame_address(0) - ER_HOST_STACK_MARGIN;
+	volatile uint8_t *paint = stack_buf;
+
+	VALGRIND_MAKE_MEM_UNDEFINED(stack_buf, limit - (uintptr_t)stack_buf);
+	while ((uintptr_t)paint < limit) {
+		*paint++ = ER_HOST_STACK_PAINT;
+	}
+}
+
+/*
+ * What fn used is the distance from this frame down to the lowest byte written, found here
+ * (a call would move the stack pointer over the paint) before the thread's exit handlers
+ * run deeper still. The thread's TLS and descriptor (glibc puts them at the top of a given
+ * stack) lie above and are left out; what this frame itself takes below its frame address
+ * is measured once and subtracted by er_port_run_measured.
+ */
+__attribute__((no_sanitize_address)) static void *measured_thread(void *arg)
 {
 	struct measured_s *m = arg;
 	uintptr_t entry = (uintptr_t)__builtin_frame_address(0);
-	size_t below = entry - (uintptr_t)stack_buf - ER_HOST_STACK_MARGIN;
-	volatile uint8_t *paint = stack_buf;
 	size_t untouched = 0;
 
-	VALGRIND_MAKE_MEM_UNDEFINED(stack_buf, below);
-	while ((uintptr_t)paint < (uintptr_t)stack_buf + below) {
-		*paint++ = ER_HOST_STACK_PAINT;
-	}
+	paint_below_here();
 	m->ret = m->fn(m->arg);
-	/* Scanned here, in this frame: a call would move the stack pointer over the paint. */
-	VALGRIND_MAKE_MEM_DEFINED(stack_buf, below);
-	while (untouched < below && stack_buf[untouched] == ER_HOST_STACK_PAINT) {
+	VALGRIND_MAKE_MEM_DEFINED(stack_buf, entry - (uintptr_t)stack_buf);
+	while (stack_buf[untouched] == ER_HOST_STACK_PAINT && untouched < sizeof(stack_buf)) {
 		untouched++;
 	}
 	m->used = entry - ((uintptr_t)stack_buf + untouched);
 	return NULL;
 }
 
-int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
+/* Runs @p fn on the painted stack; *depth is what measured_thread saw below its frame. */
+static int run_painted(int (*fn)(void *), void *arg, size_t *depth)
 {
 	struct measured_s m = {.fn = fn, .arg = arg};
 	pthread_attr_t attr;
@@ -223,13 +235,34 @@ int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
 	    pthread_attr_setstack(&attr, stack_buf, sizeof(stack_buf)) != 0 ||
 	    pthread_create(&thread, &attr, measured_thread, &m) != 0) {
 		/* No thread: run on this stack, depth unknown. */
-		*stack_used = 0;
+		*depth = 0;
 		return fn(arg);
 	}
 	pthread_join(thread, NULL);
 	pthread_attr_destroy(&attr);
-	*stack_used = m.used;
+	*depth = m.used;
 	return m.ret;
+}
+
+static int nothing(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
+{
+	/* What measured_thread itself takes below its frame to call a function: not fn's. */
+	static size_t overhead = SIZE_MAX;
+	size_t depth;
+
+	if (overhead == SIZE_MAX) {
+		(void)run_painted(nothing, NULL, &overhead);
+	}
+	int ret = run_painted(fn, arg, &depth);
+
+	*stack_used = depth > overhead ? depth - overhead : 0;
+	return ret;
 }
 
 void er_port_write(const char *buf, size_t len)

@@ -2,18 +2,18 @@
 sessions against the emulator, with windows checked against the truth log."""
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import Acquisition
 from energyrig.instruments.ppk2.decode import encode_words
-from energyrig.instruments.ppk2.driver import Ppk2, Ppk2Settings
+from energyrig.instruments.ppk2.driver import Ppk2, Ppk2Settings, discover
 from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
@@ -182,9 +182,10 @@ def test_windows_match_the_truth_log(tmp_path: Path) -> None:
             windows, record = _measure(ppk, wire, duration, 2 * k, k % 2)
             assert len(windows) == 1 and record.lost == 0
             measured.append(windows[0])
-    _, truths = read_truth(truth)
+    (stream,), truths = read_truth(truth)
     assert len(truths) == len(durations)
     for got, want in zip(measured, truths):
+        assert stream.match(truths, got.start_s) is want
         assert got.flags == () or got.flags == ("too_few_samples",)
         assert abs(got.duration_s - want.duration_s) <= 1e-5
         # Edge quantisation (bounded by edge_error_j) plus half an ADC step of bias.
@@ -216,3 +217,14 @@ def test_a_disconnect_is_an_instrument_error(tmp_path: Path) -> None:
                 ppk.collect(timeout_s=3.0)
         finally:
             ppk.stop()
+
+
+def test_discovery_uses_ppk2_api_and_names_what_it_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(PPK2_API, "list_devices", staticmethod(lambda: ["/dev/ttyACM3"]))
+    assert discover() == "/dev/ttyACM3"
+    monkeypatch.setattr(PPK2_API, "list_devices", staticmethod(lambda: []))
+    with pytest.raises(InstrumentError, match="no PPK2 found"):
+        Ppk2()
+    monkeypatch.setattr(PPK2_API, "list_devices", staticmethod(lambda: ["/dev/a", "/dev/b"]))
+    with pytest.raises(InstrumentError, match="/dev/a, /dev/b"):
+        discover()

@@ -73,6 +73,16 @@ class TruthStream:
         """Fractional sample index of CLOCK_MONOTONIC time ``t_ns`` in this stream."""
         return (t_ns - self.t0_ns) / self.period_ns
 
+    def match(self, windows: list[TruthWindow], start_s: float,
+              tolerance_s: float = 1e-4) -> TruthWindow | None:
+        """The true window whose rise is nearest ``start_s`` (a measured window's start in
+        the stream's time base, sample 0 at 0 s), if within ``tolerance_s``."""
+        t_ns = self.t0_ns + start_s * 1e9
+        best = min(windows, key=lambda w: abs(w.t_rise_ns - t_ns), default=None)
+        if best is None or abs(best.t_rise_ns - t_ns) > tolerance_s * 1e9:
+            return None
+        return best
+
 
 class TruthRecorder:
     """Pairs trigger edges into windows and appends their true energy to the log.

@@ -268,9 +268,8 @@ class WindowFinder:
         saturated = (None if chunk.saturated is None
                      else np.ascontiguousarray(chunk.saturated, dtype=np.bool_))
         # Split at the gaps: each contiguous segment goes to the kernel with its absolute index.
-        bounds = [0, *(int(p) for p in chunk.gaps[:, 0]), n] if len(chunk.gaps) else [0, n]
-        lost_before = np.concatenate(([0], np.cumsum(chunk.gaps[:, 1]))) if len(chunk.gaps) \
-            else (0,)
+        bounds = [0, *chunk.gaps[:, 0].tolist(), n]
+        lost_before = [0, *np.cumsum(chunk.gaps[:, 1]).tolist()]
         events: list[tuple] = []
         for seg, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
             if hi <= lo:
@@ -281,7 +280,7 @@ class WindowFinder:
                     voltage if isinstance(voltage, float) else voltage[lo:hi],
                     logic[lo:hi],
                     None if saturated is None else saturated[lo:hi],
-                    chunk.start_index + lo + int(lost_before[seg]))
+                    chunk.start_index + lo + lost_before[seg])
             except ValueError as exc:  # overlapping chunks, arrays of different lengths
                 raise CaptureError(self.source, f"bad chunk at sample {chunk.start_index}: "
                                                 f"{exc}") from exc

@@ -1,87 +1,108 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Every op of the generated catalogue: its known-answer self-test, then prep at its smallest
- * parameters and a batch of 3 on the host port, as the firmware does it. Ops join this test
- * as they are added to ops/ops.cmake.
+ * Every op of the generated catalogue: its known-answer self-test, then, through the
+ * protocol as the rig drives it, prep at its smallest parameters and a batch of 3 on the
+ * host port. Ops join this test as they are added to ops/ops.cmake.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "er_drbg.h"
-#include "er_port.h"
 #include "er_port_host.h"
-#include "er_registry.h"
-#include "er_runner.h"
+#include "er_proto.h"
+#include "er_str.h"
 #include "er_test.h"
 
-#define ER_BATCH 3
+static struct er_proto_s proto;
+static FILE *replies;
 
-/* The smallest parameters @p op accepts. */
-static struct er_params_s smallest(const struct er_op_s *op)
+/* Sends one request and returns its reply line (without the newline). */
+static const char *request(const char *line)
+{
+	static char reply[4096];
+	char buf[ER_LINE_MAX + 1];
+	long start = ftell(replies);
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	er_proto_request(&proto, buf);
+	fseek(replies, start, SEEK_SET);
+	if (fgets(reply, sizeof(reply), replies) == NULL) {
+		return "";
+	}
+	reply[strcspn(reply, "\n")] = '\0';
+	return reply;
+}
+
+/* "prep <op>" with the smallest parameters the op accepts. */
+static void prep_line(const struct er_op_s *op, struct er_str_s *line)
 {
 	const struct er_param_spec_s *spec = &op->spec;
-	struct er_params_s p = {.seed = 1};
 
-	p.key_bits = spec->key_bits != NULL ? spec->key_bits[0] : 0;
-	p.curve = spec->curves != NULL ? spec->curves[0] : ER_CURVE_NONE;
+	er_str_cat(line, "prep ");
+	er_str_cat(line, op->name);
+	er_str_cat(line, " backend=");
+	er_str_cat(line, er_backend_name(op->backend));
+	if (spec->key_bits != NULL) {
+		er_str_cat(line, " key_bits=");
+		er_str_u64(line, spec->key_bits[0]);
+	}
+	if (spec->curves != NULL) {
+		er_str_cat(line, " curve=");
+		er_str_cat(line, er_curve_name(spec->curves[0]));
+	}
 	if (spec->payload_max != 0) {
 		uint32_t m = spec->payload_multiple > 1 ? spec->payload_multiple : 1;
 
-		p.payload_bytes = (spec->payload_min + m - 1) / m * m;
+		er_str_cat(line, " payload_bytes=");
+		er_str_u64(line, (spec->payload_min + m - 1) / m * m);
 	}
-	return p;
 }
 
-static int exercise(const struct er_op_s *op, struct er_arena_s *arena)
+static void exercise(const struct er_op_s *op)
 {
-	struct er_params_s params = smallest(op);
-	struct er_batch_s batch;
+	char text[ER_LINE_MAX + 1];
+	struct er_str_s line;
+	const char *reply;
 
-	if (op->selftest() != 0) {
-		printf("%-28s %-8s self-test FAILED\n", op->name, er_backend_name(op->backend));
-		return -1;
-	}
-	er_arena_reset(arena);
-	er_drbg_seed(&er_drbg, params.seed);
-	int ret = op->prep(&params, arena);
+	ER_CHECK(op->name != NULL && op->family != NULL && op->selftest != NULL &&
+		 op->prep != NULL && op->run != NULL);
+	/* Names are lowercase with hyphens, and unique per backend. */
+	ER_CHECK(strspn(op->name, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(op->name));
+	ER_CHECK(er_registry_find(&er_catalogue, op->name, (int)op->backend) == op);
 
-	if (ret == 0) {
-		ret = er_runner_run(op, ER_BATCH, arena, &batch);
-		ret = ret != 0 ? ret : batch.status;
-	}
-	if (op->release != NULL) {
-		op->release();
-	}
-	if (ret != 0 || batch.n_done != ER_BATCH) {
-		printf("%-28s %-8s self-test pass, prep/run FAILED (%d)\n", op->name,
-		       er_backend_name(op->backend), ret);
-		return -1;
-	}
-	printf("%-28s %-8s self-test pass, %u runs: %llu ns, stack %zu B\n", op->name,
-	       er_backend_name(op->backend), ER_BATCH, (unsigned long long)batch.elapsed_ns,
-	       batch.stack_bytes);
-	return 0;
+	int selftest = op->selftest();
+
+	ER_CHECK_INT(selftest, 0);
+	printf("%-26s %-8s self-test %s\n", op->name, er_backend_name(op->backend),
+	       selftest == 0 ? "pass" : "FAILED");
+
+	er_str_init(&line, text, sizeof(text));
+	prep_line(op, &line);
+	reply = request(text);
+	ER_CHECK_HAS(reply, "{\"ok\":true,");
+	printf("  %s\n  %s\n", text, reply);
+	reply = request("run n=3");
+	ER_CHECK_HAS(reply, "{\"ok\":true,");
+	ER_CHECK_HAS(reply, "\"n_done\":3,");
+	printf("  run n=3\n  %s\n", reply);
 }
 
 int main(void)
 {
-	struct er_arena_s arena;
-	uint8_t *base;
-	size_t size;
 	const struct er_op_s *op;
 
-	er_port_host_init("host", 1, NULL);
-	er_port_arena(&base, &size);
-	er_arena_init(&arena, base, size);
-	for (size_t i = 0; (op = er_registry_at(&er_catalogue, i)) != NULL; i++) {
-		ER_CHECK(op->name != NULL && op->family != NULL && op->selftest != NULL &&
-			 op->prep != NULL && op->run != NULL);
-		/* Names are lowercase with hyphens, and unique per backend. */
-		ER_CHECK(strspn(op->name, "abcdefghijklmnopqrstuvwxyz0123456789-") ==
-			 strlen(op->name));
-		ER_CHECK(er_registry_find(&er_catalogue, op->name, (int)op->backend) == op);
-		ER_CHECK_INT(exercise(op, &arena), 0);
+	replies = tmpfile();
+	if (replies == NULL || er_port_host_init("host", fileno(replies), NULL) != 0) {
+		perror("test_catalogue");
+		return 2;
 	}
+	er_proto_init(&proto, &er_catalogue);
+	for (size_t i = 0; (op = er_registry_at(&er_catalogue, i)) != NULL; i++) {
+		exercise(op);
+	}
+	er_proto_release(&proto);
 	printf("%zu ops in the catalogue\n", er_registry_count(&er_catalogue));
+	fclose(replies);
 	return er_test_summary();
 }

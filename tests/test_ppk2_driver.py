@@ -141,6 +141,20 @@ def test_a_window_before_arm_is_not_taken_for_the_one_after() -> None:
     assert len(list(find_windows(record))) == 2  # both are in the record; collect waited for the second
 
 
+def test_one_sample_glitches_neither_start_nor_end_the_window() -> None:
+    n = 6000
+    logic = ((np.arange(n) >= 3000) & (np.arange(n) < 5000)).astype(np.uint8)
+    logic[1500] = 1  # a corrupted byte before the window
+    logic[4000] = 0  # and one inside it
+    raw = encode_words(np.full(n, 1e-3), DEFAULT_CALIBRATION, 3000, logic=logic).tobytes()
+    port = FakePort([METADATA], later=split(raw, 4000))
+    with Ppk2(transport=port) as ppk:
+        ppk.arm(pre_s=0.0, window_s=0.02, post_s=0.001)
+        port.release()
+        record = ppk.collect(timeout_s=5)
+    assert list(record.chunks())[-1].end_index == 5000 + 100
+
+
 def test_a_window_longer_than_the_buffer_fails_loudly() -> None:
     raw = _trace_words(30_000, 2_000, 25_000, lost_at=0, lost=0)
     port = FakePort([METADATA], later=split(raw, 4000))

@@ -83,6 +83,9 @@ class Ppk2Settings:
         Switch the PPK2's DUT power output on at :meth:`Ppk2.start` (and off at stop).
     trigger_bit:
         Logic input that carries the trigger (0 = D0).
+    min_pulse_s:
+        A trigger level must last this long to start or end the window :meth:`Ppk2.collect`
+        waits for (default 3 samples: a corrupted byte flips one sample).
     history_s:
         Seconds of samples kept while not armed, the most ``arm(pre_s=...)`` can reach back.
     buffer_s:
@@ -95,6 +98,7 @@ class Ppk2Settings:
     supply_v: float = 3.0
     dut_power: bool = True
     trigger_bit: int = 0
+    min_pulse_s: float = 30e-6
     history_s: float = 1.0
     buffer_s: float = 120.0
     metadata_timeout_s: float = 5.0
@@ -154,34 +158,44 @@ def absolute_index(chunk: Chunk, j: int) -> int:
 
 
 class _TriggerScan:
-    """Finds the first complete trigger window after the arm point, chunk by chunk."""
+    """Finds the first complete trigger window after the arm point, chunk by chunk.
 
-    def __init__(self, bit: int) -> None:
+    A level counts once it has lasted ``min_run`` received samples, so a single corrupted
+    logic byte neither starts a window nor ends one. One Python step per run of equal
+    levels, never per sample.
+    """
+
+    def __init__(self, bit: int, min_run: int) -> None:
         self.mask = np.uint8(1 << bit)
-        self.level: bool | None = None   # level of the last scanned sample
-        self.rise: int | None = None     # absolute index of the first high sample
-        self.fall: int | None = None     # absolute index of the first low sample after it
+        self.min_run = max(1, min_run)
+        self.level: bool | None = None    # settled level
+        self.run_level: bool | None = None
+        self.run_start = 0                # absolute index of the current run's first sample
+        self.run_len = 0
+        self.rise: int | None = None      # absolute index of the first high sample
+        self.fall: int | None = None      # absolute index of the first low sample after it
 
     def scan(self, chunk: Chunk) -> None:
         if self.fall is not None or chunk.logic is None or not len(chunk):
             return
         high = (chunk.logic & self.mask) != 0
         if self.level is None:
-            self.level = bool(high[0])
-        prev = np.concatenate(([self.level], high[:-1]))
-        if self.rise is None:
-            rises = np.flatnonzero(high & ~prev)
-            if not len(rises):
-                self.level = bool(high[-1])
-                return
-            self.rise = absolute_index(chunk, int(rises[0]))
-            start = int(rises[0])
-        else:
-            start = 0
-        falls = np.flatnonzero(~high[start:] & prev[start:])
-        if len(falls):
-            self.fall = absolute_index(chunk, start + int(falls[0]))
-        self.level = bool(high[-1])
+            self.level = bool(high[0])  # the sample before the DUT ran
+        change = np.flatnonzero(high[1:] != high[:-1]) + 1
+        for start, end in zip(np.concatenate(([0], change)), np.concatenate((change, [len(high)]))):
+            level = bool(high[start])
+            if level == self.run_level:
+                self.run_len += int(end - start)
+            else:
+                self.run_level, self.run_len = level, int(end - start)
+                self.run_start = absolute_index(chunk, int(start))
+            if self.run_len >= self.min_run and level != self.level:
+                self.level = level
+                if level and self.rise is None:
+                    self.rise = self.run_start
+                elif not level and self.rise is not None:
+                    self.fall = self.run_start
+                    return
 
 
 class Ppk2(AcquisitionBase):
@@ -391,19 +405,20 @@ class Ppk2(AcquisitionBase):
                 self._check_alive()
                 assert self._decoder is not None
                 first = self._chunks[0].start_index if self._chunks else self._decoder.next_index
-                if self._decoder.next_index - first >= pre:
+                newest = self._chunks[-1].end_index if self._chunks else first
+                if newest - first >= pre:
                     break
                 if time.monotonic() > deadline:
                     raise InstrumentError(f"{self.source}: the stream delivered only "
-                                          f"{self._decoder.next_index - first} samples in "
+                                          f"{newest - first} samples in "
                                           f"{pre_s + _STREAM_START_S:.1f} s; is it streaming?")
                 self._cond.wait(0.05)
             # Never reach back into the window collected last.
-            self._arm_index = max(self._decoder.next_index - pre, self._last_fall)
+            self._arm_index = max(newest - pre, self._last_fall)
             # The last sample received was taken before arm() returned, so before the DUT
             # ran: the window is the first rise after it (an earlier window inside pre_s is
             # not mistaken for it).
-            self._scan_from = max(first, self._decoder.next_index - 1)
+            self._scan_from = newest - 1 if self._chunks else newest
             self._arm = request
             self._overflow = 0
 
@@ -451,7 +466,8 @@ class Ppk2(AcquisitionBase):
             raise InstrumentError(f"{self.source}: collect() without arm()")
         request = self._arm
         post = round(request.post_s * SAMPLE_RATE_HZ)
-        scan = _TriggerScan(self.settings.trigger_bit)
+        scan = _TriggerScan(self.settings.trigger_bit,
+                            round(self.settings.min_pulse_s * SAMPLE_RATE_HZ))
         scanned = self._scan_from
         deadline = time.monotonic() + timeout_s
         try:

@@ -182,3 +182,29 @@ def test_edges_arriving_after_their_samples_are_counted_and_logged(tmp_path: Pat
     assert emu.stats.late_edges == 2
     _, (window,) = read_truth(truth)
     assert window.late
+
+
+def test_power_mode_dut_power_and_regulator_commands(tmp_path: Path) -> None:
+    truth = tmp_path / "truth.jsonl"
+    model = PowerModel(supply_v=3.3, idle_a=2e-3)
+    with Ppk2Emulator(model, truth=truth) as emu, serial.Serial(emu.port, timeout=0.02) as ser:
+        def stream(*commands: bytes) -> np.ndarray:
+            ser.write(b"".join(commands) + bytes((Command.AVERAGE_START,)))
+            time.sleep(0.12)
+            ser.write(bytes((Command.AVERAGE_STOP,)))
+            raw = b""
+            while piece := ser.read(65536):
+                raw += piece
+            chunk = Ppk2Decoder(DEFAULT_CALIBRATION, emu.vdd_mv).feed(raw)
+            assert chunk is not None
+            return chunk.current_a
+
+        source_off = stream(bytes((Command.SET_POWER_MODE, 2)), regulator_set(1800),
+                            bytes((Command.DEVICE_RUNNING_SET, 0)))
+        source_on = stream(bytes((Command.DEVICE_RUNNING_SET, 1)))
+        ampere = stream(bytes((Command.SET_POWER_MODE, 1, Command.DEVICE_RUNNING_SET, 0)))
+    assert np.abs(source_off).max() < 1e-7  # DUT unpowered
+    np.testing.assert_allclose(source_on, 2e-3, atol=1e-6)
+    np.testing.assert_allclose(ampere, 2e-3, atol=1e-6)  # external supply: output switch moot
+    streams, _ = read_truth(truth)
+    assert [s.supply_v for s in streams] == [1.8, 1.8, 3.3]  # regulator, then the model's

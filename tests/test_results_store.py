@@ -176,6 +176,26 @@ def test_a_crash_during_consolidation_leaves_no_duplicates(tmp_path: Path) -> No
     assert len(run.points) == 2 and len(run.windows) == 12
 
 
+def test_parts_are_folded_in_as_the_run_grows(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    with RunWriter.create(run_dir, consolidate_every=3) as w:
+        for kb in range(1, 8):
+            w.write_point(Point(op="x", board="b", key_bits=kb), windows(2), batch_n=1)
+            n_parts = len(list((run_dir / PARTS).iterdir())) if (run_dir / PARTS).exists() else 0
+            assert n_parts < 3
+            assert sorted(load(run_dir).points["key_bits"]) == list(range(1, kb + 1))
+    with RunWriter.resume(run_dir, consolidate_every=3) as w:
+        assert len(w.done()) == 7
+
+
+def test_a_corrupt_table_is_named(tmp_path: Path) -> None:
+    with RunWriter.create(tmp_path / "run") as w:
+        w.write_point(AES, windows(), batch_n=10)
+    (tmp_path / "run" / "points.parquet").write_bytes(b"PAR1 truncated")
+    with pytest.raises(RunError, match="points.parquet"):
+        load(tmp_path / "run")
+
+
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
     with RunWriter.create(tmp_path / "run"):
         with pytest.raises(RunError, match="another sweep is writing this run"):

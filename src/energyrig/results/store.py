@@ -42,6 +42,7 @@ from typing import Any, Literal, Self
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from energyrig import __version__
@@ -312,41 +313,49 @@ def _to_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
 
 # Integer factors are absent for ops that do not take them: keep them integers with <NA>.
 _NULLABLE = {pa.int64(): pd.Int64Dtype()}
+_RETRIES = 5
 
 
-def _read(path: Path, schema: pa.Schema) -> pd.DataFrame:
-    """A Parquet file as pandas, with the store's schema (columns added later are filled)."""
-    table = pq.read_table(path)
-    missing = [f for f in schema if f.name not in table.column_names]
-    for f in missing:
-        table = table.append_column(f, pa.nulls(len(table), f.type))
+def _read(run_dir: Path, paths: list[Path], schema: pa.Schema) -> pd.DataFrame:
+    """Parquet files as one DataFrame in the store's schema (columns a file lacks: null).
+
+    Raises FileNotFoundError when a file vanished (a part consolidated meanwhile)."""
+    try:
+        table = ds.dataset([str(p) for p in paths], format="parquet", schema=schema).to_table()
+    except pa.ArrowInvalid as exc:
+        raise RunError(run_dir, f"unreadable table ({exc}); move the file named away to "
+                                "read the rest") from None
     return table.to_pandas(types_mapper=_NULLABLE.get)
 
 
 def _collect(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Top-level tables plus every part, without duplicates (parts written last win)."""
-    windows = [_read(run_dir / WINDOWS, WINDOW_SCHEMA)] if (run_dir / WINDOWS).exists() else []
-    points = [_read(run_dir / POINTS, POINT_SCHEMA)] if (run_dir / POINTS).exists() else []
-    parts = run_dir / PARTS
-    if parts.is_dir():
-        for part in sorted(p for p in parts.iterdir() if not p.name.startswith(".")):
-            windows.append(_read(part / WINDOWS, WINDOW_SCHEMA))
-            points.append(_read(part / POINTS, POINT_SCHEMA))
-    pts = (_concat(points, POINT_SCHEMA).drop_duplicates(["point_key"], keep="last")
+    """Top-level tables plus every part, without duplicates.
+
+    The parts are listed before anything is read; if one vanishes while being read, a
+    writer consolidated it into the top-level tables meanwhile and the read starts over.
+    """
+    for _ in range(_RETRIES):
+        parts = run_dir / PARTS
+        part_dirs = sorted(p for p in parts.iterdir() if not p.name.startswith(".")) \
+            if parts.is_dir() else []
+        try:
+            tables = [_read(run_dir, [*([run_dir / name] if (run_dir / name).exists() else []),
+                                      *(p / name for p in part_dirs)], schema)
+                      for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA))]
+        except FileNotFoundError:
+            continue
+        break
+    else:
+        raise RunError(run_dir, f"its parts kept changing over {_RETRIES} reads")
+    win, pts = tables
+    pts = (pts.drop_duplicates(["point_key"], keep="last")
            .sort_values("written_at", kind="stable", ignore_index=True))
     order = pd.Series(np.arange(len(pts)), index=pts["point_key"])
-    win = (_concat(windows, WINDOW_SCHEMA).drop_duplicates(["point_key", "window"], keep="last")
+    win = (win.drop_duplicates(["point_key", "window"], keep="last")
            .assign(_order=lambda w: w["point_key"].map(order))
            .sort_values(["_order", "window"], kind="stable", ignore_index=True)
            .drop(columns="_order"))
     return win, pts
-
-
-def _concat(frames: list[pd.DataFrame], schema: pa.Schema) -> pd.DataFrame:
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return schema.empty_table().to_pandas(types_mapper=_NULLABLE.get)
-    return pd.concat(frames, ignore_index=True)
 
 
 @dataclass(frozen=True)
@@ -451,19 +460,24 @@ class RunWriter:
     Make a new run with :meth:`create`, continue one with :meth:`resume`. A sweep asks
     :meth:`done` which point keys are stored, measures the others and hands each finished
     point to :meth:`write_point`, :meth:`write_failed` or :meth:`write_skipped`.
+
+    Every ``consolidate_every`` parts are folded into the top-level tables (a pause of about
+    a second between two points) so that readers never open more than that many files.
     """
 
     path: Path
     manifest: dict[str, Any]
+    consolidate_every: int = 256
     _lock_fd: int | None = field(default=None, repr=False)
     _done: set[str] = field(default_factory=set, repr=False)
+    _parts: int = field(default=0, repr=False)
 
     @classmethod
     def create(cls, run_dir: str | Path, *, plan: Mapping[str, Any] | None = None,
                fixture: Mapping[str, Any] | None = None,
                firmware: Mapping[str, Any] | None = None,
                calibration: Mapping[str, Any] | None = None,
-               seed: int | None = None) -> Self:
+               seed: int | None = None, consolidate_every: int = 256) -> Self:
         """Start a new run in ``run_dir`` (created; must not hold a run already).
 
         Parameters
@@ -476,6 +490,8 @@ class RunWriter:
             The calibration in use (its id and figures).
         seed:
             Seed of the randomised order.
+        consolidate_every:
+            Parts kept before they are folded into the top-level tables.
         """
         path = Path(run_dir)
         if (path / MANIFEST).exists():
@@ -495,20 +511,22 @@ class RunWriter:
             "resumed_at": [],
             "ended_at": None,
         }
-        writer = cls(path=path, manifest=manifest)
+        writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)
         writer._lock()
         _write_json(manifest, path / MANIFEST)
         return writer
 
     @classmethod
-    def resume(cls, run_dir: str | Path) -> Self:
+    def resume(cls, run_dir: str | Path, *, consolidate_every: int = 256) -> Self:
         """Continue a run after a crash, Ctrl-C or a finished sweep (to add points)."""
         path = Path(run_dir)
         manifest = read_manifest(path)
-        writer = cls(path=path, manifest=manifest)
+        writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)
         writer._lock()
         _, points = _collect(path)
         writer._done = set(points["point_key"])
+        parts = path / PARTS
+        writer._parts = sum(1 for _ in parts.iterdir()) if parts.is_dir() else 0
         manifest["resumed_at"] = [*manifest.get("resumed_at", []), _now().isoformat()]
         manifest["ended_at"] = None
         _write_json(manifest, path / MANIFEST)
@@ -572,6 +590,9 @@ class RunWriter:
         os.rename(tmp, parts / point.part_id)
         _fsync_dir(parts)
         self._done.add(point.key)
+        self._parts += 1
+        if self._parts >= self.consolidate_every:
+            self.consolidate()
         return True
 
     def write_failed(self, point: Point, reason: str, *, batch_n: int = 1,
@@ -600,6 +621,7 @@ class RunWriter:
         _write_parquet(_to_table(points, POINT_SCHEMA), self.path / POINTS)
         _fsync_dir(self.path)
         shutil.rmtree(parts)
+        self._parts = 0
 
     def close(self, *, finished: bool = True) -> None:
         """Consolidate, record the end time (when ``finished``) and release the run."""

@@ -1,0 +1,83 @@
+"""Benchmark: the results store on an overnight-sized run.
+
+Writes N points of W windows each through RunWriter (one atomic, fsynced part per point),
+loads the run while it is in progress (every point still a part), closes it (consolidation)
+and loads it again. Reference: the same windows table written by pandas in one
+``to_parquet`` call and read back by ``read_parquet`` (no atomicity, no resume).
+
+    .venv/bin/python benchmarks/results_store.py [--points 1000] [--windows 20] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from energyrig.results import Point, RunWriter, Window, load
+
+
+def _windows(rng: np.random.Generator, n: int) -> list[Window]:
+    return [Window(start_s=float(i), end_s=i + 0.02, samples=2000,
+                   energy_j=float(1e-4 * (1 + 0.01 * rng.standard_normal())),
+                   baseline_w=3e-3, cycles=1_280_000) for i in range(n)]
+
+
+def run(n_points: int, n_windows: int) -> dict[str, float]:
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        writer = RunWriter.create(run_dir)
+        t0 = time.perf_counter()
+        for i in range(n_points):
+            point = Point(op="aes-ecb-encrypt", board="b", key_bits=128, payload_bytes=16 * i)
+            writer.write_point(point, _windows(rng, n_windows), batch_n=1000)
+        t_write = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        in_progress = load(run_dir)
+        t_load_parts = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        writer.close()
+        t_close = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        done = load(run_dir)
+        t_load = time.perf_counter() - t0
+        assert len(in_progress.windows) == len(done.windows) == n_points * n_windows
+
+        ref_path = Path(tmp) / "ref.parquet"
+        t0 = time.perf_counter()
+        done.windows.to_parquet(ref_path)
+        t_ref_write = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pd.read_parquet(ref_path)
+        t_ref_read = time.perf_counter() - t0
+    return {
+        "points": n_points, "windows_per_point": n_windows,
+        "write_ms_per_point": 1e3 * t_write / n_points,
+        "load_in_progress_s": t_load_parts, "close_s": t_close, "load_closed_s": t_load,
+        "reference_bulk_write_s": t_ref_write, "reference_read_s": t_ref_read,
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=1000)
+    parser.add_argument("--windows", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = run(args.points, args.windows)
+    if args.json:
+        print(json.dumps(result))
+        return
+    for key, value in result.items():
+        print(f"{key:>24}: {value:.4g}" if isinstance(value, float) else f"{key:>24}: {value}")
+
+
+if __name__ == "__main__":
+    main()

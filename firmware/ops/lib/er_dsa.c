@@ -113,7 +113,7 @@ int er_dsa_sign(struct er_dsa_s *key, mbedtls_md_type_t md, const uint8_t *hash,
 	size_t qlen = (qbits + 7U) / 8U;
 	uint8_t buf[ER_DSA_Q_MAX_BYTES];
 	mbedtls_hmac_drbg_context drbg;
-	mbedtls_mpi z, k, t;
+	mbedtls_mpi z, k, kinv, t;
 	int done = 0;
 	int ret;
 
@@ -123,6 +123,7 @@ int er_dsa_sign(struct er_dsa_s *key, mbedtls_md_type_t md, const uint8_t *hash,
 	mbedtls_hmac_drbg_init(&drbg);
 	mbedtls_mpi_init(&z);
 	mbedtls_mpi_init(&k);
+	mbedtls_mpi_init(&kinv);
 	mbedtls_mpi_init(&t);
 	MBEDTLS_MPI_CHK(bits2int(&z, hash, hash_len, qbits));
 	MBEDTLS_MPI_CHK(nonce_seed(&drbg, key, md_info, &z, qlen));
@@ -140,13 +141,14 @@ int er_dsa_sign(struct er_dsa_s *key, mbedtls_md_type_t md, const uint8_t *hash,
 		MBEDTLS_MPI_CHK(mbedtls_mpi_mul_mpi(&t, &key->x, r));
 		MBEDTLS_MPI_CHK(mbedtls_mpi_add_mpi(&t, &t, &z));
 		MBEDTLS_MPI_CHK(mbedtls_mpi_mod_mpi(&t, &t, &key->q));
-		MBEDTLS_MPI_CHK(mbedtls_mpi_inv_mod(&k, &k, &key->q));
-		MBEDTLS_MPI_CHK(mbedtls_mpi_mul_mpi(&t, &t, &k));
+		MBEDTLS_MPI_CHK(mbedtls_mpi_inv_mod(&kinv, &k, &key->q));
+		MBEDTLS_MPI_CHK(mbedtls_mpi_mul_mpi(&t, &t, &kinv));
 		MBEDTLS_MPI_CHK(mbedtls_mpi_mod_mpi(s, &t, &key->q));
 		done = mbedtls_mpi_cmp_int(r, 0) != 0 && mbedtls_mpi_cmp_int(s, 0) != 0;
 	}
 cleanup:
 	mbedtls_mpi_free(&t);
+	mbedtls_mpi_free(&kinv);
 	mbedtls_mpi_free(&k);
 	mbedtls_mpi_free(&z);
 	mbedtls_hmac_drbg_free(&drbg);
@@ -184,9 +186,11 @@ int er_dsa_verify(struct er_dsa_s *key, const uint8_t *hash, size_t hash_len,
 	MBEDTLS_MPI_CHK(mbedtls_mpi_mod_mpi(&u1, &u1, &key->q));
 	MBEDTLS_MPI_CHK(mbedtls_mpi_mul_mpi(&u2, r, &w));
 	MBEDTLS_MPI_CHK(mbedtls_mpi_mod_mpi(&u2, &u2, &key->q));
-	MBEDTLS_MPI_CHK(mbedtls_mpi_exp_mod(&u1, &key->g, &u1, &key->p, &key->rr));
-	MBEDTLS_MPI_CHK(mbedtls_mpi_exp_mod(&u2, &key->y, &u2, &key->p, &key->rr));
-	MBEDTLS_MPI_CHK(mbedtls_mpi_mul_mpi(&v, &u1, &u2));
+	/* Outputs apart from the exponents: mbedTLS 3.6's exp_mod corrupts its heap when it
+	 * writes over its own exponent (2.28 does not). */
+	MBEDTLS_MPI_CHK(mbedtls_mpi_exp_mod(&w, &key->g, &u1, &key->p, &key->rr));
+	MBEDTLS_MPI_CHK(mbedtls_mpi_exp_mod(&z, &key->y, &u2, &key->p, &key->rr));
+	MBEDTLS_MPI_CHK(mbedtls_mpi_mul_mpi(&v, &w, &z));
 	MBEDTLS_MPI_CHK(mbedtls_mpi_mod_mpi(&v, &v, &key->p));
 	MBEDTLS_MPI_CHK(mbedtls_mpi_mod_mpi(&v, &v, &key->q));
 	valid = mbedtls_mpi_cmp_mpi(&v, r) == 0;

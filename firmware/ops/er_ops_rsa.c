@@ -357,15 +357,22 @@ static int rsa_run_encrypt(void)
 	return ret;
 }
 
-static int rsa_prep_decrypt(const struct er_params_s *params, struct er_arena_s *arena)
+/* A key, and the input of the measured op made by one run of @p make (encrypt, sign). */
+static int rsa_prep_input(const struct er_params_s *params, struct er_arena_s *arena,
+			  int (*make)(void))
 {
 	int ret = rsa_prep(params, arena, 1);
 
 	if (ret == 0) {
-		ret = rsa_run_encrypt();
+		ret = make();
 		memcpy(rsa.in, rsa.out, rsa.k);
 	}
 	return ret;
+}
+
+static int rsa_prep_decrypt(const struct er_params_s *params, struct er_arena_s *arena)
+{
+	return rsa_prep_input(params, arena, rsa_run_encrypt);
 }
 
 static int rsa_run_decrypt(void)
@@ -398,13 +405,7 @@ static int rsa_prep_sign(const struct er_params_s *params, struct er_arena_s *ar
 
 static int rsa_prep_verify(const struct er_params_s *params, struct er_arena_s *arena)
 {
-	int ret = rsa_prep(params, arena, 1);
-
-	if (ret == 0) {
-		ret = rsa_run_sign();
-		memcpy(rsa.in, rsa.out, rsa.k);
-	}
-	return ret;
+	return rsa_prep_input(params, arena, rsa_run_sign);
 }
 
 static int rsa_run_verify(void)

@@ -1,7 +1,9 @@
 """The report, on synthetic runs whose true costs are known (energyrig.results.synthetic)."""
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from energyrig.errors import ConfigError
 from energyrig.results import Point, RunWriter, Window, load
 from energyrig.results.report import (
     auto_comparisons,
@@ -117,6 +120,25 @@ def test_paired_comparisons_find_the_cheaper_algorithm(full_run: Path) -> None:
     assert sign["gain_pct"] == pytest.approx(
         100 * (1 - _cost("ecdsa-sign", curve="p256") / _cost("rsa-sign", key_bits=2048)),
         abs=1.0)
+
+
+def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "planned"
+    shutil.copytree(full_run, run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["plan"]["compare"] = [{"a": "sha3-256", "b": "sha512"},
+                                   {"a": {"op": "ecdsa-verify", "curve": "p256"},
+                                    "b": {"op": "rsa-verify", "key_bits": 2048}}]
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    page = write_report(run_dir).read_text()
+    assert "The pairs the plan names" in page
+    rows = re.findall(r"<tr><td class=''>([^<]+)</td><td class=''>([^<]+)</td>", page)
+    assert ("sha3-256", "sha512") in rows and ("ecdsa-verify p256", "rsa-verify 2048") in rows
+    assert ("rc6-ecb-encrypt 128", "aes-ecb-encrypt 128") not in rows  # no automatic pairs
+    manifest["plan"]["compare"] = [{"a": "sha3-256"}]
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match=r"manifest.json: plan.compare\[0\]: needs an a and a b"):
+        write_report(run_dir)
 
 
 def test_factorial_run_gets_its_allocation_of_variation(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from energyrig.results.stats import (  # noqa: E402
     payload_regression,
     select,
 )
+from energyrig.errors import ConfigError  # noqa: E402
 from energyrig.results.store import Run, load  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -401,7 +402,10 @@ def figure_relative(rel: pd.DataFrame, family: str, out_dir: Path) -> str | None
     ax.set_xscale("log")
     ratios = fam[[f"{col}_ratio" for col, _ in METRICS]].to_numpy()
     ax.set_xlim(min(ratios.min(), 1.0) / 1.6, max(ratios.max(), 1.0) * 2.2)
-    ax.set_xlabel("relative to the reference (log scale; 1 = reference)")
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"×{v:g}"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xlabel("relative to the reference (geometric mean over matched boards and sizes)")
     ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['reference']))}",
                  fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
@@ -624,7 +628,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
     if summary.empty:
         parts.append("<p>No measured point yet.</p>")
     else:
-        parts.extend(_results_html(summary, ok, out))
+        parts.extend(_results_html(summary, ok, run, out))
     problems = points[points["status"] != "ok"]
     parts.append("<h2>Failed and skipped points</h2>")
     parts.append(_table(problems, PROBLEM_COLUMNS) if len(problems) else "<p>None.</p>")
@@ -637,7 +641,22 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
     return path
 
 
-def _results_html(summary: pd.DataFrame, ok: pd.DataFrame, out: Path) -> list[str]:
+def plan_comparisons(plan: dict[str, Any], source: str | Path = "plan"
+                     ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The pairs a plan asks to compare: ``[[compare]]`` tables with ``a`` and ``b``, each
+    an op name or a table of factors (``a = { op = "aes-ecb-encrypt", key_bits = 128 }``).
+    """
+    pairs = []
+    for i, entry in enumerate(plan.get("compare") or []):
+        if not isinstance(entry, dict) or not {"a", "b"} <= entry.keys():
+            raise ConfigError(source, f"plan.compare[{i}]",
+                              "needs an a and a b (an op name or a table of factors)")
+        pairs.append(tuple({"op": s} if isinstance(s, str) else dict(s)
+                           for s in (entry["a"], entry["b"])))
+    return pairs  # type: ignore[return-value]
+
+
+def _results_html(summary: pd.DataFrame, ok: pd.DataFrame, run: Run, out: Path) -> list[str]:
     parts: list[str] = []
     fits = {col: payload_regression(ok, f"{col}_mean") for col, _ in METRICS}
     rel = relative_to_reference(summary)
@@ -657,12 +676,14 @@ def _results_html(summary: pd.DataFrame, ok: pd.DataFrame, out: Path) -> list[st
                 parts.append(f"<p>{html.escape(name)} per op = intercept + slope × bytes</p>")
                 parts.append(_table(fam_fits[col], _fit_columns("s" if col.endswith("_s")
                                                                 else "J")))
-    pairs = auto_comparisons(ok)
-    table, notes = comparisons(ok, pairs)
+    pairs = plan_comparisons(run.manifest.get("plan") or {}, run.path / "manifest.json")
+    chosen = "The pairs the plan names" if pairs else "Each configuration against its " \
+        "family's reference"
+    table, notes = comparisons(ok, pairs or auto_comparisons(ok))
     parts.append("<h2>Paired comparisons</h2>")
-    parts.append("<p class='note'>Each configuration against its family's reference over "
-                 "matched conditions (board, clock, payload size, repetition); the ratio is "
-                 "the geometric mean A / B.</p>")
+    parts.append(f"<p class='note'>{chosen}, over matched conditions (board, clock, payload "
+                 "size, repetition); the ratio is the geometric mean of A / B; "
+                 "“not significant”: the interval of the difference contains zero.</p>")
     parts.append(_table(table, _comparison_columns()) if len(table) else "<p>None possible.</p>")
     parts.extend(f"<p class='note'>{html.escape(n)}</p>" for n in notes)
     factors = design_factors(ok)

@@ -1,0 +1,190 @@
+"""``rig run`` (measure one op on a bench) and ``rig ops`` (the firmware's catalogue).
+
+A thin layer over :class:`energyrig.rig.bench.Bench`; SI values are turned into J with a
+readable prefix, nWh, µs and mW only here.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from energyrig.fixtures import load_fixture
+from energyrig.results.store import Point
+from energyrig.rig.bench import BENCH_FLAGS, Bench, PointResult
+from energyrig.rig.energy import FLAGS
+
+_J_PER_NWH = 3.6e-6
+_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"))
+
+
+def si(value: float | None, unit: str, digits: int = 4) -> str:
+    """``value`` with an SI prefix (``3.18 µJ``); ``-`` for a missing value."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    for scale, prefix in _PREFIXES:
+        if abs(value) >= scale:
+            break
+    return f"{value / scale:.{digits}g} {prefix}{unit}"
+
+
+def _energy(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{si(value, 'J')}  ({value / _J_PER_NWH:.4g} nWh)"
+
+
+def _ci(ci: list[float] | None, unit: str) -> str:
+    return "-" if ci is None else f"{si(ci[0], unit)} … {si(ci[1], unit)}"
+
+
+def result_table(fig: dict[str, Any]) -> Table:
+    """The per-op figures of ``rig run`` as a two-column table."""
+    params = ", ".join(f"{k}={v}" for k, v in fig["params"].items() if v is not None)
+    table = Table(title=f"{fig['op']} ({params}) on {fig['board']}: {fig['reps']} windows of "
+                        f"{fig['batch_n']} ops", show_header=False)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    rows = [
+        ("time per op", si(fig["time_per_op_s"], "s")),
+        ("  95 % CI", _ci(fig["time_per_op_ci95_s"], "s")),
+        ("energy per op (gross)", _energy(fig["energy_per_op_j"])),
+        ("  95 % CI", _ci(fig["energy_per_op_ci95_j"], "J")),
+        ("energy per op (net of idle)", _energy(fig["net_energy_per_op_j"])),
+        ("  95 % CI", _ci(fig["net_energy_per_op_ci95_j"], "J")),
+        ("mean power", si(fig["mean_power_w"], "W")),
+        ("idle baseline", si(fig["baseline_w"], "W")),
+        ("cycles per op (firmware)", "-" if fig["cycles_per_op"] is None
+         else f"{fig['cycles_per_op']:.6g} @ {si(fig['cycle_hz'], 'Hz')}"),
+        ("samples per window", "-" if fig["samples_per_window"] is None
+         else f"{fig['samples_per_window']:.0f}"),
+    ]
+    if "true_net_energy_per_op_j" in fig:
+        rows += [("true energy per op (emulator)", _energy(fig["true_energy_per_op_j"])),
+                 ("true net energy per op", _energy(fig["true_net_energy_per_op_j"]))]
+        net, true = fig["net_energy_per_op_j"], fig["true_net_energy_per_op_j"]
+        if net is not None and true:
+            rows.append(("net error vs truth", f"{(net - true) / true * 100:+.3f} %"))
+    rows.append(("flags", ", ".join(fig["flags"]) or "none"))
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def ops_table(bench: Bench) -> Table:
+    """The firmware catalogue as a table."""
+    table = Table(title=f"Ops of firmware {bench.hello.get('firmware')} on {bench.board} "
+                        f"({bench.hello.get('crypto')})")
+    for label in ("op", "family", "backend", "key bits", "curves", "payload bytes"):
+        table.add_column(label)
+    for op in bench.ops():
+        payload = "-" if op.payload is None else (
+            f"{op.payload[0]}..{op.payload[1]}" + (f" ×{op.payload[2]}" if op.payload[2] > 1 else ""))
+        table.add_row(op.name, op.family, op.backend,
+                      ", ".join(map(str, op.key_bits)) or "-", ", ".join(op.curves) or "-",
+                      payload)
+    return table
+
+
+def _batch(value: str) -> int | None:
+    if value == "auto":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise typer.BadParameter("N (an integer >= 1) or 'auto'") from None
+    if n < 1:
+        raise typer.BadParameter("N must be >= 1")
+    return n
+
+
+_FIXTURE_HELP = "Bench definition (TOML); default: $ENERGYRIG_FIXTURE or fixtures/sim.toml."
+
+_RUN_HELP = (
+    "Measure the time and energy of one operation on the bench.\n\n"
+    "The firmware prepares the op (keys, buffers, its known-answer self-test) outside any "
+    "window; then, R times, it idles for the baseline span and runs a batch of N ops between "
+    "the trigger edges while the instrument records. Energy per op is the window's "
+    "integral of v·i divided by N; net energy subtracts the idle baseline measured just "
+    "before the window. --batch auto picks N from probe runs timed by the firmware so a window "
+    "holds enough samples (fixture: measure.min_window_samples, default 2000) and the edge "
+    "error bound stays under measure.max_edge_error (0.1 %).\n\n"
+    "On the simulated bench (the default fixture) the rig starts the host firmware and an "
+    "emulated PPK2 and also reports the emulator's true energy.\n\n"
+    f"Flags: {', '.join(FLAGS + BENCH_FLAGS)}. Exit code 1 when the measurement failed "
+    "(self-test, DUT timeout), 2 for a bad fixture or bench."
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help=_RUN_HELP)
+    def run(
+        op: str = typer.Option(..., "--op", help="Op name from `rig ops` (e.g. aes-cbc-encrypt)."),
+        key_bits: Optional[int] = typer.Option(None, "--key-bits", help="Key size, bits."),
+        payload_bytes: Optional[int] = typer.Option(None, "--payload-bytes",
+                                                    help="Payload size, bytes."),
+        curve: Optional[str] = typer.Option(None, "--curve", help="Curve (p256, x25519, ...)."),
+        backend: str = typer.Option("software", "--backend", help="software or hardware."),
+        batch: str = typer.Option("auto", "--batch", help="Ops per window: N or auto."),
+        reps: Optional[int] = typer.Option(None, "--reps", min=1,
+                                           help="Windows to measure (default: the fixture's)."),
+        seed: Optional[int] = typer.Option(None, "--seed", help="Key/payload seed of the firmware."),
+        fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        batch_n = _batch(batch)
+        fx = load_fixture(fixture)
+        err = Console(stderr=True)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True,
+                      disable=not err.is_terminal) as bar:
+            task = bar.add_task("opening the bench", total=None)
+            with Bench(fx) as bench:
+                point = Point(op=op, board=bench.board, backend=backend, key_bits=key_bits,
+                              payload_bytes=payload_bytes, curve=curve)
+
+                def progress(what: str, done: int, total: int) -> None:
+                    bar.update(task, description=f"{op}: {what}", completed=done, total=total)
+
+                result = bench.measure(point, batch_n=batch_n, reps=reps, seed=seed,
+                                       progress=progress)
+        _report(result, as_json)
+
+    @app.command(help="List the firmware's catalogue of ops (from its `ops` reply).")
+    def ops(
+        fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print the catalogue as JSON."),
+    ) -> None:
+        with Bench(load_fixture(fixture)) as bench:
+            if as_json:
+                typer.echo(json.dumps([vars(o) for o in bench.ops()], indent=1))
+            else:
+                _console().print(ops_table(bench))
+
+
+def _console() -> Console:
+    """Standard output; wide enough for the tables when it is not a terminal."""
+    console = Console()
+    return console if console.is_terminal else Console(width=120)
+
+
+def _report(result: PointResult, as_json: bool) -> None:
+    fig = result.figures()
+    if as_json:
+        typer.echo(json.dumps(fig, indent=1))
+    else:
+        console = _console()
+        if result.windows:
+            console.print(result_table(fig))
+        if not result.ok:
+            console.print(f"[red]measurement failed: {result.reason}")
+    if not result.ok:
+        sys.exit(1)

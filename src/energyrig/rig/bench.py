@@ -1,0 +1,546 @@
+"""The bench: a fixture's DUT and instrument, and the measurement of one point.
+
+::
+
+    with Bench(load_fixture("fixtures/sim.toml")) as bench:
+        result = bench.measure(Point(op="sha256", board=bench.board, payload_bytes=1024))
+        print(result.figures()["net_energy_per_op_j"])
+
+On the simulated bench (a fixture with ``[sim]``) entering the bench starts, in a temporary
+directory, the PPK2 emulator (its own process) bound to a virtual trigger wire, and the host
+build of the firmware sending its edges on that wire; the instrument then talks to the
+emulator's pty like to a PPK2 on USB, and every window is matched (by time) with the
+emulator's ground-truth log.
+
+:meth:`Bench.measure` of a point:
+
+1. ``prep`` the op outside any window (keys, buffers, the firmware's self-test);
+2. pick the batch size N: given, or ``auto`` from probe runs timed by the firmware
+   (``elapsed_ns``) so a window holds at least ``measure.min_window_samples`` samples and its
+   edge error bound is under ``measure.max_edge_error`` of its energy;
+3. R times: arm the instrument, ``idle`` the firmware for the baseline span (trigger low, its
+   idle state: the idle baseline just before the rising edge), ``run n=N``, collect the
+   record, find its window and integrate it (:mod:`energyrig.rig.energy`).
+
+The instrument is used only through :class:`~energyrig.instruments.base.Acquisition`
+(arm/collect), so a single-shot recorder fits as well as a stream. Failures of the DUT or the
+instrument end the point with ``status="failed"`` and the reason, keeping the windows
+measured before; they do not raise.
+
+Results are :class:`PointResult` holding :class:`energyrig.results.store.Window` rows, so a
+sweep writes them with ``writer.write_point(r.point, r.windows, batch_n=r.batch_n,
+status=r.status, reason=r.reason)``. SI units throughout.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import numpy as np
+
+from energyrig.errors import CaptureError, DutError, InstrumentError
+from energyrig.fixtures.loader import instrument_kind, resolve_command
+from energyrig.fixtures.schema import Fixture
+from energyrig.instruments.base import Acquisition, RecordedCapture
+from energyrig.results.stats import Summary, describe
+from energyrig.results.store import Point, Status
+from energyrig.results.store import Window as WindowRow
+from energyrig.rig.dut import Dut, DutProcess, DutRefused, OpInfo, SerialTransport
+from energyrig.rig.energy import DROPPED_SAMPLES, Window, WindowSettings, find_windows
+
+log = logging.getLogger(__name__)
+
+# Flags the bench adds to those of rig.energy.
+EDGE_ERROR = "edge_error_over_bound"      # the edge error bound exceeds measure.max_edge_error
+DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with the firmware's
+EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
+TRUTH_LATE = "truth_late"                 # sim: an edge reached the emulator late
+NO_TRUTH = "no_truth"                     # sim: no truth window matches this window
+TRIGGER_DROPS = "trigger_drops"           # sim: the DUT could not publish trigger edges
+BENCH_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS, TRUTH_LATE, NO_TRUTH,
+               TRIGGER_DROPS)
+
+#: Probe runs grow until one batch lasts this long, s (long enough to time it well).
+_PROBE_MIN_S = 2e-3
+#: Extra samples over the minimum ``auto`` aims for (timing jitter of the batch).
+_AUTO_MARGIN = 1.25
+#: Times ``auto`` may grow the batch when windows come out short (the op sped up).
+_MAX_RESTARTS = 3
+#: Transfer latency of an instrument's stream to the host (USB, decoding), s.
+_TRANSFER_LAG_S = 0.05
+#: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
+_COLLECT_SLACK_S = 5.0
+
+Progress = Callable[[str, int, int], None]
+
+
+def _noop_progress(what: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class PointResult:
+    """One measured point: its windows (rows of the results store) and how it went.
+
+    Attributes
+    ----------
+    point:
+        The factors.
+    status, reason:
+        ``"ok"``, or ``"failed"`` with the reason (self-test failed, DUT timeout, ...).
+    batch_n:
+        Operations per window.
+    windows:
+        The windows measured (also those before a failure), as store rows; ``cycles`` is the
+        firmware's count for the batch, ``true_*`` the emulator's truth on the simulated bench.
+    flags:
+        Union of the windows' flags and of point-level ones (``trigger_drops``).
+    prep:
+        The firmware's ``prep`` reply (empty if prep failed).
+    cycle_hz:
+        Frequency of the firmware's cycle counter, Hz.
+    """
+
+    point: Point
+    status: Status
+    reason: str
+    batch_n: int
+    windows: tuple[WindowRow, ...] = ()
+    flags: tuple[str, ...] = ()
+    prep: dict[str, Any] = field(default_factory=dict)
+    cycle_hz: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def _per_op(self, values: list[float | None]) -> Summary | None:
+        x = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
+        return describe(x / self.batch_n) if len(x) else None
+
+    def summary(self, column: str) -> Summary | None:
+        """Per-op statistics of a window column (``"energy_j"``, ``"duration_s"``,
+        ``"net_energy_j"``, ``"cycles"``, ``"true_energy_j"``, ``"true_net_energy_j"``),
+        or ``None`` without values."""
+        return self._per_op([_column(w, column) for w in self.windows])
+
+    @property
+    def baseline_w(self) -> float:
+        """Median idle power of the windows' baselines, W (NaN without windows)."""
+        b = [w.baseline_w for w in self.windows if math.isfinite(w.baseline_w)]
+        return float(np.median(b)) if b else math.nan
+
+    def figures(self) -> dict[str, Any]:
+        """The result as one JSON-ready object (``rig run --json``): per-op figures are
+        means over the windows, ``*_ci95_*`` the Student-t 95 % interval of the mean."""
+        p = self.point
+        out: dict[str, Any] = {
+            "op": p.op, "status": self.status, "reason": self.reason or None,
+            "params": {"key_bits": p.key_bits, "payload_bytes": p.payload_bytes,
+                       "curve": p.curve, "backend": p.backend},
+            "board": p.board, "family": p.family, "batch_n": self.batch_n,
+            "reps": len(self.windows), "samples_per_window": _median(
+                [w.samples for w in self.windows]),
+        }
+        for key, column in (("time_per_op_s", "duration_s"), ("energy_per_op_j", "energy_j"),
+                            ("net_energy_per_op_j", "net_energy_j")):
+            s = self.summary(column)
+            out[key] = None if s is None else s.mean
+            out[key.replace("_per_op", "_per_op_ci95")] = (
+                None if s is None or not math.isfinite(s.ci_low) else [s.ci_low, s.ci_high])
+        durations = [w.end_s - w.start_s for w in self.windows]
+        energies = [w.energy_j for w in self.windows]
+        out["mean_power_w"] = (sum(energies) / sum(durations)) if durations else None
+        out["baseline_w"] = _finite(self.baseline_w)
+        cycles = self.summary("cycles")
+        out["cycles_per_op"] = None if cycles is None else cycles.mean
+        out["cycle_hz"] = self.cycle_hz
+        for key, column in (("true_energy_per_op_j", "true_energy_j"),
+                            ("true_net_energy_per_op_j", "true_net_energy_j")):
+            s = self.summary(column)
+            if s is not None:
+                out[key] = s.mean
+        out["flags"] = list(self.flags)
+        out["windows"] = [{"start_s": w.start_s, "end_s": w.end_s, "samples": w.samples,
+                           "energy_j": w.energy_j, "baseline_w": _finite(w.baseline_w),
+                           "edge_error_j": w.edge_error_j, "cycles": w.cycles,
+                           "true_energy_j": w.true_energy_j,
+                           "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags)}
+                          for w in self.windows]
+        return out
+
+
+def _column(w: WindowRow, column: str) -> float | None:
+    if column == "duration_s":
+        return w.end_s - w.start_s
+    if column == "net_energy_j":
+        return w.energy_j - w.baseline_w * (w.end_s - w.start_s)
+    value = getattr(w, column)
+    return None if value is None else float(value)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _median(values: list[int]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+class TruthLog:
+    """Follows the emulator's ground-truth log (JSONL, see
+    :mod:`energyrig.instruments.sim.truth`) as it grows, and matches windows to it by time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self._partial = ""
+        self.t0_ns: int | None = None
+        self.period_ns = 0
+        self.windows: list[dict[str, Any]] = []
+
+    def _read(self) -> None:
+        if not self.path.exists():
+            return
+        with self.path.open(encoding="utf-8") as fh:
+            fh.seek(self._offset)
+            text = fh.read()
+            self._offset = fh.tell()
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in filter(None, lines):
+            obj = json.loads(line)
+            if obj["kind"] == "stream":
+                self.t0_ns, self.period_ns = int(obj["t0_ns"]), int(obj["period_ns"])
+                self.windows.clear()
+            elif obj["kind"] == "window":
+                self.windows.append(obj)
+
+    def match(self, start_s: float, duration_s: float) -> dict[str, Any] | None:
+        """The truth window whose rising edge is nearest the measured window's start (capture
+        time base: sample 0 of the stream at 0 s), if within 5 samples and 0.1 % of the
+        duration; ``None`` otherwise."""
+        self._read()
+        if self.t0_ns is None or not self.windows:
+            return None
+        t_ns = self.t0_ns + start_s * 1e9
+        best = min(self.windows, key=lambda w: abs(w["t_rise_ns"] - t_ns))
+        tol_ns = 5 * self.period_ns + 1e-3 * duration_s * 1e9
+        if abs(best["t_rise_ns"] - t_ns) > tol_ns:
+            return None
+        return best
+
+
+class Bench:
+    """A fixture's DUT and instrument, opened together (a context manager).
+
+    Parameters
+    ----------
+    fixture:
+        The bench definition (:func:`energyrig.fixtures.load_fixture`).
+    """
+
+    def __init__(self, fixture: Fixture) -> None:
+        self.fixture = fixture
+        self._kind, self._settings = instrument_kind(fixture)
+        self._stack: ExitStack | None = None
+        self.dut: Dut | None = None
+        self.instrument: Acquisition | None = None
+        self.hello: dict[str, Any] = {}
+        self.truth: TruthLog | None = None
+        self.workdir: Path | None = None
+        self._catalogue: dict[str, OpInfo] | None = None
+        self._period: float | None = None
+
+    @property
+    def board(self) -> str:
+        """The board name the firmware reports (the fixture's before the bench opens)."""
+        return str(self.hello.get("board") or self.fixture.dut.board)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> Self:
+        stack = ExitStack()
+        try:
+            self._open(stack)
+        except BaseException:
+            stack.close()
+            raise
+        self._stack = stack
+        return self
+
+    def _open(self, stack: ExitStack) -> None:
+        from energyrig.instruments.sim.power import PowerModel
+        from energyrig.instruments.sim.ppk2 import EmulatorProcess
+
+        fx = self.fixture
+        port: str | None = None
+        wire: Path | None = None
+        if fx.sim is not None:
+            self.workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-")))
+            wire, truth = self.workdir / "trigger.wire", self.workdir / "truth.jsonl"
+            model = PowerModel.from_dict(fx.sim.power.model_dump())
+            emu = stack.enter_context(EmulatorProcess(
+                model, wire=wire, truth=truth,
+                extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(fx.sim.seed)]))
+            port = emu.port
+            self.truth = TruthLog(truth)
+        if fx.dut.link == "serial":
+            assert fx.dut.port is not None
+            transport = SerialTransport(fx.dut.port, fx.dut.baudrate)
+            stack.callback(transport.close)
+            self.dut = Dut(transport, fx.dut.timeout_s)
+        else:
+            proc = stack.enter_context(DutProcess(resolve_command(fx), fx.dut.link,
+                                                  trigger_wire=wire, board=fx.dut.board,
+                                                  timeout_s=fx.dut.timeout_s))
+            assert proc.dut is not None
+            self.dut = proc.dut
+        self.hello = self.dut.hello()
+        if self.hello.get("protocol") != 1:
+            raise DutError(f"DUT {self.dut.transport.name} speaks protocol "
+                           f"{self.hello.get('protocol')!r}; this rig speaks protocol 1")
+        self.instrument = self._kind.factory(self._settings, port)
+        stack.enter_context(self.instrument)
+        log.info("bench %s open: firmware %s on %s", fx.name, self.hello.get("firmware"),
+                 self.board)
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+        self.dut = None
+        self.instrument = None
+
+    def _require(self) -> tuple[Dut, Acquisition]:
+        if self.dut is None or self.instrument is None:
+            raise RuntimeError("use the bench inside `with Bench(fixture) as bench:`")
+        return self.dut, self.instrument
+
+    def describe(self) -> dict[str, Any]:
+        """Fixture, firmware and instrument identity for a run manifest."""
+        _, instrument = self._require()
+        return {"fixture": self.fixture.model_dump(mode="json"), "firmware": self.hello,
+                "instrument": instrument.describe()}
+
+    def ops(self) -> list[OpInfo]:
+        """The firmware's catalogue."""
+        dut, _ = self._require()
+        ops = dut.ops()
+        self._catalogue = {o.name: o for o in ops}
+        return ops
+
+    # -- measurement -----------------------------------------------------------------------
+    def measure(self, point: Point, *, batch_n: int | None = None, reps: int | None = None,
+                seed: int | None = None, progress: Progress | None = None) -> PointResult:
+        """Measure one point: prep, batch size, R windows (see the module docstring).
+
+        Parameters
+        ----------
+        point:
+            The op and its parameters (``board`` as :attr:`board`).
+        batch_n:
+            Ops per window; ``None`` picks it (``auto``).
+        reps:
+            Windows to measure; ``None``: the fixture's ``measure.reps``.
+        seed:
+            Seed of the firmware's key and payload generator (its default when ``None``).
+        progress:
+            ``progress(what, done, total)`` after each window.
+
+        Returns
+        -------
+        PointResult
+            ``status="failed"`` with the reason when the DUT or the instrument failed.
+        """
+        dut, _ = self._require()
+        reps = reps or self.fixture.measure.reps
+        progress = progress or _noop_progress
+        if point.family is None:
+            info = (self._catalogue or {o.name: o for o in self.ops()}).get(point.op)
+            if info is not None:
+                point = Point(**{**_point_fields(point), "family": info.family})
+        windows: list[WindowRow] = []
+        prep: dict[str, Any] = {}
+        n = batch_n or 1
+        drops_before = int(self.hello.get("trigger_drops", 0))
+        try:
+            progress("prep", 0, reps)
+            prep = dut.prep(point.op, key_bits=point.key_bits, payload_bytes=point.payload_bytes,
+                            curve=point.curve, seed=seed, backend=point.backend,
+                            timeout_s=self.fixture.measure.probe_timeout_s)
+            per_op_s: float | None = None
+            if batch_n is None:
+                progress("probe", 0, reps)
+                n, per_op_s = self._auto_batch(dut)
+                # Let the stream pass the probe windows, or the first armed window could be
+                # one of them (a stream reaches the host this late).
+                time.sleep(self._stream_lag_s())
+            restarts = 0
+            while len(windows) < reps:
+                row, elapsed_s = self._window(dut, n, None if per_op_s is None else per_op_s * n)
+                per_op_s = elapsed_s / n
+                short = self._short_by(row)
+                if batch_n is None and short > 1.0 and restarts < _MAX_RESTARTS:
+                    # The op ran faster than the probe said (a loaded machine): bigger batch,
+                    # and the windows of the smaller one are not mixed with the new ones.
+                    restarts += 1
+                    n = min(self.fixture.measure.max_batch, math.ceil(n * short * _AUTO_MARGIN))
+                    log.info("window of %d samples is short; batch now %d", row.samples, n)
+                    windows.clear()
+                    continue
+                windows.append(row)
+                progress("windows", len(windows), reps)
+            drops = int(dut.hello().get("trigger_drops", 0)) - drops_before
+        except DutRefused as exc:
+            reason = ("self-test failed" if exc.reply.get("selftest") == "fail" else str(exc))
+            return self._failed(point, reason, n, windows, prep)
+        except (DutError, InstrumentError, CaptureError) as exc:
+            return self._failed(point, str(exc), n, windows, prep)
+        flags = sorted({f for w in windows for f in w.flags} |
+                       ({TRIGGER_DROPS} if drops > 0 else set()))
+        return PointResult(point, "ok", "", n, tuple(windows), tuple(flags), prep,
+                           int(self.hello.get("cycle_hz", 0)))
+
+    def _failed(self, point: Point, reason: str, n: int, windows: list[WindowRow],
+                prep: dict[str, Any]) -> PointResult:
+        log.warning("point %s failed: %s", point.key, reason)
+        flags = sorted({f for w in windows for f in w.flags})
+        return PointResult(point, "failed", reason, n, tuple(windows), tuple(flags), prep,
+                           int(self.hello.get("cycle_hz", 0)))
+
+    def _target_samples(self) -> float:
+        """Samples a window should hold: ``min_window_samples``, and ``2 / max_edge_error``
+        (the edge error bound is about one sample of power at each edge)."""
+        m = self.fixture.measure
+        return float(max(m.min_window_samples, 2.0 / m.max_edge_error))
+
+    def _short_by(self, row: WindowRow) -> float:
+        """How many times more samples the window needed (<= 1: enough)."""
+        m = self.fixture.measure
+        by_samples = self._target_samples() / max(1, row.samples)
+        by_edges = row.edge_error_j / (m.max_edge_error * abs(row.energy_j) or math.inf)
+        return max(by_samples, by_edges)
+
+    def _auto_batch(self, dut: Dut) -> tuple[int, float]:
+        """Batch size from probe runs: ``(N, seconds per op)``.
+
+        Probe batches grow until one lasts :data:`_PROBE_MIN_S` (or N is reached); then N is
+        chosen so a window holds ``min_window_samples`` and ``2 / max_edge_error`` samples
+        (the edge error bound is one sample of power at each edge), with a margin, and
+        checked by one unrecorded batch of that size when it is short.
+        """
+        m = self.fixture.measure
+        period_s = self._period_s()
+        target_s = _AUTO_MARGIN * self._target_samples() * period_s
+        n = 1
+        timeout = self.fixture.dut.timeout_s + m.probe_timeout_s
+        while True:
+            reply = dut.run(n, timeout)
+            per_op = max(reply.elapsed_s, 1e-9) / n
+            if reply.elapsed_s >= min(_PROBE_MIN_S, target_s) or n >= m.max_batch:
+                break
+            n = min(m.max_batch, max(n + 1, math.ceil(_PROBE_MIN_S / per_op)))
+            timeout = self.fixture.dut.timeout_s + 10 * per_op * n
+        batch = min(m.max_batch, max(1, math.ceil(target_s / per_op)))
+        if batch > n and batch * per_op < _PROBE_MIN_S * 1000:
+            # One unrecorded batch of the chosen size (caches and clocks as in the windows)
+            # times the op again: a short probe can misjudge it by a factor of two.
+            reply = dut.run(batch, self.fixture.dut.timeout_s + 10 * per_op * batch)
+            per_op = max(reply.elapsed_s, 1e-9) / batch
+            batch = min(m.max_batch, max(1, math.ceil(target_s / per_op)))
+        log.info("auto batch: %.3g s per op -> N = %d (%.0f samples per window)", per_op, batch,
+                 batch * per_op / period_s)
+        return batch, per_op
+
+    def _stream_lag_s(self) -> float:
+        """How far behind real time the instrument's samples reach the host, s (bounded)."""
+        sim = self.fixture.sim
+        return (sim.latency_s if sim is not None else 0.0) + _TRANSFER_LAG_S
+
+    def _period_s(self) -> float:
+        """Sample period of the instrument, s (from its ``describe()``)."""
+        if self._period is not None:
+            return self._period
+        _, instrument = self._require()
+        info = instrument.describe()
+        rate = info.get("sample_rate_hz") or info.get("samplerate_hz")
+        if not rate:
+            raise InstrumentError(f"{type(instrument).__name__} does not report its sample "
+                                  "rate; give --batch N")
+        self._period = 1.0 / float(rate)
+        return self._period
+
+    def _window(self, dut: Dut, n: int, expected_s: float | None) -> tuple[WindowRow, float]:
+        """One batch of ``n`` inside a recorded window; the store row and the firmware's time."""
+        _, instrument = self._require()
+        fx = self.fixture
+        m, w = fx.measure, fx.windows
+        idle_s = w.guard_s + w.baseline_s
+        if expected_s is None:  # explicit --batch, first window: no estimate yet
+            window_s, timeout = m.probe_timeout_s, fx.dut.timeout_s + m.probe_timeout_s * n
+        else:
+            window_s, timeout = expected_s, fx.dut.timeout_s + 3 * expected_s
+        instrument.arm(pre_s=m.pre_s, window_s=window_s, post_s=m.post_s)
+        dut.idle(idle_s)
+        reply = dut.run(n, timeout)
+        latency = fx.sim.latency_s if fx.sim is not None else 0.0
+        record = instrument.collect(timeout_s=m.post_s + latency + _COLLECT_SLACK_S)
+        window, extra = self._find(record)
+        return self._row(window, extra, reply.cycles, reply.elapsed_s), reply.elapsed_s
+
+    def _find(self, record: RecordedCapture) -> tuple[Window, list[str]]:
+        w = self.fixture.windows
+        settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
+                                  guard_s=w.guard_s, baseline_s=w.baseline_s,
+                                  min_samples=w.min_samples)
+        found = list(find_windows(record, settings))
+        if not found:
+            raise InstrumentError(f"{record.source}: the record holds no complete trigger "
+                                  "window (is the trigger wired to the instrument?)")
+        flags = list(record.flags)
+        if len(found) > 1:
+            flags.append(EXTRA_WINDOWS)
+        if record.lost:
+            log.warning("%s: %d samples lost in the record; the host did not keep up",
+                        record.source, record.lost)
+            flags.append(DROPPED_SAMPLES)
+        return max(found, key=lambda x: x.duration_s), flags
+
+    def _row(self, win: Window, extra: list[str], cycles: int, elapsed_s: float) -> WindowRow:
+        m = self.fixture.measure
+        period_s = self._period_s()
+        flags = [*win.flags, *extra]
+        if win.edge_error_j > m.max_edge_error * abs(win.energy_j):
+            flags.append(EDGE_ERROR)
+        # A board toggles a GPIO in nanoseconds; the host DUT's wire send and scheduling add up
+        # to a few hundred µs, so only a gross disagreement (a wrong window) is flagged.
+        if abs(win.duration_s - elapsed_s) > 5 * period_s + m.duration_tolerance * elapsed_s:
+            log.warning("window of %.6f s but the firmware timed %.6f s", win.duration_s, elapsed_s)
+            flags.append(DURATION_MISMATCH)
+        true_e = true_net = None
+        if self.truth is not None:
+            truth = self.truth.match(win.start_s, win.duration_s)
+            if truth is None:
+                flags.append(NO_TRUTH)
+            else:
+                true_e, true_net = truth["energy_j"], truth["net_energy_j"]
+                if truth.get("late"):
+                    flags.append(TRUTH_LATE)
+        return WindowRow(start_s=win.start_s, end_s=win.end_s, samples=win.samples,
+                         energy_j=win.energy_j, baseline_w=win.baseline_w,
+                         edge_error_j=win.edge_error_j, flags=tuple(sorted(set(flags))),
+                         cycles=cycles, true_energy_j=true_e, true_net_energy_j=true_net)
+
+
+def _point_fields(point: Point) -> dict[str, Any]:
+    return {name: getattr(point, name) for name in point.__dataclass_fields__}

@@ -1,0 +1,341 @@
+"""The DUT link: the firmware protocol (``firmware/PROTOCOL.md``) over a byte transport.
+
+Layers:
+
+* **transport** — bytes in and out with a deadline: :class:`SerialTransport` (pyserial: a
+  board's UART or any pty) and :class:`ProcessTransport` (the pipes of a child process, e.g.
+  ``energyrig-dut --stdio``);
+* **protocol** — :class:`Dut`: one request line out, one JSON reply line in, per-request
+  timeouts; ``"ok": false`` becomes :class:`~energyrig.errors.DutError` carrying the
+  firmware's message; a DUT that does not answer in time is a ``DutError`` naming the request;
+* **process** — :class:`DutProcess` starts the host build with ``--pty`` or ``--stdio`` (and
+  ``--trigger-wire``) and stops it.
+
+Times are seconds on the host side; the firmware reports nanoseconds (``elapsed_ns``).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+import serial
+
+from energyrig.errors import DutError
+
+log = logging.getLogger(__name__)
+
+_LINE_MAX = 1 << 20  # a long catalogue still arrives as one line
+
+
+class Transport(Protocol):
+    """Bytes to and from the DUT."""
+
+    name: str
+
+    def write(self, data: bytes) -> None: ...
+
+    def read_some(self, timeout_s: float) -> bytes:
+        """Whatever arrived within ``timeout_s`` (possibly nothing)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SerialTransport:
+    """A serial port or pty through pyserial."""
+
+    def __init__(self, port: str, baudrate: int = 115200) -> None:
+        self.name = port
+        try:
+            self._ser = serial.Serial(port, baudrate=baudrate, timeout=0)
+        except (serial.SerialException, OSError) as exc:
+            raise DutError(f"DUT on {port}: cannot open the port ({exc})") from exc
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._ser.write(data)
+            self._ser.flush()
+        except (serial.SerialException, OSError) as exc:
+            raise DutError(f"DUT on {self.name}: write failed ({exc})") from exc
+
+    def read_some(self, timeout_s: float) -> bytes:
+        try:
+            ready, _, _ = select.select([self._ser.fileno()], [], [], max(0.0, timeout_s))
+            return self._ser.read(self._ser.in_waiting or 1) if ready else b""
+        except (serial.SerialException, OSError) as exc:
+            raise DutError(f"DUT on {self.name}: read failed ({exc})") from exc
+
+    def close(self) -> None:
+        self._ser.close()
+
+
+class ProcessTransport:
+    """The standard input and output of a running child process."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], name: str) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        self.name = name
+        self._proc = proc
+        self._out = proc.stdout.fileno()
+
+    def write(self, data: bytes) -> None:
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, ValueError) as exc:
+            raise DutError(f"DUT {self.name}: it exited (code {self._proc.poll()})") from exc
+
+    def read_some(self, timeout_s: float) -> bytes:
+        ready, _, _ = select.select([self._out], [], [], max(0.0, timeout_s))
+        if not ready:
+            return b""
+        data = os.read(self._out, 65536)
+        if not data:
+            raise DutError(f"DUT {self.name}: it exited (code {self._proc.wait()})")
+        return data
+
+    def close(self) -> None:
+        """Nothing: the process (and its pipes) belong to :class:`DutProcess`."""
+
+
+class DutRefused(DutError):
+    """The firmware answered ``"ok": false``; :attr:`reply` is its whole reply."""
+
+    def __init__(self, message: str, reply: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """One entry of the firmware's catalogue (the ``ops`` reply).
+
+    ``payload`` is ``(min, max, multiple)`` in bytes, or ``None`` when the op takes none.
+    """
+
+    name: str
+    family: str
+    backend: str
+    key_bits: tuple[int, ...] = ()
+    curves: tuple[str, ...] = ()
+    payload: tuple[int, int, int] | None = None
+
+    @classmethod
+    def from_reply(cls, obj: dict[str, Any]) -> OpInfo:
+        p = obj.get("payload")
+        return cls(name=obj["name"], family=obj.get("family", ""),
+                   backend=obj.get("backend", "software"),
+                   key_bits=tuple(obj.get("key_bits", ())), curves=tuple(obj.get("curves", ())),
+                   payload=None if p is None else (p["min"], p["max"], p["multiple"]))
+
+
+@dataclass(frozen=True)
+class RunReply:
+    """The reply to ``run n=N``: the batch as the firmware timed it."""
+
+    n: int
+    cycles: int
+    elapsed_ns: int
+    stack_bytes: int
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def elapsed_s(self) -> float:
+        return self.elapsed_ns * 1e-9
+
+
+class Dut:
+    """The firmware protocol over a transport.
+
+    Parameters
+    ----------
+    transport:
+        Where the bytes go.
+    timeout_s:
+        Longest wait for a reply to a request that does not run a batch, s.
+    """
+
+    def __init__(self, transport: Transport, timeout_s: float = 5.0) -> None:
+        self.transport = transport
+        self.timeout_s = timeout_s
+        self._buf = bytearray()
+        self._stale = False  # a request timed out: its late reply may still come
+
+    def _resync(self) -> None:
+        """Discard a late reply to a request that timed out (quiet for 50 ms)."""
+        dropped = len(self._buf)
+        self._buf.clear()
+        while data := self.transport.read_some(0.05):
+            dropped += len(data)
+        if dropped:
+            log.warning("DUT %s: %d bytes of a late reply discarded", self.transport.name, dropped)
+        self._stale = False
+
+    def request(self, line: str, timeout_s: float | None = None) -> dict[str, Any]:
+        """Send one request line; return the JSON reply.
+
+        Raises
+        ------
+        DutError
+            No complete reply within the timeout (naming the request), a reply that is not
+            JSON, or ``"ok": false`` (with the firmware's error).
+        """
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        if self._stale:
+            self._resync()
+        log.debug("DUT %s <- %s", self.transport.name, line)
+        self.transport.write(line.encode("ascii") + b"\n")
+        deadline = time.monotonic() + timeout
+        while (end := self._buf.find(b"\n")) < 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or len(self._buf) > _LINE_MAX:
+                self._stale = True
+                raise DutError(f"DUT {self.transport.name} did not answer {line!r} within "
+                               f"{timeout:g} s; is it hung or not running the energyrig "
+                               "firmware?")
+            self._buf += self.transport.read_some(min(remaining, 0.5))
+        raw = bytes(self._buf[:end]).strip()
+        del self._buf[:end + 1]
+        try:
+            reply = json.loads(raw)
+            if not isinstance(reply, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            raise DutError(f"DUT {self.transport.name}: reply to {line!r} is not a JSON object: "
+                           f"{raw[:120]!r}") from exc
+        log.debug("DUT %s -> %s", self.transport.name, raw[:200])
+        if reply.get("ok") is not True:
+            raise DutRefused(f"DUT {self.transport.name}: {line!r} failed: "
+                             f"{reply.get('error', 'no error message')}", reply)
+        return reply
+
+    # -- requests --------------------------------------------------------------------------
+    def hello(self) -> dict[str, Any]:
+        """Firmware identity (``protocol``, ``firmware``, ``board``, ``cycle_hz``, ...)."""
+        return self.request("hello")
+
+    def ops(self) -> list[OpInfo]:
+        """The firmware's catalogue."""
+        return [OpInfo.from_reply(o) for o in self.request("ops")["ops"]]
+
+    def prep(self, op: str, *, key_bits: int | None = None, payload_bytes: int | None = None,
+             curve: str | None = None, seed: int | None = None, backend: str | None = None,
+             timeout_s: float | None = None) -> dict[str, Any]:
+        """Prepare ``op`` (keys, buffers, self-test) outside any window."""
+        args = {"key_bits": key_bits, "payload_bytes": payload_bytes, "curve": curve,
+                "seed": seed, "backend": backend}
+        words = [f"{k}={v}" for k, v in args.items() if v is not None]
+        return self.request(" ".join(["prep", op, *words]), timeout_s)
+
+    def run(self, n: int, timeout_s: float) -> RunReply:
+        """Run ``n`` ops of the prepared op inside one trigger window."""
+        reply = self.request(f"run n={n}", timeout_s)
+        return RunReply(n=int(reply["n"]), cycles=int(reply["cycles"]),
+                        elapsed_ns=int(reply["elapsed_ns"]),
+                        stack_bytes=int(reply.get("stack_bytes", 0)), raw=reply)
+
+    def idle(self, seconds: float) -> float:
+        """Stay idle (trigger low) for ``seconds`` (rounded up to whole ms); returns the
+        time the firmware spent, s."""
+        ms = max(1, min(60000, int(-(-seconds * 1000 // 1))))
+        return self.request(f"idle ms={ms}", self.timeout_s + ms / 1000)["idle_ns"] * 1e-9
+
+
+class DutProcess:
+    """The host build of the firmware as a child process, with its protocol link.
+
+    Parameters
+    ----------
+    command:
+        The program and its arguments (``build/host/energyrig-dut``).
+    link:
+        ``"pty"``: start with ``--pty`` and talk over the printed pty with pyserial (the way a
+        board is reached); ``"stdio"``: start with ``--stdio`` and talk over the pipes.
+    trigger_wire:
+        Path of the trigger wire socket (``--trigger-wire``), or ``None``.
+    timeout_s:
+        Request timeout of the link (and start-up timeout).
+
+    ``with DutProcess(...) as proc:`` gives :attr:`dut`; leaving stops the process.
+    """
+
+    def __init__(self, command: tuple[str, ...] | list[str], link: str = "pty", *,
+                 trigger_wire: str | os.PathLike[str] | None = None, board: str | None = None,
+                 timeout_s: float = 5.0) -> None:
+        if link not in ("pty", "stdio"):
+            raise ValueError(f"DutProcess link must be 'pty' or 'stdio', not {link!r}")
+        self.argv = [*command, f"--{link}"]
+        if trigger_wire is not None:
+            self.argv += ["--trigger-wire", os.fspath(trigger_wire)]
+        if board:
+            self.argv += ["--board", board]
+        self.link = link
+        self.timeout_s = timeout_s
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._transport: Transport | None = None
+        self.dut: Dut | None = None
+
+    def __enter__(self) -> Self:
+        try:
+            self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          bufsize=0)
+        except OSError as exc:
+            raise DutError(f"cannot start the DUT {' '.join(self.argv)} ({exc}); build it with "
+                           "`make firmware-host`") from exc
+        try:
+            if self.link == "pty":
+                self._transport = SerialTransport(self._read_pty_path())
+            else:
+                self._transport = ProcessTransport(self._proc, f"pid {self._proc.pid}")
+        except DutError:
+            self._stop()
+            raise
+        self.dut = Dut(self._transport, self.timeout_s)
+        return self
+
+    def _read_pty_path(self) -> str:
+        assert self._proc is not None and self._proc.stdout is not None
+        out = self._proc.stdout.fileno()
+        line = b""
+        deadline = time.monotonic() + self.timeout_s
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([out], [], [], max(0.0, deadline - time.monotonic()))
+            data = os.read(out, 256) if ready else b""
+            if not data:
+                raise DutError(f"the DUT {' '.join(self.argv)} printed no pty path within "
+                               f"{self.timeout_s:g} s (exit code {self._proc.poll()})")
+            line += data
+        return line.decode().strip()
+
+    def _stop(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                log.error("DUT (pid %d) ignored SIGTERM; killing it", self._proc.pid)
+                self._proc.kill()
+                self._proc.wait()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            if pipe is not None:
+                pipe.close()
+        self._proc = None
+        self.dut = None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop()

@@ -1,0 +1,120 @@
+"""``rig sweep PLAN``: measure every point of a plan into a run directory.
+
+A thin layer over :mod:`energyrig.rig.sweep`; durations are formatted only here.
+"""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from energyrig.fixtures import load_fixture
+from energyrig.fixtures.schema import Fixture
+from energyrig.rig.plan import format_duration, load_plan
+from energyrig.rig.sweep import (DryRun, SweepOutcome, dry_run, read_target, resume_sweep,
+                                 start_sweep)
+
+
+def _default_out(title: str) -> Path:
+    return Path("runs") / f"{title}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
+
+
+def _print_dry_run(d: DryRun, fixture: Fixture, console: Console) -> None:
+    e = d.expansion
+    configs = len({p.key.rsplit("|rep=", 1)[0] for p in e.points})
+    console.print(f"plan [bold]{d.plan.title}[/] ({d.plan.path}) on fixture "
+                  f"{fixture.name or fixture.path} — seed {e.seed}")
+    console.print(f"[bold]{len(e.points)}[/] points to measure ({configs} configurations × "
+                  f"{d.plan.repetitions} repetitions), {len(e.skipped)} combinations skipped")
+    a = d.plan.adaptive
+    console.print(f"windows per point: {a.min_windows}..{a.max_windows}, until the 95 % CI of "
+                  f"{a.metric} is within ±{a.ci_target:.3g} of the mean")
+    console.print(f"estimated duration: {format_duration(d.min_s)} .. "
+                  f"{format_duration(d.max_s)} (about {d.window_s:.2f} s per window; ops "
+                  "slower than a window take longer)")
+    if e.skipped:
+        table = Table(title="Skipped combinations")
+        table.add_column("op")
+        table.add_column("reason")
+        for s in e.skipped:
+            table.add_row(s.point.op, s.reason)
+        console.print(table)
+
+
+def _print_outcome(o: SweepOutcome, console: Console) -> None:
+    console.print(f"run {o.run_dir}: {o.measured} points measured, {o.failed} failed, "
+                  f"{o.skipped} skipped combinations listed"
+                  + (f", {o.already_done} stored before" if o.already_done else ""))
+    if not o.complete:
+        console.print(f"[yellow]stopped ({o.stopped or 'interrupted'}) with {o.remaining} "
+                      f"points left; continue with: rig sweep --resume {o.run_dir}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``sweep`` command to ``app``."""
+
+    @app.command()
+    def sweep(
+        plan: Optional[Path] = typer.Argument(
+            None, dir_okay=False, help="The plan (TOML): factors, levels, repetitions, "
+                                       "adaptive rule. See plans/quick.toml."),
+        fixture: Optional[Path] = typer.Option(
+            None, "--fixture", "-f", dir_okay=False,
+            help="Bench definition (default: the plan's fixture, else fixtures/sim.toml)."),
+        out: Optional[Path] = typer.Option(
+            None, "--out", "-o", file_okay=False,
+            help="Run directory to create (default: runs/<plan>-<UTC time>)."),
+        resume: Optional[Path] = typer.Option(
+            None, "--resume", file_okay=False,
+            help="Continue the run in this directory after a crash or Ctrl-C; measures "
+                 "only the points it does not hold yet."),
+        overwrite: bool = typer.Option(
+            False, "--overwrite", help="Replace a run already in --out (it is deleted)."),
+        dry: bool = typer.Option(
+            False, "--dry-run", help="Print the points, the skipped combinations and a "
+                                     "duration estimate; measure nothing."),
+    ) -> None:
+        """Measure every point of a plan on a bench into a run directory.
+
+        The points (op × key size × payload × curve × backend × clock × repetition) are
+        measured in an order shuffled with the plan's seed (recorded in the run). Each
+        point takes windows until the 95 % CI of its energy per op is within the plan's
+        target, and is written before the next starts. Combinations an op cannot take
+        are listed as skipped; a point that fails (self-test, DUT not answering) is
+        stored as failed with the reason, and the sweep goes on.
+
+        Ctrl-C stops after the current window; `rig sweep --resume RUN_DIR` continues.
+        Then `rig report RUN_DIR`.
+
+        Examples:
+
+          rig sweep plans/quick.toml --dry-run
+
+          rig sweep plans/symmetric.toml --out runs/sym
+
+          rig sweep --resume runs/sym
+        """
+        console = Console(stderr=True)
+        fx = load_fixture(fixture) if fixture is not None else None
+        if resume is not None:
+            if plan is not None or out is not None or dry:
+                raise typer.BadParameter("--resume takes the run directory only (its plan "
+                                         "and seed are in its manifest)")
+            _print_outcome(resume_sweep(resume, fixture=fx, console=console), console)
+            return
+        if plan is None:
+            raise typer.BadParameter("give a PLAN (or --resume RUN_DIR)")
+        p = load_plan(plan)
+        if dry:
+            fx = fx or load_fixture(p.fixture_path())
+            _print_dry_run(dry_run(p, read_target(fx), fx), fx, Console())
+            return
+        outcome = start_sweep(p, out or _default_out(p.title), fixture=fx, console=console,
+                              overwrite=overwrite)
+        _print_outcome(outcome, console)
+        if not outcome.complete:
+            raise typer.Exit(130)

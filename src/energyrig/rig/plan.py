@@ -1,0 +1,396 @@
+"""Sweep plans: a TOML file of factors and levels, expanded into measurement points.
+
+A plan (``plans/quick.toml`` is the annotated example)::
+
+    name = "quick"
+    seed = 20261121          # seed of the randomised order (drawn and recorded when absent)
+    fixture = "../fixtures/sim.toml"   # bench used when `rig sweep` is given no --fixture
+    repetitions = 1          # points per configuration (rep = 0, 1, ...)
+    batch = "auto"           # ops per window, or "auto" (the bench picks it)
+    cooldown_s = 0.0         # idle time between two points, s
+
+    [adaptive]               # windows per point
+    metric = "energy_per_op_j"
+    ci_target = 0.01         # stop when the 95 % CI half-width is under 1 % of the mean
+    min_windows = 3
+    max_windows = 10
+
+    [factors]                # one cross product; [[factors]] for a union of several
+    op = ["aes-cbc-encrypt", "sha256"]
+    key_bits = [128, 256]
+    payload_bytes = [64, 1024]
+
+Expansion (:func:`expand`) takes the firmware's catalogue (``ops``) and identity (``hello``):
+
+- a factor an op does not take is not crossed with it (``sha256`` is measured once, not
+  once per ``key_bits`` level); a factor an op needs and the plan leaves out takes every level
+  the op allows (``key_bits``, ``curve``) or is a :class:`~energyrig.errors.ConfigError`
+  (``payload_bytes``, which has no finite list of levels);
+- a level the op cannot take (a key size it does not have, a payload above its maximum or
+  not a multiple of its block, an op or backend missing from the catalogue, a CPU clock the
+  firmware cannot set) is *skipped* and listed with the reason, never an error;
+- the points are shuffled with :class:`random.Random` seeded by the plan's seed, so drift
+  over a night does not bias one factor.
+
+Every malformed field is a :class:`~energyrig.errors.ConfigError` naming the file and field.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import random
+import secrets
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import product
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from energyrig.errors import ConfigError
+from energyrig.fixtures.loader import validate
+from energyrig.results.store import Point
+from energyrig.rig.dut import OpInfo
+
+log = logging.getLogger(__name__)
+
+Metric = Literal["energy_per_op_j", "net_energy_per_op_j", "time_per_op_s"]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are errors (a misspelt factor must not be silently ignored)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _unique(levels: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"levels repeat: {list(levels)}")
+    return levels
+
+
+class Factors(_Strict):
+    """One cross product of factor levels. A factor left out is not swept.
+
+    Attributes
+    ----------
+    op:
+        Operation names of the firmware catalogue (``rig sweep`` lists unknown ones as skipped).
+    key_bits, curve:
+        Key sizes (bits) and curve names; left out, every level the op allows.
+    payload_bytes:
+        Payload sizes, bytes; required when an op takes a payload.
+    backend:
+        ``"software"`` and/or ``"hardware"`` (an accelerator), default software.
+    cpu_hz:
+        CPU clocks, Hz; left out, the board runs at the clock it runs at.
+    """
+
+    op: tuple[str, ...] = Field(min_length=1)
+    key_bits: tuple[int, ...] | None = Field(None, min_length=1)
+    payload_bytes: tuple[int, ...] | None = Field(None, min_length=1)
+    curve: tuple[str, ...] | None = Field(None, min_length=1)
+    backend: tuple[str, ...] = ("software",)
+    cpu_hz: tuple[int, ...] | None = Field(None, min_length=1)
+
+    @field_validator("op", "key_bits", "payload_bytes", "curve", "backend", "cpu_hz")
+    @classmethod
+    def _no_repeats(cls, v: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+        return None if v is None else _unique(v)
+
+    @field_validator("key_bits", "payload_bytes", "cpu_hz")
+    @classmethod
+    def _positive(cls, v: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if v is not None and any(x < 1 for x in v):
+            raise ValueError(f"levels must be positive integers: {list(v)}")
+        return v
+
+
+class Adaptive(_Strict):
+    """Windows per point: measure until the 95 % CI half-width of ``metric`` is at most
+    ``ci_target`` of its mean, with at least ``min_windows`` and at most ``max_windows``."""
+
+    metric: Metric = "energy_per_op_j"
+    ci_target: float = Field(0.01, gt=0, lt=1)
+    min_windows: int = Field(3, ge=2)
+    max_windows: int = Field(10, ge=2)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Adaptive:
+        if self.max_windows < self.min_windows:
+            raise ValueError(f"max_windows ({self.max_windows}) is below min_windows "
+                             f"({self.min_windows})")
+        return self
+
+
+class Compare(_Strict):
+    """A pair the report compares (``[[compare]]``): each side an op name or a table of
+    factors (``a = { op = "aes-ecb-encrypt", key_bits = 128 }``)."""
+
+    a: str | dict[str, str | int]
+    b: str | dict[str, str | int]
+
+
+class Plan(_Strict):
+    """A whole sweep plan. ``path`` is the file it came from (set by :func:`load_plan`)."""
+
+    name: str = ""
+    description: str = ""
+    seed: int | None = Field(None, ge=0, lt=2**63)
+    fixture: str | None = None
+    repetitions: int = Field(1, ge=1)
+    batch: int | Literal["auto"] = "auto"
+    cooldown_s: float = Field(0.0, ge=0, le=3600)
+    adaptive: Adaptive = Adaptive()
+    factors: tuple[Factors, ...] = Field(min_length=1)
+    compare: tuple[Compare, ...] = ()
+    path: Path = Path("<memory>")
+
+    @field_validator("factors", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, Mapping) else v
+
+    @field_validator("batch")
+    @classmethod
+    def _batch(cls, v: int | str) -> int | str:
+        if isinstance(v, int) and not 1 <= v <= 1_000_000_000:
+            raise ValueError("must be 'auto' or between 1 and 10^9 ops")
+        return v
+
+    @property
+    def title(self) -> str:
+        """The plan's name, else its file's stem."""
+        return self.name or self.path.stem
+
+    def fixture_path(self) -> Path | None:
+        """The plan's fixture, resolved against the plan file, or ``None``."""
+        if self.fixture is None:
+            return None
+        p = Path(self.fixture)
+        return p if p.is_absolute() else self.path.parent / p
+
+    def with_seed(self) -> Plan:
+        """This plan with its seed drawn now when it has none (to be recorded)."""
+        if self.seed is not None:
+            return self
+        return self.model_copy(update={"seed": secrets.randbits(32)})
+
+    def record(self) -> dict[str, Any]:
+        """The plan as the run manifest keeps it; :func:`plan_from_record` reads it back."""
+        data = self.model_dump(mode="json", exclude={"path"})
+        return {**data, "path": str(self.path)}
+
+
+def plan_from_record(record: Mapping[str, Any], source: str | Path) -> Plan:
+    """The plan stored in a run manifest by :meth:`Plan.record`."""
+    data = dict(record)
+    path = Path(data.pop("path", "<memory>"))
+    return validate(Plan, {**data, "path": path}, Path(source), "plan")
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and validate a plan file.
+
+    Raises
+    ------
+    ConfigError
+        The file is missing, not TOML, or a field is wrong; the message names both.
+    """
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(file, "", "no such plan file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(file, "", f"cannot read the plan ({exc})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(file, "", f"not valid TOML ({exc})") from exc
+    if "path" in data:
+        raise ConfigError(file, "path", "unknown field (misspelt?)")
+    plan = validate(Plan, {**data, "path": file}, file)
+    log.info("plan %s: %s", file, plan.title)
+    return plan
+
+
+# --- expansion ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A combination of levels an op cannot take, and why."""
+
+    point: Point
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """The points of a plan on one board, in measuring order, and what was skipped."""
+
+    points: tuple[Point, ...]
+    skipped: tuple[Skipped, ...]
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What expansion needs to know of the board: its catalogue and its clocks.
+
+    Attributes
+    ----------
+    board:
+        Board name recorded with every point.
+    ops:
+        The firmware's catalogue.
+    cpu_hz:
+        The clock the firmware runs at (``hello``'s ``cpu_hz``; 0 or None when unknown).
+    cpu_hz_levels:
+        Clocks the firmware can switch to; empty when it cannot change its clock.
+    """
+
+    board: str
+    ops: tuple[OpInfo, ...]
+    cpu_hz: int | None = None
+    cpu_hz_levels: tuple[int, ...] = ()
+
+    @classmethod
+    def from_dut(cls, hello: Mapping[str, Any], ops: Iterable[OpInfo],
+                 board: str | None = None) -> Target:
+        """From the firmware's ``hello`` and ``ops`` replies (``board`` overrides hello's)."""
+        return cls(board=board or str(hello.get("board", "")), ops=tuple(ops),
+                   cpu_hz=int(hello["cpu_hz"]) if hello.get("cpu_hz") else None,
+                   cpu_hz_levels=tuple(int(h) for h in hello.get("cpu_hz_levels", ())))
+
+    def op(self, name: str, backend: str) -> OpInfo | None:
+        """The catalogue entry of ``name`` on ``backend``, or None."""
+        return next((o for o in self.ops if o.name == name and o.backend == backend), None)
+
+
+def _levels_list(values: Iterable[Any]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _payload_problem(info: OpInfo, size: int) -> str | None:
+    assert info.payload is not None
+    low, high, multiple = info.payload
+    if not low <= size <= high:
+        return (f"{info.name}: payload_bytes={size} outside {low}..{high} "
+                "(the op's limits on this board)")
+    if size % multiple:
+        return f"{info.name}: payload_bytes={size} not a multiple of {multiple}"
+    return None
+
+
+def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: int
+             ) -> Iterable[tuple[dict[str, Any], str | None]]:
+    """Every (levels, reason-to-skip-or-None) of one op on one backend in one block."""
+    where = f"factors[{block}]" if len(plan.factors) > 1 else "factors"
+    key_bits: Sequence[int | None] = [None]
+    if info.key_bits:
+        key_bits = factors.key_bits or info.key_bits
+    curves: Sequence[str | None] = [None]
+    if info.curves:
+        curves = factors.curve or info.curves
+    payloads: Sequence[int | None] = [None]
+    if info.payload is not None:
+        if factors.payload_bytes is None:
+            raise ConfigError(plan.path, f"{where}.payload_bytes",
+                              f"op {info.name!r} takes a payload; give its sizes in bytes")
+        payloads = factors.payload_bytes
+    clocks: Sequence[int | None] = factors.cpu_hz or [None]
+    for kb, curve, size, hz in product(key_bits, curves, payloads, clocks):
+        levels = {"key_bits": kb, "curve": curve, "payload_bytes": size, "cpu_hz": hz}
+        reason = None
+        if kb is not None and kb not in info.key_bits:
+            reason = (f"{info.name}: key_bits={kb} not allowed "
+                      f"(allowed: {_levels_list(info.key_bits)})")
+        elif curve is not None and curve not in info.curves:
+            reason = (f"{info.name}: curve={curve} not allowed "
+                      f"(allowed: {_levels_list(info.curves)})")
+        elif size is not None:
+            reason = _payload_problem(info, size)
+        if reason is None and hz is not None and hz != target.cpu_hz \
+                and hz not in target.cpu_hz_levels:
+            reason = (f"cpu_hz={hz}: the firmware on {target.board} cannot change its clock "
+                      f"(it runs at {target.cpu_hz or 'an unknown clock'} Hz)")
+        yield levels, reason
+
+
+def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
+    """The measurement points of ``plan`` on ``target``, shuffled, and the skipped ones.
+
+    Parameters
+    ----------
+    plan:
+        The plan.
+    target:
+        The board's catalogue and clocks.
+    seed:
+        Seed of the order; default the plan's (a plan without one must get it from
+        :meth:`Plan.with_seed` first, so that it is recorded).
+
+    Raises
+    ------
+    ConfigError
+        An op that takes a payload in a block without ``payload_bytes``.
+    """
+    seed = plan.seed if seed is None else seed
+    if seed is None:
+        raise ValueError("expand needs a seed: call plan.with_seed() and record it")
+    configs: dict[str, Point] = {}
+    skipped: dict[str, Skipped] = {}
+    for block, factors in enumerate(plan.factors):
+        for name, backend in product(factors.op, factors.backend):
+            info = target.op(name, backend)
+            if info is None:
+                known = any(o.name == name for o in target.ops)
+                reason = (f"{name}: no {backend} backend on {target.board}" if known else
+                          f"{name}: not in the firmware's catalogue on {target.board}")
+                point = Point(op=name, board=target.board, backend=backend)
+                skipped.setdefault(point.key, Skipped(point, reason))
+                continue
+            for levels, reason in _choices(info, factors, target, plan, block):
+                point = Point(op=name, board=target.board, backend=backend,
+                              family=info.family or None, **levels)
+                if reason is not None:
+                    skipped.setdefault(point.key, Skipped(point, reason))
+                else:
+                    configs.setdefault(point.key, point)
+    points = [replace(p, rep=rep) for p in configs.values() for rep in range(plan.repetitions)]
+    random.Random(seed).shuffle(points)
+    for s in skipped.values():
+        log.info("skipped: %s", s.reason)
+    return Expansion(points=tuple(points), skipped=tuple(skipped.values()), seed=seed)
+
+
+def estimate_duration_s(n_points: int, windows: int, window_s: float, point_overhead_s: float,
+                        cooldown_s: float) -> float:
+    """Seconds to measure ``n_points`` of ``windows`` windows each.
+
+    Parameters
+    ----------
+    window_s:
+        Wall time of one window with its margins, s.
+    point_overhead_s:
+        Wall time of preparing a point (self-test, batch probe), s.
+    cooldown_s:
+        Idle time between two points, s.
+    """
+    if n_points <= 0:
+        return 0.0
+    return (n_points * (point_overhead_s + windows * window_s)
+            + max(0, n_points - 1) * cooldown_s)
+
+
+def format_duration(seconds: float) -> str:
+    """``3 h 05 min``, ``4 min 10 s``, ``12 s``."""
+    if not math.isfinite(seconds):
+        return "unknown"
+    s = round(seconds)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    if h:
+        return f"{h} h {m:02d} min"
+    return f"{m} min {sec:02d} s" if m else f"{sec} s"

@@ -1,0 +1,539 @@
+"""Sweep execution: the points of a plan measured one after another into a run directory.
+
+>>> from energyrig.rig.plan import load_plan
+>>> from energyrig.rig.sweep import start_sweep, resume_sweep
+>>> outcome = start_sweep(load_plan("plans/quick.toml"), "runs/quick")
+>>> outcome = resume_sweep("runs/quick")        # after a crash or Ctrl-C
+
+What the executor guarantees:
+
+- every finished point is written through :class:`energyrig.results.RunWriter` (atomically)
+  before the next point starts, so a crash at any instant loses at most the point being
+  measured, and :func:`resume_sweep` measures exactly the points not stored yet (same plan,
+  same seed, same order);
+- Ctrl-C (SIGINT) or SIGTERM stops between two windows: the point being measured is dropped
+  (it is measured again on resume), the run is left resumable; a second Ctrl-C aborts at once;
+- a point that fails (self-test failure, DUT not answering, instrument error) is stored as
+  ``failed`` with the reason, and the sweep goes on; combinations the op cannot take are
+  stored as ``skipped`` with the reason before the first measurement;
+- each point takes windows until the 95 % CI half-width of the plan's metric is under its
+  target fraction of the mean, between ``min_windows`` and ``max_windows``.
+
+The executor drives a :class:`SweepBench`: prepare a point once, then measure one window at a
+time. :func:`open_bench` adapts :class:`energyrig.rig.bench.Bench` to it.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, ContextManager, Protocol
+
+import numpy as np
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+from energyrig.errors import CaptureError, DutError, InstrumentError
+from energyrig.fixtures.loader import load_fixture
+from energyrig.fixtures.schema import Fixture
+from energyrig.results.stats import describe
+from energyrig.results.store import Point, RunError, RunWriter, Window, read_manifest
+from energyrig.rig.dut import OpInfo
+from energyrig.rig.plan import (Expansion, Plan, Target, estimate_duration_s, expand,
+                                plan_from_record)
+
+if TYPE_CHECKING:
+    from energyrig.rig.bench import Bench
+
+log = logging.getLogger(__name__)
+
+# Errors that fail one point (recorded with the reason) rather than the sweep.
+POINT_ERRORS: tuple[type[Exception], ...] = (DutError, InstrumentError, CaptureError)
+
+
+class PreparedPoint(Protocol):
+    """A point the bench has prepared (keys, buffers, self-test, batch size chosen)."""
+
+    @property
+    def batch_n(self) -> int:
+        """Operations per window."""
+        ...
+
+    def measure_window(self) -> Window:
+        """Run one batch inside one trigger window and return the window's figures."""
+        ...
+
+
+class SweepBench(Protocol):
+    """What the executor needs of an open bench."""
+
+    @property
+    def board(self) -> str:
+        """Board name recorded with every point."""
+        ...
+
+    @property
+    def hello(self) -> Mapping[str, Any]:
+        """The firmware's ``hello`` reply."""
+        ...
+
+    @property
+    def calibration(self) -> Mapping[str, Any] | None:
+        """The calibration in use (id and figures), or None when uncalibrated."""
+        ...
+
+    def ops(self) -> Sequence[OpInfo]:
+        """The firmware's catalogue."""
+        ...
+
+    def prepare(self, point: Point, batch: int | None) -> PreparedPoint:
+        """Prepare ``point`` outside any window; ``batch`` None lets the bench choose.
+
+        Raises DutError (self-test failure, no answer), InstrumentError or CaptureError."""
+        ...
+
+
+BenchFactory = Callable[[Fixture], ContextManager[SweepBench]]
+
+
+@contextlib.contextmanager
+def open_bench(fixture: Fixture) -> Iterator[SweepBench]:
+    """The real bench of ``fixture`` (:class:`energyrig.rig.bench.Bench`) as a
+    :class:`SweepBench`."""
+    from energyrig.rig.bench import Bench  # the bench pulls in instruments and emulators
+
+    with Bench(fixture) as bench:
+        yield _BenchAdapter(bench)
+
+
+class _BenchAdapter:
+    """:class:`energyrig.rig.bench.Bench` one window at a time.
+
+    ``Bench.measure`` measures a fixed number of windows in one call; the adaptive rule and
+    Ctrl-C need them one by one, so this drives the same steps (prep, auto batch, window)
+    through the bench's own helpers.
+    """
+
+    def __init__(self, bench: Bench) -> None:
+        self.bench = bench
+
+    @property
+    def board(self) -> str:
+        return self.bench.board
+
+    @property
+    def hello(self) -> Mapping[str, Any]:
+        return self.bench.hello
+
+    @property
+    def calibration(self) -> Mapping[str, Any] | None:
+        return getattr(self.bench, "calibration", None)
+
+    def ops(self) -> Sequence[OpInfo]:
+        return self.bench.ops()
+
+    def prepare(self, point: Point, batch: int | None) -> PreparedPoint:
+        from energyrig.rig.dut import DutRefused
+
+        bench = self.bench
+        dut = bench.dut
+        if dut is None:
+            raise RuntimeError("the bench is not open")
+        try:
+            dut.prep(point.op, key_bits=point.key_bits, payload_bytes=point.payload_bytes,
+                     curve=point.curve, backend=point.backend,
+                     timeout_s=bench.fixture.measure.probe_timeout_s)
+        except DutRefused as exc:
+            if exc.reply.get("selftest") == "fail":
+                raise DutError(f"{point.op}: self-test failed") from exc
+            raise
+        per_op_s: float | None = None
+        if batch is None:
+            batch, per_op_s = bench._auto_batch(dut)
+            # Let the stream pass the probe windows before the first armed window.
+            time.sleep(bench._stream_lag_s())
+        return _BenchPoint(bench, batch, per_op_s)
+
+
+@dataclass
+class _BenchPoint:
+    """A prepared point on :class:`energyrig.rig.bench.Bench`."""
+
+    bench: Bench
+    batch_n: int
+    per_op_s: float | None
+
+    def measure_window(self) -> Window:
+        assert self.bench.dut is not None
+        expected = None if self.per_op_s is None else self.per_op_s * self.batch_n
+        row, elapsed_s = self.bench._window(self.bench.dut, self.batch_n, expected)
+        self.per_op_s = elapsed_s / self.batch_n
+        return row
+
+
+# --- stopping -----------------------------------------------------------------------------
+
+class StopRequest:
+    """Set by Ctrl-C/SIGTERM (see :meth:`handle_signals`) or by a caller; checked between
+    windows."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason = ""
+
+    def set(self, reason: str = "stop requested") -> None:
+        self.reason = reason
+        self._event.set()
+
+    def __bool__(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds`` unless a stop comes first; True when stopped."""
+        return self._event.wait(seconds) if seconds > 0 else bool(self)
+
+    @contextlib.contextmanager
+    def handle_signals(self, console: Console | None = None) -> Iterator[None]:
+        """First SIGINT/SIGTERM: stop after the current window. Second: abort now."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, frame: FrameType | None) -> None:
+            if self:
+                raise KeyboardInterrupt
+            self.set(signal.Signals(signum).name)
+            message = ("stopping after the current window; the run stays resumable "
+                       "(press Ctrl-C again to abort now)")
+            if console is not None:
+                console.print(f"[yellow]{message}[/]")
+            log.warning(message)
+
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+
+# --- one point ----------------------------------------------------------------------------
+
+def _metric(window: Window, metric: str) -> float:
+    """The adaptive rule's figure of one window, per window (batch_n cancels in the ratio)."""
+    duration = window.end_s - window.start_s
+    if metric == "time_per_op_s":
+        return duration
+    if metric == "net_energy_per_op_j":
+        return window.energy_j - window.baseline_w * duration
+    return window.energy_j
+
+
+def enough_windows(windows: Sequence[Window], plan: Plan) -> bool:
+    """The adaptive rule: at least ``min_windows``, then until the 95 % CI half-width of the
+    metric is at most ``ci_target`` of its mean, at most ``max_windows``."""
+    rule = plan.adaptive
+    n = len(windows)
+    if n >= rule.max_windows:
+        return True
+    if n < rule.min_windows:
+        return False
+    values = np.array([_metric(w, rule.metric) for w in windows], dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size < 2:
+        return False
+    return describe(values).ci_halfwidth_rel <= rule.ci_target
+
+
+@dataclass
+class PointOutcome:
+    """What became of one point: ``status`` ok, failed or interrupted (not stored)."""
+
+    point: Point
+    status: str
+    windows: list[Window] = field(default_factory=list)
+    batch_n: int = 1
+    reason: str = ""
+
+
+def measure_point(bench: SweepBench, point: Point, plan: Plan, stop: StopRequest,
+                  on_window: Callable[[int], None] = lambda n: None) -> PointOutcome:
+    """Prepare ``point`` and measure windows until the adaptive rule is met.
+
+    A stop request between windows gives ``status="interrupted"`` (nothing to store);
+    a :data:`POINT_ERRORS` error gives ``status="failed"`` with the windows measured before.
+    """
+    outcome = PointOutcome(point, "ok")
+    try:
+        prepared = bench.prepare(point, None if plan.batch == "auto" else plan.batch)
+        outcome.batch_n = prepared.batch_n
+        while not enough_windows(outcome.windows, plan):
+            if stop:
+                outcome.status = "interrupted"
+                return outcome
+            outcome.windows.append(prepared.measure_window())
+            on_window(len(outcome.windows))
+    except POINT_ERRORS as exc:
+        # Ctrl-C in a terminal also reaches the DUT and emulator processes: an error after a
+        # stop request is the stop's doing, not the point's.
+        outcome.status = "interrupted" if stop else "failed"
+        outcome.reason = str(exc)
+        log.warning("point %s failed: %s", point.key, exc)
+    return outcome
+
+
+# --- the sweep ----------------------------------------------------------------------------
+
+@dataclass
+class SweepOutcome:
+    """Counts of one execution of a sweep (a start or a resume)."""
+
+    run_dir: Path
+    total: int
+    measured: int = 0
+    failed: int = 0
+    skipped: int = 0
+    already_done: int = 0
+    stopped: str = ""
+
+    @property
+    def remaining(self) -> int:
+        """Points still to measure (resume the run for them)."""
+        return self.total - self.already_done - self.measured - self.failed
+
+    @property
+    def complete(self) -> bool:
+        return self.remaining == 0
+
+
+def _label(point: Point) -> str:
+    parts = [point.op]
+    if point.key_bits is not None:
+        parts.append(f"{point.key_bits} b")
+    if point.curve is not None:
+        parts.append(point.curve)
+    if point.payload_bytes is not None:
+        parts.append(f"{point.payload_bytes} B")
+    if point.backend != "software":
+        parts.append(point.backend)
+    if point.cpu_hz is not None:
+        parts.append(f"{point.cpu_hz / 1e6:g} MHz")
+    return " ".join(parts) + (f" #{point.rep}" if point.rep else "")
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}", style="cyan"), BarColumn(),
+                    MofNCompleteColumn(), TextColumn("points"), TimeElapsedColumn(),
+                    TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False)
+
+
+def execute(bench: SweepBench, writer: RunWriter, plan: Plan, expansion: Expansion, *,
+            stop: StopRequest | None = None, console: Console | None = None) -> SweepOutcome:
+    """Measure every point of ``expansion`` not stored in ``writer`` yet.
+
+    Skipped combinations are stored first; then each point is measured and stored before
+    the next starts, with ``plan.cooldown_s`` of idle time between two points.
+    """
+    stop = stop if stop is not None else StopRequest()
+    console = console or Console(stderr=True)
+    done = writer.done()
+    outcome = SweepOutcome(writer.path, total=len(expansion.points))
+    for s in expansion.skipped:
+        outcome.skipped += writer.write_skipped(s.point, s.reason)
+    todo = [p for p in expansion.points if p.key not in done]
+    outcome.already_done = len(expansion.points) - len(todo)
+    with _progress(console) as progress:
+        task = progress.add_task("sweep", total=len(expansion.points),
+                                 completed=outcome.already_done)
+        for i, point in enumerate(todo):
+            if stop or (i and stop.wait(plan.cooldown_s)):
+                break
+            label = _label(point)
+            progress.update(task, description=label)
+            result = measure_point(
+                bench, point, plan, stop,
+                on_window=lambda n, label=label: progress.update(
+                    task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"))
+            if result.status == "interrupted":
+                break
+            if result.status == "failed":
+                writer.write_failed(point, result.reason, batch_n=result.batch_n,
+                                    windows=result.windows)
+                outcome.failed += 1
+                progress.console.print(f"[red]failed[/] {label}: {result.reason}")
+            else:
+                writer.write_point(point, result.windows, batch_n=result.batch_n)
+                outcome.measured += 1
+            progress.advance(task)
+    outcome.stopped = stop.reason if stop else ""
+    return outcome
+
+
+def _target(bench: SweepBench) -> Target:
+    return Target.from_dut(bench.hello, bench.ops(), board=bench.board)
+
+
+def _fixture_record(fixture: Fixture) -> dict[str, Any]:
+    return {**fixture.model_dump(mode="json", exclude={"path"}),
+            "path": str(fixture.path.resolve())}
+
+
+def _run(run_dir: Path, writer_for: Callable[[SweepBench, Expansion], RunWriter], plan: Plan,
+         fixture: Fixture, bench_factory: BenchFactory, console: Console | None,
+         stop: StopRequest | None) -> SweepOutcome:
+    console = console or Console(stderr=True)
+    stop = stop if stop is not None else StopRequest()
+    with stop.handle_signals(console), bench_factory(fixture) as bench:
+        expansion = expand(plan, _target(bench))
+        with writer_for(bench, expansion) as writer:
+            outcome = execute(bench, writer, plan, expansion, stop=stop, console=console)
+            if not outcome.complete:
+                # The run stays "in progress" (no end time) until a resume finishes it.
+                writer.close(finished=False)
+    return outcome
+
+
+def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = None,
+                bench_factory: BenchFactory = open_bench, console: Console | None = None,
+                stop: StopRequest | None = None, overwrite: bool = False) -> SweepOutcome:
+    """Run ``plan`` on ``fixture`` (default: the plan's, else the default fixture) into a
+    new run directory.
+
+    Parameters
+    ----------
+    overwrite:
+        Replace a run already in ``run_dir`` (refused while a sweep is writing it).
+    """
+    run_dir = Path(run_dir)
+    plan = plan.with_seed()
+    fixture = fixture if fixture is not None else load_fixture(plan.fixture_path())
+    if overwrite:
+        remove_run(run_dir, console)
+
+    def writer_for(bench: SweepBench, expansion: Expansion) -> RunWriter:
+        return RunWriter.create(run_dir, plan=plan.record(), fixture=_fixture_record(fixture),
+                                firmware=dict(bench.hello), calibration=bench.calibration,
+                                seed=expansion.seed)
+
+    return _run(run_dir, writer_for, plan, fixture, bench_factory, console, stop)
+
+
+def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
+                 bench_factory: BenchFactory = open_bench, console: Console | None = None,
+                 stop: StopRequest | None = None) -> SweepOutcome:
+    """Continue the sweep of ``run_dir``: same plan, seed and order; points already stored
+    (measured, failed or skipped) are not measured again.
+
+    ``fixture`` defaults to the one recorded in the run's manifest.
+    """
+    run_dir = Path(run_dir)
+    manifest = read_manifest(run_dir)
+    plan = plan_from_record(manifest.get("plan") or {}, run_dir / "manifest.json")
+    if plan.seed is None or plan.seed != manifest.get("seed"):
+        raise RunError(run_dir, "its manifest has no seed matching its plan; cannot resume "
+                                "in the same order")
+    if fixture is None:
+        recorded = (manifest.get("fixture") or {}).get("path")
+        if not recorded:
+            raise RunError(run_dir, "its manifest names no fixture; give --fixture")
+        fixture = load_fixture(recorded)
+
+    def writer_for(bench: SweepBench, expansion: Expansion) -> RunWriter:
+        writer = RunWriter.resume(run_dir)
+        if dict(bench.hello).get("build") != (manifest.get("firmware") or {}).get("build"):
+            log.warning("resuming %s with firmware build %s; the run began with %s", run_dir,
+                        bench.hello.get("build"), (manifest.get("firmware") or {}).get("build"))
+        return writer
+
+    return _run(run_dir, writer_for, plan, fixture, bench_factory, console, stop)
+
+
+def remove_run(run_dir: Path, console: Console | None = None) -> None:
+    """Delete the run in ``run_dir`` (if any) so a new one can start there.
+
+    Refused (:class:`RunError`) while a sweep is writing it, or when the directory holds
+    files but no run."""
+    if not run_dir.exists():
+        return
+    if not (run_dir / "manifest.json").exists():
+        if any(run_dir.iterdir()):
+            raise RunError(run_dir, "is not a run directory (no manifest.json); not removed")
+        return
+    RunWriter.resume(run_dir).close(finished=False)  # refused if another sweep holds it
+    shutil.rmtree(run_dir)
+    message = f"replaced the previous run in {run_dir}"
+    if console is not None:
+        console.print(f"[yellow]{message}[/]")
+    log.warning(message)
+
+
+# --- dry run ------------------------------------------------------------------------------
+
+# A window's wall time beyond its recorded span: the run request and reply, the instrument's
+# stream latency, moving the samples; measured on the simulated bench (plans/quick.toml).
+WINDOW_OVERHEAD_S = 0.1
+# Preparing a point: prep (self-test, keys), the batch probe, the idle baseline.
+POINT_OVERHEAD_S = 0.5
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """The points a plan would measure on a board and a duration estimate."""
+
+    plan: Plan
+    expansion: Expansion
+    window_s: float
+    min_s: float
+    max_s: float
+
+
+def window_wall_s(fixture: Fixture) -> float:
+    """Rough wall time of one window on ``fixture``, s: margins, a window of the auto
+    batch's minimum samples at 100 kS/s, and the overhead of the exchange."""
+    m = fixture.measure
+    latency = fixture.sim.latency_s if fixture.sim is not None else 0.0
+    return m.pre_s + m.post_s + m.min_window_samples / 100e3 + latency + WINDOW_OVERHEAD_S
+
+
+def read_target(fixture: Fixture) -> Target:
+    """The board's catalogue and clocks from the DUT alone (no instrument is opened)."""
+    from energyrig.fixtures.loader import resolve_command
+    from energyrig.rig.dut import Dut, DutProcess, SerialTransport
+
+    dut_cfg = fixture.dut
+    with contextlib.ExitStack() as stack:
+        if dut_cfg.link == "serial":
+            assert dut_cfg.port is not None
+            transport = SerialTransport(dut_cfg.port, dut_cfg.baudrate)
+            stack.callback(transport.close)
+            dut = Dut(transport, dut_cfg.timeout_s)
+        else:
+            proc = stack.enter_context(DutProcess(resolve_command(fixture), dut_cfg.link,
+                                                  board=dut_cfg.board,
+                                                  timeout_s=dut_cfg.timeout_s))
+            assert proc.dut is not None
+            dut = proc.dut
+        hello = dut.hello()
+        return Target.from_dut(hello, dut.ops(), board=hello.get("board") or dut_cfg.board)
+
+
+def dry_run(plan: Plan, target: Target, fixture: Fixture) -> DryRun:
+    """Expand ``plan`` on ``target`` and estimate the duration between the adaptive rule's
+    minimum and maximum windows (ops longer than a window make it longer)."""
+    plan = plan.with_seed()
+    expansion = expand(plan, target)
+    window_s = window_wall_s(fixture)
+    n = len(expansion.points)
+    return DryRun(plan, expansion, window_s,
+                  estimate_duration_s(n, plan.adaptive.min_windows, window_s, POINT_OVERHEAD_S,
+                                      plan.cooldown_s),
+                  estimate_duration_s(n, plan.adaptive.max_windows, window_s, POINT_OVERHEAD_S,
+                                      plan.cooldown_s))

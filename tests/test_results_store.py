@@ -197,9 +197,9 @@ def test_a_corrupt_table_is_named(tmp_path: Path) -> None:
 
 
 def test_one_writer_at_a_time(tmp_path: Path) -> None:
-    with RunWriter.create(tmp_path / "run"):
-        with pytest.raises(RunError, match="another sweep is writing this run"):
-            RunWriter.resume(tmp_path / "run")
+    with RunWriter.create(tmp_path / "run"), \
+            pytest.raises(RunError, match="another sweep is writing this run"):
+        RunWriter.resume(tmp_path / "run")
     with pytest.raises(RunError, match="already holds a run"):
         RunWriter.create(tmp_path / "run")
 

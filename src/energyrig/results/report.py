@@ -14,15 +14,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from energyrig.results.stats import (  # noqa: E402
+from energyrig.errors import ConfigError
+from energyrig.results.stats import (
     CONFIG,
     PairedComparison,
     allocation_of_variation,
@@ -33,8 +33,7 @@ from energyrig.results.stats import (  # noqa: E402
     payload_regression,
     select,
 )
-from energyrig.errors import ConfigError  # noqa: E402
-from energyrig.results.store import Run, load  # noqa: E402
+from energyrig.results.store import Run, load
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +71,8 @@ def format_si(value: float, unit: str, digits: int = 3) -> str:
         return "–"
     if value == 0:
         return f"0 {unit}"
-    for scale, prefix in SI_PREFIXES:
-        if abs(value) >= scale * 0.9995:
-            break
+    scale, prefix = next(((sc, p) for sc, p in SI_PREFIXES if abs(value) >= sc * 0.9995),
+                         SI_PREFIXES[-1])
     return f"{value / scale:.{digits}g} {prefix}{unit}"
 
 
@@ -278,14 +276,14 @@ def factorial(points: pd.DataFrame, factors: list[str]
 
 def _save(fig: Figure, out_dir: Path, name: str) -> str:
     fig.savefig(out_dir / name, dpi=110, bbox_inches="tight")
-    plt.close(fig)
     return name
 
 
 def _grid(n: int, width: float = 3.6, height: float = 2.9) -> tuple[Figure, np.ndarray]:
     cols = min(n, 4)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    fig = Figure(figsize=(width * cols, height * rows), layout="tight")
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, axes.flat
@@ -293,8 +291,8 @@ def _grid(n: int, width: float = 3.6, height: float = 2.9) -> tuple[Figure, np.n
 
 def _si_axis(ax: Any, axis: str, unit: str) -> None:
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: format_si(v, unit)))
-    target.set_major_locator(matplotlib.ticker.MaxNLocator(5 if axis == "x" else 7))
+    target.set_major_formatter(FuncFormatter(lambda v, _: format_si(v, unit)))
+    target.set_major_locator(MaxNLocator(5 if axis == "x" else 7))
 
 
 def _verb(op: str) -> str:
@@ -319,7 +317,8 @@ def figure_energy_time(summary: pd.DataFrame, family: str, out_dir: Path) -> str
     panels = list(fam.groupby(["verb", "payload_bytes"], dropna=False, sort=True))[:MAX_PANELS]
     if not panels:
         return None
-    colours = {a: plt.get_cmap("tab10")(i % 10) for i, a in enumerate(dict.fromkeys(fam["algorithm"]))}
+    algorithms = dict.fromkeys(fam["algorithm"])
+    colours = {a: colormaps["tab10"](i % 10) for i, a in enumerate(algorithms)}
     markers = {w: "os^Dv<>p*h"[i % 10] for i, w in enumerate(dict.fromkeys(fam["where"]))}
     fig, axes = _grid(len(panels))
     for ax, ((verb, payload), d) in zip(axes, panels, strict=False):
@@ -340,15 +339,14 @@ def figure_energy_time(summary: pd.DataFrame, family: str, out_dir: Path) -> str
         _si_axis(ax, "x", "s")
         _si_axis(ax, "y", "J")
         ax.tick_params(labelsize=7)
-    handles = [matplotlib.lines.Line2D([], [], color=c, marker="o", linestyle="", label=a)
+    handles = [Line2D([], [], color=c, marker="o", linestyle="", label=a)
                for a, c in colours.items()]
-    handles += [matplotlib.lines.Line2D([], [], color="grey", marker=m, linestyle="", label=w)
+    handles += [Line2D([], [], color="grey", marker=m, linestyle="", label=w)
                 for w, m in markers.items()]
-    handles.append(matplotlib.lines.Line2D([], [], color="crimson", marker="o", fillstyle="none",
+    handles.append(Line2D([], [], color="crimson", marker="o", fillstyle="none",
                                            markersize=12, linestyle="",
                                            label="best trade-off (nearest the origin)"))
     fig.suptitle(f"{family}: net energy against time per op", fontsize=10)
-    fig.tight_layout()
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                fontsize=7, frameon=False)
     return _save(fig, out_dir, f"energy-time-{family}.png")
@@ -362,7 +360,8 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
     boards = list(dict.fromkeys(fam["board"]))
     if not boards:
         return None
-    fig, axes = plt.subplots(2, len(boards), figsize=(5.0 * len(boards), 6.4), squeeze=False)
+    fig = Figure(figsize=(5.0 * len(boards), 6.4), layout="tight")
+    axes = fig.subplots(2, len(boards), squeeze=False)
     for j, board in enumerate(boards):
         d = fam[fam["board"] == board]
         for i, (col, name) in enumerate(METRICS):
@@ -381,7 +380,6 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
             _si_axis(ax, "y", "s" if col.endswith("_s") else "J")
             ax.tick_params(labelsize=7)
             ax.legend(fontsize=6)
-    fig.tight_layout()
     return _save(fig, out_dir, f"payload-{family}.png")
 
 
@@ -390,7 +388,8 @@ def figure_relative(rel: pd.DataFrame, family: str, out_dir: Path) -> str | None
     fam = rel[rel["family"] == family]
     if fam.empty:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(fam) + 1.2))
+    fig = Figure(figsize=(7.5, 0.45 * len(fam) + 1.2), layout="tight")
+    ax = fig.subplots()
     pos = np.arange(len(fam))
     for k, (col, name) in enumerate(METRICS):
         values = fam[f"{col}_ratio"].to_numpy()
@@ -402,14 +401,13 @@ def figure_relative(rel: pd.DataFrame, family: str, out_dir: Path) -> str | None
     ax.set_xscale("log")
     ratios = fam[[f"{col}_ratio" for col, _ in METRICS]].to_numpy()
     ax.set_xlim(min(ratios.min(), 1.0) / 1.6, max(ratios.max(), 1.0) * 2.2)
-    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"×{v:g}"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("relative to the reference (geometric mean over matched boards and sizes)")
     ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['reference']))}",
                  fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
     return _save(fig, out_dir, f"relative-{family}.png")
 
 
@@ -417,9 +415,10 @@ def figure_allocation(alloc: pd.DataFrame, out_dir: Path) -> str:
     """Stacked bars of the fraction of variation per term, per response and scale."""
     groups = list(dict.fromkeys(zip(alloc["response"], alloc["scale"], strict=True)))
     terms = list(dict.fromkeys(alloc["term"]))
-    fig, ax = plt.subplots(figsize=(7.5, 0.6 * len(groups) + 1.6))
+    fig = Figure(figsize=(7.5, 0.6 * len(groups) + 1.6), layout="tight")
+    ax = fig.subplots()
     left = np.zeros(len(groups))
-    cmap = plt.get_cmap("tab20")
+    cmap = colormaps["tab20"]
     for i, term in enumerate(terms):
         widths = np.array([alloc[(alloc["response"] == r) & (alloc["scale"] == s)
                                  & (alloc["term"] == term)]["fraction"].sum() * 100
@@ -431,7 +430,6 @@ def figure_allocation(alloc: pd.DataFrame, out_dir: Path) -> str:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of variation explained")
     ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
-    fig.tight_layout()
     return _save(fig, out_dir, "allocation.png")
 
 

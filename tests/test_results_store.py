@@ -99,6 +99,16 @@ def test_a_stored_point_is_never_written_twice(tmp_path: Path) -> None:
     assert len(run.manifest["resumed_at"]) == 1
 
 
+def test_point_keys_do_not_depend_on_number_types() -> None:
+    a = Point(op="aes", board="b", key_bits=128, payload_bytes=16, cpu_hz=64_000_000)
+    b = Point(op="aes", board="b", key_bits=np.int64(128), payload_bytes=16.0,  # type: ignore
+              cpu_hz=6.4e7)  # type: ignore[arg-type]
+    assert a.key == b.key and a.part_id == b.part_id
+    assert a.key != Point(op="aes", board="b", key_bits=128, payload_bytes=16).key
+    with pytest.raises(ValueError, match="key_bits must be a whole number"):
+        Point(op="aes", board="b", key_bits=128.5)  # type: ignore[arg-type]
+
+
 def test_failed_and_skipped_points_are_results_with_reasons(tmp_path: Path) -> None:
     keygen = Point(op="rsa-keygen", board="esp32", key_bits=8192)
     with RunWriter.create(tmp_path / "run") as w:

@@ -89,6 +89,16 @@ class Point:
     rep: int = 0
     family: str | None = None
 
+    def __post_init__(self) -> None:
+        # 128, 128.0 and numpy.int64(128) must give the same key: store plain ints.
+        for name in ("key_bits", "payload_bytes", "cpu_hz", "rep"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not float(value).is_integer():
+                raise ValueError(f"Point.{name} must be a whole number, not {value!r}")
+            object.__setattr__(self, name, int(value))
+
     @property
     def key(self) -> str:
         """Stable text key of the point: every factor but ``family``, in a fixed order."""

@@ -204,7 +204,10 @@ class Ppk2Emulator(OpenCloseBase):
             self._wire.close()
         if self._truth is not None:
             self._truth.close()
-        log.info("PPK2 emulator stats: %s", self.stats.as_dict())
+        st = self.stats
+        troubled = st.overflow_samples or st.late_edges or st.unknown_bytes
+        log.log(logging.WARNING if troubled else logging.INFO, "PPK2 emulator stats: %s",
+                st.as_dict())
 
     def _close_pty(self) -> None:
         for fd in (self._master, self._slave):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from energyrig.instruments.ppk2.driver import Ppk2, Ppk2Settings, discover
 from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess
+from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess, Ppk2Emulator
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
 from energyrig.rig.energy import DROPPED_SAMPLES, find_windows
@@ -77,6 +78,11 @@ def test_start_and_stop_send_the_exact_commands_and_read_split_metadata() -> Non
     assert port.writes == [b"\x07", b"\x19", b"\x11\x02", b"\x0d\x0c\xe4", b"\x0c\x01", b"\x06",
                            b"\x07", b"\x0c\x00"]
     assert port.closed
+
+
+def test_metadata_the_emulator_splits_over_300_ms_arrives_whole() -> None:
+    with Ppk2Emulator(PowerModel(), metadata_split_s=0.3) as emu, Ppk2(emu.port) as ppk:
+        assert ppk.calibration == replace(DEFAULT_CALIBRATION, mode=1)  # ppk2-api loses R0..O4
 
 
 def test_ampere_mode_leaves_dut_power_alone() -> None:

@@ -54,7 +54,7 @@ static void exercise(const struct er_op_s *op, struct er_arena_s *arena)
 	static const uint16_t no_key[] = {0, 0};
 	const struct er_param_spec_s *spec = &op->spec;
 	const uint16_t *keys = spec->key_bits != NULL ? spec->key_bits : no_key;
-	uint32_t m = spec->payload_multiple;
+	uint32_t m = spec->payload_multiple > 1U ? spec->payload_multiple : 1U;
 	uint32_t sizes[3] = {spec->payload_min, 1000U / m * m, spec->payload_max};
 
 	for (size_t k = 0; k == 0 || keys[k] != 0; k++) {
@@ -89,9 +89,10 @@ static void check_family(const struct er_op_s *ops, size_t n)
 		if (op->spec.payload_max != 0) {
 			struct er_params_s params = {
 				.key_bits = op->spec.key_bits != NULL ? op->spec.key_bits[0] : 0,
-				.payload_bytes = op->spec.payload_min,
+				.payload_bytes = 64,
 				.seed = 1};
 
+			er_arena_reset(&tiny);
 			ER_CHECK_INT(op->prep(&params, &tiny), -ENOMEM);
 			if (op->release != NULL) {
 				op->release();

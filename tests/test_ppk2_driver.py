@@ -12,7 +12,7 @@ import pytest
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import Acquisition
+from energyrig.instruments.base import Acquisition, RecordedCapture
 from energyrig.instruments.ppk2.decode import encode_words
 from energyrig.instruments.ppk2.driver import Ppk2, Ppk2Settings, discover
 from energyrig.instruments.ppk2.metadata import format_metadata
@@ -107,18 +107,23 @@ def _trace_words(n: int, rise: int, fall: int, lost_at: int, lost: int) -> bytes
     return np.delete(words, np.arange(lost_at, lost_at + lost)).tobytes()
 
 
+def collect_once(port: FakePort, pre_s: float, window_s: float, post_s: float) -> RecordedCapture:
+    """Start, let the port's first stream arrive, arm, release the rest and collect."""
+    with Ppk2(transport=port) as ppk:
+        while not port.drained:
+            time.sleep(0.01)
+        time.sleep(0.05)
+        ppk.arm(pre_s=pre_s, window_s=window_s, post_s=post_s)
+        port.release()
+        return ppk.collect(timeout_s=5)
+
+
 def test_collect_returns_the_window_with_its_margins_and_its_gaps() -> None:
     n, rise, fall = 30_000, 10_000, 15_000
     raw = _trace_words(n, rise, fall, lost_at=12_000, lost=10)
     head = 3000 * 4
     port = FakePort([METADATA], stream=split(raw[:head], 4001), later=split(raw[head:], 4001))
-    with Ppk2(transport=port) as ppk:
-        while not port.drained:
-            time.sleep(0.01)
-        time.sleep(0.05)
-        ppk.arm(pre_s=0.01, window_s=0.05, post_s=0.01)
-        port.release()
-        record = ppk.collect(timeout_s=5)
+    record = collect_once(port, pre_s=0.01, window_s=0.05, post_s=0.01)
     chunks = list(record.chunks())
     assert chunks[0].start_index == 3000 - 1000
     assert chunks[-1].end_index == fall + 1000
@@ -135,13 +140,7 @@ def test_a_window_before_arm_is_not_taken_for_the_one_after() -> None:
                          logic=((np.arange(3000) >= 500) & (np.arange(3000) < 900)).astype(np.uint8),
                          counter_start=3000 % 64).tobytes()
     port = FakePort([METADATA], stream=split(earlier, 4000), later=split(later, 4000))
-    with Ppk2(transport=port) as ppk:
-        while not port.drained:
-            time.sleep(0.01)
-        time.sleep(0.05)
-        ppk.arm(pre_s=0.01, window_s=0.004, post_s=0.001)
-        port.release()
-        record = ppk.collect(timeout_s=5)
+    record = collect_once(port, pre_s=0.01, window_s=0.004, post_s=0.001)
     assert next(record.chunks()).start_index == 2000
     assert list(record.chunks())[-1].end_index == 3000 + 900 + 100
     assert len(list(find_windows(record))) == 2  # both are in the record; collect waited for the second
@@ -153,11 +152,7 @@ def test_one_sample_glitches_neither_start_nor_end_the_window() -> None:
     logic[1500] = 1  # a corrupted byte before the window
     logic[4000] = 0  # and one inside it
     raw = encode_words(np.full(n, 1e-3), DEFAULT_CALIBRATION, 3000, logic=logic).tobytes()
-    port = FakePort([METADATA], later=split(raw, 4000))
-    with Ppk2(transport=port) as ppk:
-        ppk.arm(pre_s=0.0, window_s=0.02, post_s=0.001)
-        port.release()
-        record = ppk.collect(timeout_s=5)
+    record = collect_once(FakePort([METADATA], later=split(raw, 4000)), 0.0, 0.02, 0.001)
     assert list(record.chunks())[-1].end_index == 5000 + 100
 
 

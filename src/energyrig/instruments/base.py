@@ -165,30 +165,10 @@ class Acquisition(Protocol):
         ...
 
 
-class AcquisitionBase:
-    """Context-manager plumbing shared by implementations of :class:`Acquisition`.
-
-    Subclasses implement ``start``, ``arm``, ``collect``, ``stop`` and ``describe``.
-    """
-
-    def start(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def stop(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-
 class OpenCloseBase:
-    """Context-manager plumbing for helpers that ``open()`` and ``close()`` (emulators,
-    listeners): ``with x:`` opens, and closes even when the body failed."""
+    """Context-manager plumbing: ``with x:`` calls ``x.open()``, and ``x.close()`` on the way
+    out even when the body failed. For emulators and listeners; acquisitions use
+    :class:`AcquisitionBase`, whose pair is ``start``/``stop``."""
 
     def open(self) -> object:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -203,3 +183,22 @@ class OpenCloseBase:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+class AcquisitionBase(OpenCloseBase):
+    """Base of implementations of :class:`Acquisition`: ``with instrument:`` starts and stops.
+
+    Subclasses implement ``start``, ``arm``, ``collect``, ``stop`` and ``describe``.
+    """
+
+    def start(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def stop(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def open(self) -> None:
+        self.start()
+
+    def close(self) -> None:
+        self.stop()

@@ -14,6 +14,7 @@ import pytest
 import serial
 from ppk2_api.ppk2_api import PPK2_API
 
+from energyrig.errors import InstrumentError
 from energyrig.instruments.ppk2.decode import ADC_MULT, Ppk2Decoder
 from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
 from energyrig.instruments.ppk2.protocol import Command, regulator_set
@@ -208,3 +209,9 @@ def test_power_mode_dut_power_and_regulator_commands(tmp_path: Path) -> None:
     np.testing.assert_allclose(ampere, 2e-3, atol=1e-6)  # external supply: output switch moot
     streams, _ = read_truth(truth)
     assert [s.supply_v for s in streams] == [1.8, 1.8, 3.3]  # regulator, then the model's
+
+
+def test_a_bad_model_stops_the_emulator_process_with_a_clear_error() -> None:
+    with pytest.raises(InstrumentError, match="exit code 2"):
+        with EmulatorProcess(PowerModel(), extra_args=["--latency-s", "soon"]):
+            pass

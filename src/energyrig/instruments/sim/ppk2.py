@@ -434,9 +434,11 @@ class EmulatorProcess:
         ready, _, _ = select.select([self._proc.stdout], [], [], self.start_timeout_s)
         line = self._proc.stdout.readline().strip() if ready else ""
         if not line:
+            code = self._proc.poll()
             self.__exit__(None, None, None)
             raise InstrumentError(f"PPK2 emulator did not start within {self.start_timeout_s} s "
-                                  f"({' '.join(self.argv)})")
+                                  f"(exit code {code}; its errors are above): "
+                                  f"{' '.join(self.argv)}")
         self.port = line
         return self
 
@@ -444,7 +446,8 @@ class EmulatorProcess:
                  tb: TracebackType | None) -> None:
         if self._proc is None:
             return
-        self._proc.send_signal(signal.SIGTERM)
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
         try:
             self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

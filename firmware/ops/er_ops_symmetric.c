@@ -347,16 +347,20 @@ static int er_sym_kat_one(const struct er_cipher_kat_s *kat, enum er_sym_mode mo
 	return ret == 0 ? 0 : -EIO;
 }
 
-static int er_sym_selftest(enum er_sym_mode mode, bool encrypt)
+static int er_sym_kats_run(const struct er_sym_kats_s *set, enum er_sym_mode mode,
+			   bool encrypt)
 {
-	const struct er_sym_kats_s *set = &er_sym_kats[mode];
-
 	for (size_t i = 0; i < set->n; i++) {
 		if (er_sym_kat_one(&set->kats[i], mode, encrypt) != 0) {
 			return -EIO;
 		}
 	}
 	return 0;
+}
+
+static int er_sym_selftest(enum er_sym_mode mode, bool encrypt)
+{
+	return er_sym_kats_run(&er_sym_kats[mode], mode, encrypt);
 }
 
 static int er_sym_prep(enum er_sym_mode mode, bool encrypt, const struct er_params_s *params,
@@ -421,13 +425,9 @@ static int er_keygen_selftest(void)
 		 .pt = "00112233445566778899aabbccddeeff",
 		 .ct = "8ea2b7ca516745bfeafc49904b496089"},
 	};
+	static const struct er_sym_kats_s set = {kats, sizeof(kats) / sizeof(kats[0])};
 
-	for (size_t i = 0; i < sizeof(kats) / sizeof(kats[0]); i++) {
-		if (er_sym_kat_one(&kats[i], ER_SYM_ECB, true) != 0) {
-			return -EIO;
-		}
-	}
-	return 0;
+	return er_sym_kats_run(&set, ER_SYM_ECB, true);
 }
 
 static unsigned int er_keygen_bits;

@@ -40,7 +40,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -363,38 +363,41 @@ class Bench:
             ``status="failed"`` with the reason when the DUT or the instrument failed.
         """
         dut, _ = self._require()
-        reps = reps or self.fixture.measure.reps
+        m = self.fixture.measure
+        reps = reps or m.reps
         progress = progress or _noop_progress
-        if point.family is None:
-            info = (self._catalogue or {o.name: o for o in self.ops()}).get(point.op)
-            if info is not None:
-                point = Point(**{**_point_fields(point), "family": info.family})
         windows: list[WindowRow] = []
         prep: dict[str, Any] = {}
         n = batch_n or 1
         drops_before = int(self.hello.get("trigger_drops", 0))
         try:
+            if point.family is None:
+                catalogue = self._catalogue or {o.name: o for o in self.ops()}
+                if point.op in catalogue:
+                    point = replace(point, family=catalogue[point.op].family)
             progress("prep", 0, reps)
             prep = dut.prep(point.op, key_bits=point.key_bits, payload_bytes=point.payload_bytes,
                             curve=point.curve, seed=seed, backend=point.backend,
                             timeout_s=self.fixture.measure.probe_timeout_s)
-            per_op_s: float | None = None
+            progress("probe", 0, reps)
             if batch_n is None:
-                progress("probe", 0, reps)
                 n, per_op_s = self._auto_batch(dut)
-                # Let the stream pass the probe windows, or the first armed window could be
-                # one of them (a stream reaches the host this late).
-                time.sleep(self._stream_lag_s())
+            else:  # one unrecorded batch: warms up, and times the window to arm for
+                reply = dut.run(n, self.fixture.dut.timeout_s + m.probe_timeout_s * n)
+                per_op_s = reply.elapsed_s / n
+            # Let the stream pass the probe windows, or the first armed window could be one
+            # of them (a stream reaches the host this late).
+            time.sleep(self._stream_lag_s())
             restarts = 0
             while len(windows) < reps:
-                row, elapsed_s = self._window(dut, n, None if per_op_s is None else per_op_s * n)
+                row, elapsed_s = self._window(dut, n, per_op_s * n)
                 per_op_s = elapsed_s / n
                 short = self._short_by(row)
                 if batch_n is None and short > 1.0 and restarts < _MAX_RESTARTS:
                     # The op ran faster than the probe said (a loaded machine): bigger batch,
                     # and the windows of the smaller one are not mixed with the new ones.
                     restarts += 1
-                    n = min(self.fixture.measure.max_batch, math.ceil(n * short * _AUTO_MARGIN))
+                    n = min(m.max_batch, math.ceil(n * short * _AUTO_MARGIN))
                     log.info("window of %d samples is short; batch now %d", row.samples, n)
                     windows.clear()
                     continue
@@ -480,19 +483,15 @@ class Bench:
         self._period = 1.0 / float(rate)
         return self._period
 
-    def _window(self, dut: Dut, n: int, expected_s: float | None) -> tuple[WindowRow, float]:
+    def _window(self, dut: Dut, n: int, expected_s: float) -> tuple[WindowRow, float]:
         """One batch of ``n`` inside a recorded window; the store row and the firmware's time."""
         _, instrument = self._require()
         fx = self.fixture
         m, w = fx.measure, fx.windows
         idle_s = w.guard_s + w.baseline_s
-        if expected_s is None:  # explicit --batch, first window: no estimate yet
-            window_s, timeout = m.probe_timeout_s, fx.dut.timeout_s + m.probe_timeout_s * n
-        else:
-            window_s, timeout = expected_s, fx.dut.timeout_s + 3 * expected_s
-        instrument.arm(pre_s=m.pre_s, window_s=window_s, post_s=m.post_s)
+        instrument.arm(pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s)
         dut.idle(idle_s)
-        reply = dut.run(n, timeout)
+        reply = dut.run(n, fx.dut.timeout_s + 5 * expected_s)
         latency = fx.sim.latency_s if fx.sim is not None else 0.0
         record = instrument.collect(timeout_s=m.post_s + latency + _COLLECT_SLACK_S)
         window, extra = self._find(record)
@@ -510,9 +509,7 @@ class Bench:
         flags = list(record.flags)
         if len(found) > 1:
             flags.append(EXTRA_WINDOWS)
-        if record.lost:
-            log.warning("%s: %d samples lost in the record; the host did not keep up",
-                        record.source, record.lost)
+        if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         return max(found, key=lambda x: x.duration_s), flags
 
@@ -541,6 +538,3 @@ class Bench:
                          edge_error_j=win.edge_error_j, flags=tuple(sorted(set(flags))),
                          cycles=cycles, true_energy_j=true_e, true_net_energy_j=true_net)
 
-
-def _point_fields(point: Point) -> dict[str, Any]:
-    return {name: getattr(point, name) for name in point.__dataclass_fields__}

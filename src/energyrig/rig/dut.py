@@ -168,17 +168,23 @@ class Dut:
         self.transport = transport
         self.timeout_s = timeout_s
         self._buf = bytearray()
-        self._stale = False  # a request timed out: its late reply may still come
+        # Requests that timed out: each still gets exactly one reply line (PROTOCOL.md), which
+        # must be skipped before the reply to the next request.
+        self._unanswered = 0
 
-    def _resync(self) -> None:
-        """Discard a late reply to a request that timed out (quiet for 50 ms)."""
-        dropped = len(self._buf)
-        self._buf.clear()
-        while data := self.transport.read_some(0.05):
-            dropped += len(data)
-        if dropped:
-            log.warning("DUT %s: %d bytes of a late reply discarded", self.transport.name, dropped)
-        self._stale = False
+    def _line(self, line: str, timeout: float, deadline: float) -> bytes:
+        """The next reply line, or DutError naming the request ``line`` at the deadline."""
+        while (end := self._buf.find(b"\n")) < 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or len(self._buf) > _LINE_MAX:
+                self._unanswered += 1
+                raise DutError(f"DUT {self.transport.name} did not answer {line!r} within "
+                               f"{timeout:g} s; is it hung or not running the energyrig "
+                               "firmware?")
+            self._buf += self.transport.read_some(min(remaining, 0.5))
+        raw = bytes(self._buf[:end]).strip()
+        del self._buf[:end + 1]
+        return raw
 
     def request(self, line: str, timeout_s: float | None = None) -> dict[str, Any]:
         """Send one request line; return the JSON reply.
@@ -190,21 +196,16 @@ class Dut:
             JSON, or ``"ok": false`` (with the firmware's error).
         """
         timeout = self.timeout_s if timeout_s is None else timeout_s
-        if self._stale:
-            self._resync()
         log.debug("DUT %s <- %s", self.transport.name, line)
         self.transport.write(line.encode("ascii") + b"\n")
         deadline = time.monotonic() + timeout
-        while (end := self._buf.find(b"\n")) < 0:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or len(self._buf) > _LINE_MAX:
-                self._stale = True
-                raise DutError(f"DUT {self.transport.name} did not answer {line!r} within "
-                               f"{timeout:g} s; is it hung or not running the energyrig "
-                               "firmware?")
-            self._buf += self.transport.read_some(min(remaining, 0.5))
-        raw = bytes(self._buf[:end]).strip()
-        del self._buf[:end + 1]
+        while True:
+            raw = self._line(line, timeout, deadline)
+            if not self._unanswered:
+                break
+            self._unanswered -= 1
+            log.warning("DUT %s: late reply to an earlier request skipped: %r",
+                        self.transport.name, raw[:120])
         try:
             reply = json.loads(raw)
             if not isinstance(reply, dict):

@@ -1,0 +1,205 @@
+"""Benchmark: end-to-end accuracy of the simulated bench against the emulator's ground truth.
+
+For each op (one AES block, about 10 ns per op on this host, up to RSA-4096 key generation,
+over a second per op) the real host firmware runs batches between its trigger edges, the
+emulated PPK2 streams the current of the fixture's power model over a pty, the rig finds the
+windows and integrates them, and every window is compared with the emulator's truth log
+(the exact integral of the model between the exact edge times). The figure is the relative
+error of the net energy per op (gross minus the idle baseline) of each window; its median
+over the windows is reported per op.
+
+Two benches: faults off (the fixture as it is), and faults on (offset, gain error, timing
+skew, dropped samples), where the error must show because nothing calibrates it out yet.
+
+``--soak SECONDS`` instead measures a cycle of ops for that long on one bench and reports
+whether any sample was lost (counter gaps the driver saw, windows flagged), whether any
+trigger edge reached the emulator late, and how many windows were measured.
+
+    .venv/bin/python benchmarks/accuracy.py                  # the table, faults off and on
+    .venv/bin/python benchmarks/accuracy.py --json           # one JSON object per op
+    .venv/bin/python benchmarks/accuracy.py --soak 600       # ten minutes, real time
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from energyrig.fixtures import Fixture, load_fixture
+from energyrig.results.store import Point
+from energyrig.rig.bench import Bench, PointResult
+
+FAULTS = {"offset_a": 20e-6, "gain_error": 0.01, "skew_s": 50e-6, "drop_rate": 1e-4}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One op of the benchmark; ``min_samples`` overrides the fixture's window size."""
+
+    op: str
+    key_bits: int | None = None
+    payload_bytes: int | None = None
+    curve: str | None = None
+    reps: int = 10
+    min_samples: int | None = None
+
+    def point(self, board: str) -> Point:
+        return Point(op=self.op, board=board, key_bits=self.key_bits,
+                     payload_bytes=self.payload_bytes, curve=self.curve)
+
+    @property
+    def label(self) -> str:
+        params = [f"{k}={v}" for k, v in (("key_bits", self.key_bits),
+                                          ("payload_bytes", self.payload_bytes),
+                                          ("curve", self.curve)) if v is not None]
+        extra = [f"min_samples={self.min_samples}"] if self.min_samples else []
+        return f"{self.op} {' '.join(params + extra)}"
+
+
+CASES = (
+    Case("aes-ecb-encrypt", key_bits=128, payload_bytes=16),           # one block
+    Case("aes-ecb-encrypt", key_bits=128, payload_bytes=16, min_samples=20000),
+    Case("sha256", payload_bytes=1024),
+    Case("aes-gcm-encrypt", key_bits=256, payload_bytes=16384),
+    Case("ecdsa-sign", curve="p256", payload_bytes=32),
+    Case("rsa-sign", key_bits=2048, payload_bytes=32),
+    Case("rsa-sign", key_bits=2048, payload_bytes=32, min_samples=20000),
+    Case("rsa-keygen", key_bits=4096, reps=5),                        # > 1 s per op
+)
+
+
+def rel_errors(result: PointResult) -> np.ndarray:
+    """Relative error of each window's net energy against the truth (windows with truth)."""
+    out = []
+    for w in result.windows:
+        if w.true_net_energy_j:
+            net = w.energy_j - w.baseline_w * (w.end_s - w.start_s)
+            out.append(net / w.true_net_energy_j - 1.0)
+    return np.array(out)
+
+
+def with_faults(fixture: Fixture, faults: dict[str, float]) -> Fixture:
+    """The fixture with fault settings added to its power model."""
+    assert fixture.sim is not None
+    power = fixture.sim.power.model_copy(update=faults)
+    return fixture.model_copy(update={"sim": fixture.sim.model_copy(update={"power": power})})
+
+
+def with_min_samples(fixture: Fixture, min_samples: int | None) -> Fixture:
+    if min_samples is None:
+        return fixture
+    measure = fixture.measure.model_copy(update={"min_window_samples": min_samples})
+    return fixture.model_copy(update={"measure": measure})
+
+
+def measure_case(bench: Bench, case: Case, fixture: Fixture, faults: bool) -> dict[str, Any]:
+    bench.fixture = with_min_samples(fixture, case.min_samples)
+    t0 = time.monotonic()
+    result = bench.measure(case.point(bench.board), reps=case.reps)
+    fig = result.figures()
+    err = rel_errors(result)
+    return {
+        "op": case.op, "case": case.label, "faults": faults, "status": result.status,
+        "reason": result.reason or None, "batch_n": result.batch_n,
+        "windows": len(result.windows), "samples_per_window": fig["samples_per_window"],
+        "time_per_op_s": fig["time_per_op_s"],
+        "measured_j": fig["net_energy_per_op_j"], "true_j": fig.get("true_net_energy_per_op_j"),
+        "rel_error": float(np.median(err)) if len(err) else None,
+        "max_abs_rel_error": float(np.max(np.abs(err))) if len(err) else None,
+        "flags": fig["flags"], "seconds": round(time.monotonic() - t0, 1),
+    }
+
+
+def accuracy(fixture: Fixture, faults: bool, log: Console) -> list[dict[str, Any]]:
+    fx = with_faults(fixture, FAULTS) if faults else fixture
+    rows = []
+    with Bench(fx) as bench:
+        for case in CASES:
+            log.print(f"{'faults on ' if faults else ''}{case.label} ...")
+            rows.append(measure_case(bench, case, fx, faults))
+    return rows
+
+
+def soak(fixture: Fixture, seconds: float, log: Console) -> dict[str, Any]:
+    """Measure a cycle of ops for ``seconds``; count lost samples and late edges."""
+    cycle = [c for c in CASES if c.op != "rsa-keygen"]
+    windows = flagged_lost = late = failed = points = 0
+    errors: list[float] = []
+    t_end = time.monotonic() + seconds
+    with Bench(fixture) as bench:
+        while time.monotonic() < t_end:
+            case = cycle[points % len(cycle)]
+            bench.fixture = with_min_samples(fixture, case.min_samples)
+            result = bench.measure(case.point(bench.board), reps=5)
+            points += 1
+            failed += not result.ok
+            windows += len(result.windows)
+            flagged_lost += sum("dropped_samples" in w.flags for w in result.windows)
+            late += sum("truth_late" in w.flags for w in result.windows)
+            errors += list(rel_errors(result))
+            log.print(f"{seconds - (t_end - time.monotonic()):6.0f} s  {points} points  "
+                      f"{windows} windows  lost-flagged {flagged_lost}  late {late}", end="\r")
+        instrument = bench.describe()["instrument"]
+    log.print()
+    err = np.abs(np.array(errors))
+    return {"seconds": seconds, "points": points, "failed_points": failed, "windows": windows,
+            "windows_flagged_dropped_samples": flagged_lost, "windows_truth_late": late,
+            "samples_lost_total": instrument.get("samples_lost"),
+            "median_abs_rel_error": float(np.median(err)) if len(err) else None,
+            "max_abs_rel_error": float(np.max(err)) if len(err) else None}
+
+
+def table(rows: list[dict[str, Any]]) -> Table:
+    t = Table(title="Net energy per op against the emulator's truth (median over windows)")
+    for label in ("faults", "case", "N", "samples/window", "time/op", "measured J/op",
+                  "true J/op", "median rel err", "max |rel err|", "flags"):
+        t.add_column(label, justify="left" if label in ("case", "flags") else "right")
+    for r in rows:
+        def pct(x: float | None) -> str:
+            return "-" if x is None or not math.isfinite(x) else f"{x * 100:+.4f} %"
+        t.add_row("on" if r["faults"] else "off", r["case"], str(r["batch_n"]),
+                  f"{r['samples_per_window'] or 0:.0f}", f"{(r['time_per_op_s'] or 0):.3g} s",
+                  f"{r['measured_j'] or math.nan:.5g}", f"{r['true_j'] or math.nan:.5g}",
+                  pct(r["rel_error"]), pct(r["max_abs_rel_error"]).lstrip("+"),
+                  ", ".join(r["flags"]) or (r["reason"] or ""))
+    return t
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fixture", type=Path, default=None, help="default: fixtures/sim.toml")
+    parser.add_argument("--json", action="store_true", help="one JSON object per op")
+    parser.add_argument("--no-faults", action="store_true", help="skip the faulty bench")
+    parser.add_argument("--soak", type=float, metavar="SECONDS",
+                        help="run the real-time soak for this long instead")
+    args = parser.parse_args(argv)
+    fixture = load_fixture(args.fixture)
+    if fixture.sim is None:
+        parser.error(f"{fixture.path} is not a simulated bench (no [sim] table)")
+    log = Console(stderr=True)
+    if args.soak:
+        out = soak(fixture, args.soak, log)
+        print(json.dumps(out, indent=None if args.json else 1))
+        return 0
+    rows = accuracy(fixture, False, log)
+    if not args.no_faults:
+        rows += accuracy(fixture, True, log)
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+    else:
+        Console(width=200).print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

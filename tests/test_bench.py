@@ -1,0 +1,110 @@
+"""The simulated bench end to end: the host firmware's trigger wire drives the emulated
+PPK2, and the bench's per-window energies are checked against the emulator's truth log."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from energyrig.fixtures import Fixture, load_fixture
+from energyrig.results.store import Point, RunWriter, load
+from energyrig.rig.bench import EDGE_ERROR, Bench
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / "fixtures" / "sim.toml"
+
+# A DUT that says hello, lists one op, then fails its self-test or hangs on run.
+FAKE_DUT = r"""
+while read cmd rest; do case "$cmd" in
+hello) echo '{"ok":true,"protocol":1,"board":"fake","cycle_hz":1000000000,"trigger_drops":0}';;
+ops) echo '{"ok":true,"ops":[{"name":"broken","family":"hash","backend":"software"},
+ {"name":"slow","family":"hash","backend":"software"}]}' | tr -d '\n'; echo;;
+prep) case "$rest" in broken*)
+  echo '{"ok":false,"op":"broken","selftest":"fail","error":"self-test failed"}';;
+  *) echo '{"ok":true,"op":"slow","selftest":"pass"}';; esac;;
+*) ;;
+esac; done
+"""
+
+
+def sim_fixture(tmp_path: Path, **measure: object) -> Fixture:
+    fx = load_fixture(SIM)
+    return fx.model_copy(update={"measure": fx.measure.model_copy(update=measure)})
+
+
+@pytest.fixture(scope="module")
+def bench() -> Bench:
+    with Bench(load_fixture(SIM)) as b:
+        yield b
+
+
+def net(w: object) -> float:
+    return w.energy_j - w.baseline_w * (w.end_s - w.start_s)  # type: ignore[attr-defined]
+
+
+def test_auto_batch_windows_hold_enough_samples_and_match_the_truth(bench: Bench) -> None:
+    point = Point(op="sha256", board=bench.board, payload_bytes=256)
+    result = bench.measure(point, reps=3)
+    assert result.ok, result.reason
+    assert result.point.family == "hash" and result.prep["selftest"] == "pass"
+    assert result.batch_n > 100 and len(result.windows) == 3
+    for w in result.windows:
+        assert w.samples >= 2000, w
+        assert w.edge_error_j < 1e-3 * w.energy_j
+        assert w.cycles is not None and w.cycles > 0
+        assert w.true_net_energy_j is not None
+        # Edge quantisation (half a sample at each edge at most) and the ADC's bias.
+        assert net(w) == pytest.approx(w.true_net_energy_j, rel=2e-3)
+        assert w.energy_j == pytest.approx(w.true_energy_j, rel=2e-3)
+    fig = result.figures()
+    assert fig["net_energy_per_op_j"] == pytest.approx(fig["true_net_energy_per_op_j"], rel=2e-3)
+    # The firmware's own time of the batch agrees with the window (host: ns cycles).
+    assert fig["cycles_per_op"] * 1e-9 == pytest.approx(fig["time_per_op_s"], rel=0.05)
+    # Idle of the nRF52840 model (3 µA at 3 V), measured through noise and the ADC.
+    assert fig["baseline_w"] == pytest.approx(9e-6, rel=0.2)
+
+
+def test_a_fixed_batch_too_small_for_the_edges_is_flagged(bench: Bench) -> None:
+    point = Point(op="ecdsa-sign", board=bench.board, curve="p256", payload_bytes=32)
+    result = bench.measure(point, batch_n=2, reps=2)
+    assert result.ok and result.batch_n == 2
+    assert EDGE_ERROR in result.flags
+    assert all(EDGE_ERROR in w.flags for w in result.windows)
+
+
+def test_failures_come_back_as_failed_points_and_the_bench_goes_on(bench: Bench) -> None:
+    bad = bench.measure(Point(op="aes-cbc-encrypt", board=bench.board, key_bits=100,
+                              payload_bytes=16), reps=2)
+    assert bad.status == "failed" and not bad.windows
+    assert "key_bits=100 not allowed" in bad.reason
+    good = bench.measure(Point(op="aes-ctr-encrypt", board=bench.board, key_bits=128,
+                               payload_bytes=64), reps=1)
+    assert good.ok, good.reason
+
+
+def test_results_go_into_the_store_one_to_one(bench: Bench, tmp_path: Path) -> None:
+    result = bench.measure(Point(op="md5", board=bench.board, payload_bytes=64), reps=2)
+    with RunWriter.create(tmp_path / "run") as writer:
+        writer.write_point(result.point, result.windows, batch_n=result.batch_n,
+                           status=result.status, reason=result.reason)
+    run = load(tmp_path / "run")
+    assert len(run.windows) == 2 and run.points["status"].tolist() == ["ok"]
+    fig = result.figures()
+    assert run.points["energy_per_op_j_mean"][0] == pytest.approx(fig["energy_per_op_j"])
+    assert run.points["true_net_energy_per_op_j_mean"][0] == pytest.approx(
+        fig["true_net_energy_per_op_j"])
+
+
+def test_self_test_failure_and_a_hung_dut_are_failed_points(tmp_path: Path) -> None:
+    fx = load_fixture(SIM)
+    dut = fx.dut.model_copy(update={"link": "stdio", "command": ("sh", "-c", FAKE_DUT, "sh"),
+                                    "timeout_s": 0.5})
+    measure = fx.measure.model_copy(update={"probe_timeout_s": 0.5})
+    with Bench(fx.model_copy(update={"dut": dut, "measure": measure})) as b:
+        assert b.board == "fake"
+        broken = b.measure(Point(op="broken", board=b.board), reps=1)
+        assert broken.status == "failed" and broken.reason == "self-test failed"
+        hung = b.measure(Point(op="slow", board=b.board), reps=1)
+        assert hung.status == "failed" and "did not answer 'run n=1'" in hung.reason
+        assert json.loads(json.dumps(hung.figures()))["status"] == "failed"

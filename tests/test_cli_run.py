@@ -1,0 +1,74 @@
+"""`rig run` and `rig ops` on the simulated bench (the default fixture)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from energyrig.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = str(ROOT / "fixtures" / "sim.toml")
+REQUIRED = ("op", "params", "batch_n", "reps", "time_per_op_s", "time_per_op_ci95_s",
+            "energy_per_op_j", "energy_per_op_ci95_j", "net_energy_per_op_j", "baseline_w",
+            "cycles_per_op", "flags", "true_energy_per_op_j", "true_net_energy_per_op_j")
+
+
+def rig(*args: str) -> subprocess.CompletedProcess[str]:
+    """The entry point itself (exit codes 1 and 2 are part of the interface)."""
+    return subprocess.run([sys.executable, "-c", "from energyrig.cli.app import main; main()",
+                           *args], capture_output=True, text=True, timeout=120)
+
+
+def test_run_json_has_every_figure_and_agrees_with_the_truth() -> None:
+    result = CliRunner().invoke(app, ["run", "--op", "aes-cbc-encrypt", "--key-bits", "128",
+                                      "--payload-bytes", "64", "--reps", "3", "--fixture", SIM,
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert all(key in doc for key in REQUIRED)
+    assert doc["op"] == "aes-cbc-encrypt" and doc["reps"] == 3 and doc["status"] == "ok"
+    assert doc["params"] == {"key_bits": 128, "payload_bytes": 64, "curve": None,
+                             "backend": "software"}
+    low, high = doc["energy_per_op_ci95_j"]
+    assert low <= doc["energy_per_op_j"] <= high
+    assert abs(doc["net_energy_per_op_j"] / doc["true_net_energy_per_op_j"] - 1) < 5e-3
+    assert doc["samples_per_window"] >= 2000 and isinstance(doc["flags"], list)
+    assert doc["cycles_per_op"] > 0 and 0 < doc["baseline_w"] < doc["mean_power_w"]
+
+
+def test_run_prints_a_table_with_readable_units() -> None:
+    result = CliRunner().invoke(app, ["run", "--op", "sha256", "--payload-bytes", "32",
+                                      "--reps", "2", "--fixture", SIM])
+    assert result.exit_code == 0, result.output
+    for text in ("time per op", "energy per op (net of idle)", "nWh", "95 % CI",
+                 "cycles per op (firmware)", "net error vs truth", "flags"):
+        assert text in result.stdout
+    assert "nJ" in result.stdout or "µJ" in result.stdout
+
+
+def test_ops_lists_the_catalogue() -> None:
+    result = CliRunner().invoke(app, ["ops", "--fixture", SIM])
+    assert result.exit_code == 0, result.output
+    for name in ("aes-ecb-encrypt", "sha3-256", "ecdsa-sign", "rsa-keygen"):
+        assert name in result.stdout
+    doc = json.loads(CliRunner().invoke(app, ["ops", "--fixture", SIM, "--json"]).stdout)
+    assert {"name": "ecdh-shared", "family": "public-key", "backend": "software",
+            "key_bits": [], "curves": ["p256", "x25519"], "payload": None} in doc
+
+
+def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(tmp_path: Path) -> None:
+    failed = rig("run", "--op", "aes-cbc-encrypt", "--key-bits", "100", "--payload-bytes", "16",
+                 "--fixture", SIM, "--json")
+    assert failed.returncode == 1
+    doc = json.loads(failed.stdout)
+    assert doc["status"] == "failed" and "key_bits=100 not allowed" in doc["reason"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text(Path(SIM).read_text().replace("supply_v = 3.0", "supply_v = 9.0"))
+    out = rig("run", "--op", "sha256", "--fixture", str(bad))
+    assert out.returncode == 2
+    assert f"{bad}: instrument.supply_v: must be between 0.8 and 5.0 V" in out.stderr
+    assert rig("run", "--op", "sha256", "--batch", "many").returncode == 2

@@ -1,0 +1,116 @@
+"""Fixture loading: the default fixture, and errors that name the file and the field."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from energyrig.errors import ConfigError
+from energyrig.fixtures import INSTRUMENT_KINDS, instrument_kind, load_fixture
+from energyrig.fixtures.loader import FIXTURE_ENV, default_fixture_path, resolve_command
+from energyrig.instruments.ppk2.driver import Ppk2
+from energyrig.instruments.sigrok.device import SigrokDevice
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / "fixtures" / "sim.toml"
+
+GOOD = """
+[dut]
+link = "stdio"
+command = ["bin/dut"]
+[instrument]
+kind = "ppk2"
+port = "/dev/ttyACM0"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "x.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_the_default_fixture_is_the_simulated_bench() -> None:
+    fx = load_fixture(SIM)
+    assert fx.simulated and fx.dut.link == "pty"
+    kind, settings = instrument_kind(fx)
+    assert kind is INSTRUMENT_KINDS["ppk2"] and settings.supply_v == 3.0
+    program = Path(resolve_command(fx)[0])
+    assert program == ROOT / "build" / "host" / "energyrig-dut"
+    assert fx.sim is not None and fx.sim.power.active_a == pytest.approx(3.3e-3)
+    assert fx.measure.min_window_samples == 2000 and fx.measure.max_edge_error == 1e-3
+
+
+def test_default_path_honours_the_environment(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    monkeypatch.setenv(FIXTURE_ENV, str(tmp_path / "mine.toml"))
+    assert default_fixture_path() == tmp_path / "mine.toml"
+    monkeypatch.delenv(FIXTURE_ENV)
+    monkeypatch.chdir(tmp_path)
+    assert default_fixture_path() == SIM
+
+
+def test_relative_commands_resolve_against_the_fixture(tmp_path: Path) -> None:
+    fx = load_fixture(write(tmp_path, GOOD))
+    assert resolve_command(fx) == (str(tmp_path / "bin" / "dut"),)
+    assert not fx.simulated
+
+
+@pytest.mark.parametrize(("replace", "field", "problem"), [
+    ('port = "/dev/ttyACM0"', "instrument.supply_v", "must be between 0.8 and 5.0 V"),
+    ('kind = "ppk2"', "instrument.kind", "unknown kind 'scopey' (known: ppk2, sigrok)"),
+    ('link = "stdio"', "dut.link", "input should be 'serial', 'pty' or 'stdio'"),
+    ('command = ["bin/dut"]', "dut.comand", "unknown field (misspelt?)"),
+    ('command = ["bin/dut"]', "dut", "link = 'stdio' needs command"),
+])
+def test_errors_name_the_file_and_the_field(tmp_path: Path, replace: str, field: str,
+                                            problem: str) -> None:
+    new = {"instrument.supply_v": 'port = "/dev/ttyACM0"\nsupply_v = 7.5',
+           "instrument.kind": 'kind = "scopey"',
+           "dut.link": 'link = "usb"',
+           "dut.comand": 'comand = ["bin/dut"]',
+           "dut": ""}[field]
+    path = write(tmp_path, GOOD.replace(replace, new))
+    with pytest.raises(ConfigError) as info:
+        load_fixture(path)
+    assert info.value.path == str(path) and info.value.field == field
+    assert problem in str(info.value)
+    assert str(info.value).startswith(f"{path}: {field}: ")
+
+
+def test_bad_toml_and_missing_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"x\.toml: not valid TOML \(.*line 2"):
+        load_fixture(write(tmp_path, "[dut]\nlink = \n"))
+    with pytest.raises(ConfigError, match="nope.toml: no such fixture file"):
+        load_fixture(tmp_path / "nope.toml")
+
+
+def test_cross_field_rules(tmp_path: Path) -> None:
+    serial = GOOD.replace('link = "stdio"\ncommand = ["bin/dut"]', 'link = "serial"')
+    with pytest.raises(ConfigError, match="dut: link = 'serial' needs port"):
+        load_fixture(write(tmp_path, serial))
+    short = GOOD + "[measure]\npre_s = 0.005\n"
+    with pytest.raises(ConfigError, match=r"measure.pre_s \(0.005 s\) must hold"):
+        load_fixture(write(tmp_path, short))
+    sim_sigrok = (GOOD.replace('kind = "ppk2"\nport = "/dev/ttyACM0"', 'kind = "sigrok"\n'
+                               'driver = "demo"') + "[sim]\n")
+    with pytest.raises(ConfigError, match="instrument.kind: the simulated bench .* no 'sigrok'"):
+        load_fixture(write(tmp_path, sim_sigrok))
+    fault = GOOD + "[sim.power]\ndrop_rate = 1.5\n"
+    with pytest.raises(ConfigError, match="sim.power.drop_rate: input should be less than 1"):
+        load_fixture(write(tmp_path, fault))
+
+
+def test_every_kind_builds_its_instrument_without_branches(tmp_path: Path) -> None:
+    ppk2 = load_fixture(write(tmp_path, GOOD))
+    kind, settings = instrument_kind(ppk2)
+    device = kind.factory(settings, None)
+    assert isinstance(device, Ppk2) and device.port == "/dev/ttyACM0"
+    assert kind.factory(settings, "/dev/pts/9").port == "/dev/pts/9"  # the emulator's pty
+    sigrok = load_fixture(write(tmp_path, GOOD.replace(
+        'kind = "ppk2"\nport = "/dev/ttyACM0"',
+        'kind = "sigrok"\ndriver = "demo"\nsamplerate_hz = 100000\ntrigger = "D0"'), "s.toml"))
+    kind, settings = instrument_kind(sigrok)
+    device = kind.factory(settings, None)
+    assert isinstance(device, SigrokDevice)
+    assert device.config.driver == "demo" and device.config.reader.trigger == "D0"

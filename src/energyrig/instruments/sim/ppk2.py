@@ -428,6 +428,11 @@ class EmulatorProcess:
         self.port = ""
         self._proc: subprocess.Popen[str] | None = None
 
+    @property
+    def pid(self) -> int | None:
+        """Process id of the running emulator."""
+        return None if self._proc is None else self._proc.pid
+
     def __enter__(self) -> Self:
         self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, text=True)
         assert self._proc.stdout is not None

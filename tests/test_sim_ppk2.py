@@ -5,11 +5,14 @@ stream start (sample k is at t0 + k * 10 us).
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 import serial
 from ppk2_api.ppk2_api import PPK2_API
@@ -215,3 +218,22 @@ def test_a_bad_model_stops_the_emulator_process_with_a_clear_error() -> None:
     with pytest.raises(InstrumentError, match="exit code 2"):
         with EmulatorProcess(PowerModel(), extra_args=["--latency-s", "soon"]):
             pass
+
+
+def test_the_emulator_process_exits_when_its_parent_dies() -> None:
+    code = ("import time\n"
+            "from energyrig.instruments.sim.power import PowerModel\n"
+            "from energyrig.instruments.sim.ppk2 import EmulatorProcess\n"
+            "with EmulatorProcess(PowerModel()) as emu:\n"
+            "    print(emu.pid, flush=True)\n"
+            "    time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = psutil.Process(int(parent.stdout.readline()))
+    parent.kill()  # no clean-up runs in the parent
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + 5
+    while child.is_running() and child.status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "emulator outlived its parent"
+        time.sleep(0.05)

@@ -29,7 +29,8 @@ Run it in its own process so the rig, the DUT and the emulator use separate core
 
     python -m energyrig.instruments.sim.ppk2 --wire /tmp/er.wire --truth truth.jsonl
 
-prints the pty path on its first stdout line and runs until SIGTERM/SIGINT;
+prints the pty path on its first stdout line and runs until SIGTERM/SIGINT or until its
+parent process dies;
 :class:`EmulatorProcess` does exactly that from Python.
 """
 from __future__ import annotations
@@ -499,8 +500,11 @@ def main(argv: list[str] | None = None) -> int:
                       block_s=args.block_s, tx_buffer_s=args.tx_buffer_s,
                       metadata_split_s=args.metadata_split_s, seed=args.seed) as emu:
         print(emu.port, flush=True)
+        parent = os.getppid()
         while not stop.wait(0.2):
-            pass
+            if os.getppid() != parent:
+                log.warning("PPK2 emulator: its parent (pid %d) is gone; exiting", parent)
+                break
     return 0
 
 

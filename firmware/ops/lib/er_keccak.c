@@ -36,19 +36,25 @@ static inline uint64_t er_keccak_rotl(uint64_t x, unsigned int n)
 
 void er_keccak_f1600(uint64_t a[ER_KECCAK_LANES])
 {
-	uint64_t c[5];
-
 	for (unsigned int round = 0; round < ER_KECCAK_ROUNDS; round++) {
-		/* theta */
-		for (unsigned int x = 0; x < 5U; x++) {
-			c[x] = a[x] ^ a[x + 5U] ^ a[x + 10U] ^ a[x + 15U] ^ a[x + 20U];
-		}
-		for (unsigned int x = 0; x < 5U; x++) {
-			uint64_t d = c[(x + 4U) % 5U] ^ er_keccak_rotl(c[(x + 1U) % 5U], 1U);
+		/* theta: column parities c[x], then a[x, y] ^= c[x-1] ^ rot(c[x+1], 1) */
+		uint64_t c0 = a[0] ^ a[5] ^ a[10] ^ a[15] ^ a[20];
+		uint64_t c1 = a[1] ^ a[6] ^ a[11] ^ a[16] ^ a[21];
+		uint64_t c2 = a[2] ^ a[7] ^ a[12] ^ a[17] ^ a[22];
+		uint64_t c3 = a[3] ^ a[8] ^ a[13] ^ a[18] ^ a[23];
+		uint64_t c4 = a[4] ^ a[9] ^ a[14] ^ a[19] ^ a[24];
+		uint64_t d0 = c4 ^ er_keccak_rotl(c1, 1U);
+		uint64_t d1 = c0 ^ er_keccak_rotl(c2, 1U);
+		uint64_t d2 = c1 ^ er_keccak_rotl(c3, 1U);
+		uint64_t d3 = c2 ^ er_keccak_rotl(c4, 1U);
+		uint64_t d4 = c3 ^ er_keccak_rotl(c0, 1U);
 
-			for (unsigned int y = 0; y < 25U; y += 5U) {
-				a[y + x] ^= d;
-			}
+		for (unsigned int y = 0; y < 25U; y += 5U) {
+			a[y] ^= d0;
+			a[y + 1U] ^= d1;
+			a[y + 2U] ^= d2;
+			a[y + 3U] ^= d3;
+			a[y + 4U] ^= d4;
 		}
 		/* rho and pi */
 		uint64_t carry = a[1];
@@ -60,14 +66,19 @@ void er_keccak_f1600(uint64_t a[ER_KECCAK_LANES])
 			a[to] = er_keccak_rotl(carry, er_keccak_rho[n]);
 			carry = next;
 		}
-		/* chi */
+		/* chi: a[x] ^= ~a[x+1] & a[x+2] along each row */
 		for (unsigned int y = 0; y < 25U; y += 5U) {
-			for (unsigned int x = 0; x < 5U; x++) {
-				c[x] = a[y + x];
-			}
-			for (unsigned int x = 0; x < 5U; x++) {
-				a[y + x] = c[x] ^ (~c[(x + 1U) % 5U] & c[(x + 2U) % 5U]);
-			}
+			uint64_t b0 = a[y];
+			uint64_t b1 = a[y + 1U];
+			uint64_t b2 = a[y + 2U];
+			uint64_t b3 = a[y + 3U];
+			uint64_t b4 = a[y + 4U];
+
+			a[y] = b0 ^ (~b1 & b2);
+			a[y + 1U] = b1 ^ (~b2 & b3);
+			a[y + 2U] = b2 ^ (~b3 & b4);
+			a[y + 3U] = b3 ^ (~b4 & b0);
+			a[y + 4U] = b4 ^ (~b0 & b1);
 		}
 		/* iota */
 		a[0] ^= er_keccak_rc[round];

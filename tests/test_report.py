@@ -56,6 +56,8 @@ def test_format_nwh() -> None:
     assert format_nwh(3.6e-6) == "1 nWh"
     assert format_nwh(1.8) == "500,000 nWh"
     assert format_nwh(float("nan")) == "–"
+    assert format_nwh(2.88e-10) == "8·10⁻⁵ nWh"
+    assert format_nwh(2.877e-10) == "7.99·10⁻⁵ nWh"
 
 
 def test_report_has_every_section_and_its_figures(full_report: Path) -> None:
@@ -87,6 +89,9 @@ def test_report_tables_show_the_measured_values(full_run: Path, full_report: Pat
             & (w["payload_bytes"] == 1024) & (w["board"] == "nrf52840dk")]
     assert 1e-6 < aes["net_energy_per_op_j"].mean() < 1e-5  # AES of 1 KiB: a few µJ
     assert f">{format_si(aes['time_per_op_s'].mean(), 's')}<" in page
+    # the synthetic bench knows the truth: the table shows how far the measurement is off
+    error = aes["net_energy_per_op_j"].mean() / aes["true_net_energy_per_op_j"].mean() - 1
+    assert "net vs true" in page and f">{error * 100:+.2f} %<" in page
 
 
 def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:
@@ -178,6 +183,27 @@ def test_unknown_family_is_inferred_from_the_op_name(tmp_path: Path) -> None:
                                [Window(0.0, 0.01, 100, 2e-4 * (i + 1), 1e-3)] * 2, batch_n=10)
     page = write_report(tmp_path / "run").read_text()
     assert ">hash<" in page and "relative-hash.png" in page
+
+
+def test_ops_whose_names_do_not_say_what_they_do_get_a_reference(tmp_path: Path) -> None:
+    # rc4 (no "-encrypt") is compared with AES-128 encryption, x25519 with P-256 ECDH.
+    run_dir = tmp_path / "run"
+    costs = {("aes-ecb-encrypt", 128, None): 1.0, ("rc4", None, None): 0.25,
+             ("ecdh", None, "p256"): 2.0, ("x25519", None, "x25519"): 1.0}
+    with RunWriter.create(run_dir) as writer:
+        for (op, kb, curve), cost in costs.items():
+            for size in ((64, 1024) if kb or op == "rc4" else (None,)):
+                scale = size or 1
+                writer.write_point(
+                    Point(op=op, board="b", key_bits=kb, curve=curve, payload_bytes=size),
+                    [Window(0.0, 1e-3 * cost * scale, 100, 2e-3 * cost * scale, 0.0)] * 3,
+                    batch_n=1)
+    run = load(run_dir)
+    rel = relative_to_reference(summarise_workloads(run.windows)).set_index("op")
+    assert rel.loc["rc4", "reference"] == "aes-ecb-encrypt 128"
+    assert rel.loc["rc4", "net_energy_per_op_j_ratio"] == pytest.approx(0.25)
+    assert rel.loc["x25519", "reference"] == "ecdh p256"
+    assert rel.loc["x25519", "time_per_op_s_ratio"] == pytest.approx(0.5)
 
 
 def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:

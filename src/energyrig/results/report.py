@@ -57,11 +57,15 @@ FAMILY_BY_PREFIX: dict[str, str] = {
     "ecdh": "public-key", "dh": "public-key", "dsa": "public-key", "x25519": "public-key",
     "ed25519": "public-key", "join": "composite",
 }
+# Families whose energy-time panels are split by what the op does (its name's last word):
+# signing and verifying are different workloads; encrypting with AES or RC4 is one.
+VERB_PANELS: frozenset[str] = frozenset({"public-key"})
 METRICS: tuple[tuple[str, str], ...] = (("time_per_op_s", "time"),
                                         ("net_energy_per_op_j", "net energy"))
 SI_PREFIXES: tuple[tuple[float, str], ...] = ((1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"),
                                               (1e-9, "n"), (1e-12, "p"))
 J_PER_NWH = 3600.0 * 1e-9
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 MAX_PANELS = 12
 
 
@@ -81,7 +85,13 @@ def format_nwh(energy_j: float) -> str:
     if energy_j is None or not np.isfinite(energy_j):
         return "–"
     nwh = energy_j / J_PER_NWH
-    return f"{nwh:,.0f} nWh" if abs(nwh) >= 1000 else f"{nwh:.3g} nWh"
+    if abs(nwh) >= 1000:
+        return f"{nwh:,.0f} nWh"
+    if nwh == 0 or abs(nwh) >= 1e-3:
+        return f"{nwh:.3g} nWh"
+    exponent = math.floor(math.log10(abs(nwh)))
+    digits = str(exponent).translate(SUPERSCRIPT)
+    return f"{nwh / 10.0 ** exponent:.3g}·10{digits} nWh"
 
 
 def config_label(row: pd.Series | dict[str, Any], with_board: bool = True) -> str:
@@ -128,10 +138,10 @@ def summarise_workloads(windows: pd.DataFrame) -> pd.DataFrame:
             d = describe(group[col].to_numpy(dtype=np.float64))
             row.update({f"{col}_mean": d.mean, f"{col}_ci_low": d.ci_low,
                         f"{col}_ci_high": d.ci_high})
-        for col in ("mean_power_w", "cycles_per_op"):
+        for col in ("mean_power_w", "cycles_per_op", "true_net_energy_per_op_j"):
             values = group[col].dropna()
             row[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan
-        row["flags"] = ",".join(sorted({f for fl in group["flags"] for f in fl.split(",") if f}))
+        row["flags"] = ", ".join(sorted({f for fl in group["flags"] for f in fl.split(",") if f}))
         rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):
@@ -150,9 +160,15 @@ def _references(family: str, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _reference_row(row: pd.Series, candidates: pd.DataFrame) -> pd.Series | None:
-    """The reference ``row`` is compared with (see :data:`REFERENCES`), or None."""
-    for same in (lambda op: _verb(op) == _verb(row["op"]),
-                 lambda op: str(op).split("-")[0] == str(row["op"]).split("-")[0]):
+    """The reference ``row`` is compared with (see :data:`REFERENCES`), or None.
+
+    Tried in turn: a reference doing the same (same last word), one of the same algorithm
+    (same first word), one whose name or the op's does not say what it does (rc4, sha256).
+    """
+    verb = _verb(row["op"])
+    for same in (lambda op: _verb(op) == verb,
+                 lambda op: str(op).split("-")[0] == str(row["op"]).split("-")[0],
+                 lambda op: not verb or not _verb(op)):
         fitting = candidates[[bool(same(op)) for op in candidates["op"]]]
         if len(fitting):
             return fitting.sort_values("priority", kind="stable").iloc[0]
@@ -307,11 +323,12 @@ def _where(row: pd.Series) -> str:
 
 
 def figure_energy_time(summary: pd.DataFrame, family: str, out_dir: Path) -> str | None:
-    """Energy against time, one panel per kind of op (encrypt, sign, ...) and payload size,
-    one point per configuration (colour: algorithm, marker: board and clock). The point
-    nearest the origin, each axis scaled by its largest value, is ringed."""
+    """Energy against time, one panel per payload size (and, for public-key ops, per kind of
+    op: keygen, sign, ...; see :data:`PANELS`), one point per configuration (colour:
+    algorithm, marker: board and clock). The point nearest the origin, each axis scaled by
+    its largest value, is ringed."""
     fam = summary[summary["family"] == family].assign(
-        verb=lambda d: d["op"].map(_verb),
+        verb=lambda d: d["op"].map(_verb) if family in VERB_PANELS else "",
         algorithm=lambda d: [config_label(r, with_board=False) for _, r in d.iterrows()],
         where=lambda d: [_where(r) for _, r in d.iterrows()])
     panels = list(fam.groupby(["verb", "payload_bytes"], dropna=False, sort=True))[:MAX_PANELS]
@@ -482,9 +499,19 @@ WORKLOAD_COLUMNS: tuple[Column, ...] = (
     Column("CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
     Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
     Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),
-    Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} pts)"),
+    Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
+                                f"point{'s' if r['n_points'] != 1 else ''})"),
     Column("flags", lambda r: r["flags"] or "", numeric=False),
 )
+# Shown where the bench is simulated and knows the true energy of every window.
+def _vs_truth(row: pd.Series) -> str:
+    truth = row["true_net_energy_per_op_j_mean"]
+    if not np.isfinite(truth) or truth == 0:
+        return "–"
+    return f"{(row['net_energy_per_op_j_mean'] / truth - 1) * 100:+.2f} %"
+
+
+TRUTH_COLUMN = Column("net vs true", _vs_truth)
 
 
 def _fit_columns(unit: str) -> tuple[Column, ...]:
@@ -661,7 +688,9 @@ def _results_html(summary: pd.DataFrame, ok: pd.DataFrame, run: Run, out: Path) 
     for family in _family_order(summary["family"]):
         fam = summary[summary["family"] == family]
         parts.append(f"<h2>{html.escape(family)}</h2>")
-        parts.append(_table(fam, WORKLOAD_COLUMNS))
+        truth = fam["true_net_energy_per_op_j_mean"].notna().any()
+        parts.append(_table(fam, (*WORKLOAD_COLUMNS[:-1], TRUTH_COLUMN, WORKLOAD_COLUMNS[-1])
+                            if truth else WORKLOAD_COLUMNS))
         parts.append(_img(figure_energy_time(summary, family, out), f"{family} energy-time"))
         if family in set(rel.get("family", ())):
             parts.append("<h3>Relative to the reference</h3>")

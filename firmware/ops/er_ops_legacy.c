@@ -179,56 +179,21 @@ static const struct er_cipher_kat_s er_rc6_kats[] = {
 	 .ct = "c8 24 18 16 f0 d7 e4 89 20 ad 16 a1 67 4e 5d 48"},
 };
 
-/** One block cipher of this file: key expansion, a block each way, its vectors. */
+/** A block cipher of ops/lib and its published vectors. */
 struct er_block_alg_s {
-	int (*setkey)(void *ctx, const uint8_t *key, size_t key_len);
-	void (*encrypt)(const void *ctx, const uint8_t *in, uint8_t *out);
-	void (*decrypt)(const void *ctx, const uint8_t *in, uint8_t *out);
-	size_t block;
+	const struct er_block_cipher_s *cipher;
 	const struct er_cipher_kat_s *kats;
 	size_t n_kats;
 };
 
-/* Adapters from the typed primitives to er_block_alg_s. */
-static int er_rc5_setkey_any(void *ctx, const uint8_t *key, size_t key_len)
-{
-	return er_rc5_setkey(ctx, key, key_len);
-}
-static void er_rc5_encrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
-{
-	er_rc5_encrypt(ctx, in, out);
-}
-static void er_rc5_decrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
-{
-	er_rc5_decrypt(ctx, in, out);
-}
-static int er_rc6_setkey_any(void *ctx, const uint8_t *key, size_t key_len)
-{
-	return er_rc6_setkey(ctx, key, key_len);
-}
-static void er_rc6_encrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
-{
-	er_rc6_encrypt(ctx, in, out);
-}
-static void er_rc6_decrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
-{
-	er_rc6_decrypt(ctx, in, out);
-}
-
 static const struct er_block_alg_s er_rc5_alg = {
-	.setkey = er_rc5_setkey_any,
-	.encrypt = er_rc5_encrypt_any,
-	.decrypt = er_rc5_decrypt_any,
-	.block = ER_RC5_BLOCK,
+	.cipher = &er_rc5_block,
 	.kats = er_rc5_kats,
 	.n_kats = sizeof(er_rc5_kats) / sizeof(er_rc5_kats[0]),
 };
 
 static const struct er_block_alg_s er_rc6_alg = {
-	.setkey = er_rc6_setkey_any,
-	.encrypt = er_rc6_encrypt_any,
-	.decrypt = er_rc6_decrypt_any,
-	.block = ER_RC6_BLOCK,
+	.cipher = &er_rc6_block,
 	.kats = er_rc6_kats,
 	.n_kats = sizeof(er_rc6_kats) / sizeof(er_rc6_kats[0]),
 };
@@ -237,10 +202,11 @@ static const struct er_block_alg_s er_rc6_alg = {
 static inline void er_block_ecb(const struct er_block_alg_s *alg, bool encrypt,
 				const void *ctx, const uint8_t *in, uint8_t *out, size_t len)
 {
+	const struct er_block_cipher_s *cipher = alg->cipher;
 	void (*fn)(const void *, const uint8_t *, uint8_t *) =
-		encrypt ? alg->encrypt : alg->decrypt;
+		encrypt ? cipher->encrypt : cipher->decrypt;
 
-	for (size_t off = 0; off < len; off += alg->block) {
+	for (size_t off = 0; off < len; off += cipher->block) {
 		fn(ctx, in + off, out + off);
 	}
 }
@@ -253,7 +219,7 @@ static int er_block_selftest(const struct er_block_alg_s *alg, bool encrypt)
 		const struct er_cipher_kat_s *kat = &alg->kats[i];
 
 		if (er_cipher_kat_load(kat, encrypt, buf) != 0 ||
-		    alg->setkey(&er_legacy_kat_ctx, buf->key, buf->key_len) != 0) {
+		    alg->cipher->setkey(&er_legacy_kat_ctx, buf->key, buf->key_len) != 0) {
 			return -EIO;
 		}
 		er_block_ecb(alg, encrypt, &er_legacy_kat_ctx, buf->in, buf->out, buf->len);
@@ -269,7 +235,7 @@ static int er_block_prep(const struct er_block_alg_s *alg, size_t key_len,
 {
 	int ret = er_legacy_buffers(params, arena, key_len);
 
-	return ret != 0 ? ret : alg->setkey(&er_legacy.ctx, er_legacy.key, key_len);
+	return ret != 0 ? ret : alg->cipher->setkey(&er_legacy.ctx, er_legacy.key, key_len);
 }
 
 static inline int er_block_run(const struct er_block_alg_s *alg, bool encrypt)

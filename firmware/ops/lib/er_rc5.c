@@ -37,3 +37,25 @@ void er_rc5_decrypt(const struct er_rc5_s *ctx, const uint8_t in[ER_RC5_BLOCK],
 	er_rc_store(out, a - s[0]);
 	er_rc_store(out + 4, b - s[1]);
 }
+
+static int er_rc5_setkey_any(void *ctx, const uint8_t *key, size_t key_len)
+{
+	return er_rc5_setkey(ctx, key, key_len);
+}
+
+static void er_rc5_encrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
+{
+	er_rc5_encrypt(ctx, in, out);
+}
+
+static void er_rc5_decrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
+{
+	er_rc5_decrypt(ctx, in, out);
+}
+
+const struct er_block_cipher_s er_rc5_block = {
+	.block = ER_RC5_BLOCK,
+	.setkey = er_rc5_setkey_any,
+	.encrypt = er_rc5_encrypt_any,
+	.decrypt = er_rc5_decrypt_any,
+};

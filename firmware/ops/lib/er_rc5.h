@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "er_block.h"
+
 #define ER_RC5_ROUNDS 12U
 #define ER_RC5_BLOCK 8U
 
@@ -32,5 +34,8 @@ void er_rc5_encrypt(const struct er_rc5_s *ctx, const uint8_t in[ER_RC5_BLOCK],
 /** @brief Decrypt one 8-byte block; @p out may equal @p in. */
 void er_rc5_decrypt(const struct er_rc5_s *ctx, const uint8_t in[ER_RC5_BLOCK],
 		    uint8_t out[ER_RC5_BLOCK]);
+
+/** The same cipher through er_block.h (context: struct er_rc5_s). */
+extern const struct er_block_cipher_s er_rc5_block;
 
 #endif /* ER_RC5_H_ */

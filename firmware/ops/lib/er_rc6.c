@@ -68,3 +68,25 @@ void er_rc6_decrypt(const struct er_rc6_s *ctx, const uint8_t in[ER_RC6_BLOCK],
 	er_rc_store(out + 8, c);
 	er_rc_store(out + 12, d - s[1]);
 }
+
+static int er_rc6_setkey_any(void *ctx, const uint8_t *key, size_t key_len)
+{
+	return er_rc6_setkey(ctx, key, key_len);
+}
+
+static void er_rc6_encrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
+{
+	er_rc6_encrypt(ctx, in, out);
+}
+
+static void er_rc6_decrypt_any(const void *ctx, const uint8_t *in, uint8_t *out)
+{
+	er_rc6_decrypt(ctx, in, out);
+}
+
+const struct er_block_cipher_s er_rc6_block = {
+	.block = ER_RC6_BLOCK,
+	.setkey = er_rc6_setkey_any,
+	.encrypt = er_rc6_encrypt_any,
+	.decrypt = er_rc6_decrypt_any,
+};

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "er_block.h"
+
 #define ER_RC6_ROUNDS 20U
 #define ER_RC6_BLOCK 16U
 
@@ -33,5 +35,8 @@ void er_rc6_encrypt(const struct er_rc6_s *ctx, const uint8_t in[ER_RC6_BLOCK],
 /** @brief Decrypt one 16-byte block; @p out may equal @p in. */
 void er_rc6_decrypt(const struct er_rc6_s *ctx, const uint8_t in[ER_RC6_BLOCK],
 		    uint8_t out[ER_RC6_BLOCK]);
+
+/** The same cipher through er_block.h (context: struct er_rc6_s). */
+extern const struct er_block_cipher_s er_rc6_block;
 
 #endif /* ER_RC6_H_ */

@@ -59,6 +59,7 @@ static const struct ecdsa_kat_s ecdsa_kats[] = {
 		.r = "EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716",
 		.s = "F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8",
 	},
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
 	{
 		/* RFC 6979 A.2.6, NIST P-384; signature with SHA-256, message "sample". */
 		.curve = ER_CURVE_P384,
@@ -77,6 +78,8 @@ static const struct ecdsa_kat_s ecdsa_kats[] = {
 		.s = "F3AA443FB107745BF4BD77CB3891674632068A10CA67E3D4"
 		     "5DB2266FA7D1FEEBEFDC63ECCD1AC42EC0CB8668A4FA0AB0",
 	},
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP256K1_ENABLED)
 	{
 		/* secp256k1: the Bitcoin wiki's key; RFC 6979 with SHA-256, private key 1,
 		 * message "Satoshi Nakamoto" (bitcointalk topic 285142). */
@@ -91,6 +94,7 @@ static const struct ecdsa_kat_s ecdsa_kats[] = {
 		.s = "2442ce9d2b916064108014783e923ec36b49743e2ffa1c4496f01a512aafd9e5",
 		.low_s = 1,
 	},
+#endif
 };
 
 #define ECDSA_N_KATS (sizeof(ecdsa_kats) / sizeof(ecdsa_kats[0]))
@@ -444,8 +448,18 @@ static int ecdh_run_shared(void)
 	return ret;
 }
 
-static const enum er_curve ecdsa_curves[] = {ER_CURVE_P256, ER_CURVE_P384, ER_CURVE_SECP256K1,
-					     ER_CURVE_NONE};
+/* P-256 and Curve25519 are required; P-384 and secp256k1 are offered where the mbedTLS
+ * build has them (a board's configuration may leave them out). */
+static const enum er_curve ecdsa_curves[] = {
+	ER_CURVE_P256,
+#if defined(MBEDTLS_ECP_DP_SECP384R1_ENABLED)
+	ER_CURVE_P384,
+#endif
+#if defined(MBEDTLS_ECP_DP_SECP256K1_ENABLED)
+	ER_CURVE_SECP256K1,
+#endif
+	ER_CURVE_NONE,
+};
 static const enum er_curve ecdh_curves[] = {ER_CURVE_P256, ER_CURVE_X25519, ER_CURVE_NONE};
 
 #define ECDSA_MSG_SPEC                                                                     \

@@ -19,8 +19,8 @@
  * MBEDTLS_*_C switches are defined after this include. */
 #include <mbedtls/version.h>
 
-#if MBEDTLS_VERSION_NUMBER < 0x02100000
-#error "energyrig needs mbedTLS 2.16 or newer (the *_ret hash functions)"
+#if MBEDTLS_VERSION_NUMBER < 0x021C0000
+#error "the energyrig ops are written for mbedTLS 2.28 (host) and 3.6 (Zephyr)"
 #endif
 
 #if defined(MBEDTLS_MD5_C)

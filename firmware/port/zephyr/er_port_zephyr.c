@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Zephyr port (core/er_port.h): the trigger on the devicetree's /zephyr,user
+ * trigger-gpios, the kernel's hardware cycle counter, the zephyr,console UART, a static
+ * arena, and the batch on a thread whose painted stack gives its high-water mark.
+ * Every Zephyr API, macro and Kconfig symbol used here is in VERIFIED.md with the Zephyr
+ * file it was checked in.
+ */
+#include "er_port_zephyr.h"
+
+#include <errno.h>
+
+#include <mbedtls/version.h>
+#include <zephyr/device.h>
+#include <zephyr/devicetree.h>
+#include <zephyr/drivers/gpio.h>
+#include <zephyr/drivers/uart.h>
+#include <zephyr/kernel.h>
+
+#include "er_port.h"
+
+#define ER_USER_NODE DT_PATH(zephyr_user)
+
+#if !DT_NODE_HAS_PROP(ER_USER_NODE, trigger_gpios)
+#error "no trigger pin: add / { zephyr,user { trigger-gpios = <...>; }; } to the board overlay"
+#endif
+
+#define ER_NS_PER_S 1000000000ULL
+
+static const struct gpio_dt_spec trigger = GPIO_DT_SPEC_GET(ER_USER_NODE, trigger_gpios);
+static const struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));
+
+static _Alignas(64) uint8_t arena_buf[CONFIG_ER_ARENA_SIZE];
+K_THREAD_STACK_DEFINE(measured_stack, CONFIG_ER_MEASURED_STACK_SIZE);
+static struct k_thread measured_thread;
+
+static struct er_port_info_s info = {
+	.board = CONFIG_BOARD_TARGET,
+	.cpu_hz = CONFIG_ER_CPU_HZ > 0 ? CONFIG_ER_CPU_HZ
+				      : DT_PROP_OR(DT_PATH(cpus, cpu_0), clock_frequency, 0),
+	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
+};
+
+/* ---- cycle counter and time ---- */
+
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+static uint64_t read_cycles(void)
+{
+	return k_cycle_get_64();
+}
+
+static void cycles_init(uint32_t hz)
+{
+	(void)hz;
+}
+#else
+/*
+ * A 32-bit counter widened in software: every read carries wraps into the high word, and a
+ * timer reads it four times per wrap period so no wrap goes unseen between two requests.
+ */
+static uint32_t cycles_last;
+static uint64_t cycles_high;
+
+static uint64_t read_cycles(void)
+{
+	unsigned int key = irq_lock();
+	uint32_t now = k_cycle_get_32();
+
+	if (now < cycles_last) {
+		cycles_high += 1ULL << 32;
+	}
+	cycles_last = now;
+	uint64_t cycles = cycles_high | now;
+
+	irq_unlock(key);
+	return cycles;
+}
+
+static void cycles_tick(struct k_timer *timer)
+{
+	(void)timer;
+	(void)read_cycles();
+}
+
+K_TIMER_DEFINE(cycles_timer, cycles_tick, NULL);
+
+static void cycles_init(uint32_t hz)
+{
+	uint64_t quarter_ms = (1000ULL << 32) / 4U / hz;
+	int32_t period = quarter_ms > INT32_MAX ? INT32_MAX : (int32_t)quarter_ms;
+
+	k_timer_start(&cycles_timer, K_MSEC(period), K_MSEC(period));
+}
+#endif
+
+uint64_t er_port_cycles(void)
+{
+#if defined(CONFIG_ARCH_POSIX)
+	/*
+	 * native_sim's CPU is infinitely fast: simulated time moves only when the CPU sleeps
+	 * or busy-waits, so a loop that polls the counter (mark) would never end. Each read
+	 * costs one simulated microsecond; times on native_sim are not measurements.
+	 */
+	k_busy_wait(1);
+#endif
+	return read_cycles();
+}
+
+uint64_t er_port_time_ns(void)
+{
+	uint64_t cycles = er_port_cycles();
+	uint64_t hz = info.cycle_hz;
+
+	/* Split so that no product overflows 64 bits, whatever the uptime. */
+	return cycles / hz * ER_NS_PER_S + cycles % hz * ER_NS_PER_S / hz;
+}
+
+/* ---- trigger, info, arena, idle ---- */
+
+void er_port_trigger(int high, int accel)
+{
+	(void)accel; /* the simulated bench's power model reads it; a GPIO has one level */
+	(void)gpio_pin_set_dt(&trigger, high);
+}
+
+uint32_t er_port_trigger_drops(void)
+{
+	return 0;
+}
+
+const struct er_port_info_s *er_port_info(void)
+{
+	return &info;
+}
+
+void er_port_arena(uint8_t **base, size_t *size)
+{
+	*base = arena_buf;
+	*size = sizeof(arena_buf);
+}
+
+void er_port_idle_ms(uint32_t ms)
+{
+	(void)k_msleep((int32_t)ms);
+}
+
+/* ---- measured batch ---- */
+
+struct measured_s {
+	int (*fn)(void *);
+	void *arg;
+	int ret;
+};
+
+static void measured_entry(void *p1, void *p2, void *p3)
+{
+	struct measured_s *m = p1;
+
+	(void)p2;
+	(void)p3;
+	m->ret = m->fn(m->arg);
+}
+
+/*
+ * Runs fn on a fresh thread (k_thread_create paints its stack with CONFIG_INIT_STACKS),
+ * at the caller's priority, and waits for it; *depth is the part of the stack written.
+ */
+static int run_on_thread(int (*fn)(void *), void *arg, size_t *depth)
+{
+	struct measured_s m = {.fn = fn, .arg = arg};
+	size_t unused = 0;
+
+	k_thread_create(&measured_thread, measured_stack, K_THREAD_STACK_SIZEOF(measured_stack),
+			measured_entry, &m, NULL, NULL, k_thread_priority_get(k_current_get()), 0,
+			K_NO_WAIT);
+	(void)k_thread_join(&measured_thread, K_FOREVER);
+	if (k_thread_stack_space_get(&measured_thread, &unused) != 0) {
+		*depth = 0;
+	} else {
+		*depth = measured_thread.stack_info.size - unused;
+	}
+	return m.ret;
+}
+
+static int nothing(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
+{
+	/* What the thread's entry frames take below the stack top: not fn's. */
+	static size_t overhead = SIZE_MAX;
+	size_t depth;
+
+	if (overhead == SIZE_MAX) {
+		(void)run_on_thread(nothing, NULL, &overhead);
+	}
+	int ret = run_on_thread(fn, arg, &depth);
+
+	*stack_used = depth > overhead ? depth - overhead : 0;
+	return ret;
+}
+
+/* ---- console UART ---- */
+
+void er_port_write(const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		uart_poll_out(console, (unsigned char)buf[i]);
+	}
+}
+
+#if defined(CONFIG_UART_INTERRUPT_DRIVEN)
+/* Bytes from the receive interrupt; a full queue drops them (the line reader then
+ * answers the damaged line with an error). */
+K_MSGQ_DEFINE(rx_queue, 1, CONFIG_ER_RX_QUEUE_SIZE, 1);
+
+static void console_isr(const struct device *dev, void *user_data)
+{
+	uint8_t byte;
+
+	(void)user_data;
+	if (!uart_irq_update(dev) || !uart_irq_rx_ready(dev)) {
+		return;
+	}
+	while (uart_fifo_read(dev, &byte, 1) == 1) {
+		(void)k_msgq_put(&rx_queue, &byte, K_NO_WAIT);
+	}
+}
+
+static int console_rx_init(void)
+{
+	int ret = uart_irq_callback_user_data_set(console, console_isr, NULL);
+
+	if (ret == 0) {
+		uart_irq_rx_enable(console);
+	}
+	return ret;
+}
+
+size_t er_port_zephyr_read(uint8_t *buf, size_t cap)
+{
+	size_t n = 1;
+
+	(void)k_msgq_get(&rx_queue, &buf[0], K_FOREVER);
+	while (n < cap && k_msgq_get(&rx_queue, &buf[n], K_NO_WAIT) == 0) {
+		n++;
+	}
+	return n;
+}
+#else
+/* A UART driver without the interrupt-driven API (native_sim's PTY UART): polling. */
+static int console_rx_init(void)
+{
+	return 0;
+}
+
+size_t er_port_zephyr_read(uint8_t *buf, size_t cap)
+{
+	for (;;) {
+		size_t n = 0;
+
+		while (n < cap && uart_poll_in(console, &buf[n]) == 0) {
+			n++;
+		}
+		if (n > 0) {
+			return n;
+		}
+		(void)k_msleep(CONFIG_ER_POLL_MS);
+	}
+}
+#endif
+
+int er_port_zephyr_init(void)
+{
+	if (!device_is_ready(trigger.port) || !device_is_ready(console)) {
+		return -ENODEV;
+	}
+	int ret = gpio_pin_configure_dt(&trigger, GPIO_OUTPUT_INACTIVE);
+
+	if (ret != 0) {
+		return ret;
+	}
+	info.cycle_hz = (uint32_t)sys_clock_hw_cycles_per_sec();
+	cycles_init(info.cycle_hz);
+	return console_rx_init();
+}

@@ -15,9 +15,11 @@ emulator's ground-truth log.
 :meth:`Bench.measure` of a point:
 
 1. ``prep`` the op outside any window (keys, buffers, the firmware's self-test);
-2. pick the batch size N: given, or ``auto`` from probe runs timed by the firmware
-   (``elapsed_ns``) so a window holds at least ``measure.min_window_samples`` samples and its
-   edge error bound is under ``measure.max_edge_error`` of its energy;
+2. pick the batch size N: given (then one unrecorded batch warms up and times the window),
+   or ``auto`` from probe runs timed by the firmware (``elapsed_ns``) so a window holds at
+   least ``measure.min_window_samples`` samples and its edge error bound is under
+   ``measure.max_edge_error`` of its energy; if a window still comes out short (the op ran
+   faster than probed, as on a loaded machine) N grows and the windows start over;
 3. R times: arm the instrument, ``idle`` the firmware for the baseline span (trigger low, its
    idle state: the idle baseline just before the rising edge), ``run n=N``, collect the
    record, find its window and integrate it (:mod:`energyrig.rig.energy`).
@@ -72,7 +74,7 @@ BENCH_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS, TRUTH_LATE, NO_TRUT
 #: Probe runs grow until one batch lasts this long, s (long enough to time it well).
 _PROBE_MIN_S = 2e-3
 #: Extra samples over the minimum ``auto`` aims for (timing jitter of the batch).
-_AUTO_MARGIN = 1.25
+_AUTO_MARGIN = 1.5
 #: Times ``auto`` may grow the batch when windows come out short (the op sped up).
 _MAX_RESTARTS = 3
 #: Transfer latency of an instrument's stream to the host (USB, decoding), s.
@@ -260,6 +262,7 @@ class Bench:
         self.workdir: Path | None = None
         self._catalogue: dict[str, OpInfo] | None = None
         self._period: float | None = None
+        self._trigger_drops = 0
 
     @property
     def board(self) -> str:
@@ -305,6 +308,7 @@ class Bench:
             assert proc.dut is not None
             self.dut = proc.dut
         self.hello = self.dut.hello()
+        self._trigger_drops = int(self.hello.get("trigger_drops", 0))
         if self.hello.get("protocol") != 1:
             raise DutError(f"DUT {self.dut.transport.name} speaks protocol "
                            f"{self.hello.get('protocol')!r}; this rig speaks protocol 1")
@@ -340,6 +344,37 @@ class Bench:
         return ops
 
     # -- measurement -----------------------------------------------------------------------
+    def prepare(self, point: Point, *, batch_n: int | None = None,
+                seed: int | None = None) -> PreparedPoint:
+        """Prep the op on the firmware and settle the batch size; windows come from
+        :meth:`PreparedPoint.window` one at a time (a sweep's adaptive rule, Ctrl-C between
+        windows). :meth:`measure` is this plus R windows.
+
+        Raises
+        ------
+        DutError, InstrumentError
+            Self-test failed (:class:`~energyrig.rig.dut.DutRefused` with ``selftest``),
+            the DUT did not answer, the instrument failed.
+        """
+        dut, _ = self._require()
+        m = self.fixture.measure
+        if point.family is None:
+            catalogue = self._catalogue or {o.name: o for o in self.ops()}
+            if point.op in catalogue:
+                point = replace(point, family=catalogue[point.op].family)
+        prep = dut.prep(point.op, key_bits=point.key_bits, payload_bytes=point.payload_bytes,
+                        curve=point.curve, seed=seed, backend=point.backend,
+                        timeout_s=m.probe_timeout_s)
+        if batch_n is None:
+            n, per_op_s = self._auto_batch(dut)
+        else:  # one unrecorded batch: warms up, and times the window to arm for
+            n = batch_n
+            per_op_s = dut.run(n, self.fixture.dut.timeout_s + m.probe_timeout_s * n).elapsed_s / n
+        # Let the stream pass the probe windows, or the first armed window could be one of
+        # them (a stream reaches the host this late).
+        time.sleep(self._stream_lag_s())
+        return PreparedPoint(self, point, n, per_op_s, prep, auto=batch_n is None)
+
     def measure(self, point: Point, *, batch_n: int | None = None, reps: int | None = None,
                 seed: int | None = None, progress: Progress | None = None) -> PointResult:
         """Measure one point: prep, batch size, R windows (see the module docstring).
@@ -355,7 +390,7 @@ class Bench:
         seed:
             Seed of the firmware's key and payload generator (its default when ``None``).
         progress:
-            ``progress(what, done, total)`` after each window.
+            ``progress(what, done, total)`` after each step.
 
         Returns
         -------
@@ -363,63 +398,44 @@ class Bench:
             ``status="failed"`` with the reason when the DUT or the instrument failed.
         """
         dut, _ = self._require()
-        m = self.fixture.measure
-        reps = reps or m.reps
+        reps = reps or self.fixture.measure.reps
         progress = progress or _noop_progress
         windows: list[WindowRow] = []
-        prep: dict[str, Any] = {}
-        n = batch_n or 1
-        drops_before = int(self.hello.get("trigger_drops", 0))
+        prepared: PreparedPoint | None = None
         try:
-            if point.family is None:
-                catalogue = self._catalogue or {o.name: o for o in self.ops()}
-                if point.op in catalogue:
-                    point = replace(point, family=catalogue[point.op].family)
-            progress("prep", 0, reps)
-            prep = dut.prep(point.op, key_bits=point.key_bits, payload_bytes=point.payload_bytes,
-                            curve=point.curve, seed=seed, backend=point.backend,
-                            timeout_s=self.fixture.measure.probe_timeout_s)
-            progress("probe", 0, reps)
-            if batch_n is None:
-                n, per_op_s = self._auto_batch(dut)
-            else:  # one unrecorded batch: warms up, and times the window to arm for
-                reply = dut.run(n, self.fixture.dut.timeout_s + m.probe_timeout_s * n)
-                per_op_s = reply.elapsed_s / n
-            # Let the stream pass the probe windows, or the first armed window could be one
-            # of them (a stream reaches the host this late).
-            time.sleep(self._stream_lag_s())
-            restarts = 0
+            progress("prep and probe", 0, reps)
+            prepared = self.prepare(point, batch_n=batch_n, seed=seed)
             while len(windows) < reps:
-                row, elapsed_s = self._window(dut, n, per_op_s * n)
-                per_op_s = elapsed_s / n
-                short = self._short_by(row)
-                if batch_n is None and short > 1.0 and restarts < _MAX_RESTARTS:
-                    # The op ran faster than the probe said (a loaded machine): bigger batch,
-                    # and the windows of the smaller one are not mixed with the new ones.
-                    restarts += 1
-                    n = min(m.max_batch, math.ceil(n * short * _AUTO_MARGIN))
-                    log.info("window of %d samples is short; batch now %d", row.samples, n)
-                    windows.clear()
-                    continue
+                n = prepared.batch_n
+                row = prepared.window()
+                if prepared.batch_n != n:
+                    windows.clear()  # measured with the smaller batch
                 windows.append(row)
                 progress("windows", len(windows), reps)
-            drops = int(dut.hello().get("trigger_drops", 0)) - drops_before
-        except DutRefused as exc:
-            reason = ("self-test failed" if exc.reply.get("selftest") == "fail" else str(exc))
-            return self._failed(point, reason, n, windows, prep)
+            drops = int(dut.hello().get("trigger_drops", 0))
         except (DutError, InstrumentError, CaptureError) as exc:
-            return self._failed(point, str(exc), n, windows, prep)
-        flags = sorted({f for w in windows for f in w.flags} |
-                       ({TRIGGER_DROPS} if drops > 0 else set()))
-        return PointResult(point, "ok", "", n, tuple(windows), tuple(flags), prep,
-                           int(self.hello.get("cycle_hz", 0)))
+            reason = str(exc)
+            if isinstance(exc, DutRefused) and exc.reply.get("selftest") == "fail":
+                reason = "self-test failed"
+            if prepared is None:
+                return self._result(point, reason, batch_n or 1, windows, {})
+            return self._result(prepared.point, reason, prepared.batch_n, windows,
+                                prepared.prep)
+        extra = [TRIGGER_DROPS] if drops > self._trigger_drops else []
+        if extra:
+            log.warning("the DUT could not publish %d trigger edges on its wire",
+                        drops - self._trigger_drops)
+        self._trigger_drops = drops
+        return self._result(prepared.point, "", prepared.batch_n, windows, prepared.prep, extra)
 
-    def _failed(self, point: Point, reason: str, n: int, windows: list[WindowRow],
-                prep: dict[str, Any]) -> PointResult:
-        log.warning("point %s failed: %s", point.key, reason)
-        flags = sorted({f for w in windows for f in w.flags})
-        return PointResult(point, "failed", reason, n, tuple(windows), tuple(flags), prep,
-                           int(self.hello.get("cycle_hz", 0)))
+    def _result(self, point: Point, reason: str, n: int, windows: list[WindowRow],
+                prep: dict[str, Any], extra: list[str] | None = None) -> PointResult:
+        """The point's result: ``"failed"`` when there is a reason."""
+        if reason:
+            log.warning("point %s failed: %s", point.key, reason)
+        flags = sorted({f for w in windows for f in w.flags} | set(extra or ()))
+        return PointResult(point, "failed" if reason else "ok", reason, n, tuple(windows),
+                           tuple(flags), prep, int(self.hello.get("cycle_hz", 0)))
 
     def _target_samples(self) -> float:
         """Samples a window should hold: ``min_window_samples``, and ``2 / max_edge_error``
@@ -483,11 +499,18 @@ class Bench:
         self._period = 1.0 / float(rate)
         return self._period
 
-    def _window(self, dut: Dut, n: int, expected_s: float) -> tuple[WindowRow, float]:
-        """One batch of ``n`` inside a recorded window; the store row and the firmware's time."""
+    def _window(self, dut: Dut, n: int, expected_s: float | None) -> tuple[WindowRow, float]:
+        """One batch of ``n`` inside a recorded window; the store row and the firmware's time.
+
+        ``expected_s`` (the window's length, s) sizes the arm and the timeout; ``None`` times
+        it first with an unrecorded batch.
+        """
         _, instrument = self._require()
         fx = self.fixture
         m, w = fx.measure, fx.windows
+        if expected_s is None:
+            expected_s = dut.run(n, fx.dut.timeout_s + m.probe_timeout_s * n).elapsed_s
+            time.sleep(self._stream_lag_s())
         idle_s = w.guard_s + w.baseline_s
         instrument.arm(pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s)
         dut.idle(idle_s)
@@ -538,3 +561,49 @@ class Bench:
                          edge_error_j=win.edge_error_j, flags=tuple(sorted(set(flags))),
                          cycles=cycles, true_energy_j=true_e, true_net_energy_j=true_net)
 
+
+@dataclass
+class PreparedPoint:
+    """A point prepared on the firmware (:meth:`Bench.prepare`), measured window by window.
+
+    Attributes
+    ----------
+    batch_n:
+        Ops per window. With ``auto`` :meth:`window` may grow it: windows returned before
+        belong to a smaller batch and must not be mixed with the later ones.
+    per_op_s:
+        The latest firmware time per op, s (sizes the next window's arm and timeout).
+    prep:
+        The firmware's ``prep`` reply.
+    """
+
+    bench: Bench
+    point: Point
+    batch_n: int
+    per_op_s: float
+    prep: dict[str, Any]
+    auto: bool
+    restarts: int = 0
+
+    def window(self) -> WindowRow:
+        """Measure one window (a store row).
+
+        With ``auto``, a short window (the op ran faster than probed, as on a loaded machine)
+        grows :attr:`batch_n` and is measured again, at most :data:`_MAX_RESTARTS` times per
+        point; after that a short window is returned flagged ``edge_error_over_bound``.
+        """
+        bench = self.bench
+        dut, _ = bench._require()
+        while True:
+            row, elapsed_s = bench._window(dut, self.batch_n, self.per_op_s * self.batch_n)
+            self.per_op_s = elapsed_s / self.batch_n
+            short = bench._short_by(row)
+            if not (self.auto and short > 1.0 and self.restarts < _MAX_RESTARTS):
+                break
+            self.restarts += 1
+            grown = min(bench.fixture.measure.max_batch,
+                        math.ceil(self.batch_n * short * _AUTO_MARGIN))
+            log.info("window of %d samples is short; batch %d -> %d", row.samples,
+                     self.batch_n, grown)
+            self.batch_n = grown
+        return row

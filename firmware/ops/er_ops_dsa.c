@@ -231,8 +231,8 @@ static const uint16_t dsa_key_bits[] = {1024, 2048, 0};
 
 #define DSA_SPEC                                                                           \
 	{                                                                                  \
-		.key_bits = dsa_key_bits, .payload_min = 1,                    \
-		.payload_max = ER_OPS_PAYLOAD_MAX, .payload_multiple = 1,                       \
+		.key_bits = dsa_key_bits, .payload_min = 1, .payload_max = ER_OPS_PAYLOAD_MAX, \
+		.payload_multiple = 1,                                                     \
 	}
 
 const struct er_op_s er_ops_dsa[] = {

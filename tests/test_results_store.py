@@ -173,6 +173,32 @@ def test_resume_after_a_crash_loses_and_repeats_nothing(tmp_path: Path) -> None:
     assert run.points.set_index("key_bits").loc[192, "batch_n"] == 192
 
 
+def test_a_reader_racing_a_consolidation_still_sees_every_point(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from energyrig.results import store
+
+    run_dir = tmp_path / "run"
+    writer = RunWriter.create(run_dir)
+    writer.write_point(AES, windows(), batch_n=10)
+    writer.write_point(SHA, windows(), batch_n=10)
+    real_read = store._read
+    calls = []
+
+    def read_after_consolidation(*args: object) -> pd.DataFrame:
+        calls.append(args)
+        if len(calls) == 1:  # the parts were listed; the writer folds them in before we read
+            monkeypatch.setattr(store, "_read", real_read)
+            writer.consolidate()
+            monkeypatch.setattr(store, "_read", read_after_consolidation)
+        return real_read(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_read", read_after_consolidation)
+    run = load(run_dir)
+    assert len(calls) == 3  # the first read failed on a vanished part; then both tables
+    assert len(run.points) == 2 and len(run.windows) == 12
+    writer.close()
+
+
 def test_a_crash_during_consolidation_leaves_no_duplicates(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     w = RunWriter.create(run_dir)

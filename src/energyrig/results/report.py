@@ -600,7 +600,8 @@ def _manifest_html(run: Run) -> str:
     sw = m.get("software") or {}
     cal = m.get("calibration") or {}
     items = {
-        "plan": (m.get("plan") or {}).get("name", "–"),
+        "plan": " — ".join(str(v) for v in ((m.get("plan") or {}).get("name", "–"),
+                                            (m.get("plan") or {}).get("description")) if v),
         "fixture": (m.get("fixture") or {}).get("name", "–"),
         "firmware": " ".join(str(fw[k]) for k in ("firmware", "build", "board", "crypto")
                              if k in fw) or "–",
@@ -651,7 +652,8 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
                  + f"; {len(windows)} windows.</p>")
     summary = summarise_workloads(windows) if len(windows) else pd.DataFrame()
     if summary.empty:
-        parts.append("<p>No measured point yet.</p>")
+        parts.append("<p>No measured point yet.</p>" if run.in_progress
+                     else "<p>No point was measured.</p>")
     else:
         parts.extend(_results_html(summary, ok, run, out))
     problems = points[points["status"] != "ok"]

@@ -1,0 +1,395 @@
+"""Oscilloscope command sets ("dialects"): one table row per family, no model branches.
+
+Each :class:`Dialect` row holds everything that differs between families: the SCPI command
+templates of each step of a measurement, the acquisition limits used to plan a record
+(screen divisions, sample rates, settable memory depths, points per waveform read), the
+waveform data type and how the preamble turns codes into volts. The driver
+(:mod:`energyrig.instruments.scope.driver`) and the planner
+(:mod:`energyrig.instruments.scope.protocol`) only read rows.
+
+Templates are :meth:`str.format` strings with these fields: ``{ch}`` (channel number),
+``{scale}`` (V/div or s/div), ``{offset}`` (V), ``{position}`` (s, time of the screen centre
+after the trigger), ``{depth}`` (points), ``{level}`` (V), ``{first1}``/``{last1}`` (1-based
+first and last point of a read), ``{first0}`` (0-based first point), ``{count}`` (points).
+
+Every command was checked against the vendor's programming guide named in the row's
+``guide``, section by section as listed there. Adding a family is adding a row.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+#: What a status query says about the single acquisition.
+State = Literal["stopped", "armed", "triggered", "running", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scaling:
+    """Codes to volts and sample index to time, from a waveform preamble.
+
+    ``volts = (code - zero_code) * volts_per_code + offset_v``;
+    ``t = x_origin_s + k * x_increment_s`` (0 s at the trigger).
+    """
+
+    points: int
+    x_increment_s: float
+    x_origin_s: float
+    volts_per_code: float
+    zero_code: float
+    offset_v: float = 0.0
+
+    def volts(self, codes: npt.NDArray[np.generic]) -> npt.NDArray[np.float64]:
+        """Whole waveform from codes to volts (numpy, one pass)."""
+        return (codes.astype(np.float64) - self.zero_code) * self.volts_per_code + self.offset_v
+
+
+def _ascii_fields(text: str, n: int = 10) -> list[float]:
+    fields = [float(f) for f in text.strip().split(",")[:n]]
+    if len(fields) != n:
+        raise ValueError(f"expected {n} comma-separated preamble fields, got {len(fields)}")
+    return fields
+
+
+def rigol_preamble(reply: str | bytes) -> Scaling:
+    """``<format>,<type>,<points>,<count>,<xinc>,<xorigin>,<xref>,<yinc>,<yorigin>,<yref>``;
+    volts = (code − yorigin − yref) × yinc (Rigol DS1000Z guide, :WAVeform:PREamble? and
+    :WAVeform:DATA?)."""
+    f = _ascii_fields(str(reply))
+    return Scaling(points=int(f[2]), x_increment_s=f[4], x_origin_s=f[5] - f[6] * f[4],
+                   volts_per_code=f[7], zero_code=f[8] + f[9])
+
+
+def keysight_preamble(reply: str | bytes) -> Scaling:
+    """The same ten fields; volts = (code − yref) × yinc + yorigin (InfiniiVision
+    Programmer's Guide, :WAVeform:PREamble, the figure of Y origin/increment/reference)."""
+    f = _ascii_fields(str(reply))
+    return Scaling(points=int(f[2]), x_increment_s=f[4], x_origin_s=f[5] - f[6] * f[4],
+                   volts_per_code=f[7], zero_code=f[9], offset_v=f[8])
+
+
+#: Fields of Siglent's binary WAVEDESC (346 bytes, little-endian) the scaling needs:
+#: (name, byte offset, struct format).
+WAVEDESC_FIELDS = (("points", 116, "<i"), ("vdiv", 156, "<f"), ("voffset", 160, "<f"),
+                   ("code_per_div", 164, "<f"), ("interval", 176, "<f"), ("delay", 180, "<d"),
+                   ("probe", 328, "<f"))
+WAVEDESC_BYTES = 346
+
+
+def siglent_preamble(reply: str | bytes) -> Scaling:
+    """Siglent's WAVEDESC block: volts = code × vdiv / code_per_div − voffset (both scaled by
+    the probe factor), the first point at ``HORIZ_OFFSET`` (byte 180) from the trigger (SDS
+    Series Programming Guide EN11D, :WAVeform:PREamble? and the "Read waveform data" example)."""
+    raw = bytes(reply) if not isinstance(reply, str) else reply.encode("latin-1")
+    if len(raw) < WAVEDESC_BYTES:
+        raise ValueError(f"WAVEDESC is {WAVEDESC_BYTES} bytes, got {len(raw)}")
+    d = {name: struct.unpack_from(fmt, raw, off)[0] for name, off, fmt in WAVEDESC_FIELDS}
+    probe = d["probe"] or 1.0
+    if not d["code_per_div"] > 0:
+        raise ValueError(f"WAVEDESC code_per_div is {d['code_per_div']}")
+    return Scaling(points=int(d["points"]), x_increment_s=float(d["interval"]),
+                   x_origin_s=float(d["delay"]),
+                   volts_per_code=d["vdiv"] * probe / d["code_per_div"], zero_code=0.0,
+                   offset_v=-d["voffset"] * probe)
+
+
+def word_status(table: Mapping[str, State]) -> Callable[[str], State]:
+    """Status from a word reply (``WAIT``, ``Stop``...), via ``table`` (case-insensitive)."""
+    lowered = {k.lower(): v for k, v in table.items()}
+
+    def parse(reply: str) -> State:
+        word = reply.strip().strip('"').lower()
+        if word not in lowered:
+            raise ValueError(f"unknown trigger status {reply.strip()!r}")
+        return lowered[word]
+    return parse
+
+
+def run_bit_status(reply: str) -> State:
+    """Keysight ``:OPERegister:CONDition?``: bit 3 (Run, 8) is set while the single
+    acquisition is armed or in progress and clears when it completes."""
+    return "armed" if int(float(reply)) & 8 else "done"
+
+
+def steps_125(low: float, high: float) -> tuple[float, ...]:
+    """The 1-2-5 sequence from ``low`` to ``high`` inclusive."""
+    out = []
+    decade = 10.0 ** np.floor(np.log10(low))
+    while decade <= high * 1.0001:
+        for m in (1.0, 2.0, 5.0):
+            v = float(f"{m * decade:.6g}")
+            if low * 0.9999 <= v <= high * 1.0001:
+                out.append(v)
+        decade *= 10.0
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One oscilloscope family (see the module docstring for the templates' fields).
+
+    Attributes
+    ----------
+    name:
+        The fixture's ``dialect`` value.
+    families:
+        Models the row covers, for ``--help`` and errors.
+    guide:
+        Programming guide and sections each command follows.
+    idn:
+        Regular expression matched against ``*IDN?`` (auto-detection and the check that the
+        instrument is the family the fixture says).
+    channels:
+        Analog channels.
+    h_divs, v_divs:
+        Horizontal and vertical screen divisions.
+    timebase_s:
+        (min, max) horizontal scale, s/div (1-2-5 steps).
+    vscale_v:
+        (min, max) vertical scale at probe 1×, V/div (1-2-5 steps).
+    offset_limits:
+        ``(up to V/div, max |offset| V)`` rows, ascending; empty: not limited here.
+    max_rate_hz:
+        Highest sample rate by number of enabled channels (key: up to this many).
+    depths:
+        Settable memory depths by number of enabled channels, or ``None`` when the scope
+        sets the depth itself (then ``auto_points`` bounds the record).
+    auto_points:
+        Record length by number of enabled channels when ``depths`` is ``None``.
+    read_points:
+        Most points one waveform data query returns (longer records are read in parts).
+    datatype:
+        PyVISA/struct type of one sample code (``"B"`` unsigned, ``"b"`` signed byte).
+    code_range:
+        Lowest and highest code (samples there are clipped: ``saturated``).
+    offset_is_centre:
+        ``:OFFSet`` is the voltage at the screen centre (Keysight); otherwise it is added to
+        the signal, so the centre is at ``-offset`` (Rigol, Siglent).
+    """
+
+    name: str
+    families: str
+    guide: str
+    idn: str
+    channels: int
+    h_divs: int
+    v_divs: int
+    timebase_s: tuple[float, float]
+    vscale_v: tuple[float, float]
+    offset_limits: tuple[tuple[float, float], ...]
+    max_rate_hz: Mapping[int, float]
+    depths: Mapping[int, tuple[int, ...]] | None
+    auto_points: Mapping[int, int]
+    read_points: int | None
+    datatype: str
+    code_range: tuple[int, int]
+    offset_is_centre: bool
+    # -- commands ------------------------------------------------------------------------
+    setup: tuple[str, ...]
+    channel_on: tuple[str, ...]
+    channel_off: tuple[str, ...]
+    timebase: tuple[str, ...]
+    depth: str | None
+    trigger: tuple[str, ...]
+    single: str
+    stop: str
+    status_query: str
+    status: Callable[[str], State]
+    rate_query: str
+    source: tuple[str, ...]
+    read_part: tuple[str, ...]
+    preamble_query: str
+    preamble_binary: bool
+    preamble: Callable[[str | bytes], Scaling]
+    data_query: str
+    error_query: str = ":SYSTem:ERRor?"
+
+    def matches(self, idn: str) -> bool:
+        return re.search(self.idn, idn, re.IGNORECASE) is not None
+
+    def _by_channels(self, table: Mapping[int, object], n: int) -> object:
+        for key in sorted(table):
+            if n <= key:
+                return table[key]
+        raise ValueError(f"{self.name}: {n} channels, the scope has {self.channels}")
+
+    def rate_limit(self, n_channels: int) -> float:
+        """Highest sample rate with ``n_channels`` enabled, Sa/s."""
+        return float(self._by_channels(self.max_rate_hz, n_channels))  # type: ignore[arg-type]
+
+    def depth_choices(self, n_channels: int) -> tuple[int, ...]:
+        """Settable depths with ``n_channels`` enabled (one automatic depth if not settable)."""
+        if self.depths is None:
+            return (int(self._by_channels(self.auto_points, n_channels)),)  # type: ignore[arg-type]
+        return self._by_channels(self.depths, n_channels)  # type: ignore[return-value]
+
+    def max_offset_v(self, scale_v: float) -> float:
+        """Largest |offset| allowed at vertical scale ``scale_v`` (probe 1×), V."""
+        for upto, limit in self.offset_limits:
+            if scale_v <= upto:
+                return limit
+        return float("inf")
+
+
+_RIGOL_STATUS = word_status({"WAIT": "armed", "TD": "triggered", "RUN": "running",
+                             "AUTO": "running", "STOP": "done"})
+
+RIGOL_DS1000Z = Dialect(
+    name="rigol-ds1000z",
+    families="Rigol DS1000Z / MSO1000Z (DS1054Z, DS1074Z, DS1104Z, MSO1104Z)",
+    guide=("RIGOL MSO1000Z/DS1000Z Programming Guide (2015): :CHANnel<n>:DISPlay/:SCALe/"
+           ":OFFSet (offset range by scale)/:COUPling/:PROBe; :TIMebase[:MAIN]:SCALe and "
+           ":OFFSet; :ACQuire:TYPE, :ACQuire:MDEPth (depths per channel count), :ACQuire:SRATe?; "
+           ":TRIGger:MODE EDGE, :TRIGger:EDGe:SOURce/:SLOPe/:LEVel, :TRIGger:SWEep SINGle, "
+           ":TRIGger:STATus? (TD|WAIT|RUN|AUTO|STOP); :SINGle, :STOP; :WAVeform:SOURce/:MODE RAW/"
+           ":FORMat BYTE/:STARt/:STOP/:PREamble?/:DATA? (RAW reads at most 250000 BYTE points "
+           "each, scope stopped); :SYSTem:ERRor?"),
+    idn=r"RIGOL.*,\s*(DS1\d{3}Z|MSO1\d{3}Z)",
+    channels=4, h_divs=12, v_divs=8,
+    timebase_s=(5e-9, 50.0), vscale_v=(1e-3, 10.0),
+    offset_limits=((0.499, 2.0), (10.0, 100.0)),
+    max_rate_hz={1: 1e9, 2: 500e6, 4: 250e6},
+    depths={1: (12_000, 120_000, 1_200_000, 12_000_000, 24_000_000),
+            2: (6_000, 60_000, 600_000, 6_000_000, 12_000_000),
+            4: (3_000, 30_000, 300_000, 3_000_000, 6_000_000)},
+    auto_points={},
+    read_points=250_000, datatype="B", code_range=(0, 255), offset_is_centre=False,
+    setup=(":STOP", ":ACQuire:TYPE NORMal", ":TRIGger:MODE EDGE", ":WAVeform:MODE RAW",
+           ":WAVeform:FORMat BYTE"),
+    channel_on=(":CHANnel{ch}:DISPlay ON", ":CHANnel{ch}:COUPling DC",
+                ":CHANnel{ch}:PROBe {probe:g}", ":CHANnel{ch}:SCALe {scale:g}",
+                ":CHANnel{ch}:OFFSet {offset:g}"),
+    channel_off=(":CHANnel{ch}:DISPlay OFF",),
+    timebase=(":TIMebase:MAIN:SCALe {scale:g}", ":TIMebase:MAIN:OFFSet {position:g}"),
+    depth=":ACQuire:MDEPth {depth:d}",
+    trigger=(":TRIGger:EDGe:SOURce CHANnel{ch}", ":TRIGger:EDGe:SLOPe POSitive",
+             ":TRIGger:EDGe:LEVel {level:g}", ":TRIGger:SWEep SINGle"),
+    single=":SINGle", stop=":STOP",
+    status_query=":TRIGger:STATus?", status=_RIGOL_STATUS,
+    rate_query=":ACQuire:SRATe?",
+    source=(":WAVeform:SOURce CHANnel{ch}",),
+    read_part=(":WAVeform:STARt {first1:d}", ":WAVeform:STOP {last1:d}"),
+    preamble_query=":WAVeform:PREamble?", preamble_binary=False, preamble=rigol_preamble,
+    data_query=":WAVeform:DATA?",
+)
+
+RIGOL_MSO5000 = Dialect(
+    name="rigol-mso5000",
+    families="Rigol MSO5000 (MSO5072, MSO5104, MSO5204, MSO5354)",
+    guide=("RIGOL MSO5000 Series Programming Guide (2019): the same subsystems as the DS1000Z "
+           "row (:CHANnel<n>, :TIMebase[:MAIN]:SCALe/:OFFSet, :ACQuire:MDEPth, :TRIGger:EDGE, "
+           ":TRIGger:STATus?, :SINGle, :WAVeform:MODE RAW/:FORMat BYTE/:STARt/:STOP/:PREamble?/"
+           ":DATA?); 10 horizontal divisions; MDEPth 1k..100M; 250000 BYTE points per read"),
+    idn=r"RIGOL.*,\s*MSO5\d{3}",
+    channels=4, h_divs=10, v_divs=8,
+    timebase_s=(1e-9, 1000.0), vscale_v=(500e-6, 10.0),
+    offset_limits=(),
+    max_rate_hz={1: 8e9, 2: 4e9, 4: 2e9},
+    depths={1: (1_000, 10_000, 100_000, 1_000_000, 10_000_000, 25_000_000, 50_000_000,
+                100_000_000, 200_000_000),
+            2: (1_000, 10_000, 100_000, 1_000_000, 10_000_000, 25_000_000, 50_000_000,
+                100_000_000),
+            4: (1_000, 10_000, 100_000, 1_000_000, 10_000_000, 25_000_000, 50_000_000)},
+    auto_points={},
+    read_points=250_000, datatype="B", code_range=(0, 255), offset_is_centre=False,
+    setup=RIGOL_DS1000Z.setup,
+    channel_on=RIGOL_DS1000Z.channel_on, channel_off=RIGOL_DS1000Z.channel_off,
+    timebase=RIGOL_DS1000Z.timebase, depth=RIGOL_DS1000Z.depth,
+    trigger=RIGOL_DS1000Z.trigger, single=":SINGle", stop=":STOP",
+    status_query=":TRIGger:STATus?", status=_RIGOL_STATUS,
+    rate_query=":ACQuire:SRATe?", source=RIGOL_DS1000Z.source,
+    read_part=RIGOL_DS1000Z.read_part,
+    preamble_query=":WAVeform:PREamble?", preamble_binary=False, preamble=rigol_preamble,
+    data_query=":WAVeform:DATA?",
+)
+
+SIGLENT_SDS = Dialect(
+    name="siglent-sds",
+    families="Siglent SDS2000X Plus / SDS2000X HD / SDS1000X HD / SDS5000X (SDS1000X-E with "
+             "firmware that has the :WAVeform subsystem)",
+    guide=("SIGLENT SDS Series Programming Guide EN11D (Feb 2023): :CHANnel<n>:SWITch/:SCALe/"
+           ":OFFSet/:COUPling/:PROBe VALue; :TIMebase:SCALe/:DELay; :ACQuire:MDEPth, "
+           ":ACQuire:SRATe?; :TRIGger:TYPE EDGE, :TRIGger:EDGE:SOURce/:SLOPe/:LEVel, "
+           ":TRIGger:MODE SINGle/STOP, :TRIGger:STATus? (Arm|Ready|Auto|Trig'd|Stop|Roll); "
+           ":WAVeform:SOURce/:WIDTh BYTE/:STARt/:POINt/:PREamble? (346-byte WAVEDESC)/:DATA? "
+           "(signed codes); 'Read waveform data' example for the scaling"),
+    idn=r"SIGLENT.*,\s*SDS\d",
+    channels=4, h_divs=10, v_divs=8,
+    timebase_s=(1e-9, 1000.0), vscale_v=(500e-6, 10.0),
+    offset_limits=(),
+    max_rate_hz={1: 2e9, 4: 1e9},
+    depths={1: (20_000, 200_000, 2_000_000, 20_000_000, 200_000_000),
+            4: (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)},
+    auto_points={},
+    read_points=5_000_000, datatype="b", code_range=(-128, 127), offset_is_centre=False,
+    setup=(":TRIGger:STOP", ":TRIGger:TYPE EDGE", ":WAVeform:WIDTh BYTE"),
+    channel_on=(":CHANnel{ch}:SWITch ON", ":CHANnel{ch}:COUPling DC",
+                ":CHANnel{ch}:PROBe VALue,{probe:g}", ":CHANnel{ch}:SCALe {scale:g}",
+                ":CHANnel{ch}:OFFSet {offset:g}"),
+    channel_off=(":CHANnel{ch}:SWITch OFF",),
+    timebase=(":TIMebase:SCALe {scale:g}", ":TIMebase:DELay {position:g}"),
+    depth=":ACQuire:MDEPth {depth:d}",
+    trigger=(":TRIGger:EDGE:SOURce C{ch}", ":TRIGger:EDGE:SLOPe RISing",
+             ":TRIGger:EDGE:LEVel {level:g}"),
+    single=":TRIGger:MODE SINGle", stop=":TRIGger:STOP",
+    status_query=":TRIGger:STATus?",
+    status=word_status({"Arm": "stopped", "Ready": "armed", "Trig'd": "triggered",
+                        "Auto": "running", "Roll": "running", "Stop": "done"}),
+    rate_query=":ACQuire:SRATe?",
+    source=(":WAVeform:SOURce C{ch}",),
+    read_part=(":WAVeform:STARt {first0:d}", ":WAVeform:POINt {count:d}"),
+    preamble_query=":WAVeform:PREamble?", preamble_binary=True, preamble=siglent_preamble,
+    data_query=":WAVeform:DATA?",
+)
+
+KEYSIGHT_X = Dialect(
+    name="keysight-x",
+    families="Keysight InfiniiVision X-series (DSOX/MSOX 1000X, 2000X, 3000X/T, 4000X)",
+    guide=("Keysight InfiniiVision 3000 X-Series Programmer's Guide: :CHANnel<n>:DISPlay/"
+           ":SCALe/:OFFSet/:COUPling/:PROBe; :TIMebase:MODE MAIN, :REFerence CENTer, :SCALe, "
+           ":POSition; :ACQuire:TYPE NORMal, :ACQuire:SRATe? (memory depth is set by the scope); "
+           ":TRIGger:MODE EDGE, :TRIGger:EDGE:SOURce/:SLOPe/:LEVel, :TRIGger:SWEep NORMal; "
+           ":SINGle, :STOP; :OPERegister:CONDition? (bit 3 Run, 'Remote Acquisition "
+           "Synchronization'); :WAVeform:SOURce/:FORMat BYTE/:UNSigned/:POINts:MODE RAW/:POINts "
+           "MAXimum/:PREamble?/:DATA?; :SYSTem:ERRor?"),
+    idn=r"(KEYSIGHT|AGILENT).*,\s*[DM]SO-?X\s*\d",
+    channels=4, h_divs=10, v_divs=8,
+    timebase_s=(2e-9, 50.0), vscale_v=(1e-3, 5.0),
+    offset_limits=(),
+    max_rate_hz={2: 5e9, 4: 2.5e9},
+    depths=None,
+    auto_points={2: 4_000_000, 4: 2_000_000},
+    read_points=None, datatype="B", code_range=(0, 255), offset_is_centre=True,
+    setup=(":STOP", ":ACQuire:TYPE NORMal", ":TIMebase:MODE MAIN", ":TIMebase:REFerence CENTer",
+           ":TRIGger:MODE EDGE", ":TRIGger:SWEep NORMal", ":WAVeform:FORMat BYTE",
+           ":WAVeform:UNSigned 1", ":WAVeform:POINts:MODE RAW"),
+    channel_on=(":CHANnel{ch}:DISPlay 1", ":CHANnel{ch}:COUPling DC",
+                ":CHANnel{ch}:PROBe {probe:g}", ":CHANnel{ch}:SCALe {scale:g}",
+                ":CHANnel{ch}:OFFSet {offset:g}"),
+    channel_off=(":CHANnel{ch}:DISPlay 0",),
+    timebase=(":TIMebase:SCALe {scale:g}", ":TIMebase:POSition {position:g}"),
+    depth=None,
+    trigger=(":TRIGger:EDGE:SOURce CHANnel{ch}", ":TRIGger:EDGE:SLOPe POSitive",
+             ":TRIGger:EDGE:LEVel {level:g}"),
+    single=":SINGle", stop=":STOP",
+    status_query=":OPERegister:CONDition?", status=run_bit_status,
+    rate_query=":ACQuire:SRATe?",
+    source=(":WAVeform:SOURce CHANnel{ch}", ":WAVeform:POINts MAXimum"),
+    read_part=(),
+    preamble_query=":WAVeform:PREamble?", preamble_binary=False, preamble=keysight_preamble,
+    data_query=":WAVeform:DATA?",
+)
+
+DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (RIGOL_DS1000Z, RIGOL_MSO5000,
+                                                         SIGLENT_SDS, KEYSIGHT_X)}
+
+
+def dialect_for_idn(idn: str) -> Dialect | None:
+    """The row whose ``idn`` pattern matches an ``*IDN?`` reply, if any."""
+    return next((d for d in DIALECTS.values() if d.matches(idn)), None)

@@ -1,0 +1,363 @@
+"""An oscilloscope as an :class:`~energyrig.instruments.base.Acquisition` (a single-shot recorder).
+
+Three layers:
+
+* **transport**: a PyVISA session, by default through the pure-Python ``pyvisa-py`` backend
+  (``pyvisa.ResourceManager("@py")``), on the resource string the fixture gives;
+* **protocol**: the family's :class:`~energyrig.instruments.scope.dialects.Dialect` row and
+  the pure functions of :mod:`energyrig.instruments.scope.protocol`;
+* **processing**: :func:`to_chunk`, numpy over whole downloaded waveforms.
+
+Per measurement::
+
+    with Scope(ScopeSettings("TCPIP::192.168.1.50::INSTR")) as scope:
+        scope.arm(pre_s=0.02, window_s=0.004, post_s=0.005)   # setup, :SINGle, wait armed
+        ...                                                    # the DUT runs its batch
+        capture = scope.collect(timeout_s=5.0)                 # wait, download, scale
+
+``arm`` sets the channels, the timebase and memory depth so that ``pre + margin·window +
+post`` fits, a rising-edge single-shot trigger on the trigger channel, and waits until the
+scope reports it is armed and has had ``pre_s`` to fill its pre-trigger memory. ``collect``
+polls the trigger status until the acquisition is complete, downloads each channel as IEEE
+488.2 definite-length binary blocks (``query_binary_values``, in parts where the family
+limits a read) with the preamble's scaling, and returns one chunk: current = shunt volts /
+R, supply = supply − shunt volts (or the constant supply), trigger = trigger volts > level.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyvisa
+import pyvisa.errors
+
+from energyrig.capture import Chunk
+from energyrig.errors import InstrumentError
+from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
+from energyrig.instruments.scope import protocol
+from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
+from energyrig.instruments.scope.protocol import RecordPlan, ScopeSettings, Vertical
+
+log = logging.getLogger(__name__)
+
+#: Interval between trigger status polls, s.
+POLL_S = 0.01
+#: The record's samples were taken below the asked-for sample rate (window too long).
+LOW_SAMPLE_RATE = "low_sample_rate"
+
+_VISA_ERRORS = (pyvisa.errors.Error, OSError, ValueError)
+
+
+def open_session(settings: ScopeSettings) -> tuple[pyvisa.ResourceManager, Any]:
+    """Open the PyVISA session of ``settings.resource`` (terminations and timeout set).
+
+    Raises
+    ------
+    InstrumentError
+        The backend is missing or the resource does not open; the message says which.
+    """
+    try:
+        rm = pyvisa.ResourceManager(settings.visa_library)
+    except _VISA_ERRORS as exc:
+        raise InstrumentError(f"VISA backend {settings.visa_library!r} not available ({exc}); "
+                              "install pyvisa-py or name another visa_library") from exc
+    try:
+        inst = rm.open_resource(settings.resource, timeout=int(settings.timeout_s * 1000),
+                                read_termination="\n", write_termination="\n")
+    except _VISA_ERRORS as exc:
+        rm.close()
+        raise InstrumentError(f"scope {settings.resource}: does not open ({exc}); check the "
+                              "address, that the scope is on the network/USB and not held by "
+                              "another program") from exc
+    return rm, inst
+
+
+def to_chunk(settings: ScopeSettings, volts: dict[str, npt.NDArray[np.float64]],
+             clipped: npt.NDArray[np.bool_], period_s: float) -> Chunk:
+    """One chunk from the channels' volts (keys ``shunt``, ``trigger``, optional ``supply``)."""
+    shunt = volts["shunt"]
+    current = shunt * settings.amperes_per_volt
+    voltage: npt.NDArray[np.float64] | float
+    if "supply" not in volts:
+        voltage = settings.supply_v
+    elif settings.voltage_minus_shunt:
+        voltage = volts["supply"] - shunt
+    else:
+        voltage = volts["supply"]
+    logic = (volts["trigger"] > settings.level_v).astype(np.uint8)
+    return Chunk(start_index=0, period_s=period_s, current_a=current, voltage_v=voltage,
+                 logic=logic, saturated=clipped)
+
+
+class Scope(AcquisitionBase):
+    """An oscilloscope on a VISA resource, measuring by the shunt method.
+
+    Parameters
+    ----------
+    settings:
+        Resource, dialect, channel mapping, shunt and scales (:class:`ScopeSettings`).
+    """
+
+    def __init__(self, settings: ScopeSettings) -> None:
+        self.settings = settings
+        self.dialect: Dialect | None = DIALECTS.get(settings.dialect)
+        if self.dialect is None and settings.dialect != "auto":
+            raise InstrumentError(f"scope {settings.resource}: unknown dialect "
+                                  f"{settings.dialect!r} (known: auto, {', '.join(DIALECTS)})")
+        self.idn = ""
+        self._rm: pyvisa.ResourceManager | None = None
+        self._inst: Any = None
+        self._verticals: tuple[Vertical, ...] = ()
+        self._plan: RecordPlan | None = None
+        self._armed_at = 0.0
+
+    @property
+    def source(self) -> str:
+        return f"scope:{self.settings.resource}"
+
+    # -- transport -------------------------------------------------------------------------
+    def _io(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._inst is None:
+            raise InstrumentError(f"{self.source}: not started (use `with Scope(...)`)")
+        try:
+            return call(*args, **kwargs)
+        except pyvisa.errors.VisaIOError as exc:
+            raise InstrumentError(f"{self.source}: no answer to {what} ({exc.description})") \
+                from exc
+        except _VISA_ERRORS as exc:
+            raise InstrumentError(f"{self.source}: {what} failed ({exc})") from exc
+
+    def write(self, command: str) -> None:
+        self._io(command, self._inst.write, command)
+
+    def query(self, command: str) -> str:
+        return str(self._io(command, self._inst.query, command)).strip()
+
+    def query_block(self, command: str, datatype: str) -> npt.NDArray[np.generic]:
+        """A binary block reply as a numpy array (IEEE 488.2 definite length)."""
+        return self._io(command, self._inst.query_binary_values, command, datatype=datatype,
+                        container=np.ndarray, header_fmt="ieee", expect_termination=True)
+
+    def _check_errors(self, after: str) -> None:
+        assert self.dialect is not None
+        reply = self.query(self.dialect.error_query)
+        code = reply.split(",", 1)[0].strip()
+        try:
+            failed = int(float(code)) != 0
+        except ValueError:
+            failed = True
+        if failed:
+            raise InstrumentError(f"{self.source}: the scope refused a command {after}: "
+                                  f"{reply} (is the dialect {self.dialect.name!r} right?)")
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Open the session, identify the scope, set acquisition mode and unused channels off.
+
+        Raises
+        ------
+        InstrumentError
+            The scope does not open or answer, answers as another family than the fixture's
+            ``dialect``, or refuses the setup.
+        """
+        if self._inst is not None:
+            return
+        self._rm, self._inst = open_session(self.settings)
+        try:
+            self.idn = self.query("*IDN?")
+            found = dialect_for_idn(self.idn)
+            if self.dialect is None:
+                if found is None:
+                    raise InstrumentError(f"{self.source}: no dialect for {self.idn!r}; set "
+                                          f"dialect to one of {', '.join(DIALECTS)}")
+                self.dialect = found
+            elif not self.dialect.matches(self.idn):
+                raise InstrumentError(f"{self.source}: answers {self.idn!r}, not a "
+                                      f"{self.dialect.families} (fixture dialect "
+                                      f"{self.dialect.name!r})")
+            self.write("*CLS")
+            for command in protocol.setup_commands(self.dialect, self.settings):
+                self.write(command)
+            self._verticals = protocol.verticals(self.dialect, self.settings)
+            self._check_errors("during setup")
+        except BaseException:
+            self.stop()
+            raise
+        log.info("scope %s: %s (%s)", self.settings.resource, self.idn, self.dialect.name)
+
+    def stop(self) -> None:
+        """Stop the acquisition and close the session. Safe to call twice."""
+        inst, rm = self._inst, self._rm
+        self._inst = self._rm = None
+        self._plan = None
+        if inst is not None:
+            try:
+                if self.dialect is not None:
+                    inst.write(self.dialect.stop)
+            except _VISA_ERRORS as exc:
+                log.warning("%s: could not stop the acquisition at close (%s)", self.source, exc)
+            finally:
+                inst.close()
+        if rm is not None:
+            rm.close()
+
+    # -- measurement -----------------------------------------------------------------------
+    @property
+    def n_channels(self) -> int:
+        return len(self.settings.roles())
+
+    def max_window_s(self, pre_s: float, post_s: float) -> float:
+        """Longest expected window recorded at ``sample_rate_hz`` or faster, s (for
+        ``--batch auto``; longer windows are recorded at a lower rate and flagged)."""
+        dialect = self._require_dialect()
+        return protocol.max_window_s(dialect, self.n_channels, self.settings.sample_rate_hz,
+                                     pre_s, post_s, self.settings.window_margin)
+
+    def _require_dialect(self) -> Dialect:
+        if self.dialect is None:
+            raise InstrumentError(f"{self.source}: dialect 'auto' is known only after start()")
+        return self.dialect
+
+    def _status(self) -> State:
+        dialect = self._require_dialect()
+        reply = self.query(dialect.status_query)
+        try:
+            return dialect.status(reply)
+        except ValueError as exc:
+            raise InstrumentError(f"{self.source}: {dialect.status_query} answered {reply!r}") \
+                from exc
+
+    def _wait(self, wanted: State, deadline: float, what: str) -> None:
+        last: State | None = None
+        while True:
+            last = self._status()
+            if last == wanted:
+                return
+            if time.monotonic() > deadline:
+                raise InstrumentError(f"{self.source}: {what} (status {last!r})")
+            time.sleep(POLL_S)
+
+    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
+        """Set up one record holding ``pre + margin·window + post`` and arm a single trigger.
+
+        Returns once the scope reports armed and ``pre_s`` has passed since (its pre-trigger
+        memory is full), so the DUT may run.
+        """
+        req = ArmRequest(pre_s, window_s, post_s)
+        dialect = self._require_dialect()
+        plan = protocol.plan_record(dialect, self.n_channels, self.settings.sample_rate_hz,
+                                    req.pre_s, req.window_s, req.post_s,
+                                    self.settings.window_margin)
+        commands = protocol.arm_commands(dialect, self.settings, plan, self._verticals)
+        for command in commands[:-1]:
+            self.write(command)
+        self._check_errors("while arming")
+        self.write(commands[-1])
+        self._armed_at = time.monotonic()
+        self._wait("armed", self._armed_at + self.settings.arm_timeout_s,
+                   f"not armed {self.settings.arm_timeout_s:g} s after {commands[-1]}")
+        self._plan = plan
+        fill = self._armed_at + req.pre_s - time.monotonic()
+        if fill > 0:
+            time.sleep(fill)
+
+    def collect(self, timeout_s: float) -> RecordedCapture:
+        """Wait for the single acquisition, download and scale it.
+
+        The wait lasts ``timeout_s`` beyond the end of the planned record.
+
+        Raises
+        ------
+        InstrumentError
+            No trigger (trigger probe or level wrong, DUT did not run), the record did not
+            complete, or the download failed.
+        """
+        if self._plan is None:
+            raise InstrumentError(f"{self.source}: collect() without arm()")
+        plan, self._plan = self._plan, None
+        deadline = max(time.monotonic(), self._armed_at + plan.total_s) + timeout_s
+        try:
+            self._wait("done", deadline, f"acquisition not complete {timeout_s:g} s after "
+                       f"the record's end (no trigger on CH{self.settings.trigger}? check the "
+                       f"trigger probe and level {self.settings.level_v:g} V)")
+        except InstrumentError:
+            self.write(self._require_dialect().stop)
+            raise
+        capture = self._download()
+        flags: tuple[str, ...] = ()
+        if plan.rate_hz < self.settings.sample_rate_hz * 0.9999:
+            flags = (LOW_SAMPLE_RATE,)
+        return RecordedCapture(self.source, (capture,), trigger_bit=0, flags=flags)
+
+    def read_channel(self, channel: int) -> tuple[Scaling, npt.NDArray[np.generic]]:
+        """The stopped scope's record of ``channel``: its scaling and raw codes."""
+        dialect = self._require_dialect()
+        for command in dialect.source:
+            self.write(command.format(ch=channel))
+        if dialect.preamble_binary:
+            raw = self.query_block(dialect.preamble_query, "B")
+            preamble: str | bytes = np.asarray(raw, dtype=np.uint8).tobytes()
+        else:
+            preamble = self.query(dialect.preamble_query)
+        try:
+            scaling = dialect.preamble(preamble)
+        except (ValueError, IndexError) as exc:
+            raise InstrumentError(f"{self.source}: CH{channel} preamble {preamble!r:.80} is not "
+                                  f"a {dialect.name} preamble ({exc})") from exc
+        parts = []
+        for commands, count in protocol.read_parts(dialect, scaling.points):
+            for command in commands:
+                self.write(command)
+            block = self.query_block(dialect.data_query, dialect.datatype)
+            if len(block) != count:
+                raise InstrumentError(f"{self.source}: CH{channel} sent {len(block)} points "
+                                      f"where {count} were due")
+            parts.append(block)
+        return scaling, np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def _download(self) -> Chunk:
+        dialect = self._require_dialect()
+        volts: dict[str, npt.NDArray[np.float64]] = {}
+        clipped: npt.NDArray[np.bool_] | None = None
+        period = None
+        lo, hi = dialect.code_range
+        for role, (channel, _) in self.settings.roles().items():
+            scaling, codes = self.read_channel(channel)
+            if period is None:
+                period = scaling.x_increment_s
+            elif not np.isclose(period, scaling.x_increment_s, rtol=1e-9):
+                raise InstrumentError(f"{self.source}: CH{channel} sample interval "
+                                      f"{scaling.x_increment_s:g} s differs from {period:g} s")
+            volts[role] = scaling.volts(codes)
+            if role != "trigger":
+                edge = (codes == lo) | (codes == hi)
+                clipped = edge if clipped is None else clipped | edge
+        lengths = {len(v) for v in volts.values()}
+        if len(lengths) != 1 or period is None or not period > 0:
+            raise InstrumentError(f"{self.source}: channels of one record differ in length "
+                                  f"({sorted(lengths)}) or sample interval ({period})")
+        assert clipped is not None
+        if clipped.any():
+            log.warning("%s: %d samples at the end of the vertical range; raise max_current_a "
+                        "or check supply_v", self.source, int(clipped.sum()))
+        return to_chunk(self.settings, volts, clipped, float(period))
+
+    def describe(self) -> dict[str, Any]:
+        """Identity and settings for the run manifest."""
+        s = self.settings
+        out: dict[str, Any] = {
+            "kind": "scope", "resource": s.resource, "idn": self.idn,
+            "dialect": self.dialect.name if self.dialect else s.dialect,
+            "sample_rate_hz": s.sample_rate_hz, "channels": {r: c for r, (c, _) in
+                                                             s.roles().items()},
+            "shunt_ohms": s.shunt_ohms, "current_scale_a_per_v": s.current_scale_a_per_v,
+            "voltage_minus_shunt": s.voltage_minus_shunt, "supply_v": s.supply_v,
+            "verticals": [{"channel": v.channel, "scale_v": v.scale_v, "offset_v": v.offset_v,
+                           "probe": v.probe} for v in self._verticals],
+        }
+        if self.dialect is not None:
+            out["guide"] = self.dialect.guide
+        return out

@@ -1,0 +1,673 @@
+"""An emulated SCPI oscilloscope on a loopback TCP port (a VISA ``SOCKET`` resource).
+
+:class:`ScopeEmulator` listens on ``127.0.0.1:<port>`` and answers SCPI, one command per
+line, as a Rigol DS1000Z (``rigol-ds1000z``) or a Keysight InfiniiVision X-series
+(``keysight-x``) does: the commands of their rows in
+:data:`energyrig.instruments.scope.dialects.DIALECTS` (long and short forms, any case),
+their preambles, their status replies and their IEEE 488.2 binary blocks. Unknown headers
+and illegal values go to the error queue (``:SYSTem:ERRor?``) as on the real scopes.
+
+The bench it emulates is the published shunt method: a 1 Ω (``shunt_ohms``) shunt in series
+with the board, CH1 on the supply side of the shunt, CH2 across it, CH3 on the trigger GPIO.
+The board's current comes from the same :class:`~energyrig.instruments.sim.power.PowerModel`
+and virtual :class:`~energyrig.instruments.sim.wire.TriggerWire` as the PPK2 emulator; the
+bench supply regulates the board's rail through sense leads, so the board sees ``supply_v``
+and CH1 reads ``supply_v + i·R`` (then ``CH1 − CH2`` is the board's supply exactly and the
+truth log's ``supply_v · ∫i`` is the energy the board drew).
+
+An acquisition is what a real scope does: ``:SINGle`` arms; the scope needs its pre-trigger
+time of samples before it accepts a trigger; the first rising edge of the trigger channel
+after that (the wire's edge times, CLOCK_MONOTONIC) triggers; the record (memory depth at the
+rate the timebase gives, ``depth / (divisions × s/div)``, limited by the family's top rate) is
+complete once its last sample time has passed plus ``latency_s`` (so late wire edges still
+count). Then every displayed channel is rendered: model current at each sample time, the
+channel's signal, white ADC noise of ``adc_noise_lsb`` codes rms and 8-bit quantisation at the
+channel's V/div and offset, clipped to the code range. Each record writes a ``stream`` line
+to the truth log (``t0_ns`` = its first sample, ``period_ns`` = its sample interval) before
+the windows inside it, so the bench matches a window to its truth as with the PPK2.
+
+Run it in its own process::
+
+    python -m energyrig.instruments.sim.scope --wire /tmp/er.wire --truth truth.jsonl
+
+prints the VISA resource (``TCPIP::127.0.0.1::<port>::SOCKET``) on its first stdout line and
+serves until SIGTERM/SIGINT.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from energyrig.instruments.base import OpenCloseBase
+from energyrig.instruments.scope.dialects import DIALECTS, Dialect, steps_125
+from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
+from energyrig.instruments.sim.truth import TruthRecorder
+from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
+
+log = logging.getLogger(__name__)
+
+Reply = str | bytes | None
+
+
+@dataclass
+class Channel:
+    """Vertical state of one channel (volts at the probe tip)."""
+
+    display: bool = False
+    scale_v: float = 1.0
+    offset_v: float = 0.0
+    probe: float = 1.0
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How a family turns volts into codes and describes them in its preamble."""
+
+    codes_per_div: float
+    block_digits: int
+    #: (volts_per_code, zero_code_before_offset, yorigin, yref) for a channel
+    scaling: Callable[[Channel, float], tuple[float, float, float, float]]
+    preamble: Callable[[int, float, float, float, float, float], str]
+
+
+def _rigol_scaling(ch: Channel, per_div: float) -> tuple[float, float, float, float]:
+    yinc = ch.scale_v / per_div
+    yorigin = float(round(ch.offset_v / yinc))
+    return yinc, yorigin + 127.0, yorigin, 127.0
+
+
+def _keysight_scaling(ch: Channel, per_div: float) -> tuple[float, float, float, float]:
+    yinc = ch.scale_v / per_div
+    return yinc, 128.0 - ch.offset_v / yinc, ch.offset_v, 128.0
+
+
+def _rigol_preamble(points: int, xinc: float, xorigin: float, yinc: float, yorigin: float,
+                    yref: float) -> str:
+    return f"0,2,{points},1,{xinc:.6e},{xorigin:.6e},0,{yinc:.6e},{int(yorigin)},{int(yref)}"
+
+
+def _keysight_preamble(points: int, xinc: float, xorigin: float, yinc: float, yorigin: float,
+                       yref: float) -> str:
+    return (f"+0,+0,+{points},+1,{xinc:+.9E},{xorigin:+.9E},+0,{yinc:+.9E},{yorigin:+.9E},"
+            f"+{int(yref)}")
+
+
+@dataclass
+class State:
+    """Everything a command can set or query."""
+
+    channels: dict[int, Channel] = field(default_factory=dict)
+    timebase_s: float = 1e-3
+    position_s: float = 0.0
+    depth: int | None = None
+    trigger_ch: int = 1
+    trigger_level_v: float = 0.0
+    trigger_slope: str = "POS"
+    acq: str = "stopped"          # stopped | running | armed | triggered | done
+    wav_source: int = 1
+    wav_start: int = 1
+    wav_stop: int = 1
+    wav_format: str = "BYTE"
+    errors: list[str] = field(default_factory=list)
+
+
+class ScopeEmulator(OpenCloseBase):
+    """A SCPI oscilloscope on loopback TCP, driven by a power model and the trigger wire.
+
+    Parameters
+    ----------
+    model:
+        The board's current and the measurement noise (``noise_a``).
+    dialect:
+        ``"rigol-ds1000z"`` or ``"keysight-x"``.
+    wire:
+        Trigger wire socket to bind, or ``None`` (edges only from :meth:`inject_edges`).
+    truth:
+        Truth log (JSONL) to write, or ``None``.
+    shunt_ohms:
+        The shunt between supply and board, Ω.
+    adc_noise_lsb:
+        White noise of the scope's front end and ADC, codes rms.
+    latency_s:
+        How long after a record's last sample the acquisition completes, s.
+    port:
+        TCP port on 127.0.0.1 (0: any free one).
+    seed:
+        Seed of the noise.
+    """
+
+    SUPPLY_CH, SHUNT_CH, TRIGGER_CH = 1, 2, 3
+
+    def __init__(self, model: PowerModel, *, dialect: str = "rigol-ds1000z",
+                 wire: str | os.PathLike[str] | None = None,
+                 truth: str | os.PathLike[str] | None = None, shunt_ohms: float = 1.0,
+                 adc_noise_lsb: float = 0.5, latency_s: float = 0.05, port: int = 0,
+                 seed: int = 0) -> None:
+        if dialect not in EMULATED:
+            raise ValueError(f"scope emulator speaks {', '.join(EMULATED)}, not {dialect!r}")
+        self.model = model
+        self.dialect: Dialect = DIALECTS[dialect]
+        self.encoding = EMULATED[dialect]
+        self.shunt_ohms = shunt_ohms
+        self.adc_noise_lsb = adc_noise_lsb
+        self.latency_ns = int(latency_s * 1e9)
+        self.port = port
+        self.commands: list[str] = []
+        self._wire = TriggerWire(wire) if wire is not None else None
+        self._truth = TruthRecorder(truth) if truth is not None else None
+        self._rng = np.random.default_rng(seed)
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._server: socket.socket | None = None
+        self._injected: list[EdgeArray] = []
+        self._edges: EdgeArray = NO_EDGES
+        self._handlers = _compile(self.dialect.name)
+        self._reset()
+
+    # -- state -----------------------------------------------------------------------------
+    def _reset(self) -> None:
+        self.state = State(channels={n: Channel(display=n == 1)
+                                     for n in range(1, self.dialect.channels + 1)})
+        self._record: dict[int, npt.NDArray[np.uint8]] = {}
+        self._record_x: tuple[float, float] = (0.0, 0.0)   # (x increment, x origin)
+        self._armed_ns = 0
+        self._t0_ns = 0
+        self._t_end_ns = 0
+        self._rendered_end_ns = 0
+
+    @property
+    def resource(self) -> str:
+        """The VISA resource string of this emulator."""
+        return f"TCPIP::127.0.0.1::{self.port}::SOCKET"
+
+    def _n_on(self) -> int:
+        return max(1, sum(c.display for c in self.state.channels.values()))
+
+    def _screen_s(self) -> float:
+        return self.state.timebase_s * self.dialect.h_divs
+
+    def sample_rate(self) -> tuple[float, int]:
+        """(rate Sa/s, points) of a record with the current settings."""
+        screen = self._screen_s()
+        max_rate = self.dialect.rate_limit(self._n_on())
+        if self.dialect.depths is not None:
+            depth = self.state.depth or self.dialect.depth_choices(self._n_on())[0]
+            rate = min(max_rate, depth / screen)
+        else:
+            points = self.dialect.depth_choices(self._n_on())[0]
+            limit = min(max_rate, points / screen)
+            rate = max(r for r in steps_125(1.0, max_rate) if r <= limit * 1.0001)
+        return rate, int(round(rate * screen))
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def open(self) -> str:
+        """Listen, bind the wire, start serving; returns the VISA resource string."""
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", self.port))
+        server.listen(4)
+        server.settimeout(0.1)
+        self._server = server
+        self.port = server.getsockname()[1]
+        if self._wire is not None:
+            self._wire.open()
+        self._stop.clear()
+        for target, name in ((self._accept, "scope-accept"), (self._tick_loop, "scope-acq")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        log.info("scope emulator (%s) on %s", self.dialect.name, self.resource)
+        return self.resource
+
+    def close(self) -> None:
+        """Stop serving, close the wire and the truth log."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        if self._wire is not None:
+            self._wire.close()
+        if self._truth is not None:
+            self._truth.close()
+
+    def inject_edges(self, edges: EdgeArray) -> None:
+        """Add edges as if they came from the wire."""
+        with self._lock:
+            self._injected.append(edges)
+
+    # -- network ---------------------------------------------------------------------------
+    def _accept(self) -> None:
+        assert self._server is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            thread = threading.Thread(target=self._serve, args=(conn,), name="scope-client",
+                                      daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.settimeout(0.1)
+        buf = b""
+        with conn:
+            while not self._stop.is_set():
+                try:
+                    data = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                if not data:
+                    return
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    reply = self.execute(line.decode("ascii", "replace").strip())
+                    if reply is not None:
+                        out = reply if isinstance(reply, bytes) else reply.encode("ascii")
+                        try:
+                            conn.sendall(out + b"\n")
+                        except OSError:
+                            return
+
+    # -- commands --------------------------------------------------------------------------
+    def execute(self, line: str) -> Reply:
+        """Run one program message (commands separated by ``;``); the last query's reply."""
+        reply: Reply = None
+        for command in filter(None, (c.strip() for c in line.split(";"))):
+            self.commands.append(command)
+            header, _, arg = command.partition(" ")
+            with self._lock:
+                for pattern, handler in self._handlers:
+                    m = pattern.fullmatch(header)
+                    if m is not None:
+                        try:
+                            out = handler(self, [int(g) for g in m.groups() if g], arg.strip())
+                        except (ValueError, KeyError, IndexError) as exc:
+                            self._error(-224, f"Illegal parameter value; {command}: {exc}")
+                            out = None
+                        reply = out if out is not None else reply
+                        break
+                else:
+                    self._error(-113, f"Undefined header; {command}")
+        return reply
+
+    def _error(self, code: int, text: str) -> None:
+        log.warning("scope emulator: %d %s", code, text)
+        self.state.errors.append(f'{code},"{text}"')
+
+    # -- acquisition -----------------------------------------------------------------------
+    def arm(self) -> None:
+        self._record = {}
+        self.state.acq = "armed"
+        self._armed_ns = time.monotonic_ns()
+
+    def _pre_ns(self) -> int:
+        return int(round((self._screen_s() / 2 - self.state.position_s) * 1e9))
+
+    def _tick_loop(self) -> None:
+        while not self._stop.wait(0.002):
+            with self._lock:
+                self._tick()
+
+    def _tick(self) -> None:
+        new = [self._wire.drain()] if self._wire is not None else []
+        new += self._injected
+        self._injected = []
+        new = [e for e in new if len(e)]
+        edges = np.concatenate(new) if new else NO_EDGES
+        if len(edges):
+            merged = np.concatenate([self._edges, edges])
+            self._edges = merged[np.argsort(merged["t_ns"], kind="stable")]
+        if self.state.acq == "armed" and len(edges):
+            self._trigger(edges)
+        if self._truth is not None and len(edges):
+            t = edges["t_ns"].astype(np.int64)
+            late = (t <= self._rendered_end_ns) & (t >= self._t0_ns)
+            self._truth.feed(edges, self.model, self.model.supply_v, True, late)
+        if self.state.acq == "triggered" and time.monotonic_ns() >= self._t_end_ns + self.latency_ns:
+            self._render()
+
+    def _trigger(self, edges: EdgeArray) -> None:
+        """Trigger on the first rising edge after the pre-trigger memory filled."""
+        if (self.state.trigger_ch != self.TRIGGER_CH
+                or not 0.0 < self.state.trigger_level_v < self.model.supply_v):
+            return  # only CH3 carries the GPIO, swinging 0 .. supply_v
+        pre_ns = self._pre_ns()
+        t = edges["t_ns"].astype(np.int64)
+        ok = (edges["level"] == 1) & (t >= self._armed_ns + pre_ns)
+        if not ok.any():
+            return
+        t_rise = int(t[np.argmax(ok)])
+        rate, points = self.sample_rate()
+        self._t0_ns = t_rise - pre_ns
+        self._t_end_ns = self._t0_ns + int(points / rate * 1e9)
+        self._record_x = (1.0 / rate, -pre_ns * 1e-9)
+        self.state.acq = "triggered"
+        if self._truth is not None:
+            self._truth.stream_started(self._t0_ns, int(round(1e9 / rate)), self.model.supply_v,
+                                       self.model)
+
+    def _render(self) -> None:
+        rate, points = self.sample_rate()
+        t_ns = self._t0_ns + np.rint(np.arange(points) * (1e9 / rate)).astype(np.int64)
+        edges = self._edges
+        current = measured_current(self.model, t_ns, edges, self._rng)
+        signals = {self.SUPPLY_CH: self.model.supply_v + current * self.shunt_ohms,
+                   self.SHUNT_CH: current * self.shunt_ohms,
+                   self.TRIGGER_CH: logic_level(t_ns, edges) * self.model.supply_v}
+        lo, hi = self.dialect.code_range
+        for n, ch in self.state.channels.items():
+            if not ch.display:
+                continue
+            yinc, zero, _, _ = self.encoding.scaling(ch, self.encoding.codes_per_div)
+            volts = signals.get(n, np.zeros(points))
+            codes = volts / yinc + zero + self._rng.normal(0.0, self.adc_noise_lsb, points)
+            self._record[n] = np.clip(np.rint(codes), lo, hi).astype(np.uint8)
+        self._rendered_end_ns = int(t_ns[-1])
+        keep = max(0, int(np.searchsorted(edges["t_ns"].astype(np.int64), t_ns[-1])) - 1)
+        self._edges = edges[keep:]
+        self.state.acq = "done"
+
+    # -- waveform replies ------------------------------------------------------------------
+    def block(self, data: bytes) -> bytes:
+        digits = self.encoding.block_digits
+        return b"#" + str(digits).encode() + f"{len(data):0{digits}d}".encode() + data
+
+    def preamble(self) -> str:
+        n = self.state.wav_source
+        codes = self._record.get(n)
+        if codes is None:
+            raise ValueError(f"no record of CH{n}")
+        yinc, _, yorigin, yref = self.encoding.scaling(self.state.channels[n],
+                                                       self.encoding.codes_per_div)
+        xinc, xorigin = self._record_x
+        return self.encoding.preamble(len(codes), xinc, xorigin, yinc, yorigin, yref)
+
+    def data(self) -> bytes:
+        if self.state.acq not in ("done", "stopped"):
+            raise ValueError("waveform memory is read with the scope stopped")
+        codes = self._record.get(self.state.wav_source)
+        if codes is None:
+            raise ValueError(f"no record of CH{self.state.wav_source}")
+        limit = self.dialect.read_points
+        if limit is None:
+            return self.block(codes.tobytes())
+        first, last = self.state.wav_start, min(self.state.wav_stop, len(codes))
+        if not 1 <= first <= last or last - first + 1 > limit:
+            raise ValueError(f"points {first}..{last} (at most {limit} per read)")
+        return self.block(codes[first - 1:last].tobytes())
+
+
+# -- the command tables ---------------------------------------------------------------------
+Handler = Callable[[ScopeEmulator, list[int], str], Reply]
+
+
+def _node(text: str) -> str:
+    """``CHANnel<n>`` -> a regex accepting ``CHAN1``/``channel1`` (short or long form)."""
+    suffix = text.endswith("<n>")
+    word = text[:-3] if suffix else text
+    short = "".join(c for c in word if c.isupper() or c.isdigit() or c == "*")
+    forms = sorted({re.escape(short), re.escape(word.upper())}, key=len, reverse=True)
+    return "(?:" + "|".join(forms) + ")" + (r"(\d+)" if suffix else "")
+
+
+def _pattern(notation: str) -> re.Pattern[str]:
+    query = notation.endswith("?")
+    body = notation.rstrip("?")
+    lead = body.startswith(":")
+    nodes = [n for n in body.split(":") if n]
+    regex = (":?" if lead or not body.startswith("*") else "") + ":".join(_node(n) for n in nodes)
+    return re.compile(regex + (r"\?" if query else ""), re.IGNORECASE)
+
+
+def _ch(arg: str) -> int:
+    m = re.fullmatch(r"(?:CHAN(?:NEL)?|C)(\d)", arg.strip(), re.IGNORECASE)
+    if m is None:
+        raise ValueError(f"not a channel: {arg!r}")
+    return int(m.group(1))
+
+
+def _onoff(arg: str) -> bool:
+    word = arg.strip().upper()
+    if word not in ("ON", "OFF", "1", "0"):
+        raise ValueError(f"not ON/OFF: {arg!r}")
+    return word in ("ON", "1")
+
+
+def _set_chan(attr: str, parse: Callable[[str], object]) -> Handler:
+    def handler(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+        setattr(emu.state.channels[n[0]], attr, parse(arg))
+        return None
+    return handler
+
+
+def _get_chan(attr: str) -> Handler:
+    def handler(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+        value = getattr(emu.state.channels[n[0]], attr)
+        return str(int(value)) if isinstance(value, bool) else f"{value:.6e}"
+    return handler
+
+
+def _set(attr: str, parse: Callable[[str], object]) -> Handler:
+    def handler(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+        setattr(emu.state, attr, parse(arg))
+        return None
+    return handler
+
+
+def _get(attr: str) -> Handler:
+    def handler(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+        return f"{getattr(emu.state, attr):.6e}"
+    return handler
+
+
+def _accept(choices: tuple[str, ...]) -> Handler:
+    """A setting the emulator accepts only with the value(s) the rig uses."""
+    allowed = {c.upper() for c in choices}
+
+    def handler(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+        if arg.strip().upper() not in allowed:
+            raise ValueError(f"{arg!r} not emulated (only {', '.join(choices)})")
+        return None
+    return handler
+
+
+def _depth(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    depth = int(float(arg))
+    allowed = emu.dialect.depth_choices(emu._n_on())
+    if depth not in allowed:
+        raise ValueError(f"depth {depth} not in {allowed} with {emu._n_on()} channels on")
+    emu.state.depth = depth
+    return None
+
+
+def _single(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    emu.arm()
+    return None
+
+
+def _stop(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    if emu.state.acq != "done":
+        emu.state.acq = "stopped"
+    return None
+
+
+def _run(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    emu.state.acq = "running"
+    return None
+
+
+def _rigol_status(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    return {"stopped": "STOP", "done": "STOP", "running": "RUN", "armed": "WAIT",
+            "triggered": "TD"}[emu.state.acq]
+
+
+def _oper_condition(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    return "+8" if emu.state.acq in ("armed", "triggered", "running") else "+0"
+
+
+def _error_query(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    if emu.state.errors:
+        return emu.state.errors.pop(0)
+    return '0,"No error"' if emu.dialect.name.startswith("rigol") else '+0,"No error"'
+
+
+def _idn(text: str) -> Handler:
+    return lambda emu, n, arg: text
+
+
+def _rst(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    emu._reset()
+    return None
+
+
+def _cls(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    emu.state.errors.clear()
+    return None
+
+
+def _srate(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    return f"{emu.sample_rate()[0]:.6e}"
+
+
+def _wav_points(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    if arg.strip().upper() not in ("MAX", "MAXIMUM"):
+        int(arg)
+    return None
+
+
+_COMMON: tuple[tuple[str, Handler], ...] = (
+    ("*RST", _rst), ("*CLS", _cls), ("*OPC?", lambda emu, n, arg: "1"),
+    (":SYSTem:ERRor?", _error_query), (":SYSTem:ERRor:NEXT?", _error_query),
+    (":STOP", _stop), (":RUN", _run), (":SINGle", _single),
+    (":CHANnel<n>:DISPlay", _set_chan("display", _onoff)),
+    (":CHANnel<n>:DISPlay?", _get_chan("display")),
+    (":CHANnel<n>:SCALe", _set_chan("scale_v", float)),
+    (":CHANnel<n>:SCALe?", _get_chan("scale_v")),
+    (":CHANnel<n>:OFFSet", _set_chan("offset_v", float)),
+    (":CHANnel<n>:OFFSet?", _get_chan("offset_v")),
+    (":CHANnel<n>:PROBe", _set_chan("probe", float)),
+    (":CHANnel<n>:COUPling", _accept(("DC",))),
+    (":ACQuire:TYPE", _accept(("NORM", "NORMAL"))),
+    (":ACQuire:SRATe?", _srate),
+    (":TRIGger:MODE", _accept(("EDGE",))),
+    (":WAVeform:SOURce", _set("wav_source", _ch)),
+    (":WAVeform:FORMat", _accept(("BYTE",))),
+    (":WAVeform:PREamble?", lambda emu, n, arg: emu.preamble()),
+    (":WAVeform:DATA?", lambda emu, n, arg: emu.data()),
+)
+
+#: Headers of each emulated family (their rows' commands, as in the dialect table's guides).
+_TABLES: dict[str, tuple[tuple[str, Handler], ...]] = {
+    "rigol-ds1000z": (
+        ("*IDN?", _idn("RIGOL TECHNOLOGIES,DS1104Z,DS1ZA000000000,00.04.04.SP4")),
+        (":TIMebase:MAIN:SCALe", _set("timebase_s", float)),
+        (":TIMebase:SCALe", _set("timebase_s", float)),
+        (":TIMebase:MAIN:SCALe?", _get("timebase_s")),
+        (":TIMebase:MAIN:OFFSet", _set("position_s", float)),
+        (":TIMebase:OFFSet", _set("position_s", float)),
+        (":TIMebase:MAIN:OFFSet?", _get("position_s")),
+        (":ACQuire:MDEPth", _depth),
+        (":TRIGger:EDGe:SOURce", _set("trigger_ch", _ch)),
+        (":TRIGger:EDGe:SLOPe", _accept(("POS", "POSITIVE"))),
+        (":TRIGger:EDGe:LEVel", _set("trigger_level_v", float)),
+        (":TRIGger:SWEep", _accept(("SING", "SINGLE"))),
+        (":TRIGger:STATus?", _rigol_status),
+        (":WAVeform:MODE", _accept(("RAW",))),
+        (":WAVeform:STARt", _set("wav_start", int)),
+        (":WAVeform:STOP", _set("wav_stop", int)),
+    ),
+    "keysight-x": (
+        ("*IDN?", _idn("KEYSIGHT TECHNOLOGIES,DSOX3034T,MY00000000,07.50.2021102830")),
+        (":TIMebase:MODE", _accept(("MAIN",))),
+        (":TIMebase:REFerence", _accept(("CENT", "CENTER"))),
+        (":TIMebase:SCALe", _set("timebase_s", float)),
+        (":TIMebase:SCALe?", _get("timebase_s")),
+        (":TIMebase:POSition", _set("position_s", float)),
+        (":TIMebase:POSition?", _get("position_s")),
+        (":TRIGger:EDGE:SOURce", _set("trigger_ch", _ch)),
+        (":TRIGger:EDGE:SLOPe", _accept(("POS", "POSITIVE"))),
+        (":TRIGger:EDGE:LEVel", _set("trigger_level_v", float)),
+        (":TRIGger:SWEep", _accept(("NORM", "NORMAL"))),
+        (":OPERegister:CONDition?", _oper_condition),
+        (":WAVeform:UNSigned", _accept(("1", "ON"))),
+        (":WAVeform:POINts:MODE", _accept(("RAW",))),
+        (":WAVeform:POINts", _wav_points),
+    ),
+}
+
+EMULATED: dict[str, Encoding] = {
+    "rigol-ds1000z": Encoding(codes_per_div=25.0, block_digits=9, scaling=_rigol_scaling,
+                              preamble=_rigol_preamble),
+    "keysight-x": Encoding(codes_per_div=32.0, block_digits=8, scaling=_keysight_scaling,
+                           preamble=_keysight_preamble),
+}
+
+
+def _compile(dialect: str) -> list[tuple[re.Pattern[str], Handler]]:
+    return [(_pattern(notation), handler) for notation, handler in _COMMON + _TABLES[dialect]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: serve until SIGTERM or SIGINT."""
+    parser = argparse.ArgumentParser(
+        prog="python -m energyrig.instruments.sim.scope",
+        description="Emulated SCPI oscilloscope on loopback TCP (shunt method: CH1 supply, "
+                    "CH2 across the shunt, CH3 trigger), driven by a power model and the "
+                    "virtual trigger wire. Prints the VISA resource on the first stdout line.")
+    parser.add_argument("--dialect", choices=sorted(EMULATED), default="rigol-ds1000z")
+    parser.add_argument("--wire", type=Path, help="trigger wire socket to bind")
+    parser.add_argument("--truth", type=Path, help="truth log (JSONL) to write")
+    parser.add_argument("--model", default="{}", help="power model as JSON (PowerModel fields)")
+    parser.add_argument("--shunt-ohms", type=float, default=1.0, help="shunt, ohm")
+    parser.add_argument("--adc-noise-lsb", type=float, default=0.5,
+                        help="front-end noise, codes rms (default: %(default)s)")
+    parser.add_argument("--latency-s", type=float, default=0.05,
+                        help="acquisition completes this long after its last sample")
+    parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free one)")
+    parser.add_argument("--seed", type=int, default=0, help="noise seed")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        model = PowerModel.from_dict(json.loads(args.model))
+    except (ValueError, TypeError) as exc:
+        parser.error(f"--model: {exc}")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with ScopeEmulator(model, dialect=args.dialect, wire=args.wire, truth=args.truth,
+                       shunt_ohms=args.shunt_ohms, adc_noise_lsb=args.adc_noise_lsb,
+                       latency_s=args.latency_s, port=args.port, seed=args.seed) as emu:
+        print(emu.resource, flush=True)
+        while not stop.wait(0.2):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

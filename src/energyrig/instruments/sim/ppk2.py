@@ -411,14 +411,18 @@ class EmulatorProcess:
         More command-line options (``["--latency-s", "0.05"]``).
     start_timeout_s:
         How long to wait for the pty path.
+    module:
+        The emulator module to run; any with the same command line and first stdout line
+        (``energyrig.instruments.sim.scope`` prints a VISA resource instead of a pty path).
 
     Use as a context manager; :attr:`port` is the pty path once entered.
     """
 
     def __init__(self, model: PowerModel, wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
-                 start_timeout_s: float = 10.0) -> None:
-        self.argv = [sys.executable, "-m", "energyrig.instruments.sim.ppk2",
+                 start_timeout_s: float = 10.0,
+                 module: str = "energyrig.instruments.sim.ppk2") -> None:
+        self.argv = [sys.executable, "-m", module,
                      "--model", json.dumps(model.as_dict())]
         if wire is not None:
             self.argv += ["--wire", os.fspath(wire)]
@@ -442,7 +446,7 @@ class EmulatorProcess:
         if not line:
             code = self._proc.poll()
             self.__exit__(None, None, None)
-            raise InstrumentError(f"PPK2 emulator did not start within {self.start_timeout_s} s "
+            raise InstrumentError(f"emulator did not start within {self.start_timeout_s} s "
                                   f"(exit code {code}; its errors are above): "
                                   f"{' '.join(self.argv)}")
         self.port = line
@@ -457,7 +461,7 @@ class EmulatorProcess:
         try:
             self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            log.error("PPK2 emulator (pid %d) ignored SIGTERM; killing it", self._proc.pid)
+            log.error("emulator (pid %d) ignored SIGTERM; killing it", self._proc.pid)
             self._proc.kill()
             self._proc.wait()
         if self._proc.stdout is not None:

@@ -28,11 +28,13 @@ def _print_dry_run(d: DryRun, fixture: Fixture, console: Console) -> None:
     configs = len({p.key.rsplit("|rep=", 1)[0] for p in e.points})
     console.print(f"plan [bold]{d.plan.title}[/] ({d.plan.path}) on fixture "
                   f"{fixture.name or fixture.path} — seed {e.seed}")
+    reps = d.plan.repetitions
     console.print(f"[bold]{len(e.points)}[/] points to measure ({configs} configurations × "
-                  f"{d.plan.repetitions} repetitions), {len(e.skipped)} combinations skipped")
+                  f"{reps} repetition{'s' if reps > 1 else ''}), {len(e.skipped)} "
+                  "combinations skipped")
     a = d.plan.adaptive
     console.print(f"windows per point: {a.min_windows}..{a.max_windows}, until the 95 % CI of "
-                  f"{a.metric} is within ±{a.ci_target:.3g} of the mean")
+                  f"{a.metric} is within ±{a.ci_target * 100:.3g} % of the mean")
     console.print(f"estimated duration: {format_duration(d.min_s)} .. "
                   f"{format_duration(d.max_s)} (about {d.window_s:.2f} s per window; ops "
                   "slower than a window take longer)")

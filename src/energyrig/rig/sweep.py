@@ -19,8 +19,8 @@ What the executor guarantees:
 - each point takes windows until the 95 % CI half-width of the plan's metric is under its
   target fraction of the mean, between ``min_windows`` and ``max_windows``.
 
-The executor drives a :class:`SweepBench`: prepare a point once, then measure one window at a
-time. :func:`open_bench` adapts :class:`energyrig.rig.bench.Bench` to it.
+The executor drives a :class:`SweepBench` (:class:`energyrig.rig.bench.Bench`, or anything
+that prepares a point once and then measures one window at a time).
 """
 from __future__ import annotations
 
@@ -29,12 +29,11 @@ import logging
 import shutil
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ContextManager, Protocol
+from typing import Any, ContextManager, Protocol
 
 import numpy as np
 from rich.console import Console
@@ -50,9 +49,6 @@ from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import (Expansion, Plan, Target, estimate_duration_s, expand,
                                 plan_from_record)
 
-if TYPE_CHECKING:
-    from energyrig.rig.bench import Bench
-
 log = logging.getLogger(__name__)
 
 # Errors that fail one point (recorded with the reason) rather than the sweep.
@@ -64,16 +60,20 @@ class PreparedPoint(Protocol):
 
     @property
     def batch_n(self) -> int:
-        """Operations per window."""
+        """Operations per window. It may grow after a window (the bench found the window
+        too short); windows measured before belong to the smaller batch and are dropped."""
         ...
 
-    def measure_window(self) -> Window:
+    def window(self) -> Window:
         """Run one batch inside one trigger window and return the window's figures."""
         ...
 
 
 class SweepBench(Protocol):
-    """What the executor needs of an open bench."""
+    """What the executor needs of an open bench (:class:`energyrig.rig.bench.Bench` is one).
+
+    The calibration recorded in the run is the bench's ``calibration`` attribute when it
+    has one (id and figures)."""
 
     @property
     def board(self) -> str:
@@ -85,17 +85,12 @@ class SweepBench(Protocol):
         """The firmware's ``hello`` reply."""
         ...
 
-    @property
-    def calibration(self) -> Mapping[str, Any] | None:
-        """The calibration in use (id and figures), or None when uncalibrated."""
-        ...
-
     def ops(self) -> Sequence[OpInfo]:
         """The firmware's catalogue."""
         ...
 
-    def prepare(self, point: Point, batch: int | None) -> PreparedPoint:
-        """Prepare ``point`` outside any window; ``batch`` None lets the bench choose.
+    def prepare(self, point: Point, *, batch_n: int | None = None) -> PreparedPoint:
+        """Prepare ``point`` outside any window; ``batch_n`` None lets the bench choose.
 
         Raises DutError (self-test failure, no answer), InstrumentError or CaptureError."""
         ...
@@ -104,79 +99,11 @@ class SweepBench(Protocol):
 BenchFactory = Callable[[Fixture], ContextManager[SweepBench]]
 
 
-@contextlib.contextmanager
-def open_bench(fixture: Fixture) -> Iterator[SweepBench]:
-    """The real bench of ``fixture`` (:class:`energyrig.rig.bench.Bench`) as a
-    :class:`SweepBench`."""
+def open_bench(fixture: Fixture) -> ContextManager[SweepBench]:
+    """The real bench of ``fixture``: :class:`energyrig.rig.bench.Bench`."""
     from energyrig.rig.bench import Bench  # the bench pulls in instruments and emulators
 
-    with Bench(fixture) as bench:
-        yield _BenchAdapter(bench)
-
-
-class _BenchAdapter:
-    """:class:`energyrig.rig.bench.Bench` one window at a time.
-
-    ``Bench.measure`` measures a fixed number of windows in one call; the adaptive rule and
-    Ctrl-C need them one by one, so this drives the same steps (prep, auto batch, window)
-    through the bench's own helpers.
-    """
-
-    def __init__(self, bench: Bench) -> None:
-        self.bench = bench
-
-    @property
-    def board(self) -> str:
-        return self.bench.board
-
-    @property
-    def hello(self) -> Mapping[str, Any]:
-        return self.bench.hello
-
-    @property
-    def calibration(self) -> Mapping[str, Any] | None:
-        return getattr(self.bench, "calibration", None)
-
-    def ops(self) -> Sequence[OpInfo]:
-        return self.bench.ops()
-
-    def prepare(self, point: Point, batch: int | None) -> PreparedPoint:
-        from energyrig.rig.dut import DutRefused
-
-        bench = self.bench
-        dut = bench.dut
-        if dut is None:
-            raise RuntimeError("the bench is not open")
-        try:
-            dut.prep(point.op, key_bits=point.key_bits, payload_bytes=point.payload_bytes,
-                     curve=point.curve, backend=point.backend,
-                     timeout_s=bench.fixture.measure.probe_timeout_s)
-        except DutRefused as exc:
-            if exc.reply.get("selftest") == "fail":
-                raise DutError(f"{point.op}: self-test failed") from exc
-            raise
-        per_op_s: float | None = None
-        if batch is None:
-            batch, per_op_s = bench._auto_batch(dut)
-            # Let the stream pass the probe windows before the first armed window.
-            time.sleep(bench._stream_lag_s())
-        return _BenchPoint(bench, batch, per_op_s)
-
-
-@dataclass
-class _BenchPoint:
-    """A prepared point on :class:`energyrig.rig.bench.Bench`."""
-
-    bench: Bench
-    batch_n: int
-    per_op_s: float | None
-
-    def measure_window(self) -> Window:
-        assert self.bench.dut is not None
-        expected = None if self.per_op_s is None else self.per_op_s * self.batch_n
-        row, elapsed_s = self.bench._window(self.bench.dut, self.batch_n, expected)
-        self.per_op_s = elapsed_s / self.batch_n
-        return row
+    return Bench(fixture)
 
 
 # --- stopping -----------------------------------------------------------------------------
@@ -215,7 +142,7 @@ class StopRequest:
                        "(press Ctrl-C again to abort now)")
             if console is not None:
                 console.print(f"[yellow]{message}[/]")
-            log.warning(message)
+            log.info(message)
 
         previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -273,20 +200,25 @@ def measure_point(bench: SweepBench, point: Point, plan: Plan, stop: StopRequest
     """
     outcome = PointOutcome(point, "ok")
     try:
-        prepared = bench.prepare(point, None if plan.batch == "auto" else plan.batch)
+        prepared = bench.prepare(point, batch_n=None if plan.batch == "auto" else plan.batch)
         outcome.batch_n = prepared.batch_n
         while not enough_windows(outcome.windows, plan):
             if stop:
                 outcome.status = "interrupted"
                 return outcome
-            outcome.windows.append(prepared.measure_window())
+            window = prepared.window()
+            if prepared.batch_n != outcome.batch_n:  # measured with the smaller batch
+                outcome.windows.clear()
+                outcome.batch_n = prepared.batch_n
+            outcome.windows.append(window)
             on_window(len(outcome.windows))
     except POINT_ERRORS as exc:
         # Ctrl-C in a terminal also reaches the DUT and emulator processes: an error after a
         # stop request is the stop's doing, not the point's.
         outcome.status = "interrupted" if stop else "failed"
         outcome.reason = str(exc)
-        log.warning("point %s failed: %s", point.key, exc)
+        log.log(logging.INFO if stop else logging.WARNING, "point %s %s: %s", point.key,
+                outcome.status, exc)
     return outcome
 
 
@@ -420,7 +352,8 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
 
     def writer_for(bench: SweepBench, expansion: Expansion) -> RunWriter:
         return RunWriter.create(run_dir, plan=plan.record(), fixture=_fixture_record(fixture),
-                                firmware=dict(bench.hello), calibration=bench.calibration,
+                                firmware=dict(bench.hello),
+                                calibration=getattr(bench, "calibration", None),
                                 seed=expansion.seed)
 
     return _run(run_dir, writer_for, plan, fixture, bench_factory, console, stop)

@@ -1,0 +1,412 @@
+"""The sweep executor: adaptive windows, failed points, stops between windows and exact
+resume, first against a scripted bench (to place failures and stops precisely), then as a real
+`rig sweep` process on the simulated bench, killed mid-run and resumed."""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+import pytest
+from rich.console import Console
+
+from energyrig.errors import DutError, InstrumentError
+from energyrig.fixtures import load_fixture
+from energyrig.fixtures.schema import Fixture
+from energyrig.results import Point, RunWriter, Window, load
+from energyrig.rig.dut import OpInfo
+from energyrig.rig.plan import Plan, Target, expand, load_plan
+from energyrig.rig.sweep import (StopRequest, enough_windows, read_target, resume_sweep,
+                                 start_sweep)
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / "fixtures" / "sim.toml"
+CATALOGUE = (
+    OpInfo("sha256", "hash", "software", payload=(1, 4096, 1)),
+    OpInfo("md5", "hash", "software", payload=(1, 4096, 1)),
+    OpInfo("aes-ecb-encrypt", "symmetric", "software", key_bits=(128, 256),
+           payload=(16, 4096, 16)),
+    OpInfo("broken", "hash", "software", payload=(1, 4096, 1)),
+    OpInfo("hangs", "hash", "software", payload=(1, 4096, 1)),
+    OpInfo("grows", "hash", "software", payload=(1, 4096, 1)),
+)
+
+
+@dataclass
+class Prepared:
+    """Windows of a scripted point: energy = 1 µJ per op times (1 + noise)."""
+
+    bench: ScriptedBench
+    point: Point
+    batch_n: int
+    rng: np.random.Generator
+    n: int = 0
+
+    def window(self) -> Window:
+        self.n += 1
+        self.bench.windows += 1
+        if self.bench.stop_after is not None and self.bench.windows == self.bench.stop_after:
+            assert self.bench.stop is not None
+            self.bench.stop.set("test")
+        if self.point.op == "hangs" and self.n == 2:
+            raise DutError("DUT /dev/pts/9 did not answer 'run n=10' within 5 s")
+        if self.point.op == "grows" and self.n == 2:
+            self.batch_n *= 2                      # the bench found the window too short
+        noise = self.bench.noise.get(self.point.op, 0.0)
+        energy = self.batch_n * 1e-6 * (1 + noise * self.rng.standard_normal())
+        t0 = float(self.bench.windows)
+        return Window(start_s=t0, end_s=t0 + 0.01, samples=1000, energy_j=energy,
+                      baseline_w=1e-6, cycles=1000 * self.batch_n)
+
+
+@dataclass
+class ScriptedBench:
+    """A :class:`energyrig.rig.sweep.SweepBench` whose windows and failures are scripted."""
+
+    noise: dict[str, float] = field(default_factory=dict)
+    stop: StopRequest | None = None
+    stop_after: int | None = None
+    prepared: list[str] = field(default_factory=list)
+    windows: int = 0
+    board: str = "bench"
+    hello: Mapping[str, Any] = field(default_factory=lambda: {"board": "bench", "build": "t"})
+    calibration: Mapping[str, Any] | None = None
+
+    def ops(self) -> Sequence[OpInfo]:
+        return CATALOGUE
+
+    def prepare(self, point: Point, *, batch_n: int | None = None) -> Prepared:
+        self.prepared.append(point.key)
+        if point.op == "broken":
+            raise DutError("broken: self-test failed")
+        return Prepared(self, point, batch_n or 10, np.random.default_rng(len(self.prepared)))
+
+
+def factory(bench: ScriptedBench):
+    @contextlib.contextmanager
+    def open_bench(fixture: Fixture) -> Iterator[ScriptedBench]:
+        yield bench
+    return open_bench
+
+
+def make_plan(tmp_path: Path, body: str, head: str = "") -> Plan:
+    path = tmp_path / "plan.toml"
+    path.write_text(f"seed = 7\n{head}\n{textwrap.dedent(body)}", encoding="utf-8")
+    return load_plan(path)
+
+
+QUIET = Console(stderr=True, quiet=True)
+HASHES = """
+    [adaptive]
+    min_windows = 3
+    max_windows = 8
+    [factors]
+    op = ["sha256", "md5"]
+    payload_bytes = [16, 64, 256]
+    """
+
+
+def run(tmp_path: Path, plan: Plan, bench: ScriptedBench, **kw: Any):
+    return start_sweep(plan, tmp_path / "run", fixture=load_fixture(SIM),
+                       bench_factory=factory(bench), console=QUIET, **kw)
+
+
+# --- the adaptive rule --------------------------------------------------------------------
+
+def test_windows_stop_when_the_interval_is_narrow(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, HASHES)
+    bench = ScriptedBench(noise={"sha256": 1e-4, "md5": 0.3})
+    outcome = run(tmp_path, plan, bench)
+    assert outcome.complete and outcome.measured == 6
+    pts = load(tmp_path / "run").points
+    assert set(pts.loc[pts["op"] == "sha256", "n_windows"]) == {3}   # ±0.01 %: at the minimum
+    assert set(pts.loc[pts["op"] == "md5", "n_windows"]) == {8}      # ±30 %: at the maximum
+
+
+def test_windows_of_a_smaller_batch_are_dropped(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, "[factors]\nop = ['grows']\npayload_bytes = [8]",
+                     head="batch = 7\n[adaptive]\nmin_windows = 3\nmax_windows = 3")
+    run(tmp_path, plan, ScriptedBench())
+    stored = load(tmp_path / "run")
+    assert stored.points["batch_n"].tolist() == [14]
+    assert stored.windows["batch_n"].tolist() == [14, 14, 14]
+    assert stored.windows["energy_j"].to_numpy() == pytest.approx(14e-6)
+
+
+def test_enough_windows_follows_the_t_interval(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, "[factors]\nop = ['md5']",
+                     head="[adaptive]\nci_target = 0.01\nmin_windows = 2\nmax_windows = 50")
+
+    def windows(values: list[float]) -> list[Window]:
+        return [Window(0.0, 1.0, 100, v, 0.0) for v in values]
+
+    # mean 1, s = 0.01, n = 4: half-width = t(0.975, 3) * 0.01 / 2 = 0.0159 > 1 %
+    four = [1 - 0.01 * np.sqrt(0.75), 1 + 0.01 * np.sqrt(0.75)] * 2
+    assert np.std(four, ddof=1) == pytest.approx(0.01)
+    assert not enough_windows(windows(four), plan)
+    # n = 8, same s: t(0.975, 7) * 0.01 / sqrt(8) = 0.0084 <= 1 %
+    assert enough_windows(windows(four * 2), plan)
+    assert not enough_windows(windows([1.0]), plan)
+    assert enough_windows(windows([1.0, 2.0] * 25), plan)           # max_windows
+
+
+# --- failures and skips -------------------------------------------------------------------
+
+def test_failed_points_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, """
+        [adaptive]
+        min_windows = 3
+        max_windows = 3
+        [factors]
+        op = ["broken", "hangs", "sha256", "aes-ecb-encrypt", "nope"]
+        key_bits = [128, 512]
+        payload_bytes = [64, 100]
+        """)
+    bench = ScriptedBench()
+    outcome = run(tmp_path, plan, bench)
+    assert (outcome.measured, outcome.failed, outcome.complete) == (3, 4, True)
+    pts = load(tmp_path / "run").points.set_index("op")
+    failed = pts[pts["status"] == "failed"]
+    assert set(failed.index) == {"broken", "hangs"}
+    assert set(failed.loc["broken", "reason"]) == {"broken: self-test failed"}
+    assert set(failed.loc["hangs", "n_windows"]) == {1}     # the window before the hang is kept
+    assert "did not answer" in failed.loc["hangs", "reason"].iloc[0]
+    skipped = pts[pts["status"] == "skipped"]
+    assert len(skipped) == outcome.skipped == 3 + 1    # aes: 3 of 4 (key, size); nope
+    assert "not in the firmware's catalogue" in skipped.loc["nope", "reason"]
+    run_ = load(tmp_path / "run")
+    assert run_.manifest["ended_at"] is not None and run_.manifest["seed"] == 7
+    assert run_.manifest["plan"]["factors"][0]["op"][0] == "broken"
+    assert run_.manifest["fixture"]["path"] == str(SIM)
+    assert run_.manifest["firmware"] == {"board": "bench", "build": "t"}
+
+
+def test_an_error_after_a_stop_request_is_not_a_failed_point(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, "[factors]\nop = ['hangs']\npayload_bytes = [8]")
+    stop = StopRequest()
+    bench = ScriptedBench(stop=stop, stop_after=2)   # Ctrl-C also killed the DUT process
+    outcome = run(tmp_path, plan, bench, stop=stop)
+    assert (outcome.failed, outcome.remaining, outcome.stopped) == (0, 1, "test")
+    assert len(load(tmp_path / "run").points) == 0
+
+
+# --- stop and resume ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("stop_after", [1, 5, 11, 17])
+def test_a_stop_between_windows_then_resume_measures_each_point_once(
+        tmp_path: Path, stop_after: int) -> None:
+    plan = make_plan(tmp_path, HASHES, head="repetitions = 2")
+    expected = {p.key for p in expand(plan, Target.from_dut({}, CATALOGUE, "bench")).points}
+    stop = StopRequest()
+    first = ScriptedBench(stop=stop, stop_after=stop_after)
+    outcome = run(tmp_path, plan, first, stop=stop)
+    assert not outcome.complete and outcome.stopped == "test"
+    stored = load(tmp_path / "run")
+    # Points are 3 windows each (no noise): the point in progress at the stop is dropped.
+    assert len(stored.points) == (stop_after - 1) // 3 == outcome.measured
+    assert stored.in_progress
+    assert outcome.remaining == len(expected) - outcome.measured
+
+    second = ScriptedBench()
+    again = resume_sweep(tmp_path / "run", fixture=load_fixture(SIM),
+                         bench_factory=factory(second), console=QUIET)
+    assert again.complete and again.already_done == outcome.measured
+    assert set(second.prepared).isdisjoint(set(stored.points["point_key"]))
+    final = load(tmp_path / "run")
+    assert set(final.points["point_key"]) == expected
+    assert len(final.points) == len(expected)
+    assert final.windows.groupby("point_key").size().eq(3).all()
+    assert not final.in_progress and len(final.manifest["resumed_at"]) == 1
+    # the order of the first execution is kept by the resume
+    order = [k for k in first.prepared[:-1]] + second.prepared
+    assert order == [p.key for p in expand(plan, Target.from_dut({}, CATALOGUE, "bench")).points]
+
+
+def test_resume_of_a_finished_run_measures_nothing(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, HASHES)
+    run(tmp_path, plan, ScriptedBench())
+    bench = ScriptedBench()
+    again = resume_sweep(tmp_path / "run", fixture=load_fixture(SIM),
+                         bench_factory=factory(bench), console=QUIET)
+    assert again.complete and again.measured == 0 and bench.prepared == []
+
+
+def test_cooldown_is_interrupted_by_a_stop(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, HASHES, head="cooldown_s = 30")
+    stop = StopRequest()
+    bench = ScriptedBench(stop=stop, stop_after=3)   # the last window of the first point
+    t0 = time.monotonic()
+    outcome = run(tmp_path, plan, bench, stop=stop)
+    assert time.monotonic() - t0 < 10
+    assert outcome.measured == 1 and outcome.remaining == 5
+
+
+def test_overwrite_replaces_a_run_and_refuses_a_live_one(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, HASHES)
+    run(tmp_path, plan, ScriptedBench())
+    from energyrig.results import RunError
+    with pytest.raises(RunError, match="already holds a run"):
+        run(tmp_path, plan, ScriptedBench())
+    outcome = run(tmp_path, plan, ScriptedBench(noise={"md5": 0.3}), overwrite=True)
+    assert outcome.measured == 6
+    assert set(load(tmp_path / "run").points.query("op == 'md5'")["n_windows"]) == {8}
+    with RunWriter.resume(tmp_path / "run"):
+        with pytest.raises(RunError, match="another sweep"):
+            run(tmp_path, plan, ScriptedBench(), overwrite=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(RunError, match="not a run directory"):
+        start_sweep(plan, tmp_path / "other", fixture=load_fixture(SIM),
+                    bench_factory=factory(ScriptedBench()), console=QUIET, overwrite=True)
+    assert (tmp_path / "other" / "notes.txt").exists()
+
+
+# --- a real sweep process on the simulated bench ------------------------------------------
+
+KILL_PLAN = """
+seed = 11
+fixture = "{fixture}"
+[adaptive]
+min_windows = 2
+max_windows = 2
+[factors]
+op = ["sha256", "md5", "aes-ecb-encrypt", "rc4"]
+key_bits = [128]
+payload_bytes = [64, 256]
+"""
+
+
+def _rig(*args: str) -> list[str]:
+    return [sys.executable, "-m", "energyrig.cli.app", *args]
+
+
+WIDE = {**os.environ, "COLUMNS": "200"}   # rich wraps its messages at the terminal's width
+
+
+def _wait_for_parts(run_dir: Path, n: int, proc: subprocess.Popen, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        parts = run_dir / "parts"
+        if parts.is_dir() and sum(1 for p in parts.iterdir()
+                                  if not p.name.startswith(".")) >= n:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {n} points stored in {timeout_s} s")
+
+
+@pytest.fixture()
+def sim_plan(tmp_path: Path) -> tuple[Path, set[str]]:
+    path = tmp_path / "kill.toml"
+    path.write_text(KILL_PLAN.format(fixture=SIM), encoding="utf-8")
+    plan = load_plan(path)
+    expected = {p.key for p in expand(plan, read_target(load_fixture(SIM))).points}
+    return path, expected
+
+
+def _check_complete(run_dir: Path, expected: set[str]) -> None:
+    final = load(run_dir)
+    assert sorted(final.points["point_key"]) == sorted(expected)
+    assert (final.points["status"] == "ok").all(), final.points[["op", "reason"]]
+    assert final.windows.groupby("point_key").size().eq(2).all()
+    assert len(final.windows) == 2 * len(expected)
+    assert not final.in_progress
+
+
+def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
+        tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
+    plan_path, expected = sim_plan
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                            env=WIDE)
+    children: list[psutil.Process] = []
+    try:
+        _wait_for_parts(run_dir, 3, proc, timeout_s=120)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        proc.kill()                                   # a crash: no clean-up at all
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        # the DUT and the emulator lost their parent (and hold its pipes): this test's to stop
+        for child in children:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.terminate()
+        psutil.wait_procs(children, timeout=10)
+        proc.communicate(timeout=30)
+    before = load(run_dir)
+    assert before.in_progress and 3 <= len(before.points) < len(expected)
+    written = dict(zip(before.points["point_key"], before.points["written_at"]))
+
+    done = subprocess.run(_rig("sweep", "--resume", str(run_dir)), capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300, env=WIDE)
+    assert done.returncode == 0, done.stderr
+    assert f"{len(expected) - len(written)} points measured" in done.stderr
+    _check_complete(run_dir, expected)
+    after = load(run_dir).points.set_index("point_key")["written_at"]
+    assert all(after[k] == t for k, t in written.items())      # stored points untouched
+
+
+def test_ctrl_c_stops_between_windows_and_the_run_resumes(
+        tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
+    plan_path, expected = sim_plan
+    run_dir = tmp_path / "run"
+    # Ctrl-C in a terminal signals the whole foreground process group: the DUT and the
+    # emulator die with it, in the middle of a window.
+    proc = subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, env=WIDE, start_new_session=True)
+    try:
+        _wait_for_parts(run_dir, 2, proc, timeout_s=120)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert children
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "stopping after the current window" in err
+    assert "0 failed" in err                # the window the DUT's death cut is no failure
+    assert f"rig sweep --resume {run_dir}" in err
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
+    stopped = load(run_dir)
+    assert stopped.in_progress and 2 <= len(stopped.points) < len(expected)
+    assert not (run_dir / "parts").exists() or not any(
+        p.name.startswith(".tmp") for p in (run_dir / "parts").iterdir())
+
+    done = subprocess.run(_rig("sweep", "--resume", str(run_dir)), capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300, env=WIDE)
+    assert done.returncode == 0, done.stderr
+    _check_complete(run_dir, expected)
+
+
+def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:
+    out = subprocess.run(_rig("sweep", str(ROOT / "plans" / "public-key.toml"), "--dry-run"),
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120, env=WIDE)
+    assert out.returncode == 0, out.stderr
+    assert "66 points to measure (33 configurations × 2 repetitions), 6 combinations skipped" \
+        in out.stdout
+    assert "rsa-keygen: key_bits=8192 not allowed (allowed: 1024, 2048, 3072, 4096)" in out.stdout
+    assert "estimated duration:" in out.stdout
+    assert not (tmp_path / "runs").exists()
+
+
+def test_cli_errors_name_the_plan_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[factors]\nop = ['md5']\nkeybits = [128]\n")
+    out = subprocess.run(_rig("sweep", str(bad), "--dry-run"), capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120, env=WIDE)
+    assert out.returncode == 2
+    assert f"rig: error: {bad}: factors.0.keybits: unknown field (misspelt?)" in out.stderr

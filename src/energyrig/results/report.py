@@ -220,20 +220,17 @@ def auto_comparisons(points: pd.DataFrame) -> list[tuple[dict[str, Any], dict[st
         refs = _references(str(family), fam)
         for _, row in fam.iterrows():
             ref = _reference_row(row, refs)
-            if ref is None or all(_same(row[c], ref[c]) for c in algo):
+            if ref is None or all(_none(row[c]) == _none(ref[c]) for c in algo):
                 continue
             pairs.append(({c: _none(row[c]) for c in algo}, {c: _none(ref[c]) for c in algo}))
     return pairs
 
 
 def _none(value: Any) -> Any:
+    """A table cell as a plain Python value, None where missing."""
     if pd.isna(value):
         return None
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _same(a: Any, b: Any) -> bool:
-    return (pd.isna(a) and pd.isna(b)) or a == b
 
 
 def comparisons(points: pd.DataFrame, pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]]

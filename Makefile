@@ -8,8 +8,11 @@ RIG := $(VENV)/bin/rig
 PY := $(VENV)/bin/python
 HOST_BUILD := build/host
 
+# runs/quick is replaced on each `make run` (rig sweep --overwrite says so).
 run: deps firmware-host
-	$(RIG) analyze tests/data/synthetic-capture.csv --batch 1000
+	$(RIG) sweep plans/quick.toml --out runs/quick --overwrite
+	$(RIG) report runs/quick
+	@echo "open runs/quick/report/report.html (the run's tables: runs/quick/*.parquet)"
 
 test: deps firmware-host
 	ctest --test-dir $(HOST_BUILD) --output-on-failure

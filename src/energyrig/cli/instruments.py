@@ -1,0 +1,90 @@
+"""``rig instruments`` (what is attached) and ``rig instruments check`` (does a fixture answer).
+
+A thin layer over :mod:`energyrig.instruments.discovery`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from energyrig.instruments.discovery import SOURCES, check_fixture, find_instruments
+
+_LIST_HELP = """List the power instruments this host can reach.
+
+Searches serial ports for PPK2s (USB product 'PPK2'), VISA resources through pyvisa-py
+(oscilloscopes on USBTMC/LAN; LAN discovery needs the scope to answer VXI-11/mDNS), and
+sigrok devices (sigrok-cli --scan; its 'demo' device is always listed). Each row shows the
+lines to put in a fixture's [instrument] table. A scope on a raw socket is not discoverable:
+write its resource yourself, e.g. TCPIP::192.168.1.50::5025::SOCKET.
+"""
+
+_CHECK_HELP = """Open each part of a fixture and say which does not answer, and why.
+
+The instrument is opened and identified (a scope answers *IDN? and its dialect is checked;
+a PPK2 sends its calibration; a sigrok device answers a scan); a DUT on a serial port must
+answer 'hello'. On a simulated fixture the whole bench is started (emulator + host DUT).
+Exit code 1 when a part fails, 2 when the fixture itself is malformed.
+"""
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(help="Find instruments and check a fixture's instruments answer.",
+                      no_args_is_help=False)
+    app.add_typer(sub, name="instruments")
+
+    @sub.callback(invoke_without_command=True, help=_LIST_HELP)
+    def instruments(
+        ctx: typer.Context,
+        source: Optional[list[str]] = typer.Option(
+            None, "--source", "-s",
+            help=f"Search only these ({', '.join(SOURCES)}); repeat for several."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        if ctx.invoked_subcommand is not None:
+            return
+        sources = tuple(source or SOURCES)
+        unknown = [s for s in sources if s not in SOURCES]
+        if unknown:
+            raise typer.BadParameter(f"unknown source {unknown[0]!r} "
+                                     f"(known: {', '.join(SOURCES)})", param_hint="--source")
+        found, problems = find_instruments(sources)
+        if as_json:
+            typer.echo(json.dumps({"found": [f.as_dict() for f in found],
+                                   "problems": problems}, indent=2))
+            return
+        console = Console()
+        table = Table(title="instruments found")
+        for column in ("kind", "address", "description", "fixture [instrument]"):
+            table.add_column(column)
+        for f in found:
+            table.add_row(f.kind, f.address, f.description, f.fixture)
+        console.print(table if found else "no instruments found")
+        for name, problem in problems.items():
+            console.print(f"[yellow]{name}: not searched: {problem}[/yellow]")
+
+    @sub.command("check", help=_CHECK_HELP)
+    def check(
+        fixture: Optional[Path] = typer.Option(
+            None, "--fixture", "-f", help="Fixture TOML (default: $ENERGYRIG_FIXTURE or "
+                                          "fixtures/sim.toml)."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        checks = check_fixture(None if fixture is None else str(fixture))
+        if as_json:
+            typer.echo(json.dumps([c.as_dict() for c in checks], indent=2))
+        else:
+            console = Console()
+            table = Table(title=f"fixture {fixture or 'default'}")
+            for column in ("part", "target", "answers", "detail"):
+                table.add_column(column)
+            for c in checks:
+                table.add_row(c.part, c.target, "[green]yes[/green]" if c.ok else "[red]NO[/red]",
+                              c.detail)
+            console.print(table)
+        if not all(c.ok for c in checks):
+            raise typer.Exit(1)

@@ -476,6 +476,10 @@ def _ci(row: pd.Series, col: str, unit: str) -> str:
     return f"±{(high - low) / 2 / mean * 100:.2g} %" if mean else format_si(high - low, unit)
 
 
+def _energy(energy_j: float) -> str:
+    return f"{format_si(energy_j, 'J')}\n{format_nwh(energy_j)}"
+
+
 def _fmt_int(value: Any) -> str:
     return "–" if pd.isna(value) else f"{int(value):,}"
 
@@ -490,9 +494,8 @@ WORKLOAD_COLUMNS: tuple[Column, ...] = (
            else f"{int(r['payload_bytes']):,} B"),
     Column("time / op", lambda r: format_si(r["time_per_op_s_mean"], "s")),
     Column("CI", lambda r: _ci(r, "time_per_op_s", "s")),
-    Column("gross energy / op", lambda r: format_si(r["energy_per_op_j_mean"], "J")),
-    Column("net energy / op", lambda r: format_si(r["net_energy_per_op_j_mean"], "J")),
-    Column("net (nWh)", lambda r: format_nwh(r["net_energy_per_op_j_mean"])),
+    Column("gross energy / op", lambda r: _energy(r["energy_per_op_j_mean"])),
+    Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
     Column("CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
     Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
     Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),

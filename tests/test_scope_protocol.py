@@ -1,0 +1,121 @@
+"""Scope protocol without an instrument: record planning, verticals, preambles, read parts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from energyrig.errors import InstrumentError
+from energyrig.instruments.scope import protocol
+from energyrig.instruments.scope.dialects import (
+    DIALECTS,
+    KEYSIGHT_X,
+    RIGOL_DS1000Z,
+    SIGLENT_SDS,
+    dialect_for_idn,
+    keysight_preamble,
+    rigol_preamble,
+    steps_125,
+)
+from energyrig.instruments.scope.protocol import ScopeSettings
+
+
+def test_steps_125() -> None:
+    assert steps_125(5e-9, 50e-9) == (5e-9, 1e-8, 2e-8, 5e-8)
+    assert steps_125(1e-3, 10.0)[:4] == (1e-3, 2e-3, 5e-3, 1e-2)
+
+
+@pytest.mark.parametrize("dialect", list(DIALECTS.values()), ids=list(DIALECTS))
+@pytest.mark.parametrize("window_s", [1e-5, 3e-3, 0.05, 0.4, 2.0])
+def test_plan_holds_the_record_at_the_rate(dialect, window_s: float) -> None:
+    pre, post, rate, margin = 0.02, 0.005, 1e6, 1.3
+    plan = protocol.plan_record(dialect, 3, rate, pre, window_s, post, margin)
+    screen = plan.scale_s * dialect.h_divs
+    assert screen >= pre + margin * window_s + post
+    assert plan.scale_s in steps_125(*dialect.timebase_s)
+    # the next faster timebase would not hold it
+    faster = [s for s in steps_125(*dialect.timebase_s) if s < plan.scale_s]
+    assert not faster or faster[-1] * dialect.h_divs < pre + margin * window_s + post
+    assert plan.position_s == pytest.approx(screen / 2 - pre)
+    if dialect.depths is not None:
+        assert plan.depth in dialect.depth_choices(3)
+        assert plan.rate_hz == pytest.approx(plan.depth / screen)
+    longest = protocol.max_window_s(dialect, 3, rate, pre, post, margin)
+    assert (plan.rate_hz >= rate * 0.9999) == (window_s <= longest)
+
+
+@pytest.mark.parametrize("dialect", list(DIALECTS.values()), ids=list(DIALECTS))
+def test_max_window_is_the_edge_of_the_rate(dialect) -> None:
+    pre, post, rate = 0.02, 0.005, 2e6
+    longest = protocol.max_window_s(dialect, 3, rate, pre, post, 1.3)
+    at = protocol.plan_record(dialect, 3, rate, pre, longest, post, 1.3)
+    beyond = protocol.plan_record(dialect, 3, rate, pre, longest * 1.01 + 1e-6, post, 1.3)
+    assert at.rate_hz >= rate * 0.9999 > beyond.rate_hz
+
+
+def test_record_longer_than_the_slowest_timebase() -> None:
+    with pytest.raises(InstrumentError, match="slowest timebase"):
+        protocol.plan_record(RIGOL_DS1000Z, 3, 1e3, 0.02, 1000.0, 0.0)
+
+
+def test_vertical_respects_the_ds1000z_offset_limit() -> None:
+    # 3.3 V needs an offset of -3.3 V: only allowed from 0.5 V/div on (2 V below)
+    v = protocol.vertical(RIGOL_DS1000Z, 1, 3.2, 3.4, probe=1.0)
+    assert (v.scale_v, v.offset_v) == (0.5, -3.3)
+    # Siglent has no such limit in its row: +-0.1 V fits 90 % of 4 div at 50 mV/div (0.18 V)
+    v = protocol.vertical(SIGLENT_SDS, 1, 3.2, 3.4, probe=1.0)
+    assert (v.scale_v, v.offset_v) == (0.05, -3.3)
+    # Keysight's offset is the centre value
+    v = protocol.vertical(KEYSIGHT_X, 1, 3.2, 3.4, probe=1.0)
+    assert v.offset_v == 3.3
+    # a 10x probe scales the allowed V/div
+    assert protocol.vertical(RIGOL_DS1000Z, 2, 0.0, 0.004, probe=10.0).scale_v == 0.01
+
+
+def test_vertical_too_large() -> None:
+    with pytest.raises(InstrumentError, match="cannot show"):
+        protocol.vertical(KEYSIGHT_X, 1, 0.0, 100.0, probe=1.0)
+
+
+def test_rigol_preamble_from_the_guide() -> None:
+    # MSO1000Z/DS1000Z Programming Guide, :WAVeform:PREamble? example
+    s = rigol_preamble("0,2,6000000,1,1.000000e-09,-3.000000e-03,0,4.132813e-01,0,122")
+    assert (s.points, s.x_increment_s, s.x_origin_s) == (6_000_000, 1e-9, -3e-3)
+    np.testing.assert_allclose(s.volts(np.array([122, 123], dtype=np.uint8)), [0.0, 0.4132813])
+
+
+def test_keysight_preamble() -> None:
+    s = keysight_preamble("+0,+0,+62500,+1,+1.6E-08,-5.0E-04,+0,+2.5E-03,+1.2E+00,+128")
+    np.testing.assert_allclose(s.volts(np.array([128, 0], dtype=np.uint8)), [1.2, 1.2 - 0.32])
+
+
+def test_preamble_garbage() -> None:
+    with pytest.raises(ValueError):
+        rigol_preamble("0,2,600")
+
+
+def test_idn_to_dialect() -> None:
+    assert dialect_for_idn("RIGOL TECHNOLOGIES,DS1054Z,DS1ZA1,00.04.04") is RIGOL_DS1000Z
+    assert dialect_for_idn("KEYSIGHT TECHNOLOGIES,MSO-X 3054A,MY1,02.50") is KEYSIGHT_X
+    assert dialect_for_idn("Siglent Technologies,SDS2354X Plus,SDS2X,1.3.9") is SIGLENT_SDS
+    assert dialect_for_idn("Tektronix,MSO44,C0,CF:91.1CT FV:1.0") is None
+
+
+def test_read_parts_cover_the_record_once() -> None:
+    parts = protocol.read_parts(RIGOL_DS1000Z, 600_001)
+    assert [c for _, c in parts] == [250_000, 250_000, 100_001]
+    assert parts[-1][0] == [":WAVeform:STARt 500001", ":WAVeform:STOP 600001"]
+    assert protocol.read_parts(KEYSIGHT_X, 600_001) == [([], 600_001)]
+
+
+@pytest.mark.parametrize("bad", [dict(supply=2), dict(shunt_ohms=None),
+                                 dict(shunt_ohms=1.0, current_scale_a_per_v=0.1),
+                                 dict(supply=None), dict(sample_rate_hz=0.0)])
+def test_settings_refuse_nonsense(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        ScopeSettings("TCPIP::x::INSTR", **bad)
+
+
+def test_current_probe_and_constant_supply() -> None:
+    s = ScopeSettings("x", supply=None, voltage_minus_shunt=False, shunt_ohms=None,
+                      current_scale_a_per_v=0.1)
+    assert s.amperes_per_volt == 0.1 and set(s.roles()) == {"shunt", "trigger"}

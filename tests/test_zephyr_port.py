@@ -77,8 +77,15 @@ def test_a_board_without_overlay_is_caught(tree: Path):
 
 
 def test_a_required_board_missing_from_sample_yaml_is_caught(tree: Path):
-    _edit(tree / "sample.yaml", "nrf5340dk/nrf5340/cpuapp ", "")
+    _edit(tree / "sample.yaml", "    - nrf5340dk/nrf5340/cpuapp\n", "")
     assert "sample.yaml: required board nrf5340dk/nrf5340/cpuapp missing" in check_port.check(tree)
+
+
+def test_a_space_separated_twister_list_is_caught(tree: Path):
+    _edit(tree / "sample.yaml", "    extra_args:\n      - CONFIG_ER_ARENA_SIZE=8192",
+          "    extra_args: CONFIG_ER_ARENA_SIZE=8192")
+    problems = check_port.check(tree)
+    assert "sample.yaml: energyrig.firmware.small_arena.extra_args must be a YAML list (Zephyr >= 4.1)" in problems
 
 
 @pytest.mark.parametrize(
@@ -113,7 +120,7 @@ def test_an_unverified_kconfig_symbol_is_caught(tree: Path):
 
 
 def test_an_unverified_symbol_in_sample_yaml_extra_args_is_caught(tree: Path):
-    _edit(tree / "sample.yaml", "CONFIG_ER_ARENA_SIZE=8192", "CONFIG_ER_ARENA_SIZE=8192 CONFIG_FPU=y")
+    _edit(tree / "sample.yaml", "- CONFIG_ER_ARENA_SIZE=8192", "- CONFIG_ER_ARENA_SIZE=8192\n      - CONFIG_FPU=y")
     assert any(p.startswith("CONFIG_FPU (sample.yaml)") for p in check_port.check(tree))
 
 

@@ -5,6 +5,7 @@
 Checks, from the files alone:
 
 - ``west.yml`` pins Zephyr to a release tag or a commit, never a branch, and imports Mbed TLS;
+- ``sample.yaml`` writes twister's list-valued keys as YAML lists (Zephyr 4.1 and later);
 - every board of ``sample.yaml`` has an overlay whose ``/zephyr,user`` node has
   ``trigger-gpios = <&label pin flags>``, and every required board is in ``sample.yaml``;
 - every ``CONFIG_`` symbol of ``prj.conf``, ``boards/*.conf``, ``sample.yaml`` and
@@ -62,15 +63,35 @@ def check_west(firmware: Path) -> list[str]:
     return problems
 
 
+#: twister keys that take YAML lists only since Zephyr 4.1 (release-notes-4.1: "Space-separated
+#: lists support has been removed from Twister configuration files").
+TWISTER_LIST_KEYS = ("arch_exclude", "arch_allow", "depends_on", "extra_args", "extra_sections",
+                     "platform_exclude", "platform_allow", "tags", "toolchain_exclude",
+                     "toolchain_allow")
+
+
+def _sample_sections(firmware: Path) -> dict[str, dict]:
+    doc = yaml.safe_load((firmware / "sample.yaml").read_text())
+    sections = {"common": doc.get("common") or {}}
+    sections.update({name: test or {} for name, test in (doc.get("tests") or {}).items()})
+    return sections
+
+
 def sample_boards(firmware: Path) -> set[str]:
     """Every platform named by platform_allow in sample.yaml (common and tests)."""
-    doc = yaml.safe_load((firmware / "sample.yaml").read_text())
-    sections = [doc.get("common", {})] + list(doc.get("tests", {}).values())
     boards: set[str] = set()
-    for section in sections:
-        allow = section.get("platform_allow", "")
+    for section in _sample_sections(firmware).values():
+        allow = section.get("platform_allow", [])
         boards.update(allow.split() if isinstance(allow, str) else allow)
     return boards
+
+
+def check_sample(firmware: Path) -> list[str]:
+    """sample.yaml: list-valued twister keys written as lists."""
+    return [f"sample.yaml: {name}.{key} must be a YAML list (Zephyr >= 4.1)"
+            for name, section in _sample_sections(firmware).items()
+            for key in TWISTER_LIST_KEYS
+            if key in section and not isinstance(section[key], list)]
 
 
 def overlay_candidates(board: str) -> list[str]:
@@ -168,7 +189,8 @@ def check_includes(firmware: Path) -> list[str]:
 
 def check(firmware: Path) -> list[str]:
     """All checks; an empty list means the Zephyr layer is consistent."""
-    return check_west(firmware) + check_boards(firmware) + check_kconfig(firmware) + check_includes(firmware)
+    return (check_west(firmware) + check_sample(firmware) + check_boards(firmware)
+            + check_kconfig(firmware) + check_includes(firmware))
 
 
 def main(argv: list[str]) -> int:

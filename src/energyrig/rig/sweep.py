@@ -405,7 +405,8 @@ def remove_run(run_dir: Path, console: Console | None = None) -> None:
     message = f"replaced the previous run in {run_dir}"
     if console is not None:
         console.print(f"[yellow]{message}[/]")
-    log.warning(message)
+    else:
+        log.warning(message)
 
 
 # --- dry run ------------------------------------------------------------------------------

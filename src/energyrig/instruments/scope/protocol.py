@@ -4,11 +4,12 @@ Nothing here talks to an instrument; :mod:`energyrig.instruments.scope.driver` s
 these functions return over a PyVISA session, and tests check them without one.
 
 Wiring (the published method this follows): a shunt of ``shunt_ohms`` in series with the
-board's supply, one probe on the supply side of the shunt (``supply`` channel), one across the
-shunt (``shunt`` channel; or a current probe with ``current_scale_a_per_v``), the trigger GPIO
-on a third (``trigger`` channel). Then ``i = v_shunt / R`` and the board's supply is
-``v_supply − v_shunt`` (``voltage_minus_shunt``); without a supply channel the supply is the
-constant ``supply_v``.
+board, one probe on the supply (``supply`` channel), one across the shunt (``shunt``
+channel; or a current probe with ``current_scale_a_per_v``), the trigger GPIO on a third
+(``trigger`` channel). With the shunt in the ground return and the scope's ground at the
+supply's negative terminal, both probes share the scope's ground: ``i = v_shunt / R`` and the
+board's supply is ``v_supply − v_shunt`` (``voltage_minus_shunt``); without a supply channel
+the supply is the constant ``supply_v``.
 
 Record planning: the horizontal scale is the smallest 1-2-5 step whose screen holds
 ``pre + margin × window + post``; the memory depth the smallest settable one that samples at

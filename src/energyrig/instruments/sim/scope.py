@@ -7,13 +7,15 @@ line, as a Rigol DS1000Z (``rigol-ds1000z``) or a Keysight InfiniiVision X-serie
 their preambles, their status replies and their IEEE 488.2 binary blocks. Unknown headers
 and illegal values go to the error queue (``:SYSTem:ERRor?``) as on the real scopes.
 
-The bench it emulates is the published shunt method: a 1 Ω (``shunt_ohms``) shunt in series
-with the board, CH1 on the supply side of the shunt, CH2 across it, CH3 on the trigger GPIO.
-The board's current comes from the same :class:`~energyrig.instruments.sim.power.PowerModel`
-and virtual :class:`~energyrig.instruments.sim.wire.TriggerWire` as the PPK2 emulator; the
-bench supply regulates the board's rail through sense leads, so the board sees ``supply_v``
-and CH1 reads ``supply_v + i·R`` (then ``CH1 − CH2`` is the board's supply exactly and the
-truth log's ``supply_v · ∫i`` is the energy the board drew).
+The bench it emulates is the published shunt method with a common ground: a 1 Ω
+(``shunt_ohms``) shunt in the board's ground return, between the board's GND and the bench
+supply's negative terminal (the scope's ground); CH1 on the supply's positive terminal, CH2
+on the board's GND (the shunt's voltage), CH3 on the trigger GPIO. The board's current comes
+from the same :class:`~energyrig.instruments.sim.power.PowerModel` and virtual
+:class:`~energyrig.instruments.sim.wire.TriggerWire` as the PPK2 emulator; the bench supply
+regulates the board's rail through sense leads, so the board sees ``supply_v`` and CH1 reads
+``supply_v + i·R`` (then ``CH1 − CH2`` is the board's supply exactly and the truth log's
+``supply_v · ∫i`` is the energy the board drew).
 
 An acquisition is what a real scope does: ``:SINGle`` arms; the scope needs its pre-trigger
 time of samples before it accepts a trigger; the first rising edge of the trigger channel

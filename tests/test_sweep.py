@@ -20,10 +20,10 @@ import psutil
 import pytest
 from rich.console import Console
 
-from energyrig.errors import DutError, InstrumentError
+from energyrig.errors import DutError
 from energyrig.fixtures import load_fixture
 from energyrig.fixtures.schema import Fixture
-from energyrig.results import Point, RunWriter, Window, load
+from energyrig.results import Point, RunError, RunWriter, Window, load
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
 from energyrig.rig.sweep import (StopRequest, enough_windows, read_target, resume_sweep,
@@ -254,7 +254,6 @@ def test_cooldown_is_interrupted_by_a_stop(tmp_path: Path) -> None:
 def test_overwrite_replaces_a_run_and_refuses_a_live_one(tmp_path: Path) -> None:
     plan = make_plan(tmp_path, HASHES)
     run(tmp_path, plan, ScriptedBench())
-    from energyrig.results import RunError
     with pytest.raises(RunError, match="already holds a run"):
         run(tmp_path, plan, ScriptedBench())
     outcome = run(tmp_path, plan, ScriptedBench(noise={"md5": 0.3}), overwrite=True)
@@ -323,13 +322,26 @@ def _check_complete(run_dir: Path, expected: set[str]) -> None:
     assert not final.in_progress
 
 
+def _start(plan_path: Path, run_dir: Path, **popen: Any) -> subprocess.Popen:
+    return subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=run_dir.parent, env=WIDE, **popen)
+
+
+def _resume(run_dir: Path, expected: set[str]) -> str:
+    """`rig sweep --resume` to the end; its stderr."""
+    done = subprocess.run(_rig("sweep", "--resume", str(run_dir)), capture_output=True,
+                          text=True, cwd=run_dir.parent, timeout=300, env=WIDE)
+    assert done.returncode == 0, done.stderr
+    _check_complete(run_dir, expected)
+    return done.stderr
+
+
 def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
         tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
     plan_path, expected = sim_plan
     run_dir = tmp_path / "run"
-    proc = subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
-                            env=WIDE)
+    proc = _start(plan_path, run_dir)
     children: list[psutil.Process] = []
     try:
         _wait_for_parts(run_dir, 3, proc, timeout_s=120)
@@ -349,11 +361,7 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
     assert before.in_progress and 3 <= len(before.points) < len(expected)
     written = dict(zip(before.points["point_key"], before.points["written_at"]))
 
-    done = subprocess.run(_rig("sweep", "--resume", str(run_dir)), capture_output=True,
-                          text=True, cwd=tmp_path, timeout=300, env=WIDE)
-    assert done.returncode == 0, done.stderr
-    assert f"{len(expected) - len(written)} points measured" in done.stderr
-    _check_complete(run_dir, expected)
+    assert f"{len(expected) - len(written)} points measured" in _resume(run_dir, expected)
     after = load(run_dir).points.set_index("point_key")["written_at"]
     assert all(after[k] == t for k, t in written.items())      # stored points untouched
 
@@ -364,9 +372,7 @@ def test_ctrl_c_stops_between_windows_and_the_run_resumes(
     run_dir = tmp_path / "run"
     # Ctrl-C in a terminal signals the whole foreground process group: the DUT and the
     # emulator die with it, in the middle of a window.
-    proc = subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path, env=WIDE, start_new_session=True)
+    proc = _start(plan_path, run_dir, start_new_session=True)
     try:
         _wait_for_parts(run_dir, 2, proc, timeout_s=120)
         children = psutil.Process(proc.pid).children(recursive=True)
@@ -375,7 +381,7 @@ def test_ctrl_c_stops_between_windows_and_the_run_resumes(
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "stopping after the current window" in err
     assert "0 failed" in err                # the window the DUT's death cut is no failure
@@ -386,10 +392,7 @@ def test_ctrl_c_stops_between_windows_and_the_run_resumes(
     assert not (run_dir / "parts").exists() or not any(
         p.name.startswith(".tmp") for p in (run_dir / "parts").iterdir())
 
-    done = subprocess.run(_rig("sweep", "--resume", str(run_dir)), capture_output=True,
-                          text=True, cwd=tmp_path, timeout=300, env=WIDE)
-    assert done.returncode == 0, done.stderr
-    _check_complete(run_dir, expected)
+    _resume(run_dir, expected)
 
 
 def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:

@@ -47,22 +47,17 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from energyrig.errors import ConfigError
 from energyrig.fixtures.loader import validate
+from energyrig.fixtures.schema import _Strict
 from energyrig.results.store import Point
 from energyrig.rig.dut import OpInfo
 
 log = logging.getLogger(__name__)
 
 Metric = Literal["energy_per_op_j", "net_energy_per_op_j", "time_per_op_s"]
-
-
-class _Strict(BaseModel):
-    """Unknown keys are errors (a misspelt factor must not be silently ignored)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _unique(levels: tuple[Any, ...]) -> tuple[Any, ...]:

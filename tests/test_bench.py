@@ -108,3 +108,28 @@ def test_self_test_failure_and_a_hung_dut_are_failed_points(tmp_path: Path) -> N
         hung = b.measure(Point(op="slow", board=b.board), reps=1)
         assert hung.status == "failed" and "did not answer 'run n=1'" in hung.reason
         assert json.loads(json.dumps(hung.figures()))["status"] == "failed"
+
+
+def test_truth_windows_are_matched_by_the_run_request_span(tmp_path: Path) -> None:
+    from energyrig.rig.bench import TruthLog
+
+    path = tmp_path / "truth.jsonl"
+    stream = {"kind": "stream", "t0_ns": 1_000_000, "period_ns": 10_000, "supply_v": 3.0,
+              "model": {}}
+    windows = [{"kind": "window", "seq": 2 * k, "t_rise_ns": 2_000_000 * (k + 1),
+                "t_fall_ns": 2_000_000 * (k + 1) + 500_000, "energy_j": float(k),
+                "net_energy_j": float(k)} for k in range(3)]
+    # The log grows while it is followed: the last line arrives in two pieces.
+    text = "".join(json.dumps(o) + "\n" for o in [stream, *windows])
+    path.write_text(text[:-20])
+    log = TruthLog(path)
+    assert log.match(3_900_000, 4_600_000)["seq"] == 2
+    assert log.match(5_900_000, 6_600_000) is None  # not written yet
+    with path.open("a") as fh:
+        fh.write(text[-20:])
+    found = log.match(5_900_000, 6_600_000)
+    assert found["seq"] == 4
+    # Sample 0 of the stream is at t0: the rising edge at 6.0 ms is at 0.005 s.
+    assert log.offset_s(found, 0.005) == pytest.approx(0.0)
+    assert log.offset_s(found, 0.0055) == pytest.approx(0.0005)
+    assert log.match(0, 10_000_000) is None  # earlier windows are done with

@@ -9,8 +9,11 @@
 On the simulated bench (a fixture with ``[sim]``) entering the bench starts, in a temporary
 directory, the PPK2 emulator (its own process) bound to a virtual trigger wire, and the host
 build of the firmware sending its edges on that wire; the instrument then talks to the
-emulator's pty like to a PPK2 on USB, and every window is matched (by time) with the
-emulator's ground-truth log.
+emulator's pty like to a PPK2 on USB, and every window is matched with the emulator's
+ground-truth log: the true window is the one between sending ``run`` and its reply (one
+clock, CLOCK_MONOTONIC, for the rig, the DUT's wire and the emulator). A measured window
+whose start lies off the true edge (``stream_time_shift``) shows that the stream lost
+samples its 6-bit counter could not count.
 
 :meth:`Bench.measure` of a point:
 
@@ -68,8 +71,9 @@ EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
 TRUTH_LATE = "truth_late"                 # sim: an edge reached the emulator late
 NO_TRUTH = "no_truth"                     # sim: no truth window matches this window
 TRIGGER_DROPS = "trigger_drops"           # sim: the DUT could not publish trigger edges
+TIME_SHIFT = "stream_time_shift"          # sim: the window is off its true edges (uncounted loss)
 BENCH_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS, TRUTH_LATE, NO_TRUTH,
-               TRIGGER_DROPS)
+               TRIGGER_DROPS, TIME_SHIFT)
 
 #: Probe runs grow until one batch lasts this long, s (long enough to time it well).
 _PROBE_MIN_S = 2e-3
@@ -77,6 +81,8 @@ _PROBE_MIN_S = 2e-3
 _AUTO_MARGIN = 1.5
 #: Times ``auto`` may grow the batch when windows come out short (the op sped up).
 _MAX_RESTARTS = 3
+#: A window further than this many samples from its true edge is flagged ``stream_time_shift``.
+_MAX_SHIFT_SAMPLES = 3
 #: Transfer latency of an instrument's stream to the host (USB, decoding), s.
 _TRANSFER_LAG_S = 0.05
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
@@ -227,19 +233,22 @@ class TruthLog:
             elif obj["kind"] == "window":
                 self.windows.append(obj)
 
-    def match(self, start_s: float, duration_s: float) -> dict[str, Any] | None:
-        """The truth window whose rising edge is nearest the measured window's start (capture
-        time base: sample 0 of the stream at 0 s), if within 5 samples and 0.1 % of the
-        duration; ``None`` otherwise."""
+    def match(self, sent_ns: int, replied_ns: int) -> dict[str, Any] | None:
+        """The truth window of the batch whose ``run`` request was sent at ``sent_ns`` and
+        answered at ``replied_ns`` (CLOCK_MONOTONIC, the clock of the trigger wire): the
+        window inside that span, ``None`` if there is none (or several)."""
         self._read()
-        if self.t0_ns is None or not self.windows:
-            return None
-        t_ns = self.t0_ns + start_s * 1e9
-        best = min(self.windows, key=lambda w: abs(w["t_rise_ns"] - t_ns))
-        tol_ns = 5 * self.period_ns + 1e-3 * duration_s * 1e9
-        if abs(best["t_rise_ns"] - t_ns) > tol_ns:
-            return None
-        return best
+        inside = [w for w in self.windows
+                  if sent_ns <= w["t_rise_ns"] and w["t_fall_ns"] <= replied_ns]
+        self.windows = [w for w in self.windows if w["t_fall_ns"] > replied_ns]  # done with
+        return inside[0] if len(inside) == 1 else None
+
+    def offset_s(self, truth: dict[str, Any], start_s: float) -> float:
+        """How far the measured window's start (capture time base: sample 0 of the stream
+        at 0 s) lies from the true rising edge, s. More than a few samples means the stream
+        lost samples its counter could not count."""
+        assert self.t0_ns is not None
+        return start_s - (truth["t_rise_ns"] - self.t0_ns) * 1e-9
 
 
 class Bench:
@@ -514,11 +523,32 @@ class Bench:
         idle_s = w.guard_s + w.baseline_s
         instrument.arm(pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s)
         dut.idle(idle_s)
+        sent_ns = time.monotonic_ns()
         reply = dut.run(n, fx.dut.timeout_s + 5 * expected_s)
+        replied_ns = time.monotonic_ns()
         latency = fx.sim.latency_s if fx.sim is not None else 0.0
         record = instrument.collect(timeout_s=m.post_s + latency + _COLLECT_SLACK_S)
-        window, extra = self._find(record)
-        return self._row(window, extra, reply.cycles, reply.elapsed_s), reply.elapsed_s
+        window, flags = self._find(record)
+        flags += self._check(window, reply.elapsed_s)
+        true_e = true_net = None
+        if self.truth is not None:
+            truth = self.truth.match(sent_ns, replied_ns)
+            if truth is None:
+                flags.append(NO_TRUTH)
+            else:
+                true_e, true_net = truth["energy_j"], truth["net_energy_j"]
+                if truth.get("late"):
+                    flags.append(TRUTH_LATE)
+                shift = self.truth.offset_s(truth, window.start_s)
+                if abs(shift) > _MAX_SHIFT_SAMPLES * self._period_s():
+                    log.warning("the window starts %.6f s off its true edge: the stream lost "
+                                "samples its counter could not count", shift)
+                    flags.append(TIME_SHIFT)
+        row = WindowRow(start_s=window.start_s, end_s=window.end_s, samples=window.samples,
+                        energy_j=window.energy_j, baseline_w=window.baseline_w,
+                        edge_error_j=window.edge_error_j, flags=tuple(sorted(set(flags))),
+                        cycles=reply.cycles, true_energy_j=true_e, true_net_energy_j=true_net)
+        return row, reply.elapsed_s
 
     def _find(self, record: RecordedCapture) -> tuple[Window, list[str]]:
         w = self.fixture.windows
@@ -536,30 +566,19 @@ class Bench:
             flags.append(DROPPED_SAMPLES)
         return max(found, key=lambda x: x.duration_s), flags
 
-    def _row(self, win: Window, extra: list[str], cycles: int, elapsed_s: float) -> WindowRow:
+    def _check(self, win: Window, elapsed_s: float) -> list[str]:
+        """Flags of the bench's own checks of a window against its limits and the firmware."""
         m = self.fixture.measure
-        period_s = self._period_s()
-        flags = [*win.flags, *extra]
+        flags = []
         if win.edge_error_j > m.max_edge_error * abs(win.energy_j):
             flags.append(EDGE_ERROR)
         # A board toggles a GPIO in nanoseconds; the host DUT's wire send and scheduling add up
         # to a few hundred µs, so only a gross disagreement (a wrong window) is flagged.
-        if abs(win.duration_s - elapsed_s) > 5 * period_s + m.duration_tolerance * elapsed_s:
-            log.warning("window of %.6f s but the firmware timed %.6f s", win.duration_s, elapsed_s)
+        if abs(win.duration_s - elapsed_s) > 5 * self._period_s() + m.duration_tolerance * elapsed_s:
+            log.warning("window of %.6f s but the firmware timed %.6f s", win.duration_s,
+                        elapsed_s)
             flags.append(DURATION_MISMATCH)
-        true_e = true_net = None
-        if self.truth is not None:
-            truth = self.truth.match(win.start_s, win.duration_s)
-            if truth is None:
-                flags.append(NO_TRUTH)
-            else:
-                true_e, true_net = truth["energy_j"], truth["net_energy_j"]
-                if truth.get("late"):
-                    flags.append(TRUTH_LATE)
-        return WindowRow(start_s=win.start_s, end_s=win.end_s, samples=win.samples,
-                         energy_j=win.energy_j, baseline_w=win.baseline_w,
-                         edge_error_j=win.edge_error_j, flags=tuple(sorted(set(flags))),
-                         cycles=cycles, true_energy_j=true_e, true_net_energy_j=true_net)
+        return flags
 
 
 @dataclass

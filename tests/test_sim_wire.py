@@ -81,3 +81,13 @@ def test_stale_socket_is_replaced_but_a_file_is_not(tmp_path: Path) -> None:
     with pytest.raises(InstrumentError, match="not a socket"):
         TriggerWire(plain).open()
     assert plain.read_text() == "keep me"
+
+
+def test_drain_sees_every_edge_sent_before_it_was_called(tmp_path: Path) -> None:
+    # The listener thread may not have run yet: drain reads the socket itself.
+    path = tmp_path / "wire"
+    with TriggerWire(path) as wire:
+        for k in range(50):
+            send_edges(path, edge_records([1000 * k], [k % 2], seq0=k))
+            assert int(wire.drain()["seq"][-1]) == k
+        assert wire.healthy

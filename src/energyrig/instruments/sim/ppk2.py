@@ -444,7 +444,10 @@ class EmulatorProcess:
         ready, _, _ = select.select([self._proc.stdout], [], [], self.start_timeout_s)
         line = self._proc.stdout.readline().strip() if ready else ""
         if not line:
-            code = self._proc.poll()
+            try:
+                code = self._proc.wait(timeout=1.0) if ready else None
+            except subprocess.TimeoutExpired:
+                code = None
             self.__exit__(None, None, None)
             raise InstrumentError(f"emulator did not start within {self.start_timeout_s} s "
                                   f"(exit code {code}; its errors are above): "

@@ -2,7 +2,8 @@
 
 The host build of the firmware sends one 16-byte datagram per trigger edge to a UNIX
 datagram socket; :class:`TriggerWire` binds that socket and collects the edges in a
-background thread for an emulated instrument, which :meth:`TriggerWire.drain`\\ s them.
+background thread for an emulated instrument, which :meth:`TriggerWire.drain`\\ s them
+(reading whatever is still waiting in the socket itself).
 
 Lost edges (a gap in ``seq``), malformed datagrams and edges whose time goes backwards are
 counted and logged; :attr:`TriggerWire.healthy` is ``False`` once any happened.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import socket
 import threading
 from pathlib import Path
@@ -86,6 +88,8 @@ class TriggerWire(OpenCloseBase):
         self.received = 0
         self._pending: list[EdgeArray] = []
         self._lock = threading.Lock()
+        self._recv_lock = threading.Lock()
+        self._buf = bytearray(64)
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -107,7 +111,7 @@ class TriggerWire(OpenCloseBase):
         except OSError as exc:
             sock.close()
             raise InstrumentError(f"trigger wire {self.path}: cannot bind ({exc})") from exc
-        sock.settimeout(self._RECV_TIMEOUT_S)
+        sock.setblocking(False)
         self._sock = sock
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="trigger-wire", daemon=True)
@@ -121,13 +125,20 @@ class TriggerWire(OpenCloseBase):
             self._thread.join()
             self._thread = None
         if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+            with self._recv_lock:
+                self._sock.close()
+                self._sock = None
             self.path.unlink(missing_ok=True)
 
     # -- consumer side ---------------------------------------------------------------------
     def drain(self) -> EdgeArray:
-        """Return the edges received since the previous call, in arrival order."""
+        """Return the edges received since the previous call, in arrival order.
+
+        Datagrams already waiting in the socket are read first, in the caller's thread: a
+        consumer that was descheduled together with the listener still sees every edge sent
+        before it called.
+        """
+        self._pull()
         with self._lock:
             pending, self._pending = self._pending, []
         if not pending:
@@ -147,26 +158,37 @@ class TriggerWire(OpenCloseBase):
 
     # -- listener thread -------------------------------------------------------------------
     def _run(self) -> None:
-        assert self._sock is not None
-        buf = bytearray(64)
         while not self._stop.is_set():
+            sock = self._sock
+            if sock is None:
+                return
             try:
-                n = self._sock.recv_into(buf)
-            except TimeoutError:
-                continue
+                select.select([sock], [], [], self._RECV_TIMEOUT_S)
+                self._pull()
             except OSError as exc:
                 log.error("trigger wire %s: receive failed (%s); listener stops", self.path, exc)
                 return
-            if n != EDGE_DTYPE.itemsize:
-                self.malformed += 1
-                log.warning("trigger wire %s: dropped a %d-byte datagram (records are 16 bytes)",
-                            self.path, n)
-                continue
-            record = np.frombuffer(bytes(buf[:n]), dtype=EDGE_DTYPE)
-            self._check(record[0])
-            with self._lock:
-                self._pending.append(record)
-            self.received += 1
+
+    def _pull(self) -> None:
+        """Read every datagram waiting in the socket (never blocks)."""
+        with self._recv_lock:
+            if self._sock is None:
+                return
+            while True:
+                try:
+                    n = self._sock.recv_into(self._buf)
+                except BlockingIOError:
+                    return
+                if n != EDGE_DTYPE.itemsize:
+                    self.malformed += 1
+                    log.warning("trigger wire %s: dropped a %d-byte datagram (records are 16 "
+                                "bytes)", self.path, n)
+                    continue
+                record = np.frombuffer(bytes(self._buf[:n]), dtype=EDGE_DTYPE)
+                self._check(record[0])
+                with self._lock:
+                    self._pending.append(record)
+                self.received += 1
 
     def _check(self, rec: np.void) -> None:
         seq = int(rec["seq"])

@@ -134,3 +134,13 @@ def test_emulator_in_its_own_process(tmp_path: Path) -> None:
             (w,) = find_windows(scope.collect(timeout_s=5.0), WindowSettings(trigger_bit=0))
     _, (true,) = read_truth(tmp_path / "t.jsonl")
     assert w.energy_j == pytest.approx(true.energy_j, rel=5e-3)
+
+
+def test_batch_longer_than_the_record_is_named(tmp_path: Path) -> None:
+    with ScopeEmulator(MODEL) as emu:
+        with Scope(settings(emu.resource)) as scope:
+            scope.arm(pre_s=0.02, window_s=0.003, post_s=0.005)   # 12 x 5 ms record
+            rise = time.monotonic_ns() + 10_000_000
+            emu.inject_edges(edge_records([rise, rise + 80_000_000], [1, 0]))
+            with pytest.raises(InstrumentError, match="still high at the end of the record"):
+                scope.collect(timeout_s=5.0)

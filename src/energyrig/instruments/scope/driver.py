@@ -113,6 +113,7 @@ class Scope(AcquisitionBase):
         self._verticals: tuple[Vertical, ...] = ()
         self._plan: RecordPlan | None = None
         self._armed_at = 0.0
+        self._pre_s = self._window_s = 0.0
 
     @property
     def source(self) -> str:
@@ -260,6 +261,7 @@ class Scope(AcquisitionBase):
         self._wait("armed", self._armed_at + self.settings.arm_timeout_s,
                    f"not armed {self.settings.arm_timeout_s:g} s after {commands[-1]}")
         self._plan = plan
+        self._pre_s, self._window_s = req.pre_s, req.window_s
         fill = self._armed_at + req.pre_s - time.monotonic()
         if fill > 0:
             time.sleep(fill)
@@ -287,6 +289,13 @@ class Scope(AcquisitionBase):
             self.write(self._require_dialect().stop)
             raise
         capture = self._download()
+        if capture.logic is not None and capture.logic[-1]:
+            after = plan.total_s - self._pre_s
+            raise InstrumentError(
+                f"{self.source}: the trigger was still high at the end of the record, "
+                f"{after:.3g} s after the rising edge: the batch outlasted the "
+                f"{self._window_s:.3g} s expected (x{self.settings.window_margin:g} margin); "
+                "raise window_margin for ops whose time varies (key generation)")
         flags: tuple[str, ...] = ()
         if plan.rate_hz < self.settings.sample_rate_hz * 0.9999:
             flags = (LOW_SAMPLE_RATE,)

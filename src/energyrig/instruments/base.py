@@ -22,6 +22,13 @@ The caller (the bench) uses both the same way and never knows which it has::
 ``window_s`` is the caller's estimate of the trigger window; a stream uses it only to size
 its buffer check, a scope to choose its timebase (so it must not be an underestimate there).
 
+The window a collect waits for is the first trigger rise after ``arm()`` returned; a window
+that happened earlier (inside the ``pre_s`` look-back of a stream) is not taken for it.
+Sample indices of the returned chunks are the instrument's own time base: for a stream,
+sample 0 is the first sample after ``start()`` (so windows of successive collects share one
+time base, which the simulated bench maps to CLOCK_MONOTONIC through its truth log); for a
+recorder, sample 0 is the first sample of the record.
+
 Units are SI: seconds, amperes, volts. Nothing here knows about energy or about sweeps.
 """
 from __future__ import annotations

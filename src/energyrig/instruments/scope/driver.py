@@ -128,6 +128,10 @@ class Scope(AcquisitionBase):
         except pyvisa.errors.VisaIOError as exc:
             raise InstrumentError(f"{self.source}: no answer to {what} ({exc.description})") \
                 from exc
+        except OSError as exc:
+            raise InstrumentError(f"{self.source}: cannot reach the scope ({exc}) sending "
+                                  f"{what}; check the address, the LAN/USB link and that no "
+                                  "other program holds it") from exc
         except _VISA_ERRORS as exc:
             raise InstrumentError(f"{self.source}: {what} failed ({exc})") from exc
 

@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make run   installs what is needed and runs the main job on the simulated bench
 #   make test  installs what is needed and runs every test (C and Python)
-.PHONY: run test deps firmware-host test-c test-py fuzz clean
+.PHONY: run test deps firmware-host test-mbedtls36 clean
 
 VENV := .venv
 RIG := $(VENV)/bin/rig
@@ -24,6 +24,11 @@ deps:
 firmware-host:
 	cmake -S firmware/port/host -B $(HOST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(HOST_BUILD)
+
+# The firmware and its C tests built against mbedTLS 3.6 LTS, the one Zephyr's module ships
+# (needs cargo: the source comes from a crates.io package). Not part of `make test`.
+test-mbedtls36:
+	firmware/tests/mbedtls36.sh
 
 clean:
 	rm -rf build $(VENV) src/energyrig/**/*.so

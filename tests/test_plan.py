@@ -49,7 +49,7 @@ def test_shipped_plans_load_and_expand(path: Path, target: Target) -> None:
     expansion = expand(plan, target)
     assert expansion.points, f"{path.name} measures nothing"
     assert len({p.key for p in expansion.points}) == len(expansion.points)
-    assert plan.fixture_path() is not None and plan.fixture_path().is_file()
+    assert [p.is_file() for p in plan.fixture_paths()] == [True]
     for point in expansion.points:
         info = target.op(point.op, point.backend)
         assert info is not None and point.family == info.family
@@ -246,6 +246,8 @@ def test_a_drawn_seed_is_kept_in_the_record(tmp_path: Path, target: Target) -> N
     ("[adaptive]\nci_target = 2\n[factors]\nop = ['md5']", "adaptive.ci_target", "less than 1"),
     ("[[compare]]\na = 'md5'\n[factors]\nop = ['md5']", "compare.0.b", "required"),
     ("path = 'x'\n[factors]\nop = ['md5']", "path", "unknown field"),
+    ("fixture = []\n[factors]\nop = ['md5']", "fixture", "at least one fixture"),
+    ("fixture = ['a.toml', 'a.toml']\n[factors]\nop = ['md5']", "fixture", "repeat"),
 ])
 def test_malformed_plans_name_file_and_field(tmp_path: Path, text: str, field: str,
                                              problem: str) -> None:
@@ -256,6 +258,13 @@ def test_malformed_plans_name_file_and_field(tmp_path: Path, text: str, field: s
     assert err.value.field == field
     assert problem in err.value.problem
     assert str(err.value).startswith(f"{path}: {field}: ")
+
+
+def test_fixtures_resolve_against_the_plan_file(tmp_path: Path) -> None:
+    plan = load_plan(write(tmp_path, "fixture = ['a.toml', '/abs/b.toml']\n"
+                                     "[factors]\nop = ['md5']"))
+    assert plan.fixture_paths() == (tmp_path / "a.toml", Path("/abs/b.toml"))
+    assert load_plan(write(tmp_path, "[factors]\nop = ['md5']")).fixture_paths() == ()
 
 
 def test_unreadable_plans_name_the_file(tmp_path: Path) -> None:

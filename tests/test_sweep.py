@@ -20,14 +20,14 @@ import psutil
 import pytest
 from rich.console import Console
 
-from energyrig.errors import DutError
+from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures import load_fixture
 from energyrig.fixtures.schema import Fixture
 from energyrig.results import Point, RunError, RunWriter, Window, load
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
-from energyrig.rig.sweep import (StopRequest, enough_windows, read_target, resume_sweep,
-                                 start_sweep)
+from energyrig.rig.sweep import (StopRequest, dry_run, enough_windows, read_target,
+                                 resume_sweep, start_sweep, survey)
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -92,11 +92,24 @@ class ScriptedBench:
         return Prepared(self, point, batch_n or 10, np.random.default_rng(len(self.prepared)))
 
 
-def factory(bench: ScriptedBench):
+def factory(bench: ScriptedBench, *others: ScriptedBench):
+    """Open ``bench``, or the one of ``others`` whose board the fixture names."""
+    by_board = {b.board: b for b in others}
+
     @contextlib.contextmanager
     def open_bench(fixture: Fixture) -> Iterator[ScriptedBench]:
-        yield bench
+        yield by_board.get(fixture.dut.board, bench)
     return open_bench
+
+
+def board_fixture(tmp_path: Path, board: str) -> Fixture:
+    """fixtures/sim.toml as another board (a file, so a resume finds it again)."""
+    text = SIM.read_text(encoding="utf-8")
+    text = text.replace('board = "host"', f'board = "{board}"').replace(
+        'name = "sim"', f'name = "sim-{board}"')
+    path = tmp_path / f"sim-{board}.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_fixture(path)
 
 
 def make_plan(tmp_path: Path, body: str, head: str = "") -> Plan:
@@ -268,6 +281,42 @@ def test_overwrite_replaces_a_run_and_refuses_a_live_one(tmp_path: Path) -> None
         start_sweep(plan, tmp_path / "other", fixture=load_fixture(SIM),
                     bench_factory=factory(ScriptedBench()), console=QUIET, overwrite=True)
     assert (tmp_path / "other" / "notes.txt").exists()
+
+
+# --- several boards ----------------------------------------------------------------------
+
+def test_a_plan_over_two_fixtures_measures_each_board_on_its_bench(tmp_path: Path) -> None:
+    fixtures = [board_fixture(tmp_path, "a"), board_fixture(tmp_path, "b")]
+    plan = make_plan(tmp_path, HASHES, head=f"repetitions = 2\nfixture = "
+                                            f"{[str(f.path) for f in fixtures]}")
+    stop = StopRequest()
+    a = ScriptedBench(board="a", hello={"board": "a", "build": "1"}, stop=stop, stop_after=20)
+    b = ScriptedBench(board="b", hello={"board": "b", "build": "2"})
+    outcome = start_sweep(plan, tmp_path / "run", bench_factory=factory(ScriptedBench(), a, b),
+                          console=QUIET, stop=stop)
+    assert outcome.total == 24 and outcome.measured == 6 and b.prepared == []
+    manifest = load(tmp_path / "run").manifest
+    assert manifest["firmware"]["boards"] == {"a": {"board": "a", "build": "1"},
+                                              "b": {"board": "b", "build": "2"}}
+    assert [f["name"] for f in manifest["fixture"]["fixtures"]] == ["sim-a", "sim-b"]
+
+    # The fixtures come back from the manifest (their paths) on resume.
+    again = resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench(), a, b),
+                         console=QUIET)
+    assert again.complete and again.measured == 18
+    points = load(tmp_path / "run").points
+    assert points.groupby("board").size().to_dict() == {"a": 12, "b": 12}
+    assert {k.split("board=")[1].split("|")[0] for k in b.prepared} == {"b"}
+    with pytest.raises(ConfigError, match="board"):
+        survey(plan, [fixtures[0]] * 2, factory(ScriptedBench(), a))
+
+
+def test_dry_run_over_two_fixtures(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, HASHES)
+    d = dry_run(plan, [board_fixture(tmp_path, "a"), board_fixture(tmp_path, "b")],
+                          read=lambda fx: Target.from_dut({}, CATALOGUE, fx.dut.board))
+    assert [e.target.board for e in d.expansions] == ["a", "b"]
+    assert len(d.points) == 12 and 0 < d.min_s < d.max_s
 
 
 # --- a real sweep process on the simulated bench ------------------------------------------

@@ -13,9 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from energyrig.fixtures import load_fixture
-from energyrig.fixtures.schema import Fixture
 from energyrig.rig.plan import format_duration, load_plan
-from energyrig.rig.sweep import (DryRun, SweepOutcome, dry_run, read_target, resume_sweep,
+from energyrig.rig.sweep import (DryRun, SweepOutcome, dry_run, plan_fixtures, resume_sweep,
                                  start_sweep)
 
 
@@ -23,27 +22,26 @@ def _default_out(title: str) -> Path:
     return Path("runs") / f"{title}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
 
 
-def _print_dry_run(d: DryRun, fixture: Fixture, console: Console) -> None:
-    e = d.expansion
-    configs = len({p.key.rsplit("|rep=", 1)[0] for p in e.points})
-    console.print(f"plan [bold]{d.plan.title}[/] ({d.plan.path}) on fixture "
-                  f"{fixture.name or fixture.path} — seed {e.seed}")
+def _print_dry_run(d: DryRun, console: Console) -> None:
+    boards = [e.target.board for e in d.expansions]
+    configs = len({p.key.rsplit("|rep=", 1)[0] for p in d.points})
     reps = d.plan.repetitions
-    console.print(f"[bold]{len(e.points)}[/] points to measure ({configs} configurations × "
-                  f"{reps} repetition{'s' if reps > 1 else ''}), {len(e.skipped)} "
+    console.print(f"plan [bold]{d.plan.title}[/] ({d.plan.path}) on {', '.join(boards)} — "
+                  f"seed {d.plan.seed}")
+    console.print(f"[bold]{len(d.points)}[/] points to measure ({configs} configurations × "
+                  f"{reps} repetition{'s' if reps > 1 else ''}), {len(d.skipped)} "
                   "combinations skipped")
     a = d.plan.adaptive
     console.print(f"windows per point: {a.min_windows}..{a.max_windows}, until the 95 % CI of "
                   f"{a.metric} is within ±{a.ci_target * 100:.3g} % of the mean")
     console.print(f"estimated duration: {format_duration(d.min_s)} .. "
-                  f"{format_duration(d.max_s)} (about {d.window_s:.2f} s per window; ops "
-                  "slower than a window take longer)")
-    if e.skipped:
+                  f"{format_duration(d.max_s)} (ops slower than a window take longer)")
+    if d.skipped:
         table = Table(title="Skipped combinations")
-        table.add_column("op")
-        table.add_column("reason")
-        for s in e.skipped:
-            table.add_row(s.point.op, s.reason)
+        for column in ("board", "op", "reason")[len(boards) == 1:]:
+            table.add_column(column)
+        for s in d.skipped:
+            table.add_row(*(s.point.board, s.point.op, s.reason)[len(boards) == 1:])
         console.print(table)
 
 
@@ -66,7 +64,7 @@ def register(app: typer.Typer) -> None:
                                        "adaptive rule. See plans/quick.toml."),
         fixture: Optional[Path] = typer.Option(
             None, "--fixture", "-f", dir_okay=False,
-            help="Bench definition (default: the plan's fixture, else fixtures/sim.toml)."),
+            help="Bench definition (default: the plan's fixtures, else fixtures/sim.toml)."),
         out: Optional[Path] = typer.Option(
             None, "--out", "-o", file_okay=False,
             help="Run directory to create (default: runs/<plan>-<UTC time>)."),
@@ -112,8 +110,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give a PLAN (or --resume RUN_DIR)")
         p = load_plan(plan)
         if dry:
-            fx = fx or load_fixture(p.fixture_path())
-            _print_dry_run(dry_run(p, read_target(fx), fx), fx, Console())
+            _print_dry_run(dry_run(p, plan_fixtures(p, fx)), Console())
             return
         outcome = start_sweep(p, out or _default_out(p.title), fixture=fx, console=console,
                               overwrite=overwrite)

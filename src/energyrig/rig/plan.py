@@ -4,7 +4,8 @@ A plan (``plans/quick.toml`` is the annotated example)::
 
     name = "quick"
     seed = 20261121          # seed of the randomised order (drawn and recorded when absent)
-    fixture = "../fixtures/sim.toml"   # bench used when `rig sweep` is given no --fixture
+    fixture = "../fixtures/sim.toml"   # bench used when `rig sweep` is given no --fixture;
+                             # a list measures several boards, one after another
     repetitions = 1          # points per configuration (rep = 0, 1, ...)
     batch = "auto"           # ops per window, or "auto" (the bench picks it)
     cooldown_s = 0.0         # idle time between two points, s
@@ -19,6 +20,10 @@ A plan (``plans/quick.toml`` is the annotated example)::
     op = ["aes-cbc-encrypt", "sha256"]
     key_bits = [128, 256]
     payload_bytes = [64, 1024]
+
+    [[compare]]              # pairs the report compares (an op, or a table of factors)
+    a = "sha256"
+    b = { op = "aes-cbc-encrypt", key_bits = 128 }
 
 Expansion (:func:`expand`) takes the firmware's catalogue (``ops``) and identity (``hello``):
 
@@ -134,7 +139,7 @@ class Plan(_Strict):
     name: str = ""
     description: str = ""
     seed: int | None = Field(None, ge=0, lt=2**63)
-    fixture: str | None = None
+    fixture: str | tuple[str, ...] | None = None
     repetitions: int = Field(1, ge=1)
     batch: int | Literal["auto"] = "auto"
     cooldown_s: float = Field(0.0, ge=0, le=3600)
@@ -160,12 +165,19 @@ class Plan(_Strict):
         """The plan's name, else its file's stem."""
         return self.name or self.path.stem
 
-    def fixture_path(self) -> Path | None:
-        """The plan's fixture, resolved against the plan file, or ``None``."""
-        if self.fixture is None:
-            return None
-        p = Path(self.fixture)
-        return p if p.is_absolute() else self.path.parent / p
+    @field_validator("fixture")
+    @classmethod
+    def _fixtures(cls, v: str | tuple[str, ...] | None) -> str | tuple[str, ...] | None:
+        if isinstance(v, tuple):
+            if not v:
+                raise ValueError("give at least one fixture file")
+            _unique(v)
+        return v
+
+    def fixture_paths(self) -> tuple[Path, ...]:
+        """The plan's fixtures (the board factor), resolved against the plan file."""
+        names = (self.fixture,) if isinstance(self.fixture, str) else self.fixture or ()
+        return tuple(p if p.is_absolute() else self.path.parent / p for p in map(Path, names))
 
     def with_seed(self) -> Plan:
         """This plan with its seed drawn now when it has none (to be recorded)."""
@@ -227,6 +239,7 @@ class Expansion:
     points: tuple[Point, ...]
     skipped: tuple[Skipped, ...]
     seed: int
+    target: Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +370,8 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     random.Random(seed).shuffle(points)
     for s in skipped.values():
         log.info("skipped: %s", s.reason)
-    return Expansion(points=tuple(points), skipped=tuple(skipped.values()), seed=seed)
+    return Expansion(points=tuple(points), skipped=tuple(skipped.values()), seed=seed,
+                     target=target)
 
 
 def estimate_duration_s(n_points: int, windows: int, window_s: float, point_overhead_s: float,

@@ -37,17 +37,17 @@ from typing import Any, ContextManager, Protocol
 
 import numpy as np
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from energyrig.errors import CaptureError, DutError, InstrumentError
+from energyrig.errors import CaptureError, ConfigError, DutError, InstrumentError
 from energyrig.fixtures.loader import load_fixture
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.stats import describe
 from energyrig.results.store import Point, RunError, RunWriter, Window, read_manifest
 from energyrig.rig.dut import OpInfo
-from energyrig.rig.plan import (Expansion, Plan, Target, estimate_duration_s, expand,
-                                plan_from_record)
+from energyrig.rig.plan import (Expansion, Plan, Skipped, Target, estimate_duration_s,
+                                expand, plan_from_record)
 
 log = logging.getLogger(__name__)
 
@@ -267,50 +267,99 @@ def _progress(console: Console) -> Progress:
                     TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False)
 
 
-def execute(bench: SweepBench, writer: RunWriter, plan: Plan, expansion: Expansion, *,
-            stop: StopRequest | None = None, console: Console | None = None) -> SweepOutcome:
-    """Measure every point of ``expansion`` not stored in ``writer`` yet.
+@dataclass(frozen=True)
+class Board:
+    """One fixture of a sweep: its board's points and identity, read when the sweep starts."""
+
+    fixture: Fixture
+    expansion: Expansion
+    hello: dict[str, Any]
+    calibration: Mapping[str, Any] | None
+
+    @property
+    def name(self) -> str:
+        return self.expansion.target.board
+
+
+def survey(plan: Plan, fixtures: Sequence[Fixture],
+           bench_factory: BenchFactory = open_bench) -> list[Board]:
+    """Open each fixture's bench once to read its firmware and catalogue, and expand the
+    plan on it. Two fixtures must not name the same board (their points would collide)."""
+    boards: list[Board] = []
+    for fixture in fixtures:
+        with bench_factory(fixture) as bench:
+            target = Target.from_dut(bench.hello, bench.ops(), board=bench.board)
+            boards.append(Board(fixture, expand(plan, target), dict(bench.hello),
+                                getattr(bench, "calibration", None)))
+    _distinct_boards(plan, [b.name for b in boards])
+    return boards
+
+
+def _distinct_boards(plan: Plan, names: list[str]) -> None:
+    if len(set(names)) != len(names):
+        raise ConfigError(plan.path, "fixture", f"the fixtures measure boards {names}; give "
+                                                "each its own [dut] board name")
+
+
+def plan_fixtures(plan: Plan, fixture: Fixture | None = None) -> list[Fixture]:
+    """``fixture`` if given, else the plan's fixtures, else the default fixture."""
+    if fixture is not None:
+        return [fixture]
+    return [load_fixture(p) for p in plan.fixture_paths()] or [load_fixture()]
+
+
+def execute(boards: Sequence[Board], writer: RunWriter, plan: Plan, *,
+            bench_factory: BenchFactory = open_bench, stop: StopRequest | None = None,
+            console: Console | None = None) -> SweepOutcome:
+    """Measure every point of ``boards`` not stored in ``writer`` yet, one bench at a time.
 
     Skipped combinations are stored first; then each point is measured and stored before
-    the next starts, with ``plan.cooldown_s`` of idle time between two points.
+    the next starts, with ``plan.cooldown_s`` of idle time between two points. A bench with
+    nothing left to measure is not opened.
     """
     stop = stop if stop is not None else StopRequest()
     console = console or Console(stderr=True)
     done = writer.done()
-    outcome = SweepOutcome(writer.path, total=len(expansion.points))
-    for s in expansion.skipped:
+    outcome = SweepOutcome(writer.path, total=sum(len(b.expansion.points) for b in boards))
+    for s in (s for b in boards for s in b.expansion.skipped):
         outcome.skipped += writer.write_skipped(s.point, s.reason)
-    todo = [p for p in expansion.points if p.key not in done]
-    outcome.already_done = len(expansion.points) - len(todo)
+    todo = [(b, [p for p in b.expansion.points if p.key not in done]) for b in boards]
+    outcome.already_done = outcome.total - sum(len(points) for _, points in todo)
+    first = True
     with _progress(console) as progress:
-        task = progress.add_task("sweep", total=len(expansion.points),
-                                 completed=outcome.already_done)
-        for i, point in enumerate(todo):
-            if stop or (i and stop.wait(plan.cooldown_s)):
-                break
-            label = _label(point)
-            progress.update(task, description=label)
-            result = measure_point(
-                bench, point, plan, stop,
-                on_window=lambda n, label=label: progress.update(
-                    task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"))
-            if result.status == "interrupted":
-                break
-            if result.status == "failed":
-                writer.write_failed(point, result.reason, batch_n=result.batch_n,
-                                    windows=result.windows)
-                outcome.failed += 1
-                progress.console.print(f"[red]failed[/] {label}: {result.reason}")
-            else:
-                writer.write_point(point, result.windows, batch_n=result.batch_n)
-                outcome.measured += 1
-            progress.advance(task)
+        task = progress.add_task("sweep", total=outcome.total, completed=outcome.already_done)
+        for board, points in todo:
+            if not points or stop:
+                continue
+            with bench_factory(board.fixture) as bench:
+                for point in points:
+                    if stop or (not first and stop.wait(plan.cooldown_s)):
+                        break
+                    first = False
+                    _measure_and_store(bench, point, plan, writer, stop, outcome, progress,
+                                       task)
     outcome.stopped = stop.reason if stop else ""
     return outcome
 
 
-def _target(bench: SweepBench) -> Target:
-    return Target.from_dut(bench.hello, bench.ops(), board=bench.board)
+def _measure_and_store(bench: SweepBench, point: Point, plan: Plan, writer: RunWriter,
+                       stop: StopRequest, outcome: SweepOutcome, progress: Progress,
+                       task: TaskID) -> None:
+    label = _label(point)
+    progress.update(task, description=label)
+    result = measure_point(bench, point, plan, stop, on_window=lambda n: progress.update(
+        task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"))
+    if result.status == "interrupted":
+        return
+    if result.status == "failed":
+        writer.write_failed(point, result.reason, batch_n=result.batch_n,
+                            windows=result.windows)
+        outcome.failed += 1
+        progress.console.print(f"[red]failed[/] {label}: {result.reason}")
+    else:
+        writer.write_point(point, result.windows, batch_n=result.batch_n)
+        outcome.measured += 1
+    progress.advance(task)
 
 
 def _fixture_record(fixture: Fixture) -> dict[str, Any]:
@@ -318,15 +367,39 @@ def _fixture_record(fixture: Fixture) -> dict[str, Any]:
             "path": str(fixture.path.resolve())}
 
 
-def _run(run_dir: Path, writer_for: Callable[[SweepBench, Expansion], RunWriter], plan: Plan,
-         fixture: Fixture, bench_factory: BenchFactory, console: Console | None,
-         stop: StopRequest | None) -> SweepOutcome:
+def _manifest_parts(boards: Sequence[Board]) -> dict[str, Any]:
+    """Fixture, firmware and calibration for the manifest: as they are for one board; for
+    several, one entry per board (``board`` names them all, for a reader that shows one)."""
+    if len(boards) == 1:
+        b = boards[0]
+        return {"fixture": _fixture_record(b.fixture), "firmware": b.hello,
+                "calibration": b.calibration}
+    names = ", ".join(b.name for b in boards)
+    return {"fixture": {"name": " + ".join(b.fixture.name or b.name for b in boards),
+                        "fixtures": [_fixture_record(b.fixture) for b in boards]},
+            "firmware": {"board": names, "boards": {b.name: b.hello for b in boards}},
+            "calibration": None if all(b.calibration is None for b in boards) else
+            {"id": names, "boards": {b.name: b.calibration for b in boards}}}
+
+
+def _recorded_fixtures(run_dir: Path, manifest: Mapping[str, Any]) -> list[Fixture]:
+    recorded = manifest.get("fixture") or {}
+    paths = [f.get("path") for f in recorded.get("fixtures", [recorded])]
+    if not all(paths):
+        raise RunError(run_dir, "its manifest names no fixture; give --fixture")
+    return [load_fixture(p) for p in paths]
+
+
+def _sweep(boards: Callable[[], list[Board]], open_writer: Callable[[list[Board]], RunWriter],
+           plan: Plan, bench_factory: BenchFactory, console: Console | None,
+           stop: StopRequest | None) -> SweepOutcome:
     console = console or Console(stderr=True)
     stop = stop if stop is not None else StopRequest()
-    with stop.handle_signals(console), bench_factory(fixture) as bench:
-        expansion = expand(plan, _target(bench))
-        with writer_for(bench, expansion) as writer:
-            outcome = execute(bench, writer, plan, expansion, stop=stop, console=console)
+    with stop.handle_signals(console):
+        surveyed = boards()
+        with open_writer(surveyed) as writer:
+            outcome = execute(surveyed, writer, plan, bench_factory=bench_factory, stop=stop,
+                              console=console)
             if not outcome.complete:
                 # The run stays "in progress" (no end time) until a resume finishes it.
                 writer.close(finished=False)
@@ -336,8 +409,8 @@ def _run(run_dir: Path, writer_for: Callable[[SweepBench, Expansion], RunWriter]
 def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = None,
                 bench_factory: BenchFactory = open_bench, console: Console | None = None,
                 stop: StopRequest | None = None, overwrite: bool = False) -> SweepOutcome:
-    """Run ``plan`` on ``fixture`` (default: the plan's, else the default fixture) into a
-    new run directory.
+    """Run ``plan`` into a new run directory, on ``fixture`` or else on the plan's fixtures
+    (one after another), else on the default fixture.
 
     Parameters
     ----------
@@ -346,17 +419,16 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
     """
     run_dir = Path(run_dir)
     plan = plan.with_seed()
-    fixture = fixture if fixture is not None else load_fixture(plan.fixture_path())
+    fixtures = plan_fixtures(plan, fixture)
     if overwrite:
         remove_run(run_dir, console)
 
-    def writer_for(bench: SweepBench, expansion: Expansion) -> RunWriter:
-        return RunWriter.create(run_dir, plan=plan.record(), fixture=_fixture_record(fixture),
-                                firmware=dict(bench.hello),
-                                calibration=getattr(bench, "calibration", None),
-                                seed=expansion.seed)
+    def open_writer(boards: list[Board]) -> RunWriter:
+        return RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
+                                **_manifest_parts(boards))
 
-    return _run(run_dir, writer_for, plan, fixture, bench_factory, console, stop)
+    return _sweep(lambda: survey(plan, fixtures, bench_factory), open_writer, plan,
+                  bench_factory, console, stop)
 
 
 def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
@@ -365,7 +437,7 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
     """Continue the sweep of ``run_dir``: same plan, seed and order; points already stored
     (measured, failed or skipped) are not measured again.
 
-    ``fixture`` defaults to the one recorded in the run's manifest.
+    ``fixture`` replaces the one recorded in the run's manifest (a run on one fixture only).
     """
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
@@ -373,20 +445,21 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
     if plan.seed is None or plan.seed != manifest.get("seed"):
         raise RunError(run_dir, "its manifest has no seed matching its plan; cannot resume "
                                 "in the same order")
-    if fixture is None:
-        recorded = (manifest.get("fixture") or {}).get("path")
-        if not recorded:
-            raise RunError(run_dir, "its manifest names no fixture; give --fixture")
-        fixture = load_fixture(recorded)
+    fixtures = _recorded_fixtures(run_dir, manifest)
+    if fixture is not None:
+        if len(fixtures) > 1:
+            raise RunError(run_dir, f"was measured on {len(fixtures)} fixtures; resume it "
+                                    "without --fixture")
+        fixtures = [fixture]
 
-    def writer_for(bench: SweepBench, expansion: Expansion) -> RunWriter:
-        writer = RunWriter.resume(run_dir)
-        if dict(bench.hello).get("build") != (manifest.get("firmware") or {}).get("build"):
-            log.warning("resuming %s with firmware build %s; the run began with %s", run_dir,
-                        bench.hello.get("build"), (manifest.get("firmware") or {}).get("build"))
-        return writer
+    def open_writer(boards: list[Board]) -> RunWriter:
+        recorded = _manifest_parts(boards)["firmware"]
+        if recorded != manifest.get("firmware"):
+            log.warning("resuming %s with other firmware than it began with", run_dir)
+        return RunWriter.resume(run_dir)
 
-    return _run(run_dir, writer_for, plan, fixture, bench_factory, console, stop)
+    return _sweep(lambda: survey(plan, fixtures, bench_factory), open_writer, plan,
+                  bench_factory, console, stop)
 
 
 def remove_run(run_dir: Path, console: Console | None = None) -> None:
@@ -420,13 +493,20 @@ POINT_OVERHEAD_S = 0.5
 
 @dataclass(frozen=True)
 class DryRun:
-    """The points a plan would measure on a board and a duration estimate."""
+    """The points a plan would measure, per board, and a duration estimate (s)."""
 
     plan: Plan
-    expansion: Expansion
-    window_s: float
+    expansions: tuple[Expansion, ...]
     min_s: float
     max_s: float
+
+    @property
+    def points(self) -> tuple[Point, ...]:
+        return tuple(p for e in self.expansions for p in e.points)
+
+    @property
+    def skipped(self) -> tuple[Skipped, ...]:
+        return tuple(s for e in self.expansions for s in e.skipped)
 
 
 def window_wall_s(fixture: Fixture) -> float:
@@ -459,15 +539,18 @@ def read_target(fixture: Fixture) -> Target:
         return Target.from_dut(hello, dut.ops(), board=hello.get("board") or dut_cfg.board)
 
 
-def dry_run(plan: Plan, target: Target, fixture: Fixture) -> DryRun:
-    """Expand ``plan`` on ``target`` and estimate the duration between the adaptive rule's
-    minimum and maximum windows (ops longer than a window make it longer)."""
+def dry_run(plan: Plan, fixtures: Sequence[Fixture],
+            read: Callable[[Fixture], Target] = read_target) -> DryRun:
+    """Expand ``plan`` on each fixture's board and estimate the duration between the adaptive
+    rule's minimum and maximum windows (ops longer than a window make it longer)."""
     plan = plan.with_seed()
-    expansion = expand(plan, target)
-    window_s = window_wall_s(fixture)
-    n = len(expansion.points)
-    return DryRun(plan, expansion, window_s,
-                  estimate_duration_s(n, plan.adaptive.min_windows, window_s, POINT_OVERHEAD_S,
-                                      plan.cooldown_s),
-                  estimate_duration_s(n, plan.adaptive.max_windows, window_s, POINT_OVERHEAD_S,
-                                      plan.cooldown_s))
+    expansions = tuple(expand(plan, read(fx)) for fx in fixtures)
+    _distinct_boards(plan, [e.target.board for e in expansions])
+    low = high = 0.0
+    for fx, e in zip(fixtures, expansions, strict=True):
+        window_s, n = window_wall_s(fx), len(e.points)
+        low += estimate_duration_s(n, plan.adaptive.min_windows, window_s, POINT_OVERHEAD_S,
+                                   plan.cooldown_s)
+        high += estimate_duration_s(n, plan.adaptive.max_windows, window_s, POINT_OVERHEAD_S,
+                                    plan.cooldown_s)
+    return DryRun(plan, expansions, low, high)

@@ -80,15 +80,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Measure every point of a plan on a bench into a run directory.
 
-        The points (op × key size × payload × curve × backend × clock × repetition) are
-        measured in an order shuffled with the plan's seed (recorded in the run). Each
-        point takes windows until the 95 % CI of its energy per op is within the plan's
-        target, and is written before the next starts. Combinations an op cannot take
-        are listed as skipped; a point that fails (self-test, DUT not answering) is
-        stored as failed with the reason, and the sweep goes on.
+        The points (op × key size × payload × curve × backend × clock ×
+        repetition) are measured in an order shuffled with the plan's seed
+        (recorded in the run). Each point takes windows until the 95 % CI of
+        its energy per op is within the plan's target, and is written before
+        the next starts. Combinations an op cannot take are listed as skipped;
+        a point that fails (self-test, DUT not answering) is stored as failed
+        with the reason, and the sweep goes on.
 
-        Ctrl-C stops after the current window; `rig sweep --resume RUN_DIR` continues.
-        Then `rig report RUN_DIR`.
+        Ctrl-C stops after the current window; `rig sweep --resume RUN_DIR`
+        continues. Then `rig report RUN_DIR`. Plans: docs/sweep.md.
 
         Examples:
 

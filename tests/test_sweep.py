@@ -78,6 +78,7 @@ class ScriptedBench:
     stop_after: int | None = None
     prepared: list[str] = field(default_factory=list)
     windows: int = 0
+    opened: int = 0
     board: str = "bench"
     hello: Mapping[str, Any] = field(default_factory=lambda: {"board": "bench", "build": "t"})
     calibration: Mapping[str, Any] | None = None
@@ -98,7 +99,9 @@ def factory(bench: ScriptedBench, *others: ScriptedBench):
 
     @contextlib.contextmanager
     def open_bench(fixture: Fixture) -> Iterator[ScriptedBench]:
-        yield by_board.get(fixture.dut.board, bench)
+        opened = by_board.get(fixture.dut.board, bench)
+        opened.opened += 1
+        yield opened
     return open_bench
 
 
@@ -197,6 +200,9 @@ def test_failed_points_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> Non
     skipped = pts[pts["status"] == "skipped"]
     assert len(skipped) == outcome.skipped == 3 + 1    # aes: 3 of 4 (key, size); nope
     assert "not in the firmware's catalogue" in skipped.loc["nope", "reason"]
+    # Opened to survey, to measure, and again after each failed point but a last one.
+    last_failed = bench.prepared[-1].startswith(("op=broken", "op=hangs"))
+    assert bench.opened == 2 + 4 - last_failed
     run_ = load(tmp_path / "run")
     assert run_.manifest["ended_at"] is not None and run_.manifest["seed"] == 7
     assert run_.manifest["plan"]["factors"][0]["op"][0] == "broken"
@@ -442,6 +448,30 @@ def test_ctrl_c_stops_between_windows_and_the_run_resumes(
         p.name.startswith(".tmp") for p in (run_dir / "parts").iterdir())
 
     _resume(run_dir, expected)
+
+
+def test_a_crashed_dut_fails_one_point_and_the_bench_is_reopened(
+        tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
+    plan_path, expected = sim_plan
+    run_dir = tmp_path / "run"
+    proc = _start(plan_path, run_dir)
+    try:
+        _wait_for_parts(run_dir, 2, proc, timeout_s=120)
+        dut = [c for c in psutil.Process(proc.pid).children(recursive=True)
+               if "energyrig-dut" in " ".join(c.cmdline())]
+        assert len(dut) == 1
+        dut[0].kill()                              # the DUT crashes mid-sweep
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    final = load(run_dir)
+    assert sorted(final.points["point_key"]) == sorted(expected)
+    failed = final.points[final.points["status"] == "failed"]
+    assert len(failed) == 1, final.points[["op", "status", "reason"]]
+    assert "DUT" in failed["reason"].iloc[0]
+    assert (final.points["status"] != "failed").sum() == len(expected) - 1
 
 
 def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:

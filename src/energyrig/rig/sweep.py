@@ -14,8 +14,9 @@ What the executor guarantees:
 - Ctrl-C (SIGINT) or SIGTERM stops between two windows: the point being measured is dropped
   (it is measured again on resume), the run is left resumable; a second Ctrl-C aborts at once;
 - a point that fails (self-test failure, DUT not answering, instrument error) is stored as
-  ``failed`` with the reason, and the sweep goes on; combinations the op cannot take are
-  stored as ``skipped`` with the reason before the first measurement;
+  ``failed`` with the reason, the bench is reopened (a crashed or hung host DUT and the
+  emulator restart) and the sweep goes on; combinations the op cannot take are stored as
+  ``skipped`` with the reason before the first measurement;
 - each point takes windows until the 95 % CI half-width of the plan's metric is under its
   target fraction of the mean, between ``min_windows`` and ``max_windows``.
 
@@ -331,27 +332,36 @@ def execute(boards: Sequence[Board], writer: RunWriter, plan: Plan, *,
         for board, points in todo:
             if not points or stop:
                 continue
-            with bench_factory(board.fixture) as bench:
-                for point in points:
+            with contextlib.ExitStack() as bench_open:
+                bench = bench_open.enter_context(bench_factory(board.fixture))
+                for k, point in enumerate(points):
                     if stop or (not first and stop.wait(plan.cooldown_s)):
                         break
                     first = False
-                    _measure_and_store(bench, point, plan, writer, stop, outcome, progress,
-                                       task)
+                    failed = _measure_and_store(bench, point, plan, writer, stop, outcome,
+                                                progress, task)
+                    if failed and k + 1 < len(points) and not stop:
+                        # A hung or crashed DUT fails every later point: start afresh
+                        # (the host DUT and emulator restart; a board's port reopens).
+                        log.info("reopening the bench of %s after a failed point", board.name)
+                        bench_open.close()
+                        bench = bench_open.enter_context(bench_factory(board.fixture))
     outcome.stopped = stop.reason if stop else ""
     return outcome
 
 
 def _measure_and_store(bench: SweepBench, point: Point, plan: Plan, writer: RunWriter,
                        stop: StopRequest, outcome: SweepOutcome, progress: Progress,
-                       task: TaskID) -> None:
+                       task: TaskID) -> bool:
+    """Measure and store one point; True when it failed."""
     label = _label(point)
     progress.update(task, description=label)
     result = measure_point(bench, point, plan, stop, on_window=lambda n: progress.update(
         task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"))
     if result.status == "interrupted":
-        return
-    if result.status == "failed":
+        return False
+    failed = result.status == "failed"
+    if failed:
         writer.write_failed(point, result.reason, batch_n=result.batch_n,
                             windows=result.windows)
         outcome.failed += 1
@@ -360,6 +370,7 @@ def _measure_and_store(bench: SweepBench, point: Point, plan: Plan, writer: RunW
         writer.write_point(point, result.windows, batch_n=result.batch_n)
         outcome.measured += 1
     progress.advance(task)
+    return failed
 
 
 def _fixture_record(fixture: Fixture) -> dict[str, Any]:

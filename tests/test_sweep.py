@@ -273,14 +273,20 @@ def test_cooldown_is_interrupted_by_a_stop(tmp_path: Path) -> None:
 def test_overwrite_replaces_a_run_and_refuses_a_live_one(tmp_path: Path) -> None:
     plan = make_plan(tmp_path, HASHES)
     run(tmp_path, plan, ScriptedBench())
-    with pytest.raises(RunError, match="already holds a run"):
-        run(tmp_path, plan, ScriptedBench())
+    unopened = ScriptedBench()
+    with pytest.raises(RunError, match="already holds a run; resume it"):
+        run(tmp_path, plan, unopened)
+    assert unopened.opened == 0
     outcome = run(tmp_path, plan, ScriptedBench(noise={"md5": 0.3}), overwrite=True)
     assert outcome.measured == 6
     assert set(load(tmp_path / "run").points.query("op == 'md5'")["n_windows"]) == {8}
     with RunWriter.resume(tmp_path / "run"):
         with pytest.raises(RunError, match="another sweep"):
             run(tmp_path, plan, ScriptedBench(), overwrite=True)
+        unopened = ScriptedBench()
+        with pytest.raises(RunError, match="another sweep"):
+            resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+        assert unopened.opened == 0
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(RunError, match="not a run directory"):

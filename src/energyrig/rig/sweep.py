@@ -45,7 +45,7 @@ from energyrig.errors import CaptureError, ConfigError, DutError, InstrumentErro
 from energyrig.fixtures.loader import load_fixture
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.stats import describe
-from energyrig.results.store import Point, RunError, RunWriter, Window, read_manifest
+from energyrig.results.store import MANIFEST, Point, RunError, RunWriter, Window, read_manifest
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import (Expansion, Plan, Skipped, Target, estimate_duration_s,
                                 expand, plan_from_record)
@@ -401,19 +401,13 @@ def _recorded_fixtures(run_dir: Path, manifest: Mapping[str, Any]) -> list[Fixtu
     return [load_fixture(p) for p in paths]
 
 
-def _sweep(boards: Callable[[], list[Board]], open_writer: Callable[[list[Board]], RunWriter],
-           plan: Plan, bench_factory: BenchFactory, console: Console | None,
-           stop: StopRequest | None) -> SweepOutcome:
-    console = console or Console(stderr=True)
-    stop = stop if stop is not None else StopRequest()
-    with stop.handle_signals(console):
-        surveyed = boards()
-        with open_writer(surveyed) as writer:
-            outcome = execute(surveyed, writer, plan, bench_factory=bench_factory, stop=stop,
-                              console=console)
-            if not outcome.complete:
-                # The run stays "in progress" (no end time) until a resume finishes it.
-                writer.close(finished=False)
+def _finish(writer: RunWriter, boards: list[Board], plan: Plan, bench_factory: BenchFactory,
+            console: Console, stop: StopRequest) -> SweepOutcome:
+    outcome = execute(boards, writer, plan, bench_factory=bench_factory, stop=stop,
+                      console=console)
+    if not outcome.complete:
+        # The run stays "in progress" (no end time) until a resume finishes it.
+        writer.close(finished=False)
     return outcome
 
 
@@ -431,15 +425,18 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
     run_dir = Path(run_dir)
     plan = plan.with_seed()
     fixtures = plan_fixtures(plan, fixture)
+    console = console or Console(stderr=True)
+    stop = stop if stop is not None else StopRequest()
     if overwrite:
         remove_run(run_dir, console)
-
-    def open_writer(boards: list[Board]) -> RunWriter:
-        return RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
-                                **_manifest_parts(boards))
-
-    return _sweep(lambda: survey(plan, fixtures, bench_factory), open_writer, plan,
-                  bench_factory, console, stop)
+    elif (run_dir / MANIFEST).exists():  # refuse before the benches are opened
+        raise RunError(run_dir, "already holds a run; resume it, choose another --out or "
+                                "give --overwrite")
+    with stop.handle_signals(console):
+        boards = survey(plan, fixtures, bench_factory)
+        with RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
+                              **_manifest_parts(boards)) as writer:
+            return _finish(writer, boards, plan, bench_factory, console, stop)
 
 
 def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
@@ -452,7 +449,7 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
     """
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
-    plan = plan_from_record(manifest.get("plan") or {}, run_dir / "manifest.json")
+    plan = plan_from_record(manifest.get("plan") or {}, run_dir / MANIFEST)
     if plan.seed is None or plan.seed != manifest.get("seed"):
         raise RunError(run_dir, "its manifest has no seed matching its plan; cannot resume "
                                 "in the same order")
@@ -462,15 +459,14 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
             raise RunError(run_dir, f"was measured on {len(fixtures)} fixtures; resume it "
                                     "without --fixture")
         fixtures = [fixture]
-
-    def open_writer(boards: list[Board]) -> RunWriter:
-        recorded = _manifest_parts(boards)["firmware"]
-        if recorded != manifest.get("firmware"):
+    console = console or Console(stderr=True)
+    stop = stop if stop is not None else StopRequest()
+    # The writer first: a run another sweep is writing is refused before any bench opens.
+    with stop.handle_signals(console), RunWriter.resume(run_dir) as writer:
+        boards = survey(plan, fixtures, bench_factory)
+        if _manifest_parts(boards)["firmware"] != manifest.get("firmware"):
             log.warning("resuming %s with other firmware than it began with", run_dir)
-        return RunWriter.resume(run_dir)
-
-    return _sweep(lambda: survey(plan, fixtures, bench_factory), open_writer, plan,
-                  bench_factory, console, stop)
+        return _finish(writer, boards, plan, bench_factory, console, stop)
 
 
 def remove_run(run_dir: Path, console: Console | None = None) -> None:
@@ -480,7 +476,7 @@ def remove_run(run_dir: Path, console: Console | None = None) -> None:
     files but no run."""
     if not run_dir.exists():
         return
-    if not (run_dir / "manifest.json").exists():
+    if not (run_dir / MANIFEST).exists():
         if any(run_dir.iterdir()):
             raise RunError(run_dir, "is not a run directory (no manifest.json); not removed")
         return

@@ -498,3 +498,15 @@ def test_cli_errors_name_the_plan_field(tmp_path: Path) -> None:
                          cwd=tmp_path, timeout=120, env=WIDE)
     assert out.returncode == 2
     assert f"rig: error: {bad}: factors.0.keybits: unknown field (misspelt?)" in out.stderr
+
+
+def test_cli_resume_takes_the_run_directory_only(tmp_path: Path) -> None:
+    out = subprocess.run(_rig("sweep", str(ROOT / "plans" / "quick.toml"), "--resume",
+                              str(tmp_path)), capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120, env=WIDE)
+    assert out.returncode == 2 and "--resume takes the run directory only" in out.stderr
+    out = subprocess.run(_rig("sweep", "--resume", str(tmp_path / "nothing")),
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120, env=WIDE)
+    assert out.returncode == 2
+    assert f"rig: error: {tmp_path / 'nothing'}: no manifest.json: not a run directory" \
+        in out.stderr

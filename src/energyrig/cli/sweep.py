@@ -105,16 +105,16 @@ def register(app: typer.Typer) -> None:
             if plan is not None or out is not None or dry:
                 raise typer.BadParameter("--resume takes the run directory only (its plan "
                                          "and seed are in its manifest)")
-            _print_outcome(resume_sweep(resume, fixture=fx, console=console), console)
-            return
-        if plan is None:
+            outcome = resume_sweep(resume, fixture=fx, console=console)
+        elif plan is None:
             raise typer.BadParameter("give a PLAN (or --resume RUN_DIR)")
-        p = load_plan(plan)
-        if dry:
-            _print_dry_run(dry_run(p, plan_fixtures(p, fx)), Console())
-            return
-        outcome = start_sweep(p, out or _default_out(p.title), fixture=fx, console=console,
-                              overwrite=overwrite)
+        else:
+            p = load_plan(plan)
+            if dry:
+                _print_dry_run(dry_run(p, plan_fixtures(p, fx)), Console())
+                return
+            outcome = start_sweep(p, out or _default_out(p.title), fixture=fx,
+                                  console=console, overwrite=overwrite)
         _print_outcome(outcome, console)
         if not outcome.complete:
-            raise typer.Exit(130)
+            raise typer.Exit(130)  # stopped by Ctrl-C/SIGTERM: resumable

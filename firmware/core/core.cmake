@@ -11,5 +11,19 @@ set(ER_CORE_SOURCES
     ${ER_CORE_DIR}/er_proto.c
     ${ER_CORE_DIR}/er_registry.c
     ${ER_CORE_DIR}/er_runner.c
+    ${ER_CORE_DIR}/er_stack.c
     ${ER_CORE_DIR}/er_str.c
 )
+
+# er_build_id(<var>): the build id `hello` reports (ER_BUILD_ID): `git describe` of the
+# firmware tree at configure time, "unknown" outside a git checkout.
+function(er_build_id var)
+    execute_process(
+        COMMAND git describe --always --dirty --tags
+        WORKING_DIRECTORY ${ER_CORE_DIR}
+        OUTPUT_VARIABLE id OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(NOT id)
+        set(id unknown)
+    endif()
+    set(${var} ${id} PARENT_SCOPE)
+endfunction()

@@ -15,6 +15,7 @@
 #include "er_port_fake.h"
 #include "er_proto.h"
 #include "er_registry.h"
+#include "er_stack.h"
 #include "er_str.h"
 #include "er_test.h"
 
@@ -267,6 +268,56 @@ static void test_drbg(void)
 	ER_CHECK(memcmp(a, b, sizeof(a)) == 0);
 	er_drbg_random(&d, b, sizeof(b));
 	ER_CHECK(memcmp(a, b, sizeof(a)) != 0);
+}
+
+/* ---- stack meter ---- */
+
+/* A port's runner: its own frames take 96 bytes, the function says how many it used. */
+static int runner_calls;
+static size_t fn_depth;
+static size_t runner_frames = 96;
+
+static int fake_runner(int (*fn)(void *), void *arg, size_t *depth)
+{
+	runner_calls++;
+	fn_depth = 0;
+	int ret = fn(arg);
+
+	*depth = runner_frames == 0 ? 0 : runner_frames + fn_depth;
+	return ret;
+}
+
+static int uses_stack(void *arg)
+{
+	fn_depth = *(size_t *)arg;
+	return 7;
+}
+
+static void test_stack_meter(void)
+{
+	struct er_stack_meter_s meter = ER_STACK_METER_INIT(fake_runner);
+	size_t want = 1000;
+	size_t used = 1;
+
+	/* The first run measures the runner's frames with an empty function, then runs fn. */
+	ER_CHECK_INT(er_stack_run_measured(&meter, uses_stack, &want, &used), 7);
+	ER_CHECK_INT(runner_calls, 2);
+	ER_CHECK_INT(meter.overhead, 96);
+	ER_CHECK_INT(used, 1000);
+	/* Later runs reuse the measured overhead. */
+	want = 24;
+	ER_CHECK_INT(er_stack_run_measured(&meter, uses_stack, &want, &used), 7);
+	ER_CHECK_INT(runner_calls, 3);
+	ER_CHECK_INT(used, 24);
+	want = 0;
+	er_stack_run_measured(&meter, uses_stack, &want, &used);
+	ER_CHECK_INT(used, 0);
+	/* A runner that cannot tell (depth 0) gives 0, not a wrapped-around difference. */
+	runner_frames = 0;
+	want = 500;
+	ER_CHECK_INT(er_stack_run_measured(&meter, uses_stack, &want, &used), 7);
+	ER_CHECK_INT(used, 0);
+	runner_frames = 96;
 }
 
 /* ---- registry ---- */
@@ -547,6 +598,7 @@ int main(void)
 	ER_RUN(test_numbers);
 	ER_RUN(test_arena);
 	ER_RUN(test_drbg);
+	ER_RUN(test_stack_meter);
 	ER_RUN(test_registry_lookup);
 	ER_RUN(test_registry_params);
 	ER_RUN(test_proto_hello_ops);

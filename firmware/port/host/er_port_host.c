@@ -33,6 +33,7 @@
 #endif
 
 #include "er_port.h"
+#include "er_stack.h"
 
 #define ER_HOST_ARENA_BYTES (4u * 1024u * 1024u)
 #define ER_HOST_STACK_BYTES (1024u * 1024u)
@@ -203,7 +204,7 @@ __attribute__((noinline, no_sanitize_address)) static void paint_below_here(void
  * (a call would move the stack pointer over the paint) before the thread's exit handlers
  * run deeper still. The thread's TLS and descriptor (glibc puts them at the top of a given
  * stack) lie above and are left out; what this frame itself takes below its frame address
- * is measured once and subtracted by er_port_run_measured.
+ * is measured once and subtracted by the stack meter (core/er_stack.h).
  */
 __attribute__((no_sanitize_address)) static void *measured_thread(void *arg)
 {
@@ -244,25 +245,12 @@ static int run_painted(int (*fn)(void *), void *arg, size_t *depth)
 	return m.ret;
 }
 
-static int nothing(void *arg)
-{
-	(void)arg;
-	return 0;
-}
+/* What measured_thread itself takes below its frame to call a function is not fn's. */
+static struct er_stack_meter_s meter = ER_STACK_METER_INIT(run_painted);
 
 int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
 {
-	/* What measured_thread itself takes below its frame to call a function: not fn's. */
-	static size_t overhead = SIZE_MAX;
-	size_t depth;
-
-	if (overhead == SIZE_MAX) {
-		(void)run_painted(nothing, NULL, &overhead);
-	}
-	int ret = run_painted(fn, arg, &depth);
-
-	*stack_used = depth > overhead ? depth - overhead : 0;
-	return ret;
+	return er_stack_run_measured(&meter, fn, arg, stack_used);
 }
 
 void er_port_write(const char *buf, size_t len)

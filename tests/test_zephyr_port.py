@@ -176,3 +176,43 @@ def test_the_checker_script_reports_and_fails(tree: Path, capsys):
     assert check_port.main(["check_port.py", str(tree)]) == 1
     out = capsys.readouterr().out
     assert "nrf52840dk/nrf52840: no overlay" in out and "1 problem(s)" in out
+
+
+def test_every_zephyr_api_of_the_port_is_in_the_verified_table():
+    used = check_port.used_apis(FIRMWARE)
+    # The cycle counter's API is among them, each with a row naming the Zephyr file.
+    assert {"timing_init", "timing_start", "timing_counter_get", "timing_cycles_get",
+            "timing_freq_get", "k_timer_start", "k_cycle_get_32"} <= set(used)
+    assert set(used) <= check_port.verified_apis(FIRMWARE)
+
+
+def test_an_unverified_zephyr_api_in_the_port_is_caught(tree: Path):
+    _edit(tree / "port" / "zephyr" / "er_port_zephyr.c", "(void)k_msleep(CONFIG_ER_POLL_MS);",
+          "(void)k_sleep(K_MSEC(CONFIG_ER_POLL_MS));")
+    assert check_port.check(tree) == ["k_sleep (er_port_zephyr.c): not in VERIFIED.md's API table"]
+
+
+def test_a_zephyr_api_dropped_from_the_verified_table_is_caught(tree: Path):
+    verified = tree / "port" / "zephyr" / "VERIFIED.md"
+    verified.write_text(verified.read_text().replace("timing_freq_get", "timing_rate_get"))
+    assert check_port.check(tree) == ["timing_freq_get (er_port_zephyr.c): not in VERIFIED.md's API table"]
+
+
+def test_api_names_in_comments_and_strings_do_not_count(tree: Path):
+    with (tree / "port" / "zephyr" / "er_port_zephyr.c").open("a") as f:
+        f.write('/* k_sleep() */\nstatic const char er_note[] = "k_yield()";\n')
+    assert check_port.check(tree) == []
+
+
+def _conf(name: str) -> dict[str, str]:
+    lines = (FIRMWARE / name).read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def test_cycles_come_from_the_cpu_cycle_counter_except_on_native_sim():
+    assert _conf("prj.conf")["CONFIG_TIMING_FUNCTIONS"] == "y"
+    assert _conf("boards/native_sim_native_64.conf")["CONFIG_TIMING_FUNCTIONS"] == "n"
+    # The Cortex-M boards use the DWT, not the nRF TIMER2 fallback of the timing API.
+    for board in ("nrf52840dk_nrf52840", "nrf5340dk_nrf5340_cpuapp", "nucleo_f401re"):
+        assert _conf(f"boards/{board}.conf")["CONFIG_CORTEX_M_DWT"] == "y"
+    assert "CONFIG_CORTEX_M_DWT" not in _conf("boards/esp32_devkitc_procpu.conf")

@@ -12,6 +12,8 @@ Checks, from the files alone:
   ``port/zephyr`` is either defined by ``firmware/Kconfig`` or a row of the Kconfig table of
   ``port/zephyr/VERIFIED.md`` (which names the Zephyr file it was checked in), and every row
   is used;
+- every Zephyr C API name (``k_``, ``K_``, ``timing_``, ``gpio_``, ``uart_``, ``DT_`` ... prefixes)
+  in ``port/zephyr``'s C is named in the API table of ``port/zephyr/VERIFIED.md``;
 - ``port/zephyr`` includes no core-private header, and ``core``/``ops`` include no Zephyr header.
 
 Usage: ``check_port.py [FIRMWARE_DIR]``; prints one line per problem, exits 1 if any.
@@ -34,11 +36,19 @@ REQUIRED_BOARDS = (
 )
 
 #: Core headers that are the core's contract with a port (everything else in core/ is private).
-CORE_PUBLIC_HEADERS = frozenset({"er_port.h", "er_proto.h", "er_op.h", "er_arena.h", "er_registry.h"})
+CORE_PUBLIC_HEADERS = frozenset({"er_port.h", "er_proto.h", "er_op.h", "er_arena.h", "er_registry.h",
+                                 "er_stack.h"})
 
 PINNED_REVISION = re.compile(r"^(v\d+\.\d+\.\d+(-rc\d+)?|[0-9a-f]{40})$")
 CONFIG_SYMBOL = re.compile(r"\bCONFIG_[A-Z0-9_]+\b")
 TRIGGER_PROPERTY = re.compile(r"trigger-gpios\s*=\s*<\s*&\w+\s+\d+\s+[^>]+>\s*;")
+#: Names of Zephyr's C API by prefix (kernel, timing, GPIO, UART, devices, devicetree, IRQ,
+#: system clock, crypto); the port's own names use none of them.
+ZEPHYR_API_NAME = re.compile(
+    r"\b(?:k_\w+|K_[A-Z0-9_]+|timing_\w+|gpio_\w+|GPIO_[A-Z0-9_]+|uart_\w+|device_\w+"
+    r"|DEVICE_[A-Z0-9_]+|DT_[A-Z0-9_]+|irq_\w+|sys_clock_\w+|cipher_\w+|CAP_[A-Z0-9_]+"
+    r"|CRYPTO_[A-Z0-9_]+)\b")
+C_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 
 
@@ -128,8 +138,7 @@ def app_symbols(firmware: Path) -> set[str]:
 
 def verified_symbols(firmware: Path) -> set[str]:
     """First column of the Kconfig table in port/zephyr/VERIFIED.md."""
-    text = (firmware / "port" / "zephyr" / "VERIFIED.md").read_text()
-    section = text.split("## Kconfig symbols", 1)[-1].split("\n## ", 1)[0]
+    section = _verified_section(firmware, "Kconfig symbols")
     return set(re.findall(r"^\|\s*`(CONFIG_[A-Z0-9_]+)`\s*\|", section, re.MULTILINE))
 
 
@@ -166,6 +175,36 @@ def check_kconfig(firmware: Path) -> list[str]:
     return problems
 
 
+def _verified_section(firmware: Path, title: str) -> str:
+    text = (firmware / "port" / "zephyr" / "VERIFIED.md").read_text()
+    return text.split(f"## {title}", 1)[-1].split("\n## ", 1)[0]
+
+
+def verified_apis(firmware: Path) -> set[str]:
+    """Every C name inside backticks in the API table of port/zephyr/VERIFIED.md."""
+    section = _verified_section(firmware, "APIs, macros and CMake functions")
+    return {name for code in re.findall(r"`([^`]+)`", section)
+            for name in re.findall(r"[A-Za-z_]\w*", code)}
+
+
+def used_apis(firmware: Path) -> dict[str, set[str]]:
+    """Each Zephyr API name of port/zephyr's C (comments and strings left out), with its files."""
+    used: dict[str, set[str]] = {}
+    for path in sorted((firmware / "port" / "zephyr").rglob("*")):
+        if path.suffix in (".c", ".h"):
+            text = C_STRING.sub('""', _strip_c_comments(path.read_text()))
+            for name in ZEPHYR_API_NAME.findall(text):
+                used.setdefault(name, set()).add(path.name)
+    return used
+
+
+def check_apis(firmware: Path) -> list[str]:
+    """Every Zephyr API the port calls was read in Zephyr's source (VERIFIED.md's API table)."""
+    verified = verified_apis(firmware)
+    return [f"{name} ({', '.join(sorted(files))}): not in VERIFIED.md's API table"
+            for name, files in sorted(used_apis(firmware).items()) if name not in verified]
+
+
 def check_includes(firmware: Path) -> list[str]:
     """port/zephyr uses the core only through its contract; core and ops stay portable."""
     core_headers = {p.name for p in (firmware / "core").glob("*.h")}
@@ -190,7 +229,7 @@ def check_includes(firmware: Path) -> list[str]:
 def check(firmware: Path) -> list[str]:
     """All checks; an empty list means the Zephyr layer is consistent."""
     return (check_west(firmware) + check_sample(firmware) + check_boards(firmware)
-            + check_kconfig(firmware) + check_includes(firmware))
+            + check_kconfig(firmware) + check_apis(firmware) + check_includes(firmware))
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Zephyr port (core/er_port.h): the trigger on the devicetree's /zephyr,user
- * trigger-gpios, the kernel's hardware cycle counter, the zephyr,console UART, a static
+ * trigger-gpios, the CPU's cycle counter (timing API), the zephyr,console UART, a static
  * arena, and the batch on a thread whose painted stack gives its high-water mark.
  * Every Zephyr API, macro and Kconfig symbol used here is in VERIFIED.md with the Zephyr
  * file it was checked in.
@@ -16,8 +16,12 @@
 #include <zephyr/drivers/gpio.h>
 #include <zephyr/drivers/uart.h>
 #include <zephyr/kernel.h>
+#if defined(CONFIG_TIMING_FUNCTIONS)
+#include <zephyr/timing/timing.h>
+#endif
 
 #include "er_port.h"
+#include "er_stack.h"
 
 #define ER_USER_NODE DT_PATH(zephyr_user)
 
@@ -37,83 +41,156 @@ static struct k_thread measured_thread;
 
 static struct er_port_info_s info = {
 	.board = CONFIG_BOARD_TARGET,
-	.cpu_hz = CONFIG_ER_CPU_HZ > 0 ? CONFIG_ER_CPU_HZ
-				      : DT_PROP_OR(DT_PATH(cpus, cpu_0), clock_frequency, 0),
 	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
 };
 
 /* ---- cycle counter and time ---- */
 
-#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
-static uint64_t read_cycles(void)
-{
-	return k_cycle_get_64();
-}
-
-static void cycles_init(uint32_t hz)
-{
-	(void)hz;
-}
-#else
 /*
- * A 32-bit counter widened in software: every read carries wraps into the high word, and a
- * timer reads it four times per wrap period so no wrap goes unseen between two requests.
+ * Two counters. Cycles (er_port_cycles, cycle_hz): with CONFIG_TIMING_FUNCTIONS the timing
+ * API's counter, the CPU's own cycle counter (DWT CYCCNT on Cortex-M, CCOUNT on Xtensa);
+ * without it (native_sim) the kernel's hardware cycle counter. Time (er_port_time_ns): the
+ * kernel's hardware cycle counter (the system timer), which keeps counting while the CPU
+ * sleeps in idle, where the DWT stops; its resolution is the system timer's (30.5 us on the
+ * nRF RTC), so a batch's finer time is cycles / cycle_hz.
+ *
+ * A 32-bit counter is widened to 64 bits by summing the intervals between reads, each of
+ * which may hold one wrap at most: a timer reads every such counter four times per wrap
+ * period (every 16.8 s for a 64 MHz DWT), so two reads are never a wrap apart.
  */
-static uint32_t cycles_last;
-static uint64_t cycles_high;
+#define ER_READS_PER_WRAP 4U
 
-static uint64_t read_cycles(void)
+static uint32_t sys_hz;
+
+#if !defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+static uint32_t sys_last;
+static uint64_t sys_total;
+#endif
+
+/*
+ * native_sim's CPU is infinitely fast: simulated time moves only when the CPU sleeps or
+ * busy-waits, so a loop that polls the counter (mark) would never end. Each read by the
+ * core costs one simulated microsecond; times on native_sim are not measurements.
+ */
+static void let_simulated_time_pass(void)
 {
+#if defined(CONFIG_ARCH_POSIX)
+	k_busy_wait(1);
+#endif
+}
+
+static uint64_t sys_cycles(void)
+{
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+	return k_cycle_get_64();
+#else
 	unsigned int key = irq_lock();
 	uint32_t now = k_cycle_get_32();
 
-	if (now < cycles_last) {
-		cycles_high += 1ULL << 32;
-	}
-	cycles_last = now;
-	uint64_t cycles = cycles_high | now;
+	sys_total += (uint32_t)(now - sys_last);
+	sys_last = now;
+	uint64_t total = sys_total;
 
 	irq_unlock(key);
-	return cycles;
+	return total;
+#endif
 }
 
-static void cycles_tick(struct k_timer *timer)
+#if defined(CONFIG_TIMING_FUNCTIONS)
+static timing_t cpu_last;
+static uint64_t cpu_total;
+
+static uint64_t cpu_cycles(void)
 {
-	(void)timer;
-	(void)read_cycles();
-}
+	unsigned int key = irq_lock();
+	timing_t now = timing_counter_get();
 
-K_TIMER_DEFINE(cycles_timer, cycles_tick, NULL);
+	/* The interval between two readings, one wrap included (timing.h's contract). */
+	cpu_total += timing_cycles_get(&cpu_last, &now);
+	cpu_last = now;
+	uint64_t total = cpu_total;
 
-static void cycles_init(uint32_t hz)
-{
-	uint64_t quarter_ms = (1000ULL << 32) / 4U / hz;
-	int32_t period = quarter_ms > INT32_MAX ? INT32_MAX : (int32_t)quarter_ms;
-
-	k_timer_start(&cycles_timer, K_MSEC(period), K_MSEC(period));
+	irq_unlock(key);
+	return total;
 }
 #endif
+
+static void widen_tick(struct k_timer *timer)
+{
+	(void)timer;
+	(void)sys_cycles();
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	(void)cpu_cycles();
+#endif
+}
+
+K_TIMER_DEFINE(widen_timer, widen_tick, NULL);
+
+/* Starts the counters; returns the rate of the cycle counter in Hz. */
+static uint32_t counters_init(void)
+{
+	uint32_t fastest_32bit = 0;
+
+	sys_hz = (uint32_t)sys_clock_hw_cycles_per_sec();
+#if !defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+	fastest_32bit = sys_hz;
+#endif
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	timing_init();
+	timing_start();
+	uint32_t cycle_hz = (uint32_t)timing_freq_get();
+
+	(void)cpu_cycles();
+	if (cycle_hz > fastest_32bit) {
+		fastest_32bit = cycle_hz;
+	}
+#else
+	uint32_t cycle_hz = sys_hz;
+#endif
+	if (fastest_32bit > 0) {
+		uint64_t ms = (1000ULL << 32) / ER_READS_PER_WRAP / fastest_32bit;
+		int32_t period = ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
+
+		k_timer_start(&widen_timer, K_MSEC(period), K_MSEC(period));
+	}
+	return cycle_hz;
+}
+
+/*
+ * The CPU clock: the board's CONFIG_ER_CPU_HZ, else the rate of the timing API's counter
+ * (DWT CYCCNT and Xtensa CCOUNT count CPU clock cycles, so their rate is the clock the CPU
+ * runs at), else the devicetree's cpu@0 clock-frequency, else 0 (unknown).
+ */
+static uint32_t cpu_hz(uint32_t cycle_hz)
+{
+	if (CONFIG_ER_CPU_HZ > 0) {
+		return CONFIG_ER_CPU_HZ;
+	}
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	return cycle_hz;
+#else
+	(void)cycle_hz;
+	return DT_PROP_OR(DT_PATH(cpus, cpu_0), clock_frequency, 0);
+#endif
+}
 
 uint64_t er_port_cycles(void)
 {
-#if defined(CONFIG_ARCH_POSIX)
-	/*
-	 * native_sim's CPU is infinitely fast: simulated time moves only when the CPU sleeps
-	 * or busy-waits, so a loop that polls the counter (mark) would never end. Each read
-	 * costs one simulated microsecond; times on native_sim are not measurements.
-	 */
-	k_busy_wait(1);
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	return cpu_cycles();
+#else
+	let_simulated_time_pass();
+	return sys_cycles();
 #endif
-	return read_cycles();
 }
 
 uint64_t er_port_time_ns(void)
 {
-	uint64_t cycles = er_port_cycles();
-	uint64_t hz = info.cycle_hz;
+	let_simulated_time_pass();
+	uint64_t cycles = sys_cycles();
 
 	/* Split so that no product overflows 64 bits, whatever the uptime. */
-	return cycles / hz * ER_NS_PER_S + cycles % hz * ER_NS_PER_S / hz;
+	return cycles / sys_hz * ER_NS_PER_S + cycles % sys_hz * ER_NS_PER_S / sys_hz;
 }
 
 /* ---- trigger, info, arena, idle ---- */
@@ -183,25 +260,12 @@ static int run_on_thread(int (*fn)(void *), void *arg, size_t *depth)
 	return m.ret;
 }
 
-static int nothing(void *arg)
-{
-	(void)arg;
-	return 0;
-}
+/* What the thread's entry frames take below the stack top is not fn's. */
+static struct er_stack_meter_s meter = ER_STACK_METER_INIT(run_on_thread);
 
 int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
 {
-	/* What the thread's entry frames take below the stack top: not fn's. */
-	static size_t overhead = SIZE_MAX;
-	size_t depth;
-
-	if (overhead == SIZE_MAX) {
-		(void)run_on_thread(nothing, NULL, &overhead);
-	}
-	int ret = run_on_thread(fn, arg, &depth);
-
-	*stack_used = depth > overhead ? depth - overhead : 0;
-	return ret;
+	return er_stack_run_measured(&meter, fn, arg, stack_used);
 }
 
 /* ---- console UART ---- */
@@ -284,7 +348,7 @@ int er_port_zephyr_init(void)
 	if (ret != 0) {
 		return ret;
 	}
-	info.cycle_hz = (uint32_t)sys_clock_hw_cycles_per_sec();
-	cycles_init(info.cycle_hz);
+	info.cycle_hz = counters_init();
+	info.cpu_hz = cpu_hz(info.cycle_hz);
 	return console_rx_init();
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.fixtures import Fixture, load_fixture
+from energyrig.fixtures import load_fixture
 from energyrig.results.store import Point, RunWriter, load
 from energyrig.rig.bench import EDGE_ERROR, Bench
 
@@ -26,11 +26,6 @@ prep) case "$rest" in broken*)
 *) ;;
 esac; done
 """
-
-
-def sim_fixture(tmp_path: Path, **measure: object) -> Fixture:
-    fx = load_fixture(SIM)
-    return fx.model_copy(update={"measure": fx.measure.model_copy(update=measure)})
 
 
 @pytest.fixture(scope="module")

@@ -85,8 +85,10 @@ def ops_table(bench: Bench) -> Table:
     for label in ("op", "family", "backend", "key bits", "curves", "payload bytes"):
         table.add_column(label)
     for op in bench.ops():
-        payload = "-" if op.payload is None else (
-            f"{op.payload[0]}..{op.payload[1]}" + (f" ×{op.payload[2]}" if op.payload[2] > 1 else ""))
+        payload = "-"
+        if op.payload is not None:
+            low, high, multiple = op.payload
+            payload = f"{low}..{high}" + (f" ×{multiple}" if multiple > 1 else "")
         table.add_row(op.name, op.family, op.backend,
                       ", ".join(map(str, op.key_bits)) or "-", ", ".join(op.curves) or "-",
                       payload)
@@ -118,6 +120,10 @@ _RUN_HELP = (
     "error bound stays under measure.max_edge_error (0.1 %).\n\n"
     "On the simulated bench (the default fixture) the rig starts the host firmware and an "
     "emulated PPK2 and also reports the emulator's true energy.\n\n"
+    "Examples:\n\n"
+    "  rig run --op aes-cbc-encrypt --key-bits 128 --payload-bytes 1024\n\n"
+    "  rig run --op ecdsa-sign --curve p256 --payload-bytes 32 --reps 20 --json\n\n"
+    "  rig run --op rsa-keygen --key-bits 2048 --batch 1 --reps 3 -f fixtures/board.toml\n\n"
     f"Flags: {', '.join(FLAGS + BENCH_FLAGS)}. Exit code 1 when the measurement failed "
     "(self-test, DUT timeout), 2 for a bad fixture or bench."
 )
@@ -135,7 +141,8 @@ def register(app: typer.Typer) -> None:
         batch: str = typer.Option("auto", "--batch", help="Ops per window: N or auto."),
         reps: Optional[int] = typer.Option(None, "--reps", min=1,
                                            help="Windows to measure (default: the fixture's)."),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Key/payload seed of the firmware."),
+        seed: Optional[int] = typer.Option(None, "--seed",
+                                           help="Key/payload seed of the firmware."),
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:

@@ -574,7 +574,8 @@ class Bench:
             flags.append(EDGE_ERROR)
         # A board toggles a GPIO in nanoseconds; the host DUT's wire send and scheduling add up
         # to a few hundred µs, so only a gross disagreement (a wrong window) is flagged.
-        if abs(win.duration_s - elapsed_s) > 5 * self._period_s() + m.duration_tolerance * elapsed_s:
+        tolerance_s = 5 * self._period_s() + m.duration_tolerance * elapsed_s
+        if abs(win.duration_s - elapsed_s) > tolerance_s:
             log.warning("window of %.6f s but the firmware timed %.6f s", win.duration_s,
                         elapsed_s)
             flags.append(DURATION_MISMATCH)

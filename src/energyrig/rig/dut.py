@@ -100,7 +100,8 @@ class ProcessTransport:
             return b""
         data = os.read(self._out, 65536)
         if not data:
-            raise DutError(f"DUT {self.name}: it exited (code {self._proc.wait()})")
+            raise DutError(f"DUT {self.name}: it closed its output "
+                           f"(exit code {self._proc.poll()})")
         return data
 
     def close(self) -> None:

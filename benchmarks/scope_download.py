@@ -5,7 +5,9 @@ The emulated scope runs in its own process (as on the simulated bench); the rig'
 virtual wire, and ``collect`` waits, downloads three channels as IEEE 488.2 binary blocks
 (``query_binary_values(..., container=numpy.ndarray)``; the Rigol dialect in 250 000-point
 parts as its guide requires) and scales them with numpy. Reported per memory depth: the time
-from the record's completion to the capture, the transfer rate, and the peak RSS.
+from the record's completion to the capture (the emulator's rendering of the record
+included), the transfer rate, and the peak RSS of the rig's process before the reference
+runs.
 
 Beside it, the reference most scope scripts use: the same block read into PyVISA's default
 ``list`` container and scaled by a per-sample Python expression, timed on the same bytes.
@@ -74,6 +76,7 @@ def main() -> None:
                         capture = scope.collect(timeout_s=60.0)
                         times.append(time.monotonic() - max(end, 0.0))
                     scaling, codes = scope.read_channel(settings.shunt)
+                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 chunk = capture.chunk_list[0]
                 n = len(chunk)
                 raw = codes.tobytes()
@@ -84,7 +87,6 @@ def main() -> None:
                 reference_scaling(raw, scaling.volts_per_code, scaling.zero_code)
                 t_ref = time.perf_counter() - t0
                 best = min(times)
-                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 table.add_row(f"{n:,}", f"{1 / chunk.period_s:.3g}", f"{best:.3f}",
                               f"{3 * n / best / 1e6:.1f}", f"{t_np * 1e3:.2f}",
                               f"{t_ref * 1e3:.1f}", f"{t_ref / t_np:.0f}x", f"{rss:.0f}")

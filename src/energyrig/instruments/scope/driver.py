@@ -93,17 +93,17 @@ def _no_nagle(inst: Any) -> None:
 
 def to_chunk(settings: ScopeSettings, volts: dict[str, npt.NDArray[np.float64]],
              clipped: npt.NDArray[np.bool_], period_s: float) -> Chunk:
-    """One chunk from the channels' volts (keys ``shunt``, ``trigger``, optional ``supply``)."""
-    shunt = volts["shunt"]
-    current = shunt * settings.amperes_per_volt
-    voltage: npt.NDArray[np.float64] | float
-    if "supply" not in volts:
-        voltage = settings.supply_v
-    elif settings.voltage_minus_shunt:
-        voltage = volts["supply"] - shunt
-    else:
-        voltage = volts["supply"]
+    """One chunk from the channels' volts (keys ``shunt``, ``trigger``, optional ``supply``).
+
+    Works in place on the arrays of ``volts`` (a deep record is tens of MB per channel):
+    the shunt's volts become the current, the supply's the board's supply.
+    """
     logic = (volts["trigger"] > settings.level_v).astype(np.uint8)
+    shunt = volts["shunt"]
+    voltage: npt.NDArray[np.float64] | float = volts.get("supply", settings.supply_v)
+    if isinstance(voltage, np.ndarray) and settings.voltage_minus_shunt:
+        voltage -= shunt
+    current = np.multiply(shunt, settings.amperes_per_volt, out=shunt)
     return Chunk(start_index=0, period_s=period_s, current_a=current, voltage_v=voltage,
                  logic=logic, saturated=clipped)
 

@@ -10,8 +10,7 @@ import pytest
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
 from energyrig.rig.dut import OpInfo
-from energyrig.rig.plan import (Plan, Target, estimate_duration_s, expand, format_duration,
-                                load_plan, plan_from_record)
+from energyrig.rig.plan import Plan, Target, expand, format_duration, load_plan, plan_from_record
 from energyrig.rig.sweep import read_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -277,9 +276,7 @@ def test_unreadable_plans_name_the_file(tmp_path: Path) -> None:
 
 # --- duration -----------------------------------------------------------------------------
 
-def test_estimate_and_format() -> None:
-    assert estimate_duration_s(0, 5, 1.0, 1.0, 10.0) == 0.0
-    assert estimate_duration_s(3, 4, 0.5, 1.0, 2.0) == pytest.approx(3 * (1 + 2) + 2 * 2)
+def test_format_duration() -> None:
     assert format_duration(12.4) == "12 s"
     assert format_duration(250) == "4 min 10 s"
     assert format_duration(3 * 3600 + 5 * 60 + 20) == "3 h 05 min"

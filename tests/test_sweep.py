@@ -26,8 +26,8 @@ from energyrig.fixtures.schema import Fixture
 from energyrig.results import Point, RunError, RunWriter, Window, load
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
-from energyrig.rig.sweep import (StopRequest, dry_run, enough_windows, read_target,
-                                 resume_sweep, start_sweep, survey)
+from energyrig.rig.sweep import (OpTiming, StopRequest, dry_run, enough_windows, read_target,
+                                 resume_sweep, start_sweep, survey, time_ops)
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -331,6 +331,36 @@ def test_dry_run_over_two_fixtures(tmp_path: Path) -> None:
     assert len(d.points) == 12 and 0 < d.min_s < d.max_s
 
 
+def test_dry_run_estimate_counts_timed_ops(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, HASHES)                   # 2 x 3 points, 3..8 windows
+    fixture = load_fixture(SIM)                          # windows of 2000 samples: 20 ms
+
+    def timer(fx: Fixture, points: Sequence[Point]) -> dict[str, OpTiming]:
+        return {p.key.rsplit("|rep=", 1)[0]: OpTiming(prep_s=0.5, op_s=1.0)
+                for p in points if p.op == "sha256"}
+
+    d = dry_run(plan, [fixture], read=lambda fx: Target.from_dut({}, CATALOGUE, "host"),
+                timer=timer)
+    # sha256 (3 points): prep 0.5 + probe 2 x 1.0 + latency 0.05; windows of
+    # pre 0.02 + op 1.0 + post 0.005 + latency 0.05 + exchange 0.1 s.
+    # md5 (3 points): 0.3 s per point; windows of 0.02 + 0.02 + 0.005 + 0.05 + 0.1 s.
+    for windows, bound in ((3, d.min_s), (8, d.max_s)):
+        assert bound == pytest.approx(3 * (2.55 + windows * 1.175) + 3 * (0.3 + windows * 0.195))
+    assert d.timed
+
+
+def test_time_ops_on_the_host_firmware() -> None:
+    points = [Point("sha256", "host", payload_bytes=64),
+              Point("sha256", "host", payload_bytes=64, rep=1),
+              Point("rsa-keygen", "host", key_bits=1024),
+              Point("aes-ecb-encrypt", "host", key_bits=100, payload_bytes=64)]
+    timings = time_ops(load_fixture(SIM), points)
+    sha, rsa = (timings[p.key.rsplit("|rep=", 1)[0]] for p in points[::2])
+    assert len(timings) == 2                             # the refused prep is left out
+    assert 0 < sha.op_s < 1e-3 < rsa.op_s
+    assert sha.prep_s >= 0 and rsa.prep_s >= 0
+
+
 # --- a real sweep process on the simulated bench ------------------------------------------
 
 KILL_PLAN = """
@@ -487,7 +517,7 @@ def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:
     assert "66 points to measure (33 configurations × 2 repetitions), 6 combinations skipped" \
         in out.stdout
     assert "rsa-keygen: key_bits=8192 not allowed (allowed: 1024, 2048, 3072, 4096)" in out.stdout
-    assert "estimated duration:" in out.stdout
+    assert "estimated duration:" in out.stdout and "--probe times them" in out.stdout
     assert not (tmp_path / "runs").exists()
 
 

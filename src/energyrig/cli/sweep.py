@@ -15,7 +15,7 @@ from rich.table import Table
 from energyrig.fixtures import load_fixture
 from energyrig.rig.plan import format_duration, load_plan
 from energyrig.rig.sweep import (DryRun, SweepOutcome, dry_run, plan_fixtures, resume_sweep,
-                                 start_sweep)
+                                 start_sweep, time_ops)
 
 
 def _default_out(title: str) -> Path:
@@ -35,7 +35,9 @@ def _print_dry_run(d: DryRun, console: Console) -> None:
     console.print(f"windows per point: {a.min_windows}..{a.max_windows}, until the 95 % CI of "
                   f"{a.metric} is within ±{a.ci_target * 100:.3g} % of the mean")
     console.print(f"estimated duration: {format_duration(d.min_s)} .. "
-                  f"{format_duration(d.max_s)} (ops slower than a window take longer)")
+                  f"{format_duration(d.max_s)}" + (" (ops timed on the DUT)" if d.timed else
+                                                   " (ops slower than a window take longer: "
+                                                   "--probe times them)"))
     if d.skipped:
         table = Table(title="Skipped combinations")
         for column in ("board", "op", "reason")[len(boards) == 1:]:
@@ -77,6 +79,9 @@ def register(app: typer.Typer) -> None:
         dry: bool = typer.Option(
             False, "--dry-run", help="Print the points, the skipped combinations and a "
                                      "duration estimate; measure nothing."),
+        probe: bool = typer.Option(
+            False, "--probe", help="With --dry-run: time each configuration once on the DUT "
+                                   "(prep and one op) so slow ops count in the estimate."),
     ) -> None:
         """Measure every point of a plan on a bench into a run directory.
 
@@ -111,7 +116,8 @@ def register(app: typer.Typer) -> None:
         else:
             p = load_plan(plan)
             if dry:
-                _print_dry_run(dry_run(p, plan_fixtures(p, fx)), Console())
+                _print_dry_run(dry_run(p, plan_fixtures(p, fx),
+                                       timer=time_ops if probe else None), Console())
                 return
             outcome = start_sweep(p, out or _default_out(p.title), fixture=fx,
                                   console=console, overwrite=overwrite)

@@ -374,25 +374,6 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
                      target=target)
 
 
-def estimate_duration_s(n_points: int, windows: int, window_s: float, point_overhead_s: float,
-                        cooldown_s: float) -> float:
-    """Seconds to measure ``n_points`` of ``windows`` windows each.
-
-    Parameters
-    ----------
-    window_s:
-        Wall time of one window with its margins, s.
-    point_overhead_s:
-        Wall time of preparing a point (self-test, batch probe), s.
-    cooldown_s:
-        Idle time between two points, s.
-    """
-    if n_points <= 0:
-        return 0.0
-    return (n_points * (point_overhead_s + windows * window_s)
-            + max(0, n_points - 1) * cooldown_s)
-
-
 def format_duration(seconds: float) -> str:
     """``3 h 05 min``, ``4 min 10 s``, ``12 s``."""
     if not math.isfinite(seconds):

@@ -42,13 +42,12 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, Text
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from energyrig.errors import CaptureError, ConfigError, DutError, InstrumentError
-from energyrig.fixtures.loader import load_fixture
+from energyrig.fixtures.loader import load_fixture, resolve_command
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.stats import describe
 from energyrig.results.store import MANIFEST, Point, RunError, RunWriter, Window, read_manifest
-from energyrig.rig.dut import OpInfo
-from energyrig.rig.plan import (Expansion, Plan, Skipped, Target, estimate_duration_s,
-                                expand, plan_from_record)
+from energyrig.rig.dut import Dut, DutProcess, OpInfo, SerialTransport
+from energyrig.rig.plan import Expansion, Plan, Skipped, Target, expand, plan_from_record
 
 log = logging.getLogger(__name__)
 
@@ -491,11 +490,21 @@ def remove_run(run_dir: Path, console: Console | None = None) -> None:
 
 # --- dry run ------------------------------------------------------------------------------
 
-# A window's wall time beyond its recorded span: the run request and reply, the instrument's
-# stream latency, moving the samples; measured on the simulated bench (plans/quick.toml).
+# A window's wall time beyond its recorded span and margins: the idle and run requests and
+# replies, moving the samples; measured on the simulated bench (plans/quick.toml).
 WINDOW_OVERHEAD_S = 0.1
-# Preparing a point: prep (self-test, keys), the batch probe, the idle baseline.
-POINT_OVERHEAD_S = 0.5
+# Preparing a point without timings: prep (self-test, keys) and the batch probe.
+POINT_OVERHEAD_S = 0.3
+# Sample rate assumed for the auto batch's window length (a PPK2), samples/s.
+ASSUMED_RATE_HZ = 100e3
+
+
+@dataclass(frozen=True)
+class OpTiming:
+    """One configuration timed by the firmware: its prep (self-test, keys) and one op, s."""
+
+    prep_s: float
+    op_s: float
 
 
 @dataclass(frozen=True)
@@ -506,6 +515,7 @@ class DryRun:
     expansions: tuple[Expansion, ...]
     min_s: float
     max_s: float
+    timed: bool = False
 
     @property
     def points(self) -> tuple[Point, ...]:
@@ -516,48 +526,95 @@ class DryRun:
         return tuple(s for e in self.expansions for s in e.skipped)
 
 
-def window_wall_s(fixture: Fixture) -> float:
-    """Rough wall time of one window on ``fixture``, s: margins, a window of the auto
-    batch's minimum samples at 100 kS/s, and the overhead of the exchange."""
+def point_wall_s(fixture: Fixture, windows: int, timing: OpTiming | None) -> float:
+    """Wall time of one point of ``windows`` windows on ``fixture``, s.
+
+    A window of the auto batch holds ``measure.min_window_samples`` (at
+    :data:`ASSUMED_RATE_HZ`) or one op, whichever is longer, plus its margins, the stream
+    latency and the exchange; a point adds its prep and batch probe (``timing`` from
+    :func:`time_ops`, else :data:`POINT_OVERHEAD_S`).
+    """
     m = fixture.measure
     latency = fixture.sim.latency_s if fixture.sim is not None else 0.0
-    return m.pre_s + m.post_s + m.min_window_samples / 100e3 + latency + WINDOW_OVERHEAD_S
+    span = m.min_window_samples / ASSUMED_RATE_HZ
+    overhead = POINT_OVERHEAD_S
+    if timing is not None:
+        span = max(span, timing.op_s)
+        overhead = timing.prep_s + 2 * timing.op_s + latency
+    window = m.pre_s + span + m.post_s + latency + WINDOW_OVERHEAD_S
+    return overhead + windows * window
+
+
+@contextlib.contextmanager
+def _dut_link(fixture: Fixture) -> Iterator[Dut]:
+    """The fixture's DUT alone (no instrument): the host build started, or the port."""
+    cfg = fixture.dut
+    if cfg.link == "serial":
+        assert cfg.port is not None
+        transport = SerialTransport(cfg.port, cfg.baudrate)
+        try:
+            yield Dut(transport, cfg.timeout_s)
+        finally:
+            transport.close()
+        return
+    with DutProcess(resolve_command(fixture), cfg.link, board=cfg.board,
+                    timeout_s=cfg.timeout_s) as proc:
+        assert proc.dut is not None
+        yield proc.dut
 
 
 def read_target(fixture: Fixture) -> Target:
     """The board's catalogue and clocks from the DUT alone (no instrument is opened)."""
-    from energyrig.fixtures.loader import resolve_command
-    from energyrig.rig.dut import Dut, DutProcess, SerialTransport
-
-    dut_cfg = fixture.dut
-    with contextlib.ExitStack() as stack:
-        if dut_cfg.link == "serial":
-            assert dut_cfg.port is not None
-            transport = SerialTransport(dut_cfg.port, dut_cfg.baudrate)
-            stack.callback(transport.close)
-            dut = Dut(transport, dut_cfg.timeout_s)
-        else:
-            proc = stack.enter_context(DutProcess(resolve_command(fixture), dut_cfg.link,
-                                                  board=dut_cfg.board,
-                                                  timeout_s=dut_cfg.timeout_s))
-            assert proc.dut is not None
-            dut = proc.dut
+    with _dut_link(fixture) as dut:
         hello = dut.hello()
-        return Target.from_dut(hello, dut.ops(), board=hello.get("board") or dut_cfg.board)
+        return Target.from_dut(hello, dut.ops(), board=hello.get("board") or fixture.dut.board)
+
+
+def _config(point: Point) -> str:
+    return point.key.rsplit("|rep=", 1)[0]
+
+
+def time_ops(fixture: Fixture, points: Sequence[Point]) -> dict[str, OpTiming]:
+    """Prep and one op of each configuration of ``points``, timed by the firmware on the
+    fixture's DUT (no instrument). Keyed by the point key without ``rep``; a configuration
+    the DUT refuses is left out (the sweep will record it as failed)."""
+    timings: dict[str, OpTiming] = {}
+    m = fixture.measure
+    with _dut_link(fixture) as dut:
+        for point in points:
+            config = _config(point)
+            if config in timings:
+                continue
+            try:
+                prep = dut.prep(point.op, key_bits=point.key_bits,
+                                payload_bytes=point.payload_bytes, curve=point.curve,
+                                backend=point.backend, timeout_s=m.probe_timeout_s)
+                run = dut.run(1, fixture.dut.timeout_s + m.probe_timeout_s)
+            except DutError as exc:
+                log.warning("%s: %s", config, exc)
+                continue
+            timings[config] = OpTiming(int(prep.get("prep_ns", 0)) * 1e-9, run.elapsed_s)
+    return timings
 
 
 def dry_run(plan: Plan, fixtures: Sequence[Fixture],
-            read: Callable[[Fixture], Target] = read_target) -> DryRun:
+            read: Callable[[Fixture], Target] = read_target,
+            timer: Callable[[Fixture, Sequence[Point]], Mapping[str, OpTiming]] | None = None
+            ) -> DryRun:
     """Expand ``plan`` on each fixture's board and estimate the duration between the adaptive
-    rule's minimum and maximum windows (ops longer than a window make it longer)."""
+    rule's minimum and maximum windows.
+
+    Without ``timer`` (e.g. :func:`time_ops`) every op is taken to fit a window; with it,
+    ops slower than that (RSA key generation) count at their measured time.
+    """
     plan = plan.with_seed()
     expansions = tuple(expand(plan, read(fx)) for fx in fixtures)
     _distinct_boards(plan, [e.target.board for e in expansions])
-    low = high = 0.0
+    bounds = [0.0, 0.0]
     for fx, e in zip(fixtures, expansions, strict=True):
-        window_s, n = window_wall_s(fx), len(e.points)
-        low += estimate_duration_s(n, plan.adaptive.min_windows, window_s, POINT_OVERHEAD_S,
-                                   plan.cooldown_s)
-        high += estimate_duration_s(n, plan.adaptive.max_windows, window_s, POINT_OVERHEAD_S,
-                                    plan.cooldown_s)
-    return DryRun(plan, expansions, low, high)
+        timings = timer(fx, e.points) if timer is not None else {}
+        for k, windows in enumerate((plan.adaptive.min_windows, plan.adaptive.max_windows)):
+            bounds[k] += sum(point_wall_s(fx, windows, timings.get(_config(p)))
+                             for p in e.points)
+            bounds[k] += max(0, len(e.points) - 1) * plan.cooldown_s
+    return DryRun(plan, expansions, bounds[0], bounds[1], timed=timer is not None)

@@ -45,7 +45,6 @@ import logging
 import math
 import random
 import secrets
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import product
@@ -55,7 +54,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from energyrig.errors import ConfigError
-from energyrig.fixtures.loader import validate
+from energyrig.fixtures.loader import read_toml, validate
 from energyrig.fixtures.schema import _Strict
 from energyrig.results.store import Point
 from energyrig.rig.dut import OpInfo
@@ -207,17 +206,7 @@ def load_plan(path: str | Path) -> Plan:
         The file is missing, not TOML, or a field is wrong; the message names both.
     """
     file = Path(path)
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(file, "", "no such plan file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(file, "", f"cannot read the plan ({exc})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(file, "", f"not valid TOML ({exc})") from exc
-    if "path" in data:
-        raise ConfigError(file, "path", "unknown field (misspelt?)")
-    plan = validate(Plan, {**data, "path": file}, file)
+    plan = validate(Plan, read_toml(file, "plan"), file)
     log.info("plan %s: %s", file, plan.title)
     return plan
 

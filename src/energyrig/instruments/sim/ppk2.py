@@ -30,35 +30,28 @@ Run it in its own process so the rig, the DUT and the emulator use separate core
     python -m energyrig.instruments.sim.ppk2 --wire /tmp/er.wire --truth truth.jsonl
 
 prints the pty path on its first stdout line and runs until SIGTERM/SIGINT or until its
-parent process dies;
-:class:`EmulatorProcess` does exactly that from Python.
+parent process dies; :class:`~energyrig.instruments.sim.process.EmulatorProcess` does
+exactly that from Python.
 """
 from __future__ import annotations
 
-import argparse
 import errno
-import json
 import logging
 import os
 import select
-import signal
 import struct
-import subprocess
 import sys
 import threading
 import time
 import tty
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 
-from energyrig.errors import InstrumentError
 from energyrig.instruments.base import OpenCloseBase
-from energyrig.instruments.ppk2.metadata import N_RANGES, Ppk2Calibration, format_metadata
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, encode_words
+from energyrig.instruments.ppk2.metadata import N_RANGES, Ppk2Calibration, format_metadata
 from energyrig.instruments.ppk2.protocol import (
     COMMAND_ARGS,
     POWER_MODE_AMPERE,
@@ -68,6 +61,12 @@ from energyrig.instruments.ppk2.protocol import (
     regulator_mv,
 )
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
+from energyrig.instruments.sim.process import (
+    EmulatorProcess,
+    emulator_parser,
+    parse_emulator_args,
+    serve_until_stopped,
+)
 from energyrig.instruments.sim.truth import TruthRecorder
 from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
 
@@ -398,91 +397,12 @@ class Ppk2Emulator(OpenCloseBase):
         self.stats.sent_bytes += sent
 
 
-class EmulatorProcess:
-    """Run the emulator in its own process (``python -m energyrig.instruments.sim.ppk2``).
-
-    Parameters
-    ----------
-    model:
-        Power model, passed as JSON.
-    wire, truth:
-        Paths of the trigger wire socket and the truth log.
-    extra_args:
-        More command-line options (``["--latency-s", "0.05"]``).
-    start_timeout_s:
-        How long to wait for the pty path.
-    module:
-        The emulator module to run; any with the same command line and first stdout line
-        (``energyrig.instruments.sim.scope`` prints a VISA resource instead of a pty path).
-
-    Use as a context manager; :attr:`port` is the pty path once entered.
-    """
-
-    def __init__(self, model: PowerModel, wire: str | os.PathLike[str] | None = None,
-                 truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
-                 start_timeout_s: float = 10.0,
-                 module: str = "energyrig.instruments.sim.ppk2") -> None:
-        self.argv = [sys.executable, "-m", module,
-                     "--model", json.dumps(model.as_dict())]
-        if wire is not None:
-            self.argv += ["--wire", os.fspath(wire)]
-        if truth is not None:
-            self.argv += ["--truth", os.fspath(truth)]
-        self.argv += extra_args or []
-        self.start_timeout_s = start_timeout_s
-        self.port = ""
-        self._proc: subprocess.Popen[str] | None = None
-
-    @property
-    def pid(self) -> int | None:
-        """Process id of the running emulator."""
-        return None if self._proc is None else self._proc.pid
-
-    def __enter__(self) -> Self:
-        self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, text=True)
-        assert self._proc.stdout is not None
-        ready, _, _ = select.select([self._proc.stdout], [], [], self.start_timeout_s)
-        line = self._proc.stdout.readline().strip() if ready else ""
-        if not line:
-            try:
-                code = self._proc.wait(timeout=1.0) if ready else None
-            except subprocess.TimeoutExpired:
-                code = None
-            self.__exit__(None, None, None)
-            raise InstrumentError(f"emulator did not start within {self.start_timeout_s} s "
-                                  f"(exit code {code}; its errors are above): "
-                                  f"{' '.join(self.argv)}")
-        self.port = line
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self._proc is None:
-            return
-        if self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGTERM)
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            log.error("emulator (pid %d) ignored SIGTERM; killing it", self._proc.pid)
-            self._proc.kill()
-            self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
-        self._proc = None
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry: serve until SIGTERM or SIGINT."""
-    parser = argparse.ArgumentParser(
-        prog="python -m energyrig.instruments.sim.ppk2",
-        description="Emulated PPK2 on a pty, driven by a power model and the virtual trigger "
-                    "wire. Prints the pty path on the first line of stdout.")
-    parser.add_argument("--wire", type=Path, help="trigger wire socket to bind")
-    parser.add_argument("--truth", type=Path, help="truth log (JSONL) to write")
-    parser.add_argument("--model", default="{}",
-                        help="power model as JSON (fields of PowerModel, e.g. "
-                             "'{\"idle_a\": 3e-6, \"noise_a\": 1e-6}')")
+    """Command-line entry: serve until SIGTERM, SIGINT or the parent's death."""
+    parser = emulator_parser(
+        "energyrig.instruments.sim.ppk2",
+        "Emulated PPK2 on a pty, driven by a power model and the virtual trigger wire. "
+        "Prints the pty path on the first line of stdout.")
     parser.add_argument("--latency-s", type=float, default=0.05,
                         help="how far the stream lags real time (default: %(default)s)")
     parser.add_argument("--block-s", type=float, default=0.005,
@@ -491,28 +411,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="transmit buffer in seconds of samples (default: %(default)s)")
     parser.add_argument("--metadata-split-s", type=float, default=0.0,
                         help="send the metadata in two halves this far apart")
-    parser.add_argument("--seed", type=int, default=0, help="noise/fault seed")
-    parser.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    try:
-        model = PowerModel.from_dict(json.loads(args.model))
-    except (ValueError, TypeError) as exc:
-        parser.error(f"--model: {exc}")
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    args, model = parse_emulator_args(parser, argv)
     with Ppk2Emulator(model, wire=args.wire, truth=args.truth, latency_s=args.latency_s,
                       block_s=args.block_s, tx_buffer_s=args.tx_buffer_s,
                       metadata_split_s=args.metadata_split_s, seed=args.seed) as emu:
-        print(emu.port, flush=True)
-        parent = os.getppid()
-        while not stop.wait(0.2):
-            if os.getppid() != parent:
-                log.warning("PPK2 emulator: its parent (pid %d) is gone; exiting", parent)
-                break
+        serve_until_stopped(emu.port)
     return 0
+
+
+__all__ = ["DEFAULT_CALIBRATION", "EmulatorProcess", "EmulatorStats", "Ppk2Emulator", "main"]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,143 @@
+"""Emulators as processes: the command line they share, and starting one from Python.
+
+Every emulator module of the simulated bench (``energyrig.instruments.sim.ppk2``,
+``energyrig.instruments.sim.scope``) runs as ``python -m MODULE --model JSON [--wire PATH]
+[--truth PATH] [--seed N] [-v] ...``, prints the address a client opens (a pty path, a VISA
+resource) on its first stdout line, and serves until SIGTERM/SIGINT or until its parent dies
+(a killed rig leaves no emulator behind). :func:`emulator_parser`,
+:func:`parse_emulator_args` and :func:`serve_until_stopped` give a module that command line;
+:class:`EmulatorProcess` starts one and reads its address.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from energyrig.errors import InstrumentError
+from energyrig.instruments.sim.power import PowerModel
+
+log = logging.getLogger(__name__)
+
+
+def emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every emulator takes."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=description)
+    parser.add_argument("--wire", type=Path, help="trigger wire socket to bind")
+    parser.add_argument("--truth", type=Path, help="truth log (JSONL) to write")
+    parser.add_argument("--model", default="{}",
+                        help="power model as JSON (fields of PowerModel, e.g. "
+                             "'{\"idle_a\": 3e-6, \"noise_a\": 1e-6}')")
+    parser.add_argument("--seed", type=int, default=0, help="noise/fault seed")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what it does")
+    return parser
+
+
+def parse_emulator_args(parser: argparse.ArgumentParser,
+                        argv: list[str] | None) -> tuple[argparse.Namespace, PowerModel]:
+    """Parse the command line, set up logging and build the power model."""
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        model = PowerModel.from_dict(json.loads(args.model))
+    except (ValueError, TypeError) as exc:
+        parser.error(f"--model: {exc}")
+    return args, model
+
+
+def serve_until_stopped(address: str) -> None:
+    """Print ``address`` for the parent, then wait for SIGTERM/SIGINT or the parent's death."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    parent = os.getppid()  # before the print: the parent may die as soon as it reads it
+    print(address, flush=True)
+    while not stop.wait(0.2):
+        if os.getppid() != parent:
+            log.warning("emulator at %s: its parent (pid %d) is gone; exiting", address, parent)
+            return
+
+
+class EmulatorProcess:
+    """Run an emulator in its own process (``python -m energyrig.instruments.sim.ppk2``).
+
+    Parameters
+    ----------
+    model:
+        Power model, passed as JSON.
+    wire, truth:
+        Paths of the trigger wire socket and the truth log.
+    extra_args:
+        More command-line options (``["--latency-s", "0.05"]``).
+    start_timeout_s:
+        How long to wait for the pty path.
+    module:
+        The emulator module to run; any with the same command line and first stdout line
+        (``energyrig.instruments.sim.scope`` prints a VISA resource instead of a pty path).
+
+    Use as a context manager; :attr:`port` is the first line the emulator printed (the pty
+    path, the VISA resource) once entered.
+    """
+
+    def __init__(self, model: PowerModel, wire: str | os.PathLike[str] | None = None,
+                 truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
+                 start_timeout_s: float = 10.0,
+                 module: str = "energyrig.instruments.sim.ppk2") -> None:
+        self.argv = [sys.executable, "-m", module,
+                     "--model", json.dumps(model.as_dict())]
+        if wire is not None:
+            self.argv += ["--wire", os.fspath(wire)]
+        if truth is not None:
+            self.argv += ["--truth", os.fspath(truth)]
+        self.argv += extra_args or []
+        self.start_timeout_s = start_timeout_s
+        self.port = ""
+        self._proc: subprocess.Popen[str] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the running emulator."""
+        return None if self._proc is None else self._proc.pid
+
+    def __enter__(self) -> Self:
+        self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], self.start_timeout_s)
+        line = self._proc.stdout.readline().strip() if ready else ""
+        if not line:
+            try:
+                code = self._proc.wait(timeout=1.0) if ready else None
+            except subprocess.TimeoutExpired:
+                code = None
+            self.__exit__(None, None, None)
+            raise InstrumentError(f"emulator did not start within {self.start_timeout_s} s "
+                                  f"(exit code {code}; its errors are above): "
+                                  f"{' '.join(self.argv)}")
+        self.port = line
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            log.error("emulator (pid %d) ignored SIGTERM; killing it", self._proc.pid)
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._proc = None

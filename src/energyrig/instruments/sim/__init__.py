@@ -6,6 +6,8 @@
 - :mod:`~energyrig.instruments.sim.ppk2`: a PPK2 on a pty (``python -m
   energyrig.instruments.sim.ppk2 --help``).
 - :mod:`~energyrig.instruments.sim.truth`: the ground-truth log of every window's energy.
+- :mod:`~energyrig.instruments.sim.process`: the command line all emulators share, and
+  :class:`~energyrig.instruments.sim.process.EmulatorProcess` to run one in its own process.
 
 A whole simulated PPK2 bench, as the rig wires it::
 

@@ -68,6 +68,23 @@ def serve_until_stopped(address: str) -> None:
             return
 
 
+def terminate(proc: subprocess.Popen[str] | subprocess.Popen[bytes], what: str,
+              timeout_s: float = 10.0) -> None:
+    """Stop a child: SIGTERM, then SIGKILL if it has not exited within ``timeout_s``; close
+    its pipes. ``what`` names it in the log."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        log.error("%s (pid %d) ignored SIGTERM; killing it", what, proc.pid)
+        proc.kill()
+        proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
 class EmulatorProcess:
     """Run an emulator in its own process (``python -m energyrig.instruments.sim.ppk2``).
 
@@ -130,14 +147,5 @@ class EmulatorProcess:
                  tb: TracebackType | None) -> None:
         if self._proc is None:
             return
-        if self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGTERM)
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            log.error("emulator (pid %d) ignored SIGTERM; killing it", self._proc.pid)
-            self._proc.kill()
-            self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
+        terminate(self._proc, "emulator")
         self._proc = None

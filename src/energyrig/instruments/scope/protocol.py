@@ -66,7 +66,9 @@ class ScopeSettings:
     probe_supply, probe_shunt, probe_trigger:
         Probe attenuation set on each channel (1 for 1×, 10 for 10×).
     window_margin:
-        The record holds ``window_margin ×`` the expected window (the estimate may be short).
+        The record holds ``window_margin ×`` the expected window: the estimate is the last
+        batch's time, and a batch on a loaded host, or a key generation, can take twice as
+        long. A batch that outlasts the record fails its window.
     timeout_s:
         VISA I/O timeout, s (a deep record takes seconds to read).
     arm_timeout_s:
@@ -90,7 +92,7 @@ class ScopeSettings:
     probe_supply: float = 1.0
     probe_shunt: float = 1.0
     probe_trigger: float = 1.0
-    window_margin: float = 1.3
+    window_margin: float = 2.0
     timeout_s: float = 10.0
     arm_timeout_s: float = 5.0
     visa_library: str = "@py"

@@ -30,7 +30,7 @@ from rich.table import Table
 from energyrig.instruments.scope.driver import Scope
 from energyrig.instruments.scope.protocol import ScopeSettings
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import EmulatorProcess
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.wire import edge_records, send_edges
 
 MODEL = PowerModel(supply_v=3.3, idle_a=0.02, active_a=0.045, noise_a=0.5e-3)

@@ -12,7 +12,7 @@ from energyrig.errors import InstrumentError
 from energyrig.instruments.scope.driver import Scope
 from energyrig.instruments.scope.protocol import ScopeSettings
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import EmulatorProcess
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.scope import ScopeEmulator
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges

@@ -37,19 +37,15 @@ serves until SIGTERM/SIGINT.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 import os
 import re
-import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -57,6 +53,11 @@ import numpy.typing as npt
 from energyrig.instruments.base import OpenCloseBase
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, steps_125
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
+from energyrig.instruments.sim.process import (
+    emulator_parser,
+    parse_emulator_args,
+    serve_until_stopped,
+)
 from energyrig.instruments.sim.truth import TruthRecorder
 from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
 
@@ -349,7 +350,8 @@ class ScopeEmulator(OpenCloseBase):
             t = edges["t_ns"].astype(np.int64)
             late = (t <= self._rendered_end_ns) & (t >= self._t0_ns)
             self._truth.feed(edges, self.model, self.model.supply_v, True, late)
-        if self.state.acq == "triggered" and time.monotonic_ns() >= self._t_end_ns + self.latency_ns:
+        complete_ns = self._t_end_ns + self.latency_ns
+        if self.state.acq == "triggered" and time.monotonic_ns() >= complete_ns:
             self._render()
 
     def _trigger(self, edges: EdgeArray) -> None:
@@ -634,40 +636,25 @@ def _compile(dialect: str) -> list[tuple[re.Pattern[str], Handler]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry: serve until SIGTERM or SIGINT."""
-    parser = argparse.ArgumentParser(
-        prog="python -m energyrig.instruments.sim.scope",
-        description="Emulated SCPI oscilloscope on loopback TCP (shunt method: CH1 supply, "
-                    "CH2 across the shunt, CH3 trigger), driven by a power model and the "
-                    "virtual trigger wire. Prints the VISA resource on the first stdout line.")
+    """Command-line entry: serve until SIGTERM or SIGINT (or the parent is gone)."""
+    parser = emulator_parser(
+        "energyrig.instruments.sim.scope",
+        "Emulated SCPI oscilloscope on loopback TCP (shunt method: CH1 supply, CH2 shunt, "
+        "CH3 trigger), driven by a power model and the virtual trigger wire. Prints the VISA "
+        "resource on the first stdout line.")
     parser.add_argument("--dialect", choices=sorted(EMULATED), default="rigol-ds1000z")
-    parser.add_argument("--wire", type=Path, help="trigger wire socket to bind")
-    parser.add_argument("--truth", type=Path, help="truth log (JSONL) to write")
-    parser.add_argument("--model", default="{}", help="power model as JSON (PowerModel fields)")
     parser.add_argument("--shunt-ohms", type=float, default=1.0, help="shunt, ohm")
     parser.add_argument("--adc-noise-lsb", type=float, default=0.5,
                         help="front-end noise, codes rms (default: %(default)s)")
     parser.add_argument("--latency-s", type=float, default=0.05,
-                        help="acquisition completes this long after its last sample")
+                        help="an acquisition completes this long after its last sample "
+                             "(default: %(default)s)")
     parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free one)")
-    parser.add_argument("--seed", type=int, default=0, help="noise seed")
-    parser.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    try:
-        model = PowerModel.from_dict(json.loads(args.model))
-    except (ValueError, TypeError) as exc:
-        parser.error(f"--model: {exc}")
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    args, model = parse_emulator_args(parser, argv)
     with ScopeEmulator(model, dialect=args.dialect, wire=args.wire, truth=args.truth,
                        shunt_ohms=args.shunt_ohms, adc_noise_lsb=args.adc_noise_lsb,
                        latency_s=args.latency_s, port=args.port, seed=args.seed) as emu:
-        print(emu.resource, flush=True)
-        while not stop.wait(0.2):
-            pass
+        serve_until_stopped(emu.resource)
     return 0
 
 

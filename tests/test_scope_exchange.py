@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.base import RecordedCapture
 from energyrig.instruments.scope.driver import Scope
 from energyrig.instruments.scope.protocol import ScopeSettings
 from energyrig.rig.energy import WindowSettings, find_windows
@@ -58,10 +59,21 @@ N = 300_000
 HIGH = slice(100_000, 115_000)          # 15000 samples = 3 ms at 200 ns
 
 
-def rigol_codes(low: int, high: int) -> bytes:
-    codes = np.full(N, low, dtype=np.uint8)
-    codes[HIGH] = high
+def step(low: int, high: int, n: int = N, where: slice = HIGH, dtype: type = np.uint8) -> bytes:
+    """Codes at ``low`` with ``high`` over ``where``: a channel of one trigger window."""
+    codes = np.full(n, low, dtype=dtype)
+    codes[where] = high
     return codes.tobytes()
+
+
+def session(script: Script, dialect: str) -> RecordedCapture:
+    """Start, arm and collect against the fake; the whole script must have been walked."""
+    with ExpectedProtocol(script) as fake:
+        with Scope(settings(fake.resource, dialect)) as scope:
+            scope.arm(PRE, WINDOW, POST)
+            capture = scope.collect(timeout_s=5.0)
+    assert fake.error is None and fake.finished, fake.error
+    return capture
 
 
 def rigol_download(ch: int, preamble: str, data: bytes) -> Script:
@@ -79,19 +91,14 @@ def test_rigol_ds1000z_whole_session() -> None:
     script = RIGOL_START + RIGOL_ARM + [
         (":TRIGger:STATus?", "TD"), (":TRIGger:STATus?", "STOP"),
         *rigol_download(2, "0,2,300000,1,2.000000e-07,-2.000000e-02,0,8.000000e-04,-48,127",
-                        rigol_codes(79, 129)),
+                        step(79, 129)),
         *rigol_download(3, "0,2,300000,1,2.000000e-07,-2.000000e-02,0,4.000000e-02,-41,127",
-                        rigol_codes(86, 169)),
+                        step(86, 169)),
         *rigol_download(1, "0,2,300000,1,2.000000e-07,-2.000000e-02,0,2.000000e-02,-167,127",
-                        rigol_codes(125, 127)),
+                        step(125, 127)),
         (":STOP", None),
     ]
-    with ExpectedProtocol(script) as fake:
-        with Scope(settings(fake.resource, "auto")) as scope:
-            assert scope.dialect is not None and scope.dialect.name == "rigol-ds1000z"
-            scope.arm(PRE, WINDOW, POST)
-            capture = scope.collect(timeout_s=5.0)
-    assert fake.error is None and fake.finished, fake.error
+    capture = session(script, "auto")       # *IDN? -> the DS1000Z row
     (chunk,) = capture.chunk_list
     assert chunk.period_s == pytest.approx(2e-7)
     np.testing.assert_allclose(chunk.current_a[HIGH], 0.04, atol=1e-12)
@@ -162,13 +169,10 @@ def keysight_download(ch: int, preamble: str, codes: bytes) -> Script:
 def test_keysight_x_whole_session() -> None:
     """volts = (code - yref) * yinc + yorigin: shunt (c - 128) * 1 mV + 0 -> 40 mA at 168;
     trigger (c - 128) * 50 mV + 1.65 -> 0 V at 95, 3.3 V at 161; supply constant 3.3 V."""
-    n = 1000
-    high = slice(400, 600)
+    n, high = 1000, slice(400, 600)
 
     def codes(low: int, hi: int) -> bytes:
-        c = np.full(n, low, dtype=np.uint8)
-        c[high] = hi
-        return c.tobytes()
+        return step(low, hi, n, high)
 
     pre = "+0,+0,+1000,+1,+5.0E-05,-2.0E-02,+0,{yinc},{yorigin},+128"
     script = KEYSIGHT + [
@@ -177,12 +181,7 @@ def test_keysight_x_whole_session() -> None:
         *keysight_download(1, pre.format(yinc="+3.125E-03", yorigin="+3.3E+00"), codes(128, 128)),
         (":STOP", None),
     ]
-    with ExpectedProtocol(script) as fake:
-        with Scope(settings(fake.resource, "keysight-x")) as scope:
-            scope.arm(PRE, WINDOW, POST)
-            capture = scope.collect(timeout_s=5.0)
-    assert fake.error is None and fake.finished, fake.error
-    (chunk,) = capture.chunk_list
+    (chunk,) = session(script, "keysight-x").chunk_list
     np.testing.assert_allclose(chunk.current_a[high], 0.04, atol=1e-12)
     # supply probe on the supply side: board = 3.3 V - 40 mV inside the window
     np.testing.assert_allclose(chunk.voltage_v[high], 3.26, atol=1e-9)
@@ -206,13 +205,10 @@ def wavedesc(points: int, vdiv: float, voffset: float, interval: float, delay: f
 def test_siglent_sds_whole_session() -> None:
     """Signed codes; volts = code * vdiv / 25 - voffset: shunt code 50 at 20 mV/div, offset
     0 -> 40 mV; trigger code 50 at 1 V/div offset -1.3 -> 3.3 V; supply code 0 offset -3.3."""
-    n = 1000
-    high = slice(400, 600)
+    n, high = 1000, slice(400, 600)
 
     def codes(low: int, hi: int) -> bytes:
-        c = np.full(n, low, dtype=np.int8)
-        c[high] = hi
-        return c.tobytes()
+        return step(low, hi, n, high, np.int8)
 
     def download(ch: int, desc: bytes, data: bytes) -> Script:
         return [(f":WAVeform:SOURce C{ch}", None), (":WAVeform:PREamble?", ieee_block(desc)),
@@ -239,12 +235,7 @@ def test_siglent_sds_whole_session() -> None:
         *download(1, wavedesc(n, 0.1, -3.3, 5e-5, -0.02), codes(0, 0)),
         (":TRIGger:STOP", None),
     ]
-    with ExpectedProtocol(script) as fake:
-        with Scope(settings(fake.resource, "siglent-sds")) as scope:
-            scope.arm(PRE, WINDOW, POST)
-            capture = scope.collect(timeout_s=5.0)
-    assert fake.error is None and fake.finished, fake.error
-    (chunk,) = capture.chunk_list
+    (chunk,) = session(script, "siglent-sds").chunk_list
     assert chunk.period_s == pytest.approx(5e-5)
     np.testing.assert_allclose(chunk.current_a[high], 0.04, rtol=1e-6)
     np.testing.assert_allclose(chunk.voltage_v[:400], 3.3, rtol=1e-6)

@@ -44,7 +44,7 @@ FAULTS = {"offset_a": 20e-6, "gain_error": 0.01, "skew_s": 50e-6, "drop_rate": 1
 
 @dataclass(frozen=True)
 class Case:
-    """One op of the benchmark; ``min_samples`` overrides the fixture's window size."""
+    """One op of the benchmark; ``min_samples`` overrides the fixture's samples per window."""
 
     op: str
     key_bits: int | None = None
@@ -95,17 +95,9 @@ def with_faults(fixture: Fixture, faults: dict[str, float]) -> Fixture:
     return fixture.model_copy(update={"sim": fixture.sim.model_copy(update={"power": power})})
 
 
-def with_min_samples(fixture: Fixture, min_samples: int | None) -> Fixture:
-    if min_samples is None:
-        return fixture
-    measure = fixture.measure.model_copy(update={"min_window_samples": min_samples})
-    return fixture.model_copy(update={"measure": measure})
-
-
-def measure_case(bench: Bench, case: Case, fixture: Fixture, faults: bool) -> dict[str, Any]:
-    bench.fixture = with_min_samples(fixture, case.min_samples)
+def measure_case(bench: Bench, case: Case, faults: bool) -> dict[str, Any]:
     t0 = time.monotonic()
-    result = bench.measure(case.point(bench.board), reps=case.reps)
+    result = bench.measure(case.point(bench.board), reps=case.reps, min_samples=case.min_samples)
     fig = result.figures()
     err = rel_errors(result)
     return {
@@ -126,7 +118,7 @@ def accuracy(fixture: Fixture, faults: bool, log: Console) -> list[dict[str, Any
     with Bench(fx) as bench:
         for case in CASES:
             log.print(f"{'faults on ' if faults else ''}{case.label} ...")
-            rows.append(measure_case(bench, case, fx, faults))
+            rows.append(measure_case(bench, case, faults))
     return rows
 
 
@@ -140,8 +132,7 @@ def soak(fixture: Fixture, seconds: float, log: Console) -> dict[str, Any]:
     with Bench(fixture) as bench:
         while time.monotonic() < t_end:
             case = cycle[points % len(cycle)]
-            bench.fixture = with_min_samples(fixture, case.min_samples)
-            result = bench.measure(case.point(bench.board), reps=5)
+            result = bench.measure(case.point(bench.board), reps=5, min_samples=case.min_samples)
             points += 1
             failed += not result.ok
             windows += len(result.windows)

@@ -141,6 +141,10 @@ def register(app: typer.Typer) -> None:
         batch: str = typer.Option("auto", "--batch", help="Ops per window: N or auto."),
         reps: Optional[int] = typer.Option(None, "--reps", min=1,
                                            help="Windows to measure (default: the fixture's)."),
+        min_samples: Optional[int] = typer.Option(
+            None, "--min-samples", min=1,
+            help="With --batch auto: samples a window must hold (default: the fixture's "
+                 "measure.min_window_samples, 2000)."),
         seed: Optional[int] = typer.Option(None, "--seed",
                                            help="Key/payload seed of the firmware."),
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
@@ -162,7 +166,7 @@ def register(app: typer.Typer) -> None:
                     bar.update(task, description=f"{op}: {what}", completed=done, total=total)
 
                 result = bench.measure(point, batch_n=batch_n, reps=reps, seed=seed,
-                                       progress=progress)
+                                       min_samples=min_samples, progress=progress)
         _report(result, as_json)
 
     @app.command(help="List the firmware's catalogue of ops (from its `ops` reply).")

@@ -353,11 +353,12 @@ class Bench:
         return ops
 
     # -- measurement -----------------------------------------------------------------------
-    def prepare(self, point: Point, *, batch_n: int | None = None,
-                seed: int | None = None) -> PreparedPoint:
+    def prepare(self, point: Point, *, batch_n: int | None = None, seed: int | None = None,
+                min_samples: int | None = None) -> PreparedPoint:
         """Prep the op on the firmware and settle the batch size; windows come from
         :meth:`PreparedPoint.window` one at a time (a sweep's adaptive rule, Ctrl-C between
-        windows). :meth:`measure` is this plus R windows.
+        windows). :meth:`measure` is this plus R windows. ``min_samples`` overrides the
+        fixture's ``measure.min_window_samples`` for ``auto``.
 
         Raises
         ------
@@ -375,17 +376,19 @@ class Bench:
                         curve=point.curve, seed=seed, backend=point.backend,
                         timeout_s=m.probe_timeout_s)
         if batch_n is None:
-            n, per_op_s = self._auto_batch(dut)
+            n, per_op_s = self._auto_batch(dut, min_samples)
         else:  # one unrecorded batch: warms up, and times the window to arm for
             n = batch_n
             per_op_s = dut.run(n, self.fixture.dut.timeout_s + m.probe_timeout_s * n).elapsed_s / n
         # Let the stream pass the probe windows, or the first armed window could be one of
         # them (a stream reaches the host this late).
         time.sleep(self._stream_lag_s())
-        return PreparedPoint(self, point, n, per_op_s, prep, auto=batch_n is None)
+        return PreparedPoint(self, point, n, per_op_s, prep, auto=batch_n is None,
+                             min_samples=min_samples)
 
     def measure(self, point: Point, *, batch_n: int | None = None, reps: int | None = None,
-                seed: int | None = None, progress: Progress | None = None) -> PointResult:
+                seed: int | None = None, min_samples: int | None = None,
+                progress: Progress | None = None) -> PointResult:
         """Measure one point: prep, batch size, R windows (see the module docstring).
 
         Parameters
@@ -398,6 +401,9 @@ class Bench:
             Windows to measure; ``None``: the fixture's ``measure.reps``.
         seed:
             Seed of the firmware's key and payload generator (its default when ``None``).
+        min_samples:
+            Samples a window must hold with ``auto``; ``None``: the fixture's
+            ``measure.min_window_samples``.
         progress:
             ``progress(what, done, total)`` after each step.
 
@@ -413,7 +419,7 @@ class Bench:
         prepared: PreparedPoint | None = None
         try:
             progress("prep and probe", 0, reps)
-            prepared = self.prepare(point, batch_n=batch_n, seed=seed)
+            prepared = self.prepare(point, batch_n=batch_n, seed=seed, min_samples=min_samples)
             while len(windows) < reps:
                 n = prepared.batch_n
                 row = prepared.window()
@@ -446,20 +452,21 @@ class Bench:
         return PointResult(point, "failed" if reason else "ok", reason, n, tuple(windows),
                            tuple(flags), prep, int(self.hello.get("cycle_hz", 0)))
 
-    def _target_samples(self) -> float:
-        """Samples a window should hold: ``min_window_samples``, and ``2 / max_edge_error``
-        (the edge error bound is about one sample of power at each edge)."""
+    def _target_samples(self, min_samples: int | None = None) -> float:
+        """Samples a window should hold: ``min_samples`` (default ``min_window_samples``),
+        and ``2 / max_edge_error`` (the edge error bound is about one sample of power at each
+        edge)."""
         m = self.fixture.measure
-        return float(max(m.min_window_samples, 2.0 / m.max_edge_error))
+        return float(max(min_samples or m.min_window_samples, 2.0 / m.max_edge_error))
 
-    def _short_by(self, row: WindowRow) -> float:
+    def _short_by(self, row: WindowRow, min_samples: int | None = None) -> float:
         """How many times more samples the window needed (<= 1: enough)."""
         m = self.fixture.measure
-        by_samples = self._target_samples() / max(1, row.samples)
+        by_samples = self._target_samples(min_samples) / max(1, row.samples)
         by_edges = row.edge_error_j / (m.max_edge_error * abs(row.energy_j) or math.inf)
         return max(by_samples, by_edges)
 
-    def _auto_batch(self, dut: Dut) -> tuple[int, float]:
+    def _auto_batch(self, dut: Dut, min_samples: int | None = None) -> tuple[int, float]:
         """Batch size from probe runs: ``(N, seconds per op)``.
 
         Probe batches grow until one lasts :data:`_PROBE_MIN_S` (or N is reached); then N is
@@ -469,7 +476,7 @@ class Bench:
         """
         m = self.fixture.measure
         period_s = self._period_s()
-        target_s = _AUTO_MARGIN * self._target_samples() * period_s
+        target_s = _AUTO_MARGIN * self._target_samples(min_samples) * period_s
         n = 1
         timeout = self.fixture.dut.timeout_s + m.probe_timeout_s
         while True:
@@ -524,7 +531,7 @@ class Bench:
         instrument.arm(pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s)
         dut.idle(idle_s)
         sent_ns = time.monotonic_ns()
-        reply = dut.run(n, fx.dut.timeout_s + 5 * expected_s)
+        reply = dut.run(n, fx.dut.timeout_s + 10 * expected_s)  # ops vary (key generation)
         replied_ns = time.monotonic_ns()
         latency = fx.sim.latency_s if fx.sim is not None else 0.0
         record = instrument.collect(timeout_s=m.post_s + latency + _COLLECT_SLACK_S)
@@ -603,6 +610,7 @@ class PreparedPoint:
     per_op_s: float
     prep: dict[str, Any]
     auto: bool
+    min_samples: int | None = None
     restarts: int = 0
 
     def window(self) -> WindowRow:
@@ -617,7 +625,7 @@ class PreparedPoint:
         while True:
             row, elapsed_s = bench._window(dut, self.batch_n, self.per_op_s * self.batch_n)
             self.per_op_s = elapsed_s / self.batch_n
-            short = bench._short_by(row)
+            short = bench._short_by(row, self.min_samples)
             if not (self.auto and short > 1.0 and self.restarts < _MAX_RESTARTS):
                 break
             self.restarts += 1

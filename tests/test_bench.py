@@ -128,3 +128,17 @@ def test_truth_windows_are_matched_by_the_run_request_span(tmp_path: Path) -> No
     assert log.offset_s(found, 0.005) == pytest.approx(0.0)
     assert log.offset_s(found, 0.0055) == pytest.approx(0.0005)
     assert log.match(0, 10_000_000) is None  # earlier windows are done with
+
+
+def test_instrument_faults_show_and_lost_samples_are_flagged() -> None:
+    fx = load_fixture(SIM)
+    assert fx.sim is not None
+    power = fx.sim.power.model_copy(update={"gain_error": 0.05, "drop_rate": 1e-3})
+    faulty = fx.model_copy(update={"sim": fx.sim.model_copy(update={"power": power})})
+    with Bench(faulty) as b:
+        result = b.measure(Point(op="sha1", board=b.board, payload_bytes=512), reps=2)
+    assert result.ok and "dropped_samples" in result.flags
+    for w in result.windows:
+        assert "dropped_samples" in w.flags
+        # A 5 % gain error reads 5 % high; nothing calibrates it yet.
+        assert net(w) / w.true_net_energy_j - 1 == pytest.approx(0.05, abs=5e-3)

@@ -261,3 +261,48 @@ def test_rigol_mso5000_arm() -> None:
         with Scope(settings(fake.resource, "rigol-mso5000")) as scope:
             scope.arm(PRE, WINDOW, POST)
     assert fake.error is None and fake.finished, fake.error
+
+
+def test_tektronix_4000_whole_session() -> None:
+    """10 x 5 ms, trigger at 40 % of the record, RECOrdlength 100000 (2 MSa/s); 8 divisions:
+    supply 0.1 V/div centred on 3.34 V (offset = the centre). Signed codes; value = (code -
+    YOFf) x YMUlt + YZEro: shunt 50 x 0.8 mV = 40 mV; supply 3.34 + 0.004 x code."""
+    n, high = 1000, slice(400, 600)
+
+    def codes(low: int, hi: int) -> bytes:
+        return step(low, hi, n, high, np.int8)
+
+    def download(ch: int, preamble: str, data: bytes) -> Script:
+        return [(f"DATa:SOUrce CH{ch}", None), ("DATa:STARt 1", None),
+                ("DATa:STOP 20000000", None),
+                ("WFMOutpre:NR_Pt?;YMUlt?;YOFf?;YZEro?;XINcr?;XZEro?", preamble),
+                ("CURVe?", ieee_block(data, 4))]
+
+    def channel(ch: int, scale: str, offset: str) -> Script:
+        return [(f"SELect:CH{ch} ON", None), (f"CH{ch}:COUPling DC", None),
+                (f"CH{ch}:PRObe:GAIN 1", None), (f"CH{ch}:SCAle {scale}", None),
+                (f"CH{ch}:POSition 0", None), (f"CH{ch}:OFFSet {offset}", None)]
+
+    script: Script = [
+        ("*IDN?", "TEKTRONIX,MSO4104B,C010000,CF:91.1CT FV:v3.20"), ("*CLS", None),
+        ("HEADer OFF", None), ("ACQuire:STATE STOP", None), ("ACQuire:MODe SAMple", None),
+        ("ACQuire:STOPAfter SEQuence", None), ("TRIGger:A:TYPe EDGe", None),
+        ("TRIGger:A:MODe NORMal", None), ("DATa:ENCdg RIBinary", None),
+        ("WFMOutpre:BYT_Nr 1", None), ("SELect:CH4 OFF", None), ("*ESR?", "0"),
+        ("ACQuire:STATE STOP", None),
+        *channel(1, "0.1", "3.34"), *channel(2, "0.02", "0.038"), *channel(3, "1", "1.65"),
+        ("HORizontal:SCAle 0.005", None), ("HORizontal:POSition 40", None),
+        ("HORizontal:RECOrdlength 100000", None),
+        ("TRIGger:A:EDGe:SOUrce CH3", None), ("TRIGger:A:EDGe:SLOpe RISe", None),
+        ("TRIGger:A:LEVel:CH3 1.65", None), ("*ESR?", "0"),
+        ("ACQuire:STATE RUN", None), ("TRIGger:STATE?", "ARMED"), ("TRIGger:STATE?", "READY"),
+        ("TRIGger:STATE?", "TRIGGER"), ("TRIGger:STATE?", "SAVE"),
+        *download(2, "1000;8.0E-4;0.0E+0;0.0E+0;5.0E-5;-2.0E-2", codes(0, 50)),
+        *download(3, "1000;4.0E-2;0.0E+0;1.65E+0;5.0E-5;-2.0E-2", codes(-41, 41)),
+        *download(1, "1000;4.0E-3;0.0E+0;3.34E+0;5.0E-5;-2.0E-2", codes(-10, 0)),
+        ("ACQuire:STATE STOP", None),
+    ]
+    (chunk,) = session(script, "tektronix-4000").chunk_list
+    np.testing.assert_allclose(chunk.current_a[high], 0.04, atol=1e-12)
+    np.testing.assert_allclose(chunk.voltage_v, 3.30, atol=1e-9)
+    assert chunk.logic is not None and chunk.logic.sum() == 200

@@ -97,7 +97,8 @@ def test_idn_to_dialect() -> None:
     assert dialect_for_idn("RIGOL TECHNOLOGIES,DS1054Z,DS1ZA1,00.04.04") is RIGOL_DS1000Z
     assert dialect_for_idn("KEYSIGHT TECHNOLOGIES,MSO-X 3054A,MY1,02.50") is KEYSIGHT_X
     assert dialect_for_idn("Siglent Technologies,SDS2354X Plus,SDS2X,1.3.9") is SIGLENT_SDS
-    assert dialect_for_idn("Tektronix,MSO44,C0,CF:91.1CT FV:1.0") is None
+    assert dialect_for_idn("TEKTRONIX,DPO4054,C0,CF:91.1CT FV:v2.1") is DIALECTS["tektronix-4000"]
+    assert dialect_for_idn("TEKTRONIX,MSO44,C0,CF:91.1CT FV:1.0") is None
 
 
 def test_read_parts_cover_the_record_once() -> None:

@@ -8,8 +8,9 @@ waveform data type and how the preamble turns codes into volts. The driver
 (:mod:`energyrig.instruments.scope.protocol`) only read rows.
 
 Templates are :meth:`str.format` strings with these fields: ``{ch}`` (channel number),
-``{scale}`` (V/div or s/div), ``{offset}`` (V), ``{position}`` (s, time of the screen centre
-after the trigger), ``{depth}`` (points), ``{level}`` (V), ``{first1}``/``{last1}`` (1-based
+``{scale}`` (V/div or s/div), ``{offset}`` (V), ``{probe}`` (attenuation, 10 for 10×),
+``{gain}`` (its inverse), ``{position}`` (s, time of the screen centre after the trigger),
+``{trigger_pct}`` (where the trigger sits in the record, % from its start), ``{depth}`` (points), ``{level}`` (V), ``{first1}``/``{last1}`` (1-based
 first and last point of a read), ``{first0}`` (0-based first point), ``{count}`` (points).
 
 Every command was checked against the vendor's programming guide named in the row's
@@ -97,6 +98,17 @@ def siglent_preamble(reply: str | bytes) -> Scaling:
                    x_origin_s=float(d["delay"]),
                    volts_per_code=d["vdiv"] * probe / d["code_per_div"], zero_code=0.0,
                    offset_v=-d["voffset"] * probe)
+
+
+def tektronix_preamble(reply: str | bytes) -> Scaling:
+    """``NR_Pt;YMUlt;YOFf;YZEro;XINcr;XZEro`` (the compound query of the row, headers off);
+    value = (code − YOFf) × YMUlt + YZEro, XZEro the time of the first point after the
+    trigger (MSO/DPO4000 Programmer Manual, WFMOutpre and WFMInpre:YMUlt)."""
+    f = [float(x) for x in str(reply).strip().split(";")]
+    if len(f) != 6:
+        raise ValueError(f"expected 6 ';'-separated preamble fields, got {len(f)}")
+    return Scaling(points=int(f[0]), x_increment_s=f[4], x_origin_s=f[5],
+                   volts_per_code=f[1], zero_code=f[2], offset_v=f[3])
 
 
 def word_status(table: Mapping[str, State]) -> Callable[[str], State]:
@@ -386,8 +398,50 @@ KEYSIGHT_X = Dialect(
     data_query=":WAVeform:DATA?",
 )
 
+TEKTRONIX_4000 = Dialect(
+    name="tektronix-4000",
+    families="Tektronix MSO/DPO4000(B) (MSO4104B, DPO4054...)",
+    guide=("Tektronix MSO4000 and DPO4000 Series Programmer Manual 071-2133: HEADer OFF; "
+           "SELect:CH<x>, CH<x>:COUPling/:PRObe:GAIN/:SCAle/:OFFSet (subtracted: the value at "
+           "the centre)/:POSition; HORizontal:SCAle/:POSition (trigger, % of the record)/"
+           ":RECOrdlength/:SAMPLERate?; ACQuire:MODe SAMple/:STOPAfter SEQuence/:STATE RUN|STOP; "
+           "TRIGger:A:TYPe EDGe/:EDGe:SOUrce/:EDGe:SLOpe RISe/:LEVel:CH<x>/:MODe NORMal, "
+           "TRIGger:STATE? (ARMED|READY|TRIGGER|SAVE|AUTO); DATa:SOUrce/:ENCdg RIBinary/:STARt/"
+           ":STOP, WFMOutpre:BYT_Nr 1, WFMOutpre:NR_Pt?/YMUlt?/YOFf?/YZEro?/XINcr?/XZEro?, "
+           "CURVe?; *ESR? (command/execution error bits)"),
+    idn=r"TEKTRONIX,\s*[MD][SP]O4\d{3}",
+    channels=4, h_divs=10, v_divs=8,
+    timebase_s=(1e-9, 1000.0), vscale_v=(1e-3, 10.0),
+    offset_limits=(),
+    max_rate_hz={4: 2.5e9},
+    depths={4: (1_000, 10_000, 100_000, 1_000_000, 5_000_000, 10_000_000, 20_000_000)},
+    auto_points={},
+    read_points=None, datatype="b", code_range=(-128, 127), offset_is_centre=True,
+    setup=("HEADer OFF", "ACQuire:STATE STOP", "ACQuire:MODe SAMple",
+           "ACQuire:STOPAfter SEQuence", "TRIGger:A:TYPe EDGe", "TRIGger:A:MODe NORMal",
+           "DATa:ENCdg RIBinary", "WFMOutpre:BYT_Nr 1"),
+    channel_on=("SELect:CH{ch} ON", "CH{ch}:COUPling DC", "CH{ch}:PRObe:GAIN {gain:g}",
+                "CH{ch}:SCAle {scale:g}", "CH{ch}:POSition 0", "CH{ch}:OFFSet {offset:g}"),
+    channel_off=("SELect:CH{ch} OFF",),
+    timebase=("HORizontal:SCAle {scale:g}", "HORizontal:POSition {trigger_pct:g}"),
+    depth="HORizontal:RECOrdlength {depth:d}",
+    trigger=("TRIGger:A:EDGe:SOUrce CH{ch}", "TRIGger:A:EDGe:SLOpe RISe",
+             "TRIGger:A:LEVel:CH{ch} {level:g}"),
+    single="ACQuire:STATE RUN", stop="ACQuire:STATE STOP",
+    status_query="TRIGger:STATE?",
+    status=word_status({"ARMED": "stopped", "READY": "armed", "TRIGGER": "triggered",
+                        "SAVE": "done", "AUTO": "running"}),
+    rate_query="HORizontal:SAMPLERate?",
+    source=("DATa:SOUrce CH{ch}", "DATa:STARt 1", "DATa:STOP 20000000"),
+    read_part=(),
+    preamble_query="WFMOutpre:NR_Pt?;YMUlt?;YOFf?;YZEro?;XINcr?;XZEro?",
+    preamble_binary=False, preamble=tektronix_preamble,
+    data_query="CURVe?", error_query="*ESR?",
+)
+
 DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (RIGOL_DS1000Z, RIGOL_MSO5000,
-                                                         SIGLENT_SDS, KEYSIGHT_X)}
+                                                         SIGLENT_SDS, KEYSIGHT_X,
+                                                         TEKTRONIX_4000)}
 
 
 def dialect_for_idn(idn: str) -> Dialect | None:

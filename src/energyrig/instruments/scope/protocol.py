@@ -277,8 +277,10 @@ def arm_commands(dialect: Dialect, settings: ScopeSettings, plan: RecordPlan,
     out = [dialect.stop]
     for v in chans:
         out += _fmt(dialect.channel_on, ch=v.channel, scale=v.scale_v, offset=v.offset_v,
-                    probe=v.probe)
-    out += _fmt(dialect.timebase, scale=plan.scale_s, position=plan.position_s)
+                    probe=v.probe, gain=1.0 / v.probe)
+    pre_pct = round(100.0 * (plan.total_s / 2 - plan.position_s) / plan.total_s, 6)
+    out += _fmt(dialect.timebase, scale=plan.scale_s, position=plan.position_s,
+                trigger_pct=pre_pct)
     if dialect.depth is not None and plan.depth is not None:
         out.append(dialect.depth.format(depth=plan.depth))
     out += _fmt(dialect.trigger, ch=settings.trigger, level=settings.level_v)

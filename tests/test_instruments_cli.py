@@ -110,3 +110,13 @@ def test_malformed_fixture_exits_2_naming_the_field(tmp_path: Path) -> None:
                            "--fixture", str(path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "bench.toml: instrument" in done.stderr and "channels must differ" in done.stderr
+
+
+def test_a_visa_resource_is_identified_with_its_dialect() -> None:
+    from energyrig.instruments.discovery import _identify
+
+    with ScopeEmulator(PowerModel(supply_v=3.3), dialect="keysight-x") as emu:
+        found = _identify(emu.resource, "@py", 2.0)
+    assert "DSOX3034T" in found.description and 'dialect = "keysight-x"' in found.fixture
+    silent = _identify(emu.resource, "@py", 1.0)          # closed now
+    assert silent.description.startswith("does not answer *IDN?")

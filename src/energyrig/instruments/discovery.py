@@ -64,9 +64,10 @@ def find_ppk2() -> list[Found]:
     return out
 
 
-def find_visa(visa_library: str = "@py") -> list[Found]:
-    """VISA resources the backend lists (pyvisa-py: serial, USBTMC with pyusb, VXI-11/HiSLIP
-    on the LAN with its optional discovery packages)."""
+def find_visa(visa_library: str = "@py", idn_timeout_s: float = 2.0) -> list[Found]:
+    """VISA resources the backend lists (pyvisa-py: USBTMC with pyusb, VXI-11/HiSLIP on the
+    LAN with its optional discovery packages), each asked ``*IDN?`` to name its dialect.
+    Serial ports are left out (a PPK2 or a DUT must not receive ``*IDN?``)."""
     import pyvisa
 
     with warnings.catch_warnings(record=True) as caught:
@@ -78,9 +79,34 @@ def find_visa(visa_library: str = "@py") -> list[Found]:
             rm.close()
     for w in caught:
         log.info("pyvisa-py: %s", w.message)
-    return [Found("scope", r, "VISA resource (serial ports too: probe with *IDN?)",
-                  f'kind = "scope"\nresource = "{r}"') for r in resources
+    return [_identify(r, visa_library, idn_timeout_s) for r in resources
             if not r.startswith("ASRL")]
+
+
+def _identify(resource: str, visa_library: str, timeout_s: float) -> Found:
+    """A scope's identity and dialect from ``*IDN?`` (or why it did not answer)."""
+    import pyvisa.errors
+
+    from energyrig.instruments.scope.dialects import dialect_for_idn
+    from energyrig.instruments.scope.driver import open_session
+    from energyrig.instruments.scope.protocol import ScopeSettings
+
+    settings = ScopeSettings(resource, timeout_s=timeout_s, visa_library=visa_library)
+    dialect = "auto"
+    try:
+        rm, inst = open_session(settings)
+        try:
+            idn = str(inst.query("*IDN?")).strip()
+        finally:
+            inst.close()
+            rm.close()
+        found = dialect_for_idn(idn)
+        dialect = found.name if found is not None else "auto"
+        description = idn + ("" if found else " (no dialect for it yet)")
+    except (EnergyrigError, OSError, ValueError, pyvisa.errors.Error) as exc:
+        description = f"does not answer *IDN? ({exc})"
+    return Found("scope", resource, description,
+                 f'kind = "scope"\nresource = "{resource}"\ndialect = "{dialect}"')
 
 
 def find_sigrok() -> list[Found]:

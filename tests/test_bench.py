@@ -142,3 +142,14 @@ def test_instrument_faults_show_and_lost_samples_are_flagged() -> None:
         assert "dropped_samples" in w.flags
         # A 5 % gain error reads 5 % high; nothing calibrates it yet.
         assert net(w) / w.true_net_energy_j - 1 == pytest.approx(0.05, abs=5e-3)
+
+
+def test_the_scope_bench_is_the_same_bench_from_the_kind_table() -> None:
+    # A single-shot recorder (emulated Rigol over PyVISA) behind the same arm/collect.
+    with Bench(load_fixture(ROOT / "fixtures" / "sim-scope.toml")) as b:
+        assert b.describe()["instrument"]["kind"] == "scope"
+        result = b.measure(Point(op="sha256", board=b.board, payload_bytes=256), reps=2)
+    assert result.ok, result.reason
+    for w in result.windows:
+        assert w.samples >= 10000 and w.true_net_energy_j is not None
+        assert net(w) == pytest.approx(w.true_net_energy_j, rel=5e-3)

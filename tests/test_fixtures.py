@@ -58,7 +58,7 @@ def test_relative_commands_resolve_against_the_fixture(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("replace", "field", "problem"), [
     ('port = "/dev/ttyACM0"', "instrument.supply_v", "must be between 0.8 and 5.0 V"),
-    ('kind = "ppk2"', "instrument.kind", "unknown kind 'scopey' (known: ppk2, sigrok)"),
+    ('kind = "ppk2"', "instrument.kind", "unknown kind 'scopey' (known: ppk2, scope, sigrok)"),
     ('link = "stdio"', "dut.link", "input should be 'serial', 'pty' or 'stdio'"),
     ('command = ["bin/dut"]', "dut.comand", "unknown field (misspelt?)"),
     ('command = ["bin/dut"]', "dut", "link = 'stdio' needs command"),
@@ -114,3 +114,10 @@ def test_every_kind_builds_its_instrument_without_branches(tmp_path: Path) -> No
     device = kind.factory(settings, None)
     assert isinstance(device, SigrokDevice)
     assert device.config.driver == "demo" and device.config.reader.trigger == "D0"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "fixtures").glob("*.toml")), ids=lambda p: p.name)
+def test_every_bundled_fixture_loads(path: Path) -> None:
+    fx = load_fixture(path)
+    kind, _ = instrument_kind(fx)
+    assert kind.emulated or not fx.simulated

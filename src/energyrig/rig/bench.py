@@ -227,9 +227,8 @@ class TruthLog:
         self._partial = lines.pop()
         for line in filter(None, lines):
             obj = json.loads(line)
-            if obj["kind"] == "stream":
+            if obj["kind"] == "stream":  # a stream, or one record of a recorder
                 self.t0_ns, self.period_ns = int(obj["t0_ns"]), int(obj["period_ns"])
-                self.windows.clear()
             elif obj["kind"] == "window":
                 self.windows.append(obj)
 
@@ -291,7 +290,7 @@ class Bench:
 
     def _open(self, stack: ExitStack) -> None:
         from energyrig.instruments.sim.power import PowerModel
-        from energyrig.instruments.sim.ppk2 import EmulatorProcess
+        from energyrig.instruments.sim.process import EmulatorProcess
 
         fx = self.fixture
         port: str | None = None
@@ -300,9 +299,11 @@ class Bench:
             self.workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-")))
             wire, truth = self.workdir / "trigger.wire", self.workdir / "truth.jsonl"
             model = PowerModel.from_dict(fx.sim.power.model_dump())
+            assert self._kind.emulator is not None  # the loader checked it
             emu = stack.enter_context(EmulatorProcess(
-                model, wire=wire, truth=truth,
-                extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(fx.sim.seed)]))
+                model, wire=wire, truth=truth, module=self._kind.emulator,
+                extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(fx.sim.seed),
+                            *self._kind.emulator_args(self._settings)]))
             port = emu.port
             self.truth = TruthLog(truth)
         if fx.dut.link == "serial":

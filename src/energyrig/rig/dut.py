@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import select
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any, Protocol, Self
 import serial
 
 from energyrig.errors import DutError
+from energyrig.instruments.sim.process import terminate
 
 log = logging.getLogger(__name__)
 
@@ -324,17 +324,7 @@ class DutProcess:
             self._transport = None
         if self._proc is None:
             return
-        if self._proc.poll() is None:
-            self._proc.send_signal(signal.SIGTERM)
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                log.error("DUT (pid %d) ignored SIGTERM; killing it", self._proc.pid)
-                self._proc.kill()
-                self._proc.wait()
-        for pipe in (self._proc.stdin, self._proc.stdout):
-            if pipe is not None:
-                pipe.close()
+        terminate(self._proc, f"the DUT {self.argv[0]}", timeout_s=5.0)
         self._proc = None
         self.dut = None
 

@@ -289,7 +289,8 @@ class Scope(AcquisitionBase):
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for the single acquisition, download and scale it.
 
-        The wait lasts ``timeout_s`` beyond the end of the planned record.
+        Call after the DUT replied (the trigger has fallen): the rest of the record lasts at
+        most its planned length, and the wait ``timeout_s`` beyond that.
 
         Raises
         ------
@@ -300,7 +301,7 @@ class Scope(AcquisitionBase):
         if self._plan is None:
             raise InstrumentError(f"{self.source}: collect() without arm()")
         plan, self._plan = self._plan, None
-        deadline = max(time.monotonic(), self._armed_at + plan.total_s) + timeout_s
+        deadline = time.monotonic() + plan.total_s + timeout_s
         try:
             self._wait("done", deadline, f"acquisition not complete {timeout_s:g} s after "
                        f"the record's end (no trigger on CH{self.settings.trigger}? check the "

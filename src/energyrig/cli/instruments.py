@@ -14,22 +14,24 @@ from rich.table import Table
 
 from energyrig.instruments.discovery import SOURCES, check_fixture, find_instruments
 
-_LIST_HELP = """List the power instruments this host can reach.
+_LIST_HELP = (
+    "List the power instruments this host can reach.\n\n"
+    "Searches serial ports for PPK2s (USB product 'PPK2'), VISA resources through pyvisa-py "
+    "(oscilloscopes on USBTMC or the LAN, each asked *IDN? for its dialect) and sigrok "
+    "devices (sigrok-cli --scan; its 'demo' device is always there). Each row shows the lines "
+    "to put in a fixture's instrument table.\n\n"
+    "A scope on a raw socket is not discoverable: write its resource yourself, e.g. "
+    "TCPIP::192.168.1.50::5555::SOCKET (Rigol) or TCPIP::192.168.1.50::5025::SOCKET."
+)
 
-Searches serial ports for PPK2s (USB product 'PPK2'), VISA resources through pyvisa-py
-(oscilloscopes on USBTMC/LAN; LAN discovery needs the scope to answer VXI-11/mDNS), and
-sigrok devices (sigrok-cli --scan; its 'demo' device is always listed). Each row shows the
-lines to put in a fixture's [instrument] table. A scope on a raw socket is not discoverable:
-write its resource yourself, e.g. TCPIP::192.168.1.50::5025::SOCKET.
-"""
-
-_CHECK_HELP = """Open each part of a fixture and say which does not answer, and why.
-
-The instrument is opened and identified (a scope answers *IDN? and its dialect is checked;
-a PPK2 sends its calibration; a sigrok device answers a scan); a DUT on a serial port must
-answer 'hello'. On a simulated fixture the whole bench is started (emulator + host DUT).
-Exit code 1 when a part fails, 2 when the fixture itself is malformed.
-"""
+_CHECK_HELP = (
+    "Open each part of a fixture and say which does not answer, and why.\n\n"
+    "The instrument is opened and identified (a scope answers *IDN? and its dialect is "
+    "checked; a PPK2 sends its calibration; a sigrok device answers a scan); a DUT on a "
+    "serial port must answer 'hello'. On a simulated fixture the whole bench is started "
+    "(emulator and host DUT).\n\n"
+    "Exit code 1 when a part does not answer, 2 when the fixture itself is malformed."
+)
 
 
 def register(app: typer.Typer) -> None:

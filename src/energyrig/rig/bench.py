@@ -487,16 +487,28 @@ class Bench:
                 break
             n = min(m.max_batch, max(n + 1, math.ceil(_PROBE_MIN_S / per_op)))
             timeout = self.fixture.dut.timeout_s + 10 * per_op * n
-        batch = min(m.max_batch, max(1, math.ceil(target_s / per_op)))
+        batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
         if batch > n and batch * per_op < _PROBE_MIN_S * 1000:
             # One unrecorded batch of the chosen size (caches and clocks as in the windows)
             # times the op again: a short probe can misjudge it by a factor of two.
             reply = dut.run(batch, self.fixture.dut.timeout_s + 10 * per_op * batch)
             per_op = max(reply.elapsed_s, 1e-9) / batch
-            batch = min(m.max_batch, max(1, math.ceil(target_s / per_op)))
+            batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
         log.info("auto batch: %.3g s per op -> N = %d (%.0f samples per window)", per_op, batch,
                  batch * per_op / period_s)
         return batch, per_op
+
+    def _batch_cap(self, per_op_s: float) -> int:
+        """Largest batch a window may hold: ``measure.max_batch``, and for a recorder whose
+        memory bounds the window at its sample rate (a scope's ``max_window_s``) the batch
+        that fits in it."""
+        m = self.fixture.measure
+        _, instrument = self._require()
+        limit = getattr(instrument, "max_window_s", None)
+        if limit is None:
+            return m.max_batch
+        fits = math.floor(limit(m.pre_s, m.post_s) / max(per_op_s, 1e-12))
+        return max(1, min(m.max_batch, fits))
 
     def _stream_lag_s(self) -> float:
         """How far behind real time the instrument's samples reach the host, s (bounded)."""
@@ -629,9 +641,11 @@ class PreparedPoint:
             short = bench._short_by(row, self.min_samples)
             if not (self.auto and short > 1.0 and self.restarts < _MAX_RESTARTS):
                 break
-            self.restarts += 1
-            grown = min(bench.fixture.measure.max_batch,
+            grown = min(bench._batch_cap(self.per_op_s),
                         math.ceil(self.batch_n * short * _AUTO_MARGIN))
+            if grown <= self.batch_n:
+                break  # the instrument's memory holds no longer window (a scope)
+            self.restarts += 1
             log.info("window of %d samples is short; batch %d -> %d", row.samples,
                      self.batch_n, grown)
             self.batch_n = grown

@@ -1,1 +1,0 @@
-"""energyrig.calibration"""

@@ -130,6 +130,7 @@ def test_counter_gaps_become_chunk_gaps_with_the_count_lost():
 
 
 def test_gap_across_a_block_boundary_lands_at_position_zero(caplog):
+    caplog.set_level(logging.INFO)
     received = np.concatenate([random_words(64, seed=1), random_words(200, seed=1)[74:]])  # 10 lost
     dec = Ppk2Decoder(CAL, VDD_MV, start_index=1000, source="/dev/ttyACM0")
     first = dec.feed(received[:64].tobytes())

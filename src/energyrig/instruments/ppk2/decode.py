@@ -162,7 +162,9 @@ class Ppk2Decoder:
         chunk = Chunk(start_index=self.next_index, period_s=self.period_s, current_a=current,
                       voltage_v=self.voltage_v, logic=logic, saturated=saturated, gaps=gap_rows)
         if gaps:
-            log.warning("%s: %d samples lost (%d counter jumps) between samples %d and %d",
+            # Per chunk, so INFO: a lossy stream would flood the terminal. Windows carry the
+            # dropped_samples flag and the live driver warns once per record.
+            log.info("%s: %d samples lost (%d counter jumps) between samples %d and %d",
                         self.source, chunk.lost, len(gap_rows), chunk.start_index, chunk.end_index)
             self.samples_lost += chunk.lost
         self.next_index = chunk.end_index

@@ -121,3 +121,28 @@ def test_every_bundled_fixture_loads(path: Path) -> None:
     fx = load_fixture(path)
     kind, _ = instrument_kind(fx)
     assert kind.emulated or not fx.simulated
+
+
+def test_the_hantek_fixture_thresholds_its_analog_trigger() -> None:
+    fx = load_fixture(ROOT / "fixtures" / "nucleo-hantek6022-sigrok.toml")
+    kind, settings = instrument_kind(fx)
+    device = kind.factory(settings, None)
+    assert isinstance(device, SigrokDevice)
+    reader = device.config.reader
+    assert (reader.trigger, reader.trigger_level_v, reader.trigger_hysteresis_v) == ("CH2", 1.65, 0.2)
+    assert device.describe()["trigger_level_v"] == 1.65
+
+
+@pytest.mark.parametrize(("keys", "field", "problem"), [
+    ('trigger_level_v = 1.65', "instrument", "trigger_level_v/trigger_hysteresis_v need trigger"),
+    ('trigger = "A1"\ntrigger_level_v = 1.65\ntrigger_hysteresis_v = -0.1',
+     "instrument.trigger_hysteresis_v", "greater than or equal to 0"),
+    ('trigger = "A1"\ntrigger_level_v = nan', "instrument.trigger_level_v", "finite number"),
+])
+def test_sigrok_trigger_level_errors_name_the_field(tmp_path: Path, keys: str, field: str,
+                                                    problem: str) -> None:
+    path = write(tmp_path, GOOD.replace('kind = "ppk2"\nport = "/dev/ttyACM0"',
+                                        f'kind = "sigrok"\ndriver = "demo"\n{keys}'))
+    with pytest.raises(ConfigError) as info:
+        load_fixture(path)
+    assert info.value.field == field and problem in str(info.value)

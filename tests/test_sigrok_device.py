@@ -83,6 +83,25 @@ def test_window_energies_equal_those_from_what_sigrok_cli_prints() -> None:
     assert np.ptp(energies) > 0  # windows of different energy: the comparison can fail
 
 
+def test_an_analog_trigger_channel_is_thresholded_as_the_fixture_says() -> None:
+    """A device without logic inputs: the demo's A0 (a ±10 V square wave, its default
+    pattern) is the trigger at 0 V ± 1 V; windows are its high half-periods."""
+    reader = SrOptions(trigger="A0", trigger_level_v=0.0, trigger_hysteresis_v=2.0,
+                       current="A1", shunt_ohms=10.0, voltage=3.3)
+    config = SigrokDeviceConfig(driver="demo", channels=("A0", "A1"), samplerate_hz=RATE,
+                                reader=reader)
+    with SigrokDevice(config) as device:
+        record = device.acquire(0.05)
+        path = device.last_file
+        assert path is not None
+        trigger = np.concatenate([c.logic for c in record.chunks()])
+        high = (sigrok_analog(path)["A0"] > 0).astype(np.uint8)
+        assert device.describe()["trigger_level_v"] == 0.0
+    np.testing.assert_array_equal(trigger, high)
+    windows = list(find_windows(record))
+    assert len(windows) >= len(high) // 10 - 1 and {w.samples for w in windows} == {5}
+
+
 def test_arm_returns_once_samples_flow_and_capture_runs_in_real_time(tmp_path: Path) -> None:
     with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
         t0 = time.monotonic()

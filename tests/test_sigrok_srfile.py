@@ -33,7 +33,7 @@ from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.files import CaptureOptions, open_capture
 from energyrig.instruments.sigrok.srfile import SrCapture, SrOptions, parse_samplerate
-from energyrig.rig.energy import find_windows
+from energyrig.rig.energy import WindowFinder, WindowSettings, find_windows
 
 SIGROK = "sigrok-cli"
 ANALOG_PRINT_TOLERANCE_V = 0.005 + 1e-6  # half of the last of 2 printed decimals
@@ -234,6 +234,10 @@ def test_scaling_options(demo: Path) -> None:
     (SrOptions(voltage=3.3, shunt_ohms=1.0, current_scale_a_per_v=2.0), CaptureError, "not both"),
     (SrOptions(voltage=3.3, shunt_ohms=0.0), CaptureError, "must be > 0"),
     (SrOptions(voltage=3.3, chunk_samples=0), CaptureError, "chunk_samples must be >= 1"),
+    (SrOptions(trigger="A1", voltage=3.3), CaptureError,
+     "trigger 'A1' is an analog channel: give its threshold with --trigger-level"),
+    (SrOptions(trigger="D1", trigger_level_v=1.0, voltage=3.3), CaptureError,
+     "a trigger level applies to an analog trigger channel"),
 ])
 def test_option_errors_name_the_file_and_the_problem(demo: Path, options: SrOptions,
                                                      error: type[Exception], message: str) -> None:
@@ -267,6 +271,66 @@ def test_rig_analyze_channel_errors_exit_2_with_one_line(demo: Path, args: list[
     done = rig("analyze", str(demo), *args)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and f"{demo}: {message}" in done.stderr
+
+
+# --- an analog trigger: the demo driver's square wave on A2, thresholded -----------------
+
+SQUARE_LEVEL_V = 1.65
+
+
+@pytest.fixture(scope="module")
+def square(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A2 set to a 0..3.3 V square wave (``-g A2 --config pattern=square:...``; a channel
+    group's --config cannot also set the sample rate: the demo's default 200 kHz), A1 a sine."""
+    path = tmp_path_factory.mktemp("sq") / "square.sr"
+    sigrok("--driver", "demo", "-g", "A2", "--config",
+           f"pattern=square:amplitude={SQUARE_LEVEL_V}:offset={SQUARE_LEVEL_V}",
+           "--channels", "A1,A2", "--samples", "30000", "--output-file", str(path))
+    return path
+
+
+def printed_periods(path: Path, channel: str) -> tuple[np.ndarray, np.ndarray]:
+    """Rising and falling edges (sample indices) of the square wave sigrok-cli prints."""
+    high = (sigrok_analog(path)[channel] > SQUARE_LEVEL_V).astype(np.int8)
+    assert 0 < high.sum() < len(high)
+    d = np.diff(high)
+    return np.flatnonzero(d == 1) + 1, np.flatnonzero(d == -1) + 1
+
+
+def test_analog_trigger_windows_are_the_printed_square_waves_periods(square: Path) -> None:
+    rises, falls = printed_periods(square, "A2")
+    falls = falls[falls > rises[0]]                          # complete windows only
+    options = SrOptions(trigger="A2", trigger_level_v=SQUARE_LEVEL_V, current="A1",
+                        voltage=3.3, chunk_samples=4093)     # edges fall across chunks
+    capture = SrCapture(square, options)
+    assert capture.trigger_threshold is not None and capture.trigger_channel == "A2"
+    chunks = list(capture.chunks())
+    assert len(chunks) == 8
+    settings = WindowSettings(guard_s=0.0, baseline_s=capture.period_s, min_samples=1)
+    finder = WindowFinder(settings, source=capture.source)
+    windows = list(find_windows(chunks, finder=finder))
+    complete = min(len(rises), len(falls))
+    assert len(windows) == complete > 2000
+    T = capture.period_s
+    rises, falls = rises[:complete], falls[:complete]
+    np.testing.assert_array_equal([w.samples for w in windows], falls - rises)
+    np.testing.assert_allclose([w.start_s for w in windows], (rises - 0.5) * T,
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose([w.end_s for w in windows], (falls - 0.5) * T,
+                               rtol=0, atol=1e-12)
+    assert [e.kind for e in finder.unpaired] == ["rise"]   # the capture ends high
+
+
+def test_rig_analyze_with_an_analog_trigger(square: Path) -> None:
+    rises, falls = printed_periods(square, "A2")
+    done = rig("analyze", str(square), "--trigger", "A2", "--trigger-level", "1.65",
+               "--trigger-hysteresis", "0.3", "--current", "A1", "--voltage", "3.3",
+               "--guard", "0", "--baseline", "5e-6", "--json")
+    assert done.returncode == 0, done.stderr
+    windows = json.loads(done.stdout)["windows"]
+    assert len(windows) == min(len(rises), len(falls[falls > rises[0]]))
+    done = rig("analyze", str(square), "--trigger", "A2", "--voltage", "3.3")
+    assert done.returncode == 2 and "--trigger-level VOLTS" in done.stderr
 
 
 # --- hand-made files, written as libsigrok's srzip output writes them ---------------------

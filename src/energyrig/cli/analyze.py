@@ -98,7 +98,16 @@ def register(app: typer.Typer) -> None:
             help="Operations the firmware ran inside each window: adds per-op figures."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
         trigger: Optional[str] = typer.Option(
-            None, help="Trigger channel: CSV column (default 'trigger') or logic channel (D0)."),
+            None, help="Trigger channel: CSV column (default 'trigger'), logic channel (D0), or "
+                       "analog channel (A1) with --trigger-level."),
+        trigger_level: Optional[float] = typer.Option(
+            None, metavar="VOLTS",
+            help="Threshold of an analog trigger (sigrok analog channel, CSV column of volts), "
+                 "e.g. 1.65 for 3.3 V logic. Required for one: there is no automatic level."),
+        trigger_hysteresis: Optional[float] = typer.Option(
+            None, metavar="VOLTS", min=0.0,
+            help="Band around --trigger-level in which the trigger keeps its state, so noise "
+                 "cannot make it chatter. Default: 10 % of the level."),
         current: Optional[str] = typer.Option(
             None, help="Current channel: CSV column (default 'current_a') or analog channel (A0)."),
         voltage: Optional[str] = typer.Option(
@@ -117,7 +126,9 @@ def register(app: typer.Typer) -> None:
             _DEFAULTS.min_samples, help="Windows with fewer samples are flagged too_few_samples."),
         active_low: bool = typer.Option(False, help="The trigger is low during a batch."),
     ) -> None:
-        options = CaptureOptions(trigger=trigger, current=current, voltage=parse_voltage(voltage),
+        options = CaptureOptions(trigger=trigger, trigger_level_v=trigger_level,
+                                 trigger_hysteresis_v=trigger_hysteresis,
+                                 current=current, voltage=parse_voltage(voltage),
                                  shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale)
         try:
             settings = WindowSettings(active_high=not active_low, min_pulse_s=min_pulse,

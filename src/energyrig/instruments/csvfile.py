@@ -12,7 +12,11 @@ Columns (names configurable through :class:`~energyrig.instruments.files.Capture
 ``voltage_v``
     Supply voltage in volts; instead of a column, a constant voltage may be given.
 ``trigger``
-    Trigger level: values >= 0.5 are high (0/1 columns). It becomes logic bit D0.
+    The trigger: 0/1 values, or volts of the trigger GPIO recorded on an analog channel,
+    thresholded with hysteresis (:mod:`energyrig.instruments.threshold`) at
+    ``trigger_level_v`` (``--trigger-level``). A column holding only 0 and 1 needs no level
+    (0.5 is used); any other value without a level is an error naming its line, as the
+    sigrok reader refuses an analog trigger channel without a level. It becomes logic bit D0.
 
 The file is read in chunks of ``chunk_samples`` rows by pandas' C parser, so memory stays
 bounded for files of any length.
@@ -31,6 +35,7 @@ import pandas as pd
 from energyrig.capture import NO_GAPS, Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.files import CaptureOptions
+from energyrig.instruments.threshold import Schmitt
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +43,7 @@ TIME = "time_s"
 CURRENT = "current_a"
 VOLTAGE = "voltage_v"
 TRIGGER = "trigger"
-TRIGGER_THRESHOLD = 0.5
+LOGIC_LEVEL = 0.5  # level of a 0/1 trigger column
 GRID_TOLERANCE = 0.25  # of a period
 
 
@@ -87,6 +92,8 @@ class CsvCapture:
         if isinstance(self.voltage_column, float):
             self.voltage_const, self.voltage_column = self.voltage_column, None
         self.trigger_column = self._column(self.options.trigger or TRIGGER, "trigger")
+        self.trigger_threshold = self.options.analog_trigger(self.source, self.trigger_column,
+                                                             LOGIC_LEVEL)
         self.current_column = self._column(self.options.current or CURRENT, "current")
         if self.voltage_column is not None:
             self._column(self.voltage_column, "voltage",
@@ -110,6 +117,7 @@ class CsvCapture:
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0
         row0 = 0
+        schmitt = Schmitt(self.trigger_threshold)
         try:
             for frame in reader:
                 if frame.empty:
@@ -122,9 +130,11 @@ class CsvCapture:
                 indices = self._indices(t, grid, row0, expected)
                 voltage = (self.voltage_const if self.voltage_column is None
                            else cols[self.voltage_column])
+                trigger = cols[self.trigger_column]
+                if self.options.trigger_level_v is None:
+                    self._check_logic(trigger, row0)
                 yield Chunk(expected, grid[1], cols[self.current_column] * self._scale,
-                            voltage, (cols[self.trigger_column] >= TRIGGER_THRESHOLD)
-                            .astype(np.uint8), None, gaps_from_indices(indices, expected))
+                            voltage, schmitt(trigger), None, gaps_from_indices(indices, expected))
                 expected = int(indices[-1]) + 1
                 row0 += len(frame)
         except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
@@ -141,6 +151,16 @@ class CsvCapture:
             raise CaptureError(self.source, f"line {row0 + i + 2}: column '{name}' has "
                                             f"{column.iloc[i]!r}, not a finite number")
         return values
+
+    def _check_logic(self, trigger: npt.NDArray[np.float64], row0: int) -> None:
+        """Without a level, the trigger column must be 0/1 (an analog one needs a level)."""
+        bad = np.flatnonzero((trigger != 0) & (trigger != 1))
+        if len(bad):
+            i = int(bad[0])
+            raise CaptureError(self.source, f"line {row0 + i + 2}: trigger column "
+                                            f"'{self.trigger_column}' has {float(trigger[i])!r}, "
+                                            "not 0 or 1: for an analog trigger give its threshold "
+                                            "with --trigger-level VOLTS (e.g. 1.65 for 3.3 V logic)")
 
     def _grid(self, t: npt.NDArray[np.float64], row0: int) -> tuple[float, float]:
         """(t0, period) from the first chunk: the median step, then refined over the whole

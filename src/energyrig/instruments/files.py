@@ -22,6 +22,7 @@ from pathlib import Path
 
 from energyrig.capture import Capture
 from energyrig.errors import CaptureError
+from energyrig.instruments.threshold import AnalogTrigger
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,16 @@ class CaptureOptions:
     Attributes
     ----------
     trigger:
-        Channel carrying the trigger: a CSV column (default ``trigger``) or a logic channel
-        name such as ``"D0"`` (sigrok, PPK2).
+        Channel carrying the trigger: a CSV column (default ``trigger``), a logic channel
+        name such as ``"D0"`` (sigrok, PPK2), or an analog channel such as ``"A1"`` (sigrok)
+        thresholded at ``trigger_level_v``.
+    trigger_level_v:
+        Threshold of an analog trigger, V (:mod:`energyrig.instruments.threshold`). Required
+        for an analog trigger (there is no automatic level on a stream); 1.65 V suits 3.3 V
+        logic. A CSV trigger column holding only 0 and 1 needs none.
+    trigger_hysteresis_v:
+        Width of the band around the level in which the trigger keeps its state, V;
+        ``None``: 10 % of the level.
     current:
         Channel carrying the current: a CSV column (default ``current_a``) or an analog
         channel such as ``"A0"``. Its values are multiplied by :meth:`amperes_per_volt`.
@@ -56,6 +65,8 @@ class CaptureOptions:
     """
 
     trigger: str | None = None
+    trigger_level_v: float | None = None
+    trigger_hysteresis_v: float | None = None
     current: str | None = None
     shunt_ohms: float | None = None
     current_scale_a_per_v: float | None = None
@@ -73,6 +84,28 @@ class CaptureOptions:
         if self.current_scale_a_per_v is not None:
             return float(self.current_scale_a_per_v)
         return 1.0
+
+    def analog_trigger(self, source: str | Path, channel: str,
+                       default_level_v: float | None = None) -> AnalogTrigger:
+        """Level and hysteresis for thresholding the analog trigger ``channel``.
+
+        ``default_level_v`` is the format's level when none is given (``None``: a level is
+        required).
+
+        Raises
+        ------
+        CaptureError
+            No level given and no default, or a level or hysteresis out of range.
+        """
+        level = self.trigger_level_v if self.trigger_level_v is not None else default_level_v
+        if level is None:
+            raise CaptureError(source, f"trigger {channel!r} is an analog channel: give its "
+                                       "threshold with --trigger-level VOLTS (trigger_level_v "
+                                       "in a fixture; e.g. 1.65 for 3.3 V logic)")
+        try:
+            return AnalogTrigger(level, self.trigger_hysteresis_v)
+        except ValueError as exc:
+            raise CaptureError(source, f"trigger {channel!r}: {exc}") from exc
 
 
 def parse_voltage(text: str | None) -> str | float | None:

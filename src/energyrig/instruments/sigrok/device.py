@@ -8,7 +8,9 @@ from :mod:`energyrig.instruments.sigrok.protocol`; this module only runs them.
 
 sigrok-cli's own triggers (``--triggers``) are not used: in libsigrok 0.5.2 the soft
 trigger drops analog data and shortens the capture. The trigger line is recorded as an
-ordinary logic channel and the energy code finds the windows in it.
+ordinary logic channel, or on an analog channel thresholded by the reader at
+``reader.trigger_level_v`` (devices without logic inputs, such as the Hantek 6022BE), and
+the energy code finds the windows in it.
 """
 from __future__ import annotations
 
@@ -230,6 +232,8 @@ class SigrokDevice(AcquisitionBase):
                 "model": self.scanned.description if self.scanned else None,
                 "channels": list(cfg.channels), "samplerate_hz": cfg.samplerate_hz,
                 "config": dict(cfg.config), "trigger": cfg.reader.trigger,
+                "trigger_level_v": cfg.reader.trigger_level_v,
+                "trigger_hysteresis_v": cfg.reader.trigger_hysteresis_v,
                 "current": cfg.reader.current, "shunt_ohms": cfg.reader.shunt_ohms,
                 "current_scale_a_per_v": cfg.reader.current_scale_a_per_v,
                 "voltage": cfg.reader.voltage}

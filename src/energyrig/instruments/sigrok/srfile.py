@@ -29,7 +29,9 @@ Channel mapping onto :class:`~energyrig.capture.Chunk`:
 
 - ``logic`` bit 0 carries the trigger channel (``trigger``, default: the lowest enabled logic
   channel); other logic channels are not delivered. ``logic`` is ``None`` when the file has
-  no logic channel and no trigger was asked for.
+  no logic channel and no trigger was asked for. An analog trigger channel (a scope without
+  logic inputs) is thresholded with hysteresis at ``trigger_level_v``, which it requires
+  (:mod:`energyrig.instruments.threshold`; the state carries across chunks).
 - ``current_a`` = the ``current`` analog channel (default: the first one) divided by
   ``shunt_ohms``, or multiplied by ``current_scale_a_per_v`` (default 1 A/V: the channel
   already holds amperes, e.g. a current probe set to 1 A/V).
@@ -55,6 +57,7 @@ import numpy.typing as npt
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.files import CaptureOptions
+from energyrig.instruments.threshold import AnalogTrigger, Schmitt
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +72,8 @@ _CHUNK_RE = re.compile(r"^(?P<base>.+)-(?P<num>[0-9]+)$")
 class SrOptions(CaptureOptions):
     """:class:`~energyrig.instruments.files.CaptureOptions` plus what only this reader does.
 
-    For a session file: ``trigger`` names a logic channel (default: the lowest enabled one),
+    For a session file: ``trigger`` names a logic channel (default: the lowest enabled one)
+    or an analog channel with ``trigger_level_v``,
     ``current`` an analog channel (default: the first one), ``voltage`` an analog channel or a
     constant in volts (a string that is not a channel name but parses as a number is one).
 
@@ -320,9 +324,11 @@ class SrCapture:
         The file is missing, not a session file, or corrupt.
     ChannelError
         A named channel does not exist, or there is no analog channel for the current.
+        An analog trigger without ``trigger_level_v``, or a level for a logic trigger,
+        raises :class:`CaptureError`.
     """
 
-    trigger_bit = 0  # the trigger channel always arrives on logic bit 0
+    trigger_bit = 0  # the trigger channel (logic, or analog thresholded) arrives on bit 0
 
     def __init__(self, path: str | Path, options: CaptureOptions | None = None) -> None:
         self.path = Path(path)
@@ -356,8 +362,19 @@ class SrCapture:
         return 1.0 / self.metadata.samplerate_hz
 
     def _resolve_trigger(self) -> str | None:
+        """The trigger channel; sets :attr:`trigger_threshold` when it is analog."""
         bits = self.metadata.logic_bits
         name = self.options.trigger
+        self.trigger_threshold: AnalogTrigger | None = None
+        if name in self.metadata.analog_members:
+            self.trigger_threshold = self.options.analog_trigger(self.source, name)
+            log.info("%s: trigger %s thresholded at %s", self.source, name,
+                     self.trigger_threshold.describe())
+            return name
+        if self.options.trigger_level_v is not None:
+            raise CaptureError(self.source, "a trigger level applies to an analog trigger "
+                                            "channel; name one with --trigger "
+                                            f"({self.metadata.describe_channels()})")
         if name is None:
             return next(iter(bits), None)
         if name not in bits:
@@ -398,7 +415,9 @@ class SrCapture:
         lengths = {self.current_channel: self.metadata.analog_samples(self.current_channel)}
         if self.voltage_channel is not None:
             lengths[self.voltage_channel] = self.metadata.analog_samples(self.voltage_channel)
-        if self.trigger_channel is not None:
+        if self.trigger_threshold is not None:
+            lengths[self.trigger_channel] = self.metadata.analog_samples(self.trigger_channel)
+        elif self.trigger_channel is not None:
             lengths[self.trigger_channel] = self.metadata.logic_samples
         return lengths
 
@@ -423,7 +442,11 @@ class SrCapture:
         voltage = (self._analog_stream(archive, self.voltage_channel, block)
                    if self.voltage_channel is not None else None)
         logic = None
-        if self.trigger_channel is not None:
+        schmitt = None
+        if self.trigger_threshold is not None:
+            logic = self._analog_stream(archive, self.trigger_channel, block)  # type: ignore[arg-type]
+            schmitt = Schmitt(self.trigger_threshold)
+        elif self.trigger_channel is not None:
             logic = _Stream(_member_blocks(archive, meta.logic_members, block * meta.unitsize),
                             meta.unitsize,
                             _logic_decoder(meta.unitsize, meta.logic_bits[self.trigger_channel]))
@@ -443,9 +466,12 @@ class SrCapture:
                     supply = supply - shunt_v
             else:
                 supply = float(self.voltage_constant_v)  # type: ignore[arg-type]
+            bits = logic.take(n) if logic is not None else None
+            if schmitt is not None:
+                bits = schmitt(bits)  # type: ignore[arg-type]
             yield Chunk(start_index=start, period_s=self.period_s,
                         current_a=shunt_v * self._amperes_per_volt, voltage_v=supply,
-                        logic=logic.take(n) if logic is not None else None)
+                        logic=bits)  # type: ignore[arg-type]
             start += n
 
     def _analog_stream(self, archive: zipfile.ZipFile, name: str, block: int) -> _Stream:

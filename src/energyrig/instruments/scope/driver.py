@@ -21,7 +21,8 @@ scope reports it is armed and has had ``pre_s`` to fill its pre-trigger memory. 
 polls the trigger status until the acquisition is complete, downloads each channel as IEEE
 488.2 definite-length binary blocks (``query_binary_values``, in parts where the family
 limits a read) with the preamble's scaling, and returns one chunk: current = shunt volts /
-R, supply = supply − shunt volts (or the constant supply), trigger = trigger volts > level.
+R, supply = supply − shunt volts (or the constant supply), trigger = trigger volts past the
+level with 10 % hysteresis (:mod:`energyrig.instruments.threshold`, as the file readers).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapt
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
 from energyrig.instruments.scope.protocol import RecordPlan, ScopeSettings, Vertical
+from energyrig.instruments.threshold import AnalogTrigger, Schmitt
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +100,7 @@ def to_chunk(settings: ScopeSettings, volts: dict[str, npt.NDArray[np.float64]],
     Works in place on the arrays of ``volts`` (a deep record is tens of MB per channel):
     the shunt's volts become the current, the supply's the board's supply.
     """
-    logic = (volts["trigger"] > settings.level_v).astype(np.uint8)
+    logic = Schmitt(AnalogTrigger(settings.level_v))(volts["trigger"])
     shunt = volts["shunt"]
     voltage: npt.NDArray[np.float64] | float = volts.get("supply", settings.supply_v)
     if isinstance(voltage, np.ndarray) and settings.voltage_minus_shunt:

@@ -31,7 +31,12 @@ def test_rig_run_on_the_scope_bench_meets_the_truth() -> None:
 def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None:
     """At 100 MSa/s the DS1000Z's 6 Mpts (3 channels) hold a 60 ms screen: with pre 20 ms,
     post 5 ms and the x2 margin, windows up to 17.5 ms. Asking for 5 M samples per window
-    (50 ms) must give a batch that fits, not a record that misses its falling edge."""
+    (50 ms) must give a batch that fits, not a record that misses its falling edge.
+
+    The bench's decision is checked exactly (batch x timed op <= the limit); the windows
+    themselves may run longer than timed when the host is busy (the emulator renders 18 M
+    points per record on the same two cores), which is what the x2 margin of the record is
+    for: every window must still lie whole inside its record."""
     text = SIM_SCOPE.read_text().replace("sample_rate_hz = 1.0e6", "sample_rate_hz = 1.0e8")
     text = text.replace("min_window_samples = 10000", "min_window_samples = 5000000")
     fixture = tmp_path / "deep.toml"
@@ -40,9 +45,9 @@ def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None
     with Bench(load_fixture(fixture)) as bench:
         limit = bench.instrument.max_window_s(0.02, 0.005)  # type: ignore[union-attr]
         assert 0.017 < limit < 0.018
-        result = bench.measure(Point(op="sha256", board=bench.board, payload_bytes=1024),
-                               reps=2)
-    assert result.ok, result.reason
-    for w in result.windows:
-        assert w.end_s - w.start_s <= limit * 1.5   # the estimate may be off; the record holds 2x
+        prepared = bench.prepare(Point(op="sha256", board=bench.board, payload_bytes=1024))
+        assert prepared.batch_n * prepared.per_op_s <= limit  # without the cap: 50 ms
+        windows = [prepared.window() for _ in range(2)]
+    for w in windows:
+        assert w.end_s - w.start_s <= 2 * limit     # the falling edge is inside the record
         assert w.true_net_energy_j is not None

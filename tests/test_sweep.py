@@ -527,7 +527,7 @@ def test_cli_errors_name_the_plan_field(tmp_path: Path) -> None:
     out = subprocess.run(_rig("sweep", str(bad), "--dry-run"), capture_output=True, text=True,
                          cwd=tmp_path, timeout=120, env=WIDE)
     assert out.returncode == 2
-    assert f"rig: error: {bad}: factors.0.keybits: unknown field (misspelt?)" in out.stderr
+    assert f"rig: error: {bad}: factors[0].keybits: unknown field (misspelt?)" in out.stderr
 
 
 def test_cli_resume_takes_the_run_directory_only(tmp_path: Path) -> None:

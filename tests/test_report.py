@@ -228,3 +228,30 @@ def test_payload_fits_recover_the_cost_per_byte(full_run: Path) -> None:
     assert fit["slope"] == pytest.approx(true_slope, rel=0.02)
     assert fit["r2"] > 0.99
     assert np.isfinite(fit["intercept_ci_low"])
+
+
+@pytest.mark.parametrize("low, high", [(0.4, 35.0), (0.05, 9.0), (0.02, 60.0), (2e-4, 5e3), (1e-7, 1e6),
+                                       (0.9, 1.1)])
+def test_relative_bars_tick_labels_do_not_overlap(low: float, high: float, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import energyrig.results.report as report
+
+    figures = []
+    monkeypatch.setattr(report, "_save", lambda fig, out, name: figures.append(fig) or name)
+    rel = pd.DataFrame({"family": "pk", "label": ["ref", "low", "high"], "reference": "ref",
+                        "time_per_op_s_ratio": [1.0, low, high],
+                        "net_energy_per_op_j_ratio": [1.0, low * 1.1, high * 0.9]})
+    assert report.figure_relative(rel, "pk", tmp_path) == "relative-pk.png"
+    fig = figures[0]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    ax = fig.axes[0]
+    lo, hi = ax.get_xlim()
+    boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels()
+             if t.get_visible() and t.get_text() and lo <= t.get_position()[0] <= hi]
+    assert len(boxes) >= 2, "the axis needs at least two labelled ticks"
+    boxes.sort(key=lambda b: b.x0)
+    for left, right in zip(boxes, boxes[1:]):
+        assert left.x1 < right.x0, "x tick labels overlap"

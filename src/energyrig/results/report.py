@@ -397,6 +397,27 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
     return _save(fig, out_dir, f"payload-{family}.png")
 
 
+# Decades a log ratio axis may span with ticks at 1, 2 and 5 of each decade; wider axes
+# get one tick per decade (or per few decades), else the labels run into each other.
+_RATIO_DECADES_125 = 3.0
+
+
+def _ratio_label(v: float) -> str:
+    """``×0.5``, ``×20``; a power of ten outside 0.001..1000 as ``×10⁴``."""
+    if 1e-3 <= v < 1e4:
+        return f"×{v:g}"
+    return f"×10{str(round(math.log10(v))).translate(SUPERSCRIPT)}"
+
+
+def _ratio_axis(axis: Any, low: float, high: float) -> None:
+    """Limits and ticks of a log axis of ratios from ``low`` to ``high``."""
+    axis.axes.set_xlim(low, high)
+    wide = math.log10(high / low) > _RATIO_DECADES_125
+    axis.set_major_locator(LogLocator(subs=(1.0,) if wide else (1.0, 2.0, 5.0), numticks=8))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: _ratio_label(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def figure_relative(rel: pd.DataFrame, family: str, out_dir: Path) -> str | None:
     """Bars of each op's time and net energy relative to the family's reference."""
     fam = rel[rel["family"] == family]
@@ -414,10 +435,7 @@ def figure_relative(rel: pd.DataFrame, family: str, out_dir: Path) -> str | None
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ratios = fam[[f"{col}_ratio" for col, _ in METRICS]].to_numpy()
-    ax.set_xlim(min(ratios.min(), 1.0) / 1.6, max(ratios.max(), 1.0) * 2.2)
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"×{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _ratio_axis(ax.xaxis, min(ratios.min(), 1.0) / 1.6, max(ratios.max(), 1.0) * 2.2)
     ax.set_xlabel("relative to the reference (geometric mean over matched boards and sizes)")
     ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['reference']))}",
                  fontsize=9)

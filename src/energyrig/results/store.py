@@ -133,7 +133,8 @@ class Window:
     edge_error_j:
         Bound on the energy error from edge placement (one sample period at each edge), J.
     flags:
-        Names of the problems seen in this window ("dropped", "saturated", "glitch", ...).
+        Names of the problems seen in this window (:data:`energyrig.rig.energy.FLAGS` such as
+        "dropped_samples", "saturated", "glitch", and those the bench adds).
     cycles:
         Cycle count of the whole batch reported by the firmware, if any.
     true_energy_j, true_net_energy_j:
@@ -150,6 +151,16 @@ class Window:
     cycles: int | None = None
     true_energy_j: float | None = None
     true_net_energy_j: float | None = None
+
+    @property
+    def duration_s(self) -> float:
+        """``end_s − start_s``, seconds."""
+        return self.end_s - self.start_s
+
+    @property
+    def net_energy_j(self) -> float:
+        """``energy_j − baseline_w·duration_s``, joules (NaN without a baseline)."""
+        return self.energy_j - self.baseline_w * self.duration_s
 
 
 # Per-op columns: name -> the window column divided by batch_n.

@@ -156,11 +156,10 @@ class StopRequest:
 
 def _metric(window: Window, metric: str) -> float:
     """The adaptive rule's figure of one window, per window (batch_n cancels in the ratio)."""
-    duration = window.end_s - window.start_s
     if metric == "time_per_op_s":
-        return duration
+        return window.duration_s
     if metric == "net_energy_per_op_j":
-        return window.energy_j - window.baseline_w * duration
+        return window.net_energy_j
     return window.energy_j
 
 

@@ -19,6 +19,14 @@ is readable while a sweep is writing it and after a crash at any instant.
 
 All quantities are SI (s, J, W); per-op columns are the window's figure divided by
 ``batch_n``.
+
+Flagged windows: the statistics of a point in ``points.parquet`` are taken over all its
+windows, flagged ones included (as ``rig run`` does), so that a sweep and ``rig run`` give
+the same figures for the same windows. Nothing is dropped unseen: ``n_flagged`` counts the
+windows with any flag and ``flags`` lists them, the report shows them, and each window keeps
+its own flags in ``windows.parquet`` so an analysis can exclude any of them. Values that are
+not finite (a window flagged ``no_baseline`` has no net energy) are left out of that
+column's statistics only.
 """
 from __future__ import annotations
 

@@ -113,3 +113,13 @@ def test_lost_rows_and_glitches_are_flagged(tmp_path: Path) -> None:
     # The lost samples are bridged: the energy still matches the truth within the bound.
     assert abs(doc["windows"][1]["energy_j"] - second["energy_j"]) <= \
         doc["windows"][1]["edge_error_j"]
+
+
+def test_frame_joins_flags_as_the_results_store_does() -> None:
+    from energyrig.rig.analysis import Analysis
+    from energyrig.rig.energy import DROPPED_SAMPLES, GLITCH, Window
+
+    w = Window(0.0, 1.0, 1.0, 100, 2.0, 0.5, 1.5, 2.0, 0.01, (DROPPED_SAMPLES, GLITCH), 3)
+    frame = Analysis("x.csv", (w,), (), ()).frame()
+    # windows.parquet holds the flags of a window as "dropped_samples,glitch" too
+    assert frame.loc[0, "flags"] == "dropped_samples,glitch"

@@ -51,8 +51,8 @@ class Analysis:
     batch_n: int | None = None
 
     def frame(self) -> pd.DataFrame:
-        """One row per window (SI units; flags joined by ``;``)."""
-        rows = [{**w.as_dict(), "flags": ";".join(w.flags)} for w in self.windows]
+        """One row per window (SI units; flags joined by ``,`` as in ``windows.parquet``)."""
+        rows = [{**w.as_dict(), "flags": ",".join(w.flags)} for w in self.windows]
         return pd.DataFrame(rows, columns=[*JSON_FIELDS, "lost_samples"])
 
     def summary(self) -> dict[str, object]:

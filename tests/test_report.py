@@ -255,3 +255,19 @@ def test_relative_bars_tick_labels_do_not_overlap(low: float, high: float, tmp_p
     boxes.sort(key=lambda b: b.x0)
     for left, right in zip(boxes, boxes[1:]):
         assert left.x1 < right.x0, "x tick labels overlap"
+
+
+def test_a_window_without_baseline_does_not_blank_its_workload(tmp_path: Path) -> None:
+    # A window flagged no_baseline has no net energy (NaN): the workload's net figures come
+    # from the other windows, as in points.parquet, instead of turning NaN.
+    point = Point(op="sha256", board="b", payload_bytes=64, family="hash")
+    windows = [Window(0.0, 1e-3, 100, 2e-6, 1e-3), Window(2e-3, 3e-3, 100, 2.2e-6, 1e-3),
+               Window(4e-3, 5e-3, 100, 2.1e-6, float("nan"), flags=("no_baseline",))]
+    with RunWriter.create(tmp_path / "run") as writer:
+        writer.write_point(point, windows, batch_n=10)
+    run = load(tmp_path / "run")
+    row = summarise_workloads(run.windows).iloc[0]
+    assert row["net_energy_per_op_j_mean"] == pytest.approx(
+        run.points.loc[0, "net_energy_per_op_j_mean"])
+    assert row["net_energy_per_op_j_mean"] == pytest.approx((1e-6 + 1.2e-6) / 2 / 10)
+    assert row["energy_per_op_j_mean"] == pytest.approx(2.1e-7)

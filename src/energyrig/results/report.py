@@ -27,6 +27,7 @@ from energyrig.results.stats import (
     PairedComparison,
     allocation_of_variation,
     describe,
+    describe_finite,
     geometric_mean,
     is_two_level_design,
     paired_comparison,
@@ -135,9 +136,10 @@ def summarise_workloads(windows: pd.DataFrame) -> pd.DataFrame:
         row["n_windows"] = len(group)
         row["n_points"] = group["point_key"].nunique()
         for col in ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j"):
-            d = describe(group[col].to_numpy(dtype=np.float64))
-            row.update({f"{col}_mean": d.mean, f"{col}_ci_low": d.ci_low,
-                        f"{col}_ci_high": d.ci_high})
+            d = describe_finite(group[col].to_numpy(dtype=np.float64, na_value=np.nan))
+            row.update({f"{col}_mean": d.mean if d else np.nan,
+                        f"{col}_ci_low": d.ci_low if d else np.nan,
+                        f"{col}_ci_high": d.ci_high if d else np.nan})
         for col in ("mean_power_w", "cycles_per_op", "true_net_energy_per_op_j"):
             values = group[col].dropna()
             row[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan

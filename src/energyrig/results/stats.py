@@ -65,6 +65,14 @@ def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
     return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
 
 
+def describe_finite(values: npt.ArrayLike, confidence: float = 0.95) -> Summary | None:
+    """:func:`describe` of the finite values only (NaN, e.g. the net energy of a window
+    without a baseline, and ±inf left out); ``None`` when no value is finite."""
+    x = np.asarray(values, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    return describe(x, confidence) if x.size else None
+
+
 def select(df: pd.DataFrame, selector: Selector) -> pd.DataFrame:
     """Rows of ``df`` matching a selector: an op name, or a mapping column -> value
     (``None`` matches a missing value)."""

@@ -55,7 +55,7 @@ import pyarrow.parquet as pq
 
 from energyrig import __version__
 from energyrig.errors import EnergyrigError
-from energyrig.results.stats import describe
+from energyrig.results.stats import describe_finite
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ PER_OP: dict[str, str] = {
     "true_energy_per_op_j": "true_energy_j",
     "true_net_energy_per_op_j": "true_net_energy_j",
 }
-# Per-op figures summarised with describe() in points.parquet.
+# Per-op figures summarised with describe_finite() in points.parquet.
 SUMMARISED: tuple[str, ...] = ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j")
 # Per-op figures summarised by their mean only.
 AVERAGED: tuple[str, ...] = ("cycles_per_op", "mean_power_w", "true_energy_per_op_j",
@@ -320,12 +320,9 @@ def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, re
                            "flags": _join_flags(",".join(win["flags"])) if len(win) else "",
                            "written_at": _now()}
     for col in SUMMARISED:
-        values = win[col].dropna().to_numpy(dtype=np.float64)
-        if len(values):
-            d = describe(values)
-            stats = (d.mean, d.median, d.std, d.ci_low, d.ci_high)
-        else:
-            stats = (np.nan,) * len(STAT_SUFFIXES)
+        d = describe_finite(win[col].to_numpy(dtype=np.float64, na_value=np.nan))
+        stats = (d.mean, d.median, d.std, d.ci_low, d.ci_high) if d else \
+            (np.nan,) * len(STAT_SUFFIXES)
         row.update({f"{col}_{s}": v for s, v in zip(STAT_SUFFIXES, stats, strict=True)})
     for col in AVERAGED:
         values = win[col].dropna()

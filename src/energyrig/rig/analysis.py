@@ -13,11 +13,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from energyrig.instruments.files import CaptureOptions, open_capture
-from energyrig.results.stats import describe
+from energyrig.results.stats import describe_finite
 from energyrig.rig.energy import (Glitch, UnpairedEdge, Window, WindowFinder, WindowSettings,
                                   find_windows, per_op)
 
@@ -83,11 +82,10 @@ class Analysis:
 
 
 def _describe(values: list[float]) -> dict[str, float | int | None] | None:
-    x = np.asarray(values, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    if not x.size:
+    d = describe_finite(values)
+    if d is None:
         return None
-    return {k: (_finite(v) if isinstance(v, float) else v) for k, v in asdict(describe(x)).items()}
+    return {k: (_finite(v) if isinstance(v, float) else v) for k, v in asdict(d).items()}
 
 
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,

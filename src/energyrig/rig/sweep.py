@@ -36,7 +36,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, ContextManager, Protocol
 
-import numpy as np
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
@@ -44,7 +43,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, Text
 from energyrig.errors import CaptureError, ConfigError, DutError, InstrumentError
 from energyrig.fixtures.loader import load_fixture, resolve_command
 from energyrig.fixtures.schema import Fixture
-from energyrig.results.stats import describe
+from energyrig.results.stats import describe_finite
 from energyrig.results.store import MANIFEST, Point, RunError, RunWriter, Window, read_manifest
 from energyrig.rig.dut import Dut, DutProcess, OpInfo, SerialTransport
 from energyrig.rig.plan import Expansion, Plan, Skipped, Target, expand, plan_from_record
@@ -172,11 +171,10 @@ def enough_windows(windows: Sequence[Window], plan: Plan) -> bool:
         return True
     if n < rule.min_windows:
         return False
-    values = np.array([_metric(w, rule.metric) for w in windows], dtype=np.float64)
-    values = values[np.isfinite(values)]
-    if values.size < 2:
+    summary = describe_finite([_metric(w, rule.metric) for w in windows])
+    if summary is None or summary.n < 2:
         return False
-    return describe(values).ci_halfwidth_rel <= rule.ci_target
+    return summary.ci_halfwidth_rel <= rule.ci_target
 
 
 @dataclass

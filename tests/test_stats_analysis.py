@@ -14,6 +14,7 @@ from statsmodels.stats.weightstats import DescrStatsW
 from energyrig.results.stats import (
     allocation_of_variation,
     describe,
+    describe_finite,
     is_two_level_design,
     paired_comparison,
     payload_regression,
@@ -38,6 +39,15 @@ def test_describe_of_constant_and_single_values() -> None:
     assert one.n == 1 and one.mean == 4.0 and np.isnan(one.std) and np.isnan(one.ci_low)
     with pytest.raises(ValueError):
         describe([])
+
+
+def test_describe_finite_leaves_out_nan_and_inf() -> None:
+    x = np.random.default_rng(4).normal(1.0, 0.1, 10)
+    d = describe_finite([*x, np.nan, np.inf, -np.inf])
+    low, high = DescrStatsW(x).tconfint_mean(alpha=0.05)
+    assert d is not None and d.n == 10
+    assert (d.mean, d.ci_low, d.ci_high) == pytest.approx((x.mean(), low, high), rel=1e-12)
+    assert describe_finite([np.nan, np.nan]) is None and describe_finite([]) is None
 
 
 # ------------------------------------------------------------------ paired comparison

@@ -109,6 +109,14 @@ def test_point_keys_do_not_depend_on_number_types() -> None:
         Point(op="aes", board="b", key_bits=128.5)  # type: ignore[arg-type]
 
 
+def test_config_key_is_the_key_without_the_repetition() -> None:
+    a = Point(op="aes", board="b", key_bits=128, payload_bytes=16, rep=0)
+    b = Point(op="aes", board="b", key_bits=128, payload_bytes=16, rep=12)
+    assert a.key != b.key and a.config_key == b.config_key
+    assert "rep" not in a.config_key and a.key.startswith(a.config_key + "|rep=")
+    assert a.config_key != Point(op="aes", board="b", key_bits=256, payload_bytes=16).config_key
+
+
 def test_failed_and_skipped_points_are_results_with_reasons(tmp_path: Path) -> None:
     keygen = Point(op="rsa-keygen", board="esp32", key_bits=8192)
     with RunWriter.create(tmp_path / "run") as w:

@@ -336,7 +336,7 @@ def test_dry_run_estimate_counts_timed_ops(tmp_path: Path) -> None:
     fixture = load_fixture(SIM)                          # windows of 2000 samples: 20 ms
 
     def timer(fx: Fixture, points: Sequence[Point]) -> dict[str, OpTiming]:
-        return {p.key.rsplit("|rep=", 1)[0]: OpTiming(prep_s=0.5, op_s=1.0)
+        return {p.config_key: OpTiming(prep_s=0.5, op_s=1.0)
                 for p in points if p.op == "sha256"}
 
     d = dry_run(plan, [fixture], read=lambda fx: Target.from_dut({}, CATALOGUE, "host"),
@@ -355,7 +355,7 @@ def test_time_ops_on_the_host_firmware() -> None:
               Point("rsa-keygen", "host", key_bits=1024),
               Point("aes-ecb-encrypt", "host", key_bits=100, payload_bytes=64)]
     timings = time_ops(load_fixture(SIM), points)
-    sha, rsa = (timings[p.key.rsplit("|rep=", 1)[0]] for p in points[::2])
+    sha, rsa = (timings[p.config_key] for p in points[::2])
     assert len(timings) == 2                             # the refused prep is left out
     assert 0 < sha.op_s < 1e-3 < rsa.op_s
     assert sha.prep_s >= 0 and rsa.prep_s >= 0

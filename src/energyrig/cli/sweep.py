@@ -24,7 +24,7 @@ def _default_out(title: str) -> Path:
 
 def _print_dry_run(d: DryRun, console: Console) -> None:
     boards = [e.target.board for e in d.expansions]
-    configs = len({p.key.rsplit("|rep=", 1)[0] for p in d.points})
+    configs = len({p.config_key for p in d.points})
     reps = d.plan.repetitions
     console.print(f"plan [bold]{d.plan.title}[/] ({d.plan.path}) on {', '.join(boards)} — "
                   f"seed {d.plan.seed}")

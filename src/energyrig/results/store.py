@@ -114,6 +114,11 @@ class Point:
                         for name in KEY_FACTORS)
 
     @property
+    def config_key(self) -> str:
+        """:attr:`key` without ``rep``: the same for every repetition of a configuration."""
+        return self.key.rsplit("|rep=", 1)[0]
+
+    @property
     def part_id(self) -> str:
         """File-system-safe name of the point's part directory (hash of :attr:`key`)."""
         return hashlib.sha256(self.key.encode()).hexdigest()[:24]

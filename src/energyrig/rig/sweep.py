@@ -567,10 +567,6 @@ def read_target(fixture: Fixture) -> Target:
         return Target.from_dut(hello, dut.ops(), board=hello.get("board") or fixture.dut.board)
 
 
-def _config(point: Point) -> str:
-    return point.key.rsplit("|rep=", 1)[0]
-
-
 def time_ops(fixture: Fixture, points: Sequence[Point]) -> dict[str, OpTiming]:
     """Prep and one op of each configuration of ``points``, timed by the firmware on the
     fixture's DUT (no instrument). Keyed by the point key without ``rep``; a configuration
@@ -579,7 +575,7 @@ def time_ops(fixture: Fixture, points: Sequence[Point]) -> dict[str, OpTiming]:
     m = fixture.measure
     with _dut_link(fixture) as dut:
         for point in points:
-            config = _config(point)
+            config = point.config_key
             if config in timings:
                 continue
             try:
@@ -611,7 +607,7 @@ def dry_run(plan: Plan, fixtures: Sequence[Fixture],
     for fx, e in zip(fixtures, expansions, strict=True):
         timings = timer(fx, e.points) if timer is not None else {}
         for k, windows in enumerate((plan.adaptive.min_windows, plan.adaptive.max_windows)):
-            bounds[k] += sum(point_wall_s(fx, windows, timings.get(_config(p)))
+            bounds[k] += sum(point_wall_s(fx, windows, timings.get(p.config_key))
                              for p in e.points)
             bounds[k] += max(0, len(e.points) - 1) * plan.cooldown_s
     return DryRun(plan, expansions, bounds[0], bounds[1], timed=timer is not None)

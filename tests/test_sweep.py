@@ -540,3 +540,15 @@ def test_cli_resume_takes_the_run_directory_only(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert f"rig: error: {tmp_path / 'nothing'}: no manifest.json: not a run directory" \
         in out.stderr
+
+
+@pytest.mark.parametrize("metric", ["energy_per_op_j", "net_energy_per_op_j", "time_per_op_s"])
+def test_adaptive_metric_is_the_stores_per_op_column_times_the_batch(
+        metric: str, tmp_path: Path) -> None:
+    from energyrig.rig.sweep import _metric
+
+    windows = [Window(0.1, 0.3, 2000, 4e-3, 5e-3), Window(0.5, 0.62, 1200, 2.5e-3, 4.5e-3)]
+    with RunWriter.create(tmp_path / "run") as writer:
+        writer.write_point(Point(op="sha256", board="b"), windows, batch_n=7)
+    stored = load(tmp_path / "run").windows[metric].to_numpy()
+    assert [_metric(w, metric) for w in windows] == pytest.approx(stored * 7, rel=1e-12)

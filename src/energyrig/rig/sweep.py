@@ -44,7 +44,8 @@ from energyrig.errors import CaptureError, ConfigError, DutError, InstrumentErro
 from energyrig.fixtures.loader import load_fixture, resolve_command
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.stats import describe_finite
-from energyrig.results.store import MANIFEST, Point, RunError, RunWriter, Window, read_manifest
+from energyrig.results.store import (MANIFEST, PER_OP, Point, RunError, RunWriter, Window,
+                                     read_manifest)
 from energyrig.rig.dut import Dut, DutProcess, OpInfo, SerialTransport
 from energyrig.rig.plan import Expansion, Plan, Skipped, Target, expand, plan_from_record
 
@@ -154,12 +155,9 @@ class StopRequest:
 # --- one point ----------------------------------------------------------------------------
 
 def _metric(window: Window, metric: str) -> float:
-    """The adaptive rule's figure of one window, per window (batch_n cancels in the ratio)."""
-    if metric == "time_per_op_s":
-        return window.duration_s
-    if metric == "net_energy_per_op_j":
-        return window.net_energy_j
-    return window.energy_j
+    """The adaptive rule's figure of one window, per window (batch_n cancels in the ratio):
+    the window column whose per-op column is ``metric`` (see ``store.PER_OP``)."""
+    return float(getattr(window, PER_OP[metric]))
 
 
 def enough_windows(windows: Sequence[Window], plan: Plan) -> bool:

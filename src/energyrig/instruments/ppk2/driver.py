@@ -113,6 +113,7 @@ class Ppk2Settings:
 
     @property
     def supply_mv(self) -> int:
+        """``supply_v`` in the unit of the PPK2's set-voltage command, mV."""
         return round(self.supply_v * 1000)
 
 

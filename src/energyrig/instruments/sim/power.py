@@ -61,6 +61,7 @@ class PeriodicLoad:
         return cycles * on + np.minimum(rel - cycles * self.period_s, on)
 
     def current(self, t_s: F64) -> F64:
+        """The pulse current at the times ``t_s`` (s), A."""
         rel = np.mod(t_s - self.phase_s, self.period_s)
         return np.where(rel < self.duty * self.period_s, self.amplitude_a, 0.0)
 

@@ -26,7 +26,6 @@ from energyrig.results.stats import (
     CONFIG,
     PairedComparison,
     allocation_of_variation,
-    describe,
     describe_finite,
     geometric_mean,
     is_two_level_design,

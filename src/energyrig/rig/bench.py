@@ -56,7 +56,7 @@ from energyrig.errors import CaptureError, DutError, InstrumentError
 from energyrig.fixtures.loader import instrument_kind, resolve_command
 from energyrig.fixtures.schema import Fixture
 from energyrig.instruments.base import Acquisition, RecordedCapture
-from energyrig.results.stats import Summary, describe
+from energyrig.results.stats import Summary, describe_finite
 from energyrig.results.store import Point, Status
 from energyrig.results.store import Window as WindowRow
 from energyrig.rig.dut import Dut, DutProcess, DutRefused, OpInfo, SerialTransport
@@ -131,15 +131,13 @@ class PointResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
-    def _per_op(self, values: list[float | None]) -> Summary | None:
-        x = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
-        return describe(x / self.batch_n) if len(x) else None
-
     def summary(self, column: str) -> Summary | None:
         """Per-op statistics of a window column (``"energy_j"``, ``"duration_s"``,
         ``"net_energy_j"``, ``"cycles"``, ``"true_energy_j"``, ``"true_net_energy_j"``),
-        or ``None`` without values."""
-        return self._per_op([_column(w, column) for w in self.windows])
+        or ``None`` without finite values."""
+        values = [getattr(w, column) for w in self.windows]
+        return describe_finite(np.array([math.nan if v is None else v for v in values],
+                                        dtype=np.float64) / self.batch_n)
 
     @property
     def baseline_w(self) -> float:
@@ -165,7 +163,7 @@ class PointResult:
             out[key] = None if s is None else s.mean
             out[key.replace("_per_op", "_per_op_ci95")] = (
                 None if s is None or not math.isfinite(s.ci_low) else [s.ci_low, s.ci_high])
-        durations = [w.end_s - w.start_s for w in self.windows]
+        durations = [w.duration_s for w in self.windows]
         energies = [w.energy_j for w in self.windows]
         out["mean_power_w"] = (sum(energies) / sum(durations)) if durations else None
         out["baseline_w"] = _finite(self.baseline_w)
@@ -185,15 +183,6 @@ class PointResult:
                            "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags)}
                           for w in self.windows]
         return out
-
-
-def _column(w: WindowRow, column: str) -> float | None:
-    if column == "duration_s":
-        return w.end_s - w.start_s
-    if column == "net_energy_j":
-        return w.energy_j - w.baseline_w * (w.end_s - w.start_s)
-    value = getattr(w, column)
-    return None if value is None else float(value)
 
 
 def _finite(x: float) -> float | None:

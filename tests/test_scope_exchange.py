@@ -306,3 +306,75 @@ def test_tektronix_4000_whole_session() -> None:
     np.testing.assert_allclose(chunk.current_a[high], 0.04, atol=1e-12)
     np.testing.assert_allclose(chunk.voltage_v, 3.30, atol=1e-9)
     assert chunk.logic is not None and chunk.logic.sum() == 200
+
+
+def siglent_channel(ch: int, scale: str, offset: str) -> Script:
+    return [(f"C{ch}:TRA ON", None), (f"C{ch}:CPL D1M", None), (f"C{ch}:ATTN 1", None),
+            (f"C{ch}:VDIV {scale}V", None), (f"C{ch}:OFST {offset}V", None)]
+
+
+def test_siglent_sds1000xe_whole_session() -> None:
+    """The older Siglent set (PG01-E02D). 14 divisions x 5 ms = 70 ms hold 31 ms; 3 channels
+    (CH1 and CH2 share an ADC): MSIZ 70K = 1 MSa/s (7K would be 0.1 MSa/s); trigger 20 ms
+    after the start: TRDL = -(35 - 20) ms. Offset limited to 2 V up to 0.1 V/div -> the
+    supply at 0.2 V/div. Signed codes; volts = code x vdiv / 25 - offset: shunt code -50
+    (byte 0xCE) at 20 mV/div, offset -40 mV (as the scope reports it) -> 0 V, code 0 -> 40 mV;
+    trigger -41 / 41 at 1 V/div, offset -1.65 -> 0.01 / 3.29 V; supply -5 / 0 at 0.2 V/div,
+    offset -3.34 -> 3.30 / 3.34 V (the shunt's 40 mV on top): board 3.30 V throughout."""
+    n, high = 70_000, slice(20_000, 23_000)     # 3000 samples = 3 ms at 1 us
+
+    def download(ch: int, vdiv: str, offset: str, low: int, hi: int) -> Script:
+        data = step(low, hi, n, high, np.int8)
+        assert data[0] == (low & 0xFF)          # the bytes really are two's complement
+        return [(f"C{ch}:VDIV?", vdiv), (f"C{ch}:OFST?", offset), ("TDIV?", "5.00E-03"),
+                ("TRDL?", "-1.50E-02"), ("SARA?", "1.00E+06"), (f"SANU? C{ch}", "7.00E+04"),
+                (f"C{ch}:WF? DAT2", b"DAT2," + ieee_block(data) + b"\n")]   # ends 0A 0A
+
+    script: Script = [
+        ("*IDN?", "Siglent Technologies,SDS1104X-E,SDS1ECDD2R0000,8.2.6.1.37R9"),
+        ("*CLS", None), ("CHDR OFF", None), ("STOP", None), ("WFSU SP,0,NP,0,FP,0", None),
+        ("C4:TRA OFF", None), ("CMR?", "0"),
+        ("STOP", None),
+        *siglent_channel(1, "0.2", "-3.34"),
+        *siglent_channel(2, "0.02", "-0.038"),
+        *siglent_channel(3, "1", "-1.65"),
+        ("TDIV 0.005S", None), ("TRDL -0.015S", None), ("MSIZ 70K", None),
+        ("TRSE EDGE,SR,C3,HT,OFF", None), ("C3:TRSL POS", None), ("C3:TRLV 1.65V", None),
+        ("TRMD SINGLE", None), ("CMR?", "0"),
+        ("ARM", None), ("SAST?", "Ready"),
+        ("SAST?", "Trig'd"), ("SAST?", "Stop"),
+        *download(2, "2.00E-02", "-4.00E-02", -50, 0),
+        *download(3, "1.00E+00", "-1.65E+00", -41, 41),
+        *download(1, "2.00E-01", "-3.34E+00", -5, 0),
+        ("STOP", None),
+    ]
+    capture = session(script, "auto")       # *IDN? SDS1104X-E -> the older set
+    (chunk,) = capture.chunk_list
+    assert chunk.period_s == pytest.approx(1e-6)
+    np.testing.assert_allclose(chunk.current_a[high], 0.04, atol=1e-9)
+    np.testing.assert_allclose(chunk.current_a[:20_000], 0.0, atol=1e-9)
+    np.testing.assert_allclose(chunk.voltage_v, 3.30, atol=1e-9)
+    assert chunk.logic is not None and chunk.logic.sum() == 3_000 and chunk.logic[high].all()
+    assert not chunk.saturated.any()
+    (window,) = find_windows(capture, WindowSettings(trigger_bit=0))
+    assert window.energy_j == pytest.approx(3.3 * 0.04 * 3_000 * 1e-6, rel=1e-6)
+
+
+def test_siglent_sds1000xe_block_with_junk_after_it_is_an_error() -> None:
+    """The block ends 0A 0A; anything else after its first 0A (here 'X') means the reply was
+    not the block the driver asked for."""
+    data = np.zeros(10, dtype=np.int8).tobytes()
+    script: Script = [
+        ("*IDN?", "Siglent Technologies,SDS1202X-E,SDS1EB,1.3.27"), ("*CLS", None),
+        ("CHDR OFF", None), ("STOP", None), ("WFSU SP,0,NP,0,FP,0", None),
+        ("C3:TRA OFF", None), ("C4:TRA OFF", None), ("CMR?", "0"),
+        ("C2:VDIV?", "2.00E-02"), ("C2:OFST?", "0"), ("TDIV?", "1.00E-06"), ("TRDL?", "0"),
+        ("SARA?", "1.00GSa/s"), ("SANU? C2", "10"),
+        ("C2:WF? DAT2", b"DAT2," + ieee_block(data) + b"\nX"), ("STOP", None),
+    ]
+    with ExpectedProtocol(script) as fake:
+        s = ScopeSettings(fake.resource, dialect="siglent-sds1000xe", supply=None, shunt=2,
+                          trigger=1, voltage_minus_shunt=False, timeout_s=3.0)
+        with Scope(s) as scope, pytest.raises(InstrumentError, match="block ends in b'X'"):
+            scope.read_channel(2)
+    assert fake.error is None and fake.finished, fake.error

@@ -11,7 +11,9 @@ from energyrig.instruments.scope.dialects import (
     KEYSIGHT_X,
     RIGOL_DS1000Z,
     SIGLENT_SDS,
+    SIGLENT_SDS1000XE,
     dialect_for_idn,
+    number,
     keysight_preamble,
     rigol_preamble,
     steps_125,
@@ -99,6 +101,54 @@ def test_idn_to_dialect() -> None:
     assert dialect_for_idn("Siglent Technologies,SDS2354X Plus,SDS2X,1.3.9") is SIGLENT_SDS
     assert dialect_for_idn("TEKTRONIX,DPO4054,C0,CF:91.1CT FV:v2.1") is DIALECTS["tektronix-4000"]
     assert dialect_for_idn("TEKTRONIX,MSO44,C0,CF:91.1CT FV:1.0") is None
+
+
+# *IDN? replies of Siglent models -> the command set their firmware speaks.
+SIGLENT_IDNS = [
+    ("Siglent Technologies,SDS1104X-E,SDS1ECDD2R0000,8.2.6.1.37R9", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS1202X-E,SDS1EBAC0L0000,1.3.27", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS1104X-U,SDS1ECDX000000,8.2.6.1.37R9", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS1202X,SDS1XAAQ000000,5.6.1.3.6", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS1102X+,SDS1XCAQ000000,1.1.1.21", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS2304X,SDS2XJBD1R0000,1.2.2.2 R10", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS2102X-E,SDS2EDDD000000,1.1.3.2", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS2104X Plus,SDS2PDDC000000,3.8.12.1.1.3.8", "siglent-sds"),
+    ("Siglent Technologies,SDS2354X HD,SDS2HBAX000000,1.2.0.9", "siglent-sds"),
+    ("Siglent Technologies,SDS1104X HD,SDS1HBAQ000000,1.1.3.8", "siglent-sds"),
+    ("Siglent Technologies,SDS814X HD,SDS08A0000000,1.1.3.3", "siglent-sds"),
+    ("Siglent Technologies,SDS5104X,SDS5XAA0000000,0.9.6", "siglent-sds"),
+    ("Siglent Technologies,SDS6204 H10 Pro,SDS6PAAX000000,1.4.1.0", "siglent-sds"),
+]
+
+
+@pytest.mark.parametrize(("idn", "name"), SIGLENT_IDNS)
+def test_siglent_model_picks_exactly_one_command_set(idn: str, name: str) -> None:
+    assert [d.name for d in DIALECTS.values() if d.matches(idn)] == [name]
+    assert dialect_for_idn(idn) is DIALECTS[name]
+
+
+def test_siglent_legacy_preamble_scaling() -> None:
+    """volts = code x vdiv/25 - offset on signed codes; t0 = -(tdiv x 14/2) - trdl."""
+    s = SIGLENT_SDS1000XE.preamble("2.00E-01V;-3.34E+00V;5.00E-03S;-1.50E-02S;1.00MSa/s;70Kpts")
+    assert (s.points, s.x_increment_s) == (70_000, pytest.approx(1e-6))
+    assert s.x_origin_s == pytest.approx(-0.02)
+    codes = np.array([0xCE, 0x00, 0x7F, 0x80], dtype=np.uint8).view(np.int8)
+    np.testing.assert_allclose(s.volts(codes), [-50 * 0.008 + 3.34, 3.34, 127 * 0.008 + 3.34,
+                                                -128 * 0.008 + 3.34])
+    with pytest.raises(ValueError):
+        SIGLENT_SDS1000XE.preamble("2.00E-01;-3.34;5.00E-03;0;1.00E+06")
+
+
+@pytest.mark.parametrize(("reply", "value"), [("2.00E-02V", 0.02), ("SARA 1.00GSa/s", 1e9),
+                                              ("-1.50E-02S", -0.015), ("14Mpts", 14e6),
+                                              ("500mV", 0.5), ("7.00E+04", 7e4)])
+def test_number_reads_units_and_prefixes(reply: str, value: float) -> None:
+    assert number(reply) == pytest.approx(value)
+
+
+def test_si_points() -> None:
+    assert [protocol.si_points(d) for d in (7_000, 140_000, 1_400_000, 14_000_000, 500)] == \
+        ["7K", "140K", "1.4M", "14M", "500"]
 
 
 def test_read_parts_cover_the_record_once() -> None:

@@ -10,8 +10,11 @@ waveform data type and how the preamble turns codes into volts. The driver
 Templates are :meth:`str.format` strings with these fields: ``{ch}`` (channel number),
 ``{scale}`` (V/div or s/div), ``{offset}`` (V), ``{probe}`` (attenuation, 10 for 10×),
 ``{gain}`` (its inverse), ``{position}`` (s, time of the screen centre after the trigger),
-``{trigger_pct}`` (where the trigger sits in the record, % from its start), ``{depth}`` (points), ``{level}`` (V), ``{first1}``/``{last1}`` (1-based
-first and last point of a read), ``{first0}`` (0-based first point), ``{count}`` (points).
+``{delay}`` (s, ``-position``: time of the trigger after the screen centre), ``{trigger_pct}``
+(where the trigger sits in the record, % from its start), ``{depth}`` (points),
+``{depth_si}`` (the same as ``14M``, ``700K``), ``{level}`` (V), ``{first1}``/``{last1}``
+(1-based first and last point of a read), ``{first0}`` (0-based first point), ``{count}``
+(points). The preamble and data queries may name the channel as ``{ch}``.
 
 Every command was checked against the vendor's programming guide named in the row's
 ``guide``, section by section as listed there. Adding a family is adding a row.
@@ -111,12 +114,49 @@ def tektronix_preamble(reply: str | bytes) -> Scaling:
                    volts_per_code=f[1], zero_code=f[2], offset_v=f[3])
 
 
+#: A number with an optional SI prefix and unit: ``2.00E-02V``, ``1.00GSa/s``, ``70Kpts``.
+_NUMBER = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([GMkKmunp]?)")
+_SI = {"": 1.0, "G": 1e9, "M": 1e6, "k": 1e3, "K": 1e3, "m": 1e-3, "u": 1e-6, "n": 1e-9,
+       "p": 1e-12}
+
+
+def number(reply: str) -> float:
+    """The value of a reply such as ``2.00E-02V``, ``5.00E+08Sa/s`` or ``14Mpts`` (a
+    leading command header, ``SARA 1.00GSa/s``, is skipped)."""
+    text = reply.strip()
+    match = _NUMBER.match(text) or _NUMBER.match(text.split(maxsplit=1)[-1])
+    if match is None:
+        raise ValueError(f"no number in {reply!r}")
+    return float(match.group(1)) * _SI[match.group(2)]
+
+
+def siglent_legacy_preamble(grid: int, code_per_div: float) -> Callable[[str | bytes], Scaling]:
+    """Scaling from the replies ``VDIV;OFST;TDIV;TRDL;SARA;SANU`` (the row's queries, joined
+    by ``;``) of Siglent's older command set: volts = code × vdiv / ``code_per_div`` − offset
+    with signed codes, the first point at −(tdiv × ``grid`` / 2) − trdl from the trigger and
+    one every 1/SARA (Digital Oscilloscope Series Programming Guide PG01-E02D, WAVEFORM? "How
+    to use the data recovery waveform"; libsigrok ``src/hardware/siglent-sds``)."""
+    def parse(reply: str | bytes) -> Scaling:
+        fields = [number(f) for f in str(reply).split(";")]
+        if len(fields) != 6:
+            raise ValueError(f"expected 6 ';'-separated values, got {len(fields)}")
+        vdiv, offset, tdiv, trdl, rate, points = fields
+        if not (rate > 0 and points >= 1):
+            raise ValueError(f"sample rate {rate:g} Sa/s, {points:g} points")
+        return Scaling(points=int(points), x_increment_s=1.0 / rate,
+                       x_origin_s=-tdiv * grid / 2 - trdl, volts_per_code=vdiv / code_per_div,
+                       zero_code=0.0, offset_v=-offset)
+    return parse
+
+
 def word_status(table: Mapping[str, State]) -> Callable[[str], State]:
-    """Status from a word reply (``WAIT``, ``Stop``...), via ``table`` (case-insensitive)."""
+    """Status from a word reply (``WAIT``, ``Stop``, ``SAST Trig'd``...), via ``table``
+    (case-insensitive; a leading command header is skipped)."""
     lowered = {k.lower(): v for k, v in table.items()}
 
     def parse(reply: str) -> State:
-        word = reply.strip().strip('"').lower()
+        words = reply.strip().strip('"').split()
+        word = words[-1].lower() if words else ""
         if word not in lowered:
             raise ValueError(f"unknown trigger status {reply.strip()!r}")
         return lowered[word]
@@ -178,6 +218,9 @@ class Dialect:
         Most points one waveform data query returns (longer records are read in parts).
     datatype:
         PyVISA/struct type of one sample code (``"B"`` unsigned, ``"b"`` signed byte).
+    data_trailer:
+        Bytes the scope sends after a data block's ``\\n`` (Siglent's older set ends a block
+        with ``0A 0A``: 1); read and dropped so the next reply starts clean.
     code_range:
         Lowest and highest code (samples there are clipped: ``saturated``).
     offset_is_centre:
@@ -216,10 +259,11 @@ class Dialect:
     rate_query: str
     source: tuple[str, ...]
     read_part: tuple[str, ...]
-    preamble_query: str
+    preamble_query: tuple[str, ...]
     preamble_binary: bool
     preamble: Callable[[str | bytes], Scaling]
     data_query: str
+    data_trailer: int
     error_query: str = ":SYSTem:ERRor?"
 
     def matches(self, idn: str) -> bool:
@@ -287,8 +331,8 @@ RIGOL_DS1000Z = Dialect(
     rate_query=":ACQuire:SRATe?",
     source=(":WAVeform:SOURce CHANnel{ch}",),
     read_part=(":WAVeform:STARt {first1:d}", ":WAVeform:STOP {last1:d}"),
-    preamble_query=":WAVeform:PREamble?", preamble_binary=False, preamble=rigol_preamble,
-    data_query=":WAVeform:DATA?",
+    preamble_query=(":WAVeform:PREamble?",), preamble_binary=False,
+    preamble=rigol_preamble, data_query=":WAVeform:DATA?", data_trailer=0,
 )
 
 RIGOL_MSO5000 = Dialect(
@@ -317,21 +361,31 @@ RIGOL_MSO5000 = Dialect(
     status_query=":TRIGger:STATus?", status=_RIGOL_STATUS,
     rate_query=":ACQuire:SRATe?", source=RIGOL_DS1000Z.source,
     read_part=RIGOL_DS1000Z.read_part,
-    preamble_query=":WAVeform:PREamble?", preamble_binary=False, preamble=rigol_preamble,
-    data_query=":WAVeform:DATA?",
+    preamble_query=(":WAVeform:PREamble?",), preamble_binary=False,
+    preamble=rigol_preamble, data_query=":WAVeform:DATA?", data_trailer=0,
 )
+
+#: Siglent models on the older command set (``C1:VDIV``, ``C1:WF? DAT2``): SDS1000X-E/X-U
+#: (SDS1202X-E, SDS1104X-E, SDS1104X-U), SDS1000X/X+ (SDS1102X, SDS1202X+), SDS2000X and
+#: SDS2000X-E (SDS2304X, SDS2102X-E). The model field ends there: "SDS2104X Plus",
+#: "SDS1104X HD" and SDS5000X/SDS6000 models are on the newer set. Both Siglent rows' ``idn``
+#: use it, so each model string matches exactly one row.
+_SIGLENT_LEGACY_MODEL = r"SDS[12]\d{3}X(?:-E|-U|\+)?\s*(?:,|$)"
+
+_SIGLENT_STATUS = word_status({"Arm": "stopped", "Ready": "armed", "Trig'd": "triggered",
+                               "Auto": "running", "Roll": "running", "Stop": "done"})
 
 SIGLENT_SDS = Dialect(
     name="siglent-sds",
-    families="Siglent SDS2000X Plus / SDS2000X HD / SDS1000X HD / SDS5000X (SDS1000X-E with "
-             "firmware that has the :WAVeform subsystem)",
+    families="Siglent SDS2000X Plus / SDS2000X HD / SDS1000X HD / SDS800X HD / SDS5000X / "
+             "SDS6000 (the newer command set)",
     guide=("SIGLENT SDS Series Programming Guide EN11D (Feb 2023): :CHANnel<n>:SWITch/:SCALe/"
            ":OFFSet/:COUPling/:PROBe VALue; :TIMebase:SCALe/:DELay; :ACQuire:MDEPth, "
            ":ACQuire:SRATe?; :TRIGger:TYPE EDGE, :TRIGger:EDGE:SOURce/:SLOPe/:LEVel, "
            ":TRIGger:MODE SINGle/STOP, :TRIGger:STATus? (Arm|Ready|Auto|Trig'd|Stop|Roll); "
            ":WAVeform:SOURce/:WIDTh BYTE/:STARt/:POINt/:PREamble? (346-byte WAVEDESC)/:DATA? "
            "(signed codes); 'Read waveform data' example for the scaling"),
-    idn=r"SIGLENT.*,\s*SDS\d",
+    idn=rf"SIGLENT[^,]*,\s*(?!{_SIGLENT_LEGACY_MODEL})SDS\d",
     channels=4, h_divs=10, v_divs=8,
     timebase_s=(1e-9, 1000.0), vscale_v=(500e-6, 10.0),
     offset_limits=(),
@@ -351,13 +405,57 @@ SIGLENT_SDS = Dialect(
              ":TRIGger:EDGE:LEVel {level:g}"),
     single=":TRIGger:MODE SINGle", stop=":TRIGger:STOP",
     status_query=":TRIGger:STATus?",
-    status=word_status({"Arm": "stopped", "Ready": "armed", "Trig'd": "triggered",
-                        "Auto": "running", "Roll": "running", "Stop": "done"}),
+    status=_SIGLENT_STATUS,
     rate_query=":ACQuire:SRATe?",
     source=(":WAVeform:SOURce C{ch}",),
     read_part=(":WAVeform:STARt {first0:d}", ":WAVeform:POINt {count:d}"),
-    preamble_query=":WAVeform:PREamble?", preamble_binary=True, preamble=siglent_preamble,
-    data_query=":WAVeform:DATA?",
+    preamble_query=(":WAVeform:PREamble?",), preamble_binary=True,
+    preamble=siglent_preamble, data_query=":WAVeform:DATA?", data_trailer=0,
+)
+
+SIGLENT_SDS1000XE = Dialect(
+    name="siglent-sds1000xe",
+    families="Siglent SDS1000X-E / SDS1000X-U (SDS1202X-E, SDS1104X-E, SDS1204X-E) and the "
+             "same older command set of SDS1000X/X+, SDS2000X, SDS2000X-E (depths and rates "
+             "here are the SDS1000X-E's)",
+    guide=("SIGLENT Digital Oscilloscope Series Programming Guide PG01-E02D (SDS1000X-E/"
+           "SDS2000X/SDS2000X-E): COMM_HEADER (CHDR OFF), STOP, TRACE (C<n>:TRA), COUPLING "
+           "(C<n>:CPL D1M), ATTENUATION (C<n>:ATTN), VOLT_DIV (C<n>:VDIV), OFFSET (C<n>:OFST; "
+           "ranges by V/div from the SDS1000X-E datasheet), TIME_DIV (TDIV; 14 divisions), "
+           "TRIG_DELAY (TRDL), MEMORY_SIZE (MSIZ 7K..14M), TRIG_SELECT (TRSE EDGE,SR,C<n>,HT,"
+           "OFF), TRIG_SLOPE (C<n>:TRSL POS), TRIG_LEVEL (C<n>:TRLV), TRIG_MODE (TRMD SINGLE), "
+           "ARM_ACQUISITION (ARM), SAMPLE_STATUS (SAST?), SAMPLE_RATE (SARA?), SAMPLE_NUM "
+           "(SANU? C<n>), WAVEFORM_SETUP (WFSU SP,0,NP,0,FP,0), WAVEFORM (C<n>:WF? DAT2: "
+           "'DAT2,#9...' block ending 0A 0A; 'How to use the data recovery waveform': volts "
+           "= code x vdiv/25 - offset, signed codes, t0 = -(tdiv x 14/2) - trdl), CMR? "
+           "(command error register); as libsigrok src/hardware/siglent-sds (ESERIES: CHDR OFF, "
+           "ARM, C<n>:WF?, code/25 x vdiv - offset over int8, 14 divisions, SANU?) and "
+           "winterbloom's SDS1104X-E driver (DAT2 header and 0A 0A footer, TRDL sign)"),
+    idn=rf"SIGLENT[^,]*,\s*{_SIGLENT_LEGACY_MODEL}",
+    channels=4, h_divs=14, v_divs=8,
+    timebase_s=(1e-9, 100.0), vscale_v=(500e-6, 10.0),
+    offset_limits=((0.1, 2.0), (1.0, 20.0), (10.0, 200.0)),
+    max_rate_hz={1: 1e9, 4: 500e6},
+    depths={1: (14_000, 140_000, 1_400_000, 14_000_000),
+            4: (7_000, 70_000, 700_000, 7_000_000)},
+    auto_points={},
+    read_points=None, datatype="b", code_range=(-128, 127), offset_is_centre=False,
+    setup=("CHDR OFF", "STOP", "WFSU SP,0,NP,0,FP,0"),
+    channel_on=("C{ch}:TRA ON", "C{ch}:CPL D1M", "C{ch}:ATTN {probe:g}",
+                "C{ch}:VDIV {scale:g}V", "C{ch}:OFST {offset:g}V"),
+    channel_off=("C{ch}:TRA OFF",),
+    timebase=("TDIV {scale:g}S", "TRDL {delay:g}S"),
+    depth="MSIZ {depth_si}",
+    trigger=("TRSE EDGE,SR,C{ch},HT,OFF", "C{ch}:TRSL POS", "C{ch}:TRLV {level:g}V",
+             "TRMD SINGLE"),
+    single="ARM", stop="STOP",
+    status_query="SAST?", status=_SIGLENT_STATUS,
+    rate_query="SARA?",
+    source=(),
+    read_part=(),
+    preamble_query=("C{ch}:VDIV?", "C{ch}:OFST?", "TDIV?", "TRDL?", "SARA?", "SANU? C{ch}"),
+    preamble_binary=False, preamble=siglent_legacy_preamble(grid=14, code_per_div=25.0),
+    data_query="C{ch}:WF? DAT2", data_trailer=1, error_query="CMR?",
 )
 
 KEYSIGHT_X = Dialect(
@@ -394,8 +492,8 @@ KEYSIGHT_X = Dialect(
     rate_query=":ACQuire:SRATe?",
     source=(":WAVeform:SOURce CHANnel{ch}", ":WAVeform:POINts MAXimum"),
     read_part=(),
-    preamble_query=":WAVeform:PREamble?", preamble_binary=False, preamble=keysight_preamble,
-    data_query=":WAVeform:DATA?",
+    preamble_query=(":WAVeform:PREamble?",), preamble_binary=False,
+    preamble=keysight_preamble, data_query=":WAVeform:DATA?", data_trailer=0,
 )
 
 TEKTRONIX_4000 = Dialect(
@@ -434,13 +532,14 @@ TEKTRONIX_4000 = Dialect(
     rate_query="HORizontal:SAMPLERate?",
     source=("DATa:SOUrce CH{ch}", "DATa:STARt 1", "DATa:STOP 20000000"),
     read_part=(),
-    preamble_query="WFMOutpre:NR_Pt?;YMUlt?;YOFf?;YZEro?;XINcr?;XZEro?",
+    preamble_query=("WFMOutpre:NR_Pt?;YMUlt?;YOFf?;YZEro?;XINcr?;XZEro?",),
     preamble_binary=False, preamble=tektronix_preamble,
-    data_query="CURVe?", error_query="*ESR?",
+    data_query="CURVe?", data_trailer=0, error_query="*ESR?",
 )
 
 DIALECTS: Mapping[str, Dialect] = {d.name: d for d in (RIGOL_DS1000Z, RIGOL_MSO5000,
-                                                         SIGLENT_SDS, KEYSIGHT_X,
+                                                         SIGLENT_SDS, SIGLENT_SDS1000XE,
+                                                         KEYSIGHT_X,
                                                          TEKTRONIX_4000)}
 
 

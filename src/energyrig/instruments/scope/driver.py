@@ -329,11 +329,12 @@ class Scope(AcquisitionBase):
         dialect = self._require_dialect()
         for command in dialect.source:
             self.write(command.format(ch=channel))
+        queries = [q.format(ch=channel) for q in dialect.preamble_query]
         if dialect.preamble_binary:
-            raw = self.query_block(dialect.preamble_query, "B")
+            raw = self.query_block(queries[0], "B")
             preamble: str | bytes = np.asarray(raw, dtype=np.uint8).tobytes()
         else:
-            preamble = self.query(dialect.preamble_query)
+            preamble = ";".join(self.query(q) for q in queries)
         try:
             scaling = dialect.preamble(preamble)
         except (ValueError, IndexError) as exc:
@@ -343,12 +344,22 @@ class Scope(AcquisitionBase):
         for commands, count in protocol.read_parts(dialect, scaling.points):
             for command in commands:
                 self.write(command)
-            block = self.query_block(dialect.data_query, dialect.datatype)
+            block = self.query_block(dialect.data_query.format(ch=channel), dialect.datatype)
+            self._drop_trailer(channel)
             if len(block) != count:
                 raise InstrumentError(f"{self.source}: CH{channel} sent {len(block)} points "
                                       f"where {count} were due")
             parts.append(block)
         return scaling, np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def _drop_trailer(self, channel: int) -> None:
+        """Read the bytes the family sends after a block's termination (``data_trailer``)."""
+        n = self._require_dialect().data_trailer
+        if n:
+            extra = bytes(self._io("the block's trailer", self._inst.read_bytes, n))
+            if extra.strip():
+                raise InstrumentError(f"{self.source}: CH{channel} block ends in {extra!r} "
+                                      "where only line feeds were due")
 
     def _download(self) -> Chunk:
         dialect = self._require_dialect()

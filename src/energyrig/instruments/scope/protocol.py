@@ -215,7 +215,8 @@ def plan_record(dialect: Dialect, n_channels: int, rate_hz: float, pre_s: float,
         The record would be longer than the slowest timebase holds.
     """
     total = pre_s + margin * window_s + post_s
-    scales = [s for s in _scales(dialect) if s * dialect.h_divs >= total]
+    # rounding slack: the window max_window_s gives fills e.g. 14 x 0.2 s to the last bit
+    scales = [s for s in _scales(dialect) if s * dialect.h_divs >= total * (1 - 1e-9)]
     if not scales:
         raise InstrumentError(f"{dialect.name}: a record of {total:g} s is longer than the "
                               f"slowest timebase ({dialect.timebase_s[1] * dialect.h_divs:g} s)")
@@ -250,6 +251,14 @@ def max_window_s(dialect: Dialect, n_channels: int, rate_hz: float, pre_s: float
     return max(0.0, (max(screens) - pre_s - post_s) / margin)
 
 
+def si_points(points: int) -> str:
+    """A depth as scopes name it: 7000 -> ``7K``, 1400000 -> ``1.4M``."""
+    for factor, prefix in ((1_000_000, "M"), (1_000, "K")):
+        if points >= factor:
+            return f"{points / factor:g}{prefix}"
+    return str(points)
+
+
 def _fmt(templates: tuple[str, ...], **fields: float | int) -> list[str]:
     return [t.format(**fields) for t in templates]
 
@@ -280,9 +289,9 @@ def arm_commands(dialect: Dialect, settings: ScopeSettings, plan: RecordPlan,
                     probe=v.probe, gain=1.0 / v.probe)
     pre_pct = round(100.0 * (plan.total_s / 2 - plan.position_s) / plan.total_s, 6)
     out += _fmt(dialect.timebase, scale=plan.scale_s, position=plan.position_s,
-                trigger_pct=pre_pct)
+                delay=-plan.position_s, trigger_pct=pre_pct)
     if dialect.depth is not None and plan.depth is not None:
-        out.append(dialect.depth.format(depth=plan.depth))
+        out.append(dialect.depth.format(depth=plan.depth, depth_si=si_points(plan.depth)))
     out += _fmt(dialect.trigger, ch=settings.trigger, level=settings.level_v)
     out.append(dialect.single)
     return out

@@ -12,6 +12,7 @@ import pytest
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import RecordedCapture
+from energyrig.instruments.discovery import _identify
 from energyrig.instruments.scope.driver import Scope
 from energyrig.instruments.scope.protocol import ScopeSettings
 from energyrig.rig.energy import WindowSettings, find_windows
@@ -378,3 +379,14 @@ def test_siglent_sds1000xe_block_with_junk_after_it_is_an_error() -> None:
         with Scope(s) as scope, pytest.raises(InstrumentError, match="block ends in b'X'"):
             scope.read_channel(2)
     assert fake.error is None and fake.finished, fake.error
+
+
+@pytest.mark.parametrize(("idn", "dialect"), [
+    ("Siglent Technologies,SDS1104X-E,SDS1ECDD2R0000,8.2.6.1.37R9", "siglent-sds1000xe"),
+    ("Siglent Technologies,SDS2104X Plus,SDS2PDDC000000,3.8.12.1.1.3.8", "siglent-sds")])
+def test_rig_instruments_names_the_siglent_command_set(idn: str, dialect: str) -> None:
+    """``rig instruments`` asks ``*IDN?`` over VISA and writes the row for that model."""
+    with ExpectedProtocol([("*IDN?", idn)]) as fake:
+        found = _identify(fake.resource, "@py", 3.0)
+    assert fake.error is None and fake.finished, fake.error
+    assert found.description == idn and f'dialect = "{dialect}"' in found.fixture

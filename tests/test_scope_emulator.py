@@ -36,7 +36,7 @@ def run_window(scope: Scope, wire: Path, start_after_s: float, duration_s: float
     send_edges(wire, edge_records([rise, rise + int(duration_s * 1e9)], [1, 0], accel, seq0))
 
 
-@pytest.mark.parametrize("dialect", ["rigol-ds1000z", "keysight-x"])
+@pytest.mark.parametrize("dialect", ["rigol-ds1000z", "keysight-x", "siglent-sds1000xe"])
 def test_session_energy_matches_truth(tmp_path: Path, dialect: str) -> None:
     wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
     measured = []

@@ -1,11 +1,14 @@
 """An emulated SCPI oscilloscope on a loopback TCP port (a VISA ``SOCKET`` resource).
 
 :class:`ScopeEmulator` listens on ``127.0.0.1:<port>`` and answers SCPI, one command per
-line, as a Rigol DS1000Z (``rigol-ds1000z``) or a Keysight InfiniiVision X-series
-(``keysight-x``) does: the commands of their rows in
-:data:`energyrig.instruments.scope.dialects.DIALECTS` (long and short forms, any case),
-their preambles, their status replies and their IEEE 488.2 binary blocks. Unknown headers
-and illegal values go to the error queue (``:SYSTem:ERRor?``) as on the real scopes.
+line, as a Rigol DS1000Z (``rigol-ds1000z``), a Keysight InfiniiVision X-series
+(``keysight-x``) or a Siglent SDS1000X-E on its older command set (``siglent-sds1000xe``)
+does: the commands of their rows in :data:`energyrig.instruments.scope.dialects.DIALECTS`
+(long and short forms, any case), their preambles (the Siglent's per-channel ``VDIV?``,
+``OFST?``... replies), their status replies and their IEEE 488.2 binary blocks (the
+Siglent's ``DAT2,#9...`` block of signed codes ending ``0A 0A``). Unknown headers and illegal
+values go to the error queue (``:SYSTem:ERRor?``; the Siglent's ``CMR?``) as on the real
+scopes.
 
 The bench it emulates is the published shunt method with a common ground: a 1 Ω
 (``shunt_ohms``) shunt in the board's ground return, between the board's GND and the bench
@@ -51,7 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.instruments.base import OpenCloseBase
-from energyrig.instruments.scope.dialects import DIALECTS, Dialect, steps_125
+from energyrig.instruments.scope.dialects import DIALECTS, Dialect, number, steps_125
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
 from energyrig.instruments.sim.process import (
     emulator_parser,
@@ -85,6 +88,9 @@ class Encoding:
     #: (volts_per_code, zero_code_before_offset, yorigin, yref) for a channel
     scaling: Callable[[Channel, float], tuple[float, float, float, float]]
     preamble: Callable[[int, float, float, float, float, float], str]
+    #: Bytes before the IEEE block and after it (before the line feed every reply ends with).
+    block_prefix: bytes = b""
+    block_suffix: bytes = b""
 
 
 def _rigol_scaling(ch: Channel, per_div: float) -> tuple[float, float, float, float]:
@@ -96,6 +102,17 @@ def _rigol_scaling(ch: Channel, per_div: float) -> tuple[float, float, float, fl
 def _keysight_scaling(ch: Channel, per_div: float) -> tuple[float, float, float, float]:
     yinc = ch.scale_v / per_div
     return yinc, 128.0 - ch.offset_v / yinc, ch.offset_v, 128.0
+
+
+def _siglent_legacy_scaling(ch: Channel, per_div: float) -> tuple[float, float, float, float]:
+    """volts = code × vdiv / 25 − offset (signed codes, 0 at the screen centre)."""
+    yinc = ch.scale_v / per_div
+    return yinc, ch.offset_v / yinc, 0.0, 0.0
+
+
+def _no_preamble(points: int, xinc: float, xorigin: float, yinc: float, yorigin: float,
+                 yref: float) -> str:
+    raise ValueError("this family has no preamble query")
 
 
 def _rigol_preamble(points: int, xinc: float, xorigin: float, yinc: float, yorigin: float,
@@ -136,7 +153,7 @@ class ScopeEmulator(OpenCloseBase):
     model:
         The board's current and the measurement noise (``noise_a``).
     dialect:
-        ``"rigol-ds1000z"`` or ``"keysight-x"``.
+        ``"rigol-ds1000z"``, ``"keysight-x"`` or ``"siglent-sds1000xe"``.
     wire:
         Trigger wire socket to bind, or ``None`` (edges only from :meth:`inject_edges`).
     truth:
@@ -186,7 +203,7 @@ class ScopeEmulator(OpenCloseBase):
     def _reset(self) -> None:
         self.state = State(channels={n: Channel(display=n == 1)
                                      for n in range(1, self.dialect.channels + 1)})
-        self._record: dict[int, npt.NDArray[np.uint8]] = {}
+        self._record: dict[int, npt.NDArray[np.integer]] = {}
         self._record_x: tuple[float, float] = (0.0, 0.0)   # (x increment, x origin)
         self._armed_ns = 0
         self._t0_ns = 0
@@ -389,7 +406,7 @@ class ScopeEmulator(OpenCloseBase):
             yinc, zero, _, _ = self.encoding.scaling(ch, self.encoding.codes_per_div)
             volts = signals.get(n, np.zeros(points))
             codes = volts / yinc + zero + self._rng.normal(0.0, self.adc_noise_lsb, points)
-            self._record[n] = np.clip(np.rint(codes), lo, hi).astype(np.uint8)
+            self._record[n] = np.clip(np.rint(codes), lo, hi).astype(self.dialect.datatype)
         self._rendered_end_ns = int(t_ns[-1])
         keep = max(0, int(np.searchsorted(edges["t_ns"].astype(np.int64), t_ns[-1])) - 1)
         self._edges = edges[keep:]
@@ -397,8 +414,10 @@ class ScopeEmulator(OpenCloseBase):
 
     # -- waveform replies ------------------------------------------------------------------
     def block(self, data: bytes) -> bytes:
-        digits = self.encoding.block_digits
-        return b"#" + str(digits).encode() + f"{len(data):0{digits}d}".encode() + data
+        enc = self.encoding
+        digits = enc.block_digits
+        return (enc.block_prefix + b"#" + str(digits).encode() + f"{len(data):0{digits}d}".encode()
+                + data + enc.block_suffix)
 
     def preamble(self) -> str:
         n = self.state.wav_source
@@ -500,7 +519,7 @@ def _accept(choices: tuple[str, ...]) -> Handler:
 
 
 def _depth(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
-    depth = int(float(arg))
+    depth = int(number(arg))                  # 300000, or as Siglent writes it: 70K, 1.4M
     allowed = emu.dialect.depth_choices(emu._n_on())
     if depth not in allowed:
         raise ValueError(f"depth {depth} not in {allowed} with {emu._n_on()} channels on")
@@ -527,6 +546,40 @@ def _run(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
 def _rigol_status(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
     return {"stopped": "STOP", "done": "STOP", "running": "RUN", "armed": "WAIT",
             "triggered": "TD"}[emu.state.acq]
+
+
+def _siglent_status(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    return {"stopped": "Stop", "done": "Stop", "running": "Auto", "armed": "Ready",
+            "triggered": "Trig'd"}[emu.state.acq]
+
+
+def _siglent_cmr(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    """CMR?: 0, or 1 (unrecognised command) / 3 (illegal value) for the oldest error."""
+    if not emu.state.errors:
+        return "0"
+    return "1" if emu.state.errors.pop(0).startswith("-113") else "3"
+
+
+def _siglent_trigger_select(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    """TRSE EDGE,SR,C<n>,HT,OFF: an edge trigger on C<n> without holdoff."""
+    kind, sr, source, *hold = (a.strip().upper() for a in arg.split(","))
+    if (kind, sr, hold) != ("EDGE", "SR", ["HT", "OFF"]):
+        raise ValueError(f"{arg!r} not emulated (only EDGE,SR,C<n>,HT,OFF)")
+    emu.state.trigger_ch = _ch(source)
+    return None
+
+
+def _siglent_waveform(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    """C<n>:WF? DAT2 (the WFSU setup the rig sends: every point from the first)."""
+    if arg.strip().upper() != "DAT2":
+        raise ValueError(f"WF? {arg!r} not emulated (only DAT2)")
+    emu.state.wav_source = n[0]
+    return emu.data()
+
+
+def _siglent_points(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
+    record = emu._record.get(_ch(arg))
+    return f"{len(record) if record is not None else emu.sample_rate()[1]:.6e}"
 
 
 def _oper_condition(emu: ScopeEmulator, n: list[int], arg: str) -> Reply:
@@ -621,6 +674,33 @@ _TABLES: dict[str, tuple[tuple[str, Handler], ...]] = {
         (":WAVeform:POINts:MODE", _accept(("RAW",))),
         (":WAVeform:POINts", _wav_points),
     ),
+    "siglent-sds1000xe": (
+        ("*IDN?", _idn("Siglent Technologies,SDS1104X-E,SDS1ECDD2R0000,8.2.6.1.37R9")),
+        ("CHDR", _accept(("OFF",))),
+        ("WFSU", _accept(("SP,0,NP,0,FP,0",))),
+        ("CMR?", _siglent_cmr),
+        ("ARM", _single),
+        ("C<n>:TRA", _set_chan("display", _onoff)),
+        ("C<n>:CPL", _accept(("D1M",))),
+        ("C<n>:ATTN", _set_chan("probe", float)),
+        ("C<n>:VDIV", _set_chan("scale_v", number)),
+        ("C<n>:VDIV?", _get_chan("scale_v")),
+        ("C<n>:OFST", _set_chan("offset_v", number)),
+        ("C<n>:OFST?", _get_chan("offset_v")),
+        ("TDIV", _set("timebase_s", number)),
+        ("TDIV?", _get("timebase_s")),
+        ("TRDL", _set("position_s", lambda arg: -number(arg))),
+        ("TRDL?", lambda emu, n, arg: f"{-emu.state.position_s:.6e}"),
+        ("MSIZ", _depth),
+        ("TRSE", _siglent_trigger_select),
+        ("C<n>:TRSL", _accept(("POS",))),
+        ("C<n>:TRLV", _set("trigger_level_v", number)),
+        ("TRMD", _accept(("SINGLE",))),
+        ("SAST?", _siglent_status),
+        ("SARA?", _srate),
+        ("SANU?", _siglent_points),
+        ("C<n>:WF?", _siglent_waveform),
+    ),
 }
 
 EMULATED: dict[str, Encoding] = {
@@ -628,6 +708,9 @@ EMULATED: dict[str, Encoding] = {
                               preamble=_rigol_preamble),
     "keysight-x": Encoding(codes_per_div=32.0, block_digits=8, scaling=_keysight_scaling,
                            preamble=_keysight_preamble),
+    "siglent-sds1000xe": Encoding(codes_per_div=25.0, block_digits=9,
+                                  scaling=_siglent_legacy_scaling, preamble=_no_preamble,
+                                  block_prefix=b"DAT2,", block_suffix=b"\n"),
 }
 
 

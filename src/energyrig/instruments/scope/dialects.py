@@ -219,7 +219,7 @@ class Dialect:
     datatype:
         PyVISA/struct type of one sample code (``"B"`` unsigned, ``"b"`` signed byte).
     data_trailer:
-        Bytes the scope sends after a data block's ``\\n`` (Siglent's older set ends a block
+        Bytes the scope sends after a data block's line feed (Siglent's older set ends a block
         with ``0A 0A``: 1); read and dropped so the next reply starts clean.
     code_range:
         Lowest and highest code (samples there are clipped: ``saturated``).

@@ -31,4 +31,5 @@ test-mbedtls36:
 	firmware/tests/mbedtls36.sh
 
 clean:
-	rm -rf build $(VENV) src/energyrig/**/*.so
+	rm -rf build $(VENV)
+	find src -name "*.so" -delete

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from energyrig.results import Point, RunWriter, Window, load
+from energyrig.domain import Point, Window
+from energyrig.results import RunWriter, load
 
 
 def _windows(rng: np.random.Generator, n: int) -> list[Window]:

@@ -10,9 +10,10 @@ from numpy.polynomial import Polynomial
 from energy_traces import inside, sample
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
+from energyrig.domain import Window, windows_frame
 from energyrig.rig.energy import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE,
-                                  SATURATED, TOO_FEW_SAMPLES, Window, WindowFinder,
-                                  WindowSettings, find_windows, per_op)
+                                  SATURATED, TOO_FEW_SAMPLES, WindowFinder, WindowSettings,
+                                  find_windows)
 
 T = 1e-5            # 100 kS/s, the PPK2's rate
 IDLE_A = 2e-3
@@ -200,13 +201,12 @@ def test_saturation_and_polarity_and_bit() -> None:
     assert run(trace, settings)[0][0].flags == ()
 
 
-def test_per_op_divides_by_batch() -> None:
-    w = Window(0.0, 1.0, 1.0, 100, 2.0, 0.5, 1.5, 2.0, 0.01, (), 0)
-    op = per_op(w, 1000)
-    assert (op.duration_s, op.energy_j, op.net_energy_j, op.edge_error_j) == \
-        pytest.approx((1e-3, 2e-3, 1.5e-3, 1e-5))
+def test_per_op_columns_divide_by_batch() -> None:
+    frame = windows_frame([Window(0.0, 1.0, 100, 2.0, 0.5, 0.01)], 1000)
+    assert frame.loc[0, ["time_per_op_s", "energy_per_op_j", "net_energy_per_op_j"]].tolist() \
+        == pytest.approx([1e-3, 2e-3, 1.5e-3])
     with pytest.raises(ValueError):
-        per_op(w, 0)
+        windows_frame([], 0)
 
 
 def test_settings_are_validated() -> None:

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from energyrig.errors import ConfigError
-from energyrig.results import Point, RunWriter, Window, load
+from energyrig.domain import Point, Window
+from energyrig.results import RunWriter, load
 from energyrig.results.report import (
     auto_comparisons,
     comparisons,

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from energyrig.results import Point, RunError, RunWriter, Window, load, load_many, query
+from energyrig.domain import Point, Window
+from energyrig.results import RunError, RunWriter, load, load_many, query
 from energyrig.results.store import PARTS
 
 AES = Point(op="aes-ecb-encrypt", family="symmetric", board="nrf52840dk", key_bits=128,
@@ -147,7 +148,8 @@ def test_the_run_is_readable_while_being_written(tmp_path: Path) -> None:
 
 CRASHING_SWEEP = textwrap.dedent("""
     import os, sys
-    from energyrig.results import Point, RunWriter, Window
+    from energyrig.domain import Point, Window
+    from energyrig.results import RunWriter
     w = RunWriter.create(sys.argv[1], seed=1)
     for kb in (128, 192, 256):
         p = Point(op="aes-ecb-encrypt", board="b", key_bits=kb, payload_bytes=16)

@@ -11,10 +11,9 @@ import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.weightstats import DescrStatsW
 
+from energyrig.domain import describe, describe_finite
 from energyrig.results.stats import (
     allocation_of_variation,
-    describe,
-    describe_finite,
     is_two_level_design,
     paired_comparison,
     payload_regression,

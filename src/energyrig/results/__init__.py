@@ -3,14 +3,12 @@
 ``energyrig.results.load(RUN_DIR)`` gives a run's windows and points as pandas DataFrames.
 """
 from energyrig.results.store import (
-    Point,
     Run,
     RunError,
     RunWriter,
-    Window,
     load,
     load_many,
     query,
 )
 
-__all__ = ["Point", "Run", "RunError", "RunWriter", "Window", "load", "load_many", "query"]
+__all__ = ["Run", "RunError", "RunWriter", "load", "load_many", "query"]

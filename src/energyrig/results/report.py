@@ -21,12 +21,12 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from energyrig.domain import describe_finite
 from energyrig.errors import ConfigError
 from energyrig.results.stats import (
     CONFIG,
     PairedComparison,
     allocation_of_variation,
-    describe_finite,
     geometric_mean,
     is_two_level_design,
     paired_comparison,

@@ -20,57 +20,14 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from energyrig.domain import describe
+
 log = logging.getLogger(__name__)
 
 # Columns that tell one configuration of an op from another (the point's factors less rep).
 CONFIG: tuple[str, ...] = ("board", "op", "key_bits", "curve", "backend", "cpu_hz")
 
 Selector = str | Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """n, mean, median, sample std (ddof=1) and the Student-t interval of the mean."""
-
-    n: int
-    mean: float
-    median: float
-    std: float
-    ci_low: float
-    ci_high: float
-
-    @property
-    def ci_halfwidth_rel(self) -> float:
-        """Half-width of the interval relative to the mean (0.01 = ±1 %)."""
-        return (self.ci_high - self.ci_low) / 2.0 / abs(self.mean) if self.mean else np.inf
-
-
-def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
-    """Summary of a sample with the Student-t interval of its mean (scipy.stats.t).
-
-    One value has std and interval NaN; the unit is that of ``values``.
-    """
-    x = np.asarray(values, dtype=np.float64)
-    if x.size == 0:
-        raise ValueError("describe needs at least one value")
-    mean = float(x.mean())
-    if x.size < 2:
-        return Summary(1, mean, mean, np.nan, np.nan, np.nan)
-    std = float(x.std(ddof=1))
-    if std == 0.0:  # identical values: the interval is the point (scipy would give NaN)
-        low = high = mean
-    else:
-        low, high = stats.t.interval(confidence, x.size - 1, loc=mean,
-                                     scale=std / np.sqrt(x.size))
-    return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
-
-
-def describe_finite(values: npt.ArrayLike, confidence: float = 0.95) -> Summary | None:
-    """:func:`describe` of the finite values only (NaN, e.g. the net energy of a window
-    without a baseline, and ±inf left out); ``None`` when no value is finite."""
-    x = np.asarray(values, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    return describe(x, confidence) if x.size else None
 
 
 def select(df: pd.DataFrame, selector: Selector) -> pd.DataFrame:

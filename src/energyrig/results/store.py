@@ -31,7 +31,6 @@ column's statistics only.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -41,11 +40,11 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import numpy as np
 import pandas as pd
@@ -55,7 +54,8 @@ import pyarrow.parquet as pq
 
 from energyrig import __version__
 from energyrig.errors import EnergyrigError
-from energyrig.results.stats import describe_finite
+from energyrig.domain import (AVERAGED, FACTORS, PER_OP, STAT_SUFFIXES, SUMMARISED, STATUSES,
+                              Point, Status, Window, join_flags, summarise_per_op, windows_frame)
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +65,6 @@ POINTS = "points.parquet"
 PARTS = "parts"
 LOCK = ".lock"
 
-Status = Literal["ok", "failed", "skipped"]
-STATUSES: tuple[Status, ...] = ("ok", "failed", "skipped")
-
-
 class RunError(EnergyrigError):
     """A run directory is missing, malformed, or already being written."""
 
@@ -76,121 +72,6 @@ class RunError(EnergyrigError):
         self.run_dir = str(run_dir)
         super().__init__(f"{self.run_dir}: {problem}")
 
-
-@dataclass(frozen=True, slots=True)
-class Point:
-    """The factors that identify one measurement point of a sweep.
-
-    Fields an op does not take are ``None``. ``rep`` numbers repetitions of the same
-    configuration (0, 1, ...). ``family`` is the op's family from the firmware catalogue
-    ("symmetric", "hash", "public-key", "composite"); it describes the op and is not part
-    of the key.
-    """
-
-    op: str
-    board: str
-    backend: str = "software"
-    key_bits: int | None = None
-    payload_bytes: int | None = None
-    curve: str | None = None
-    cpu_hz: int | None = None
-    rep: int = 0
-    family: str | None = None
-
-    def __post_init__(self) -> None:
-        # 128, 128.0 and numpy.int64(128) must give the same key: store plain ints.
-        for name in ("key_bits", "payload_bytes", "cpu_hz", "rep"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not float(value).is_integer():
-                raise ValueError(f"Point.{name} must be a whole number, not {value!r}")
-            object.__setattr__(self, name, int(value))
-
-    @property
-    def key(self) -> str:
-        """Stable text key of the point: every factor but ``family``, in a fixed order."""
-        return "|".join(f"{name}={'' if getattr(self, name) is None else getattr(self, name)}"
-                        for name in KEY_FACTORS)
-
-    @property
-    def config_key(self) -> str:
-        """:attr:`key` without ``rep``: the same for every repetition of a configuration."""
-        return self.key.rsplit("|rep=", 1)[0]
-
-    @property
-    def part_id(self) -> str:
-        """File-system-safe name of the point's part directory (hash of :attr:`key`)."""
-        return hashlib.sha256(self.key.encode()).hexdigest()[:24]
-
-
-KEY_FACTORS: tuple[str, ...] = ("op", "key_bits", "payload_bytes", "curve", "backend", "board",
-                                "cpu_hz", "rep")
-FACTORS: tuple[str, ...] = ("family", *KEY_FACTORS)
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """One trigger window as the bench measured it.
-
-    Attributes
-    ----------
-    start_s, end_s:
-        Edges of the window in the capture's time base, seconds.
-    samples:
-        Number of samples integrated.
-    energy_j:
-        Gross energy of the window, ∫ v·i dt, joules.
-    baseline_w:
-        Idle power subtracted for the net energy, watts.
-    edge_error_j:
-        Bound on the energy error from edge placement (one sample period at each edge), J.
-    flags:
-        Names of the problems seen in this window (:data:`energyrig.rig.energy.FLAGS` such as
-        "dropped_samples", "saturated", "glitch", and those the bench adds).
-    cycles:
-        Cycle count of the whole batch reported by the firmware, if any.
-    true_energy_j, true_net_energy_j:
-        Ground truth from the power model when the bench is simulated, J.
-    """
-
-    start_s: float
-    end_s: float
-    samples: int
-    energy_j: float
-    baseline_w: float
-    edge_error_j: float = 0.0
-    flags: tuple[str, ...] = ()
-    cycles: int | None = None
-    true_energy_j: float | None = None
-    true_net_energy_j: float | None = None
-
-    @property
-    def duration_s(self) -> float:
-        """``end_s − start_s``, seconds."""
-        return self.end_s - self.start_s
-
-    @property
-    def net_energy_j(self) -> float:
-        """``energy_j − baseline_w·duration_s``, joules (NaN without a baseline)."""
-        return self.energy_j - self.baseline_w * self.duration_s
-
-
-# Per-op columns: name -> the window column divided by batch_n.
-PER_OP: dict[str, str] = {
-    "time_per_op_s": "duration_s",
-    "energy_per_op_j": "energy_j",
-    "net_energy_per_op_j": "net_energy_j",
-    "cycles_per_op": "cycles",
-    "true_energy_per_op_j": "true_energy_j",
-    "true_net_energy_per_op_j": "true_net_energy_j",
-}
-# Per-op figures summarised with describe_finite() in points.parquet.
-SUMMARISED: tuple[str, ...] = ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j")
-# Per-op figures summarised by their mean only.
-AVERAGED: tuple[str, ...] = ("cycles_per_op", "mean_power_w", "true_energy_per_op_j",
-                             "true_net_energy_per_op_j")
-STAT_SUFFIXES: tuple[str, ...] = ("mean", "median", "std", "ci_low", "ci_high")
 
 _FACTOR_FIELDS: list[pa.Field] = [
     pa.field("point_key", pa.string(), nullable=False),
@@ -277,33 +158,10 @@ def _write_json(data: Mapping[str, Any], path: Path) -> None:
     os.replace(tmp, path)
 
 
-def _join_flags(flags: Iterable[str] | str | None) -> str:
-    if flags is None:
-        return ""
-    items = flags.split(",") if isinstance(flags, str) else flags
-    return ",".join(sorted({f.strip() for f in items if f and f.strip()}))
-
-
 def _windows_frame(point: Point, batch_n: int, windows: Sequence[Window] | pd.DataFrame
                    ) -> pd.DataFrame:
     """The windows of one point as rows of :data:`WINDOW_SCHEMA`."""
-    names = [f.name for f in fields(Window)]
-    if isinstance(windows, pd.DataFrame):
-        missing = [n for n in ("start_s", "end_s", "samples", "energy_j", "baseline_w")
-                   if n not in windows.columns]
-        if missing:
-            raise ValueError(f"windows of {point.key} lack the columns {missing}")
-        df = windows.reindex(columns=names).copy()
-    else:
-        df = pd.DataFrame([asdict(w) for w in windows], columns=names)
-    df["flags"] = [_join_flags(f if not (isinstance(f, float) and np.isnan(f)) else None)
-                   for f in df["flags"]]
-    df["edge_error_j"] = df["edge_error_j"].fillna(0.0)
-    df["duration_s"] = df["end_s"] - df["start_s"]
-    df["net_energy_j"] = df["energy_j"] - df["baseline_w"] * df["duration_s"]
-    df["mean_power_w"] = df["energy_j"] / df["duration_s"]
-    for per_op, source in PER_OP.items():
-        df[per_op] = df[source].astype("float64") / batch_n
+    df = windows_frame(windows, batch_n)
     df["window"] = np.arange(len(df), dtype=np.int64)
     _set_factors(df, point, batch_n)
     return df
@@ -322,16 +180,9 @@ def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, re
     row: dict[str, Any] = {"status": status, "reason": reason or None,
                            "n_windows": len(win),
                            "n_flagged": int((win["flags"] != "").sum()) if len(win) else 0,
-                           "flags": _join_flags(",".join(win["flags"])) if len(win) else "",
+                           "flags": join_flags(",".join(win["flags"])) if len(win) else "",
                            "written_at": _now()}
-    for col in SUMMARISED:
-        d = describe_finite(win[col].to_numpy(dtype=np.float64, na_value=np.nan))
-        stats = (d.mean, d.median, d.std, d.ci_low, d.ci_high) if d else \
-            (np.nan,) * len(STAT_SUFFIXES)
-        row.update({f"{col}_{s}": v for s, v in zip(STAT_SUFFIXES, stats, strict=True)})
-    for col in AVERAGED:
-        values = win[col].dropna()
-        row[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan
+    row.update(summarise_per_op(win))
     df = pd.DataFrame([row])
     _set_factors(df, point, batch_n)
     return df

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from energyrig.results.store import Point, RunWriter, Window
+from energyrig.domain import Point, Window
+from energyrig.results.store import RunWriter
 
 
 @dataclass(frozen=True)

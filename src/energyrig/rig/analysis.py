@@ -9,30 +9,24 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
+from energyrig.domain import Window, describe_finite, windows_frame
 from energyrig.instruments.files import CaptureOptions, open_capture
-from energyrig.results.stats import describe_finite
-from energyrig.rig.energy import (Glitch, UnpairedEdge, Window, WindowFinder, WindowSettings,
-                                  find_windows, per_op)
+from energyrig.rig.energy import Glitch, UnpairedEdge, WindowFinder, WindowSettings, find_windows
 
 log = logging.getLogger(__name__)
 
 # The window fields of ``rig analyze --json``, in order.
 JSON_FIELDS = ("start_s", "end_s", "duration_s", "samples", "energy_j", "baseline_w",
                "net_energy_j", "mean_power_w", "edge_error_j", "flags")
-# Figures summarised over the windows (name -> value of a window).
-FIGURES: dict[str, Callable[[Window], float]] = {
-    "energy_j": lambda w: w.energy_j,
-    "net_energy_j": lambda w: w.net_energy_j,
-    "duration_s": lambda w: w.duration_s,
-    "mean_power_w": lambda w: w.mean_power_w,
-}
-PER_OP_FIGURES = ("energy_j", "net_energy_j", "duration_s")
+# Figures summarised over the windows, and per op (name in the JSON -> per-op column).
+FIGURES = ("energy_j", "net_energy_j", "duration_s", "mean_power_w")
+PER_OP_FIGURES = {"energy_j": "energy_per_op_j", "net_energy_j": "net_energy_per_op_j",
+                  "duration_s": "time_per_op_s"}
 
 
 def _finite(x: float) -> float | None:
@@ -51,8 +45,7 @@ class Analysis:
 
     def frame(self) -> pd.DataFrame:
         """One row per window (SI units; flags joined by ``,`` as in ``windows.parquet``)."""
-        rows = [{**w.as_dict(), "flags": ",".join(w.flags)} for w in self.windows]
-        return pd.DataFrame(rows, columns=[*JSON_FIELDS, "lost_samples"])
+        return windows_frame(self.windows, 1)[[*JSON_FIELDS, "lost_samples"]]
 
     def summary(self) -> dict[str, object]:
         """Count, flagged count, and describe() of each figure (NaN values left out);
@@ -64,25 +57,28 @@ class Analysis:
             "glitches": len(self.glitches),
             "unpaired_edges": [asdict(e) for e in self.unpaired],
         }
-        out.update({name: _describe([get(w) for w in self.windows])
-                    for name, get in FIGURES.items()})
+        frame = windows_frame(self.windows, self.batch_n or 1)
+        out.update({name: _describe(frame[name]) for name in FIGURES})
         if self.batch_n is not None:
-            ops = [per_op(w, self.batch_n) for w in self.windows]
             out["batch_n"] = self.batch_n
-            out["per_op"] = {name: _describe([getattr(op, name) for op in ops])
-                             for name in PER_OP_FIGURES}
+            out["per_op"] = {name: _describe(frame[col]) for name, col in PER_OP_FIGURES.items()}
         return out
 
     def as_json(self) -> dict[str, object]:
         """``{"windows": [...], "summary": {...}}`` with NaN as null."""
-        windows = [{k: (_finite(v) if isinstance(v, float) else v)
-                    for k, v in w.as_dict().items() if k in JSON_FIELDS}
-                   for w in self.windows]
+        windows = [{k: _json_value(getattr(w, k)) for k in JSON_FIELDS} for w in self.windows]
         return {"windows": windows, "summary": self.summary()}
 
 
-def _describe(values: list[float]) -> dict[str, float | int | None] | None:
-    d = describe_finite(values)
+def _json_value(value: object) -> object:
+    """A window field for JSON: NaN as null, flags as a list."""
+    if isinstance(value, tuple):
+        return list(value)
+    return _finite(value) if isinstance(value, float) else value
+
+
+def _describe(values: pd.Series) -> dict[str, float | int | None] | None:
+    d = describe_finite(values.to_numpy(dtype="float64", na_value=float("nan")))
     if d is None:
         return None
     return {k: (_finite(v) if isinstance(v, float) else v) for k, v in asdict(d).items()}

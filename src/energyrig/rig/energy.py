@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from energyrig.capture import Capture, Chunk
+from energyrig.domain import Window
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.rig import _energy
 
@@ -134,74 +135,6 @@ class WindowSettings:
 
         pulse = max(1, math.ceil(whole(self.min_pulse_s)))
         return pulse, round(self.guard_s / period_s), max(1, round(self.baseline_s / period_s))
-
-
-@dataclass(frozen=True)
-class Window:
-    """One trigger window and its energy (SI units; see the module docstring).
-
-    Attributes
-    ----------
-    start_s, end_s, duration_s:
-        Estimated edges and their distance, s, in the capture's time base (sample 0 at 0 s).
-    samples:
-        Received samples inside the window.
-    energy_j:
-        Gross energy, J (trapezoidal integral of v·i).
-    baseline_w:
-        Idle power next to the window, W (NaN with flag ``no_baseline``).
-    net_energy_j:
-        ``energy_j − baseline_w·duration_s``, J.
-    mean_power_w:
-        ``energy_j / duration_s``, W.
-    edge_error_j:
-        Bound on the energy error from edge quantisation (one sample at each edge), J.
-    flags:
-        Subset of :data:`FLAGS`.
-    lost_samples:
-        Samples the instrument lost inside or at the edges of the window.
-    """
-
-    start_s: float
-    end_s: float
-    duration_s: float
-    samples: int
-    energy_j: float
-    baseline_w: float
-    net_energy_j: float
-    mean_power_w: float
-    edge_error_j: float
-    flags: tuple[str, ...]
-    lost_samples: int
-
-    def as_dict(self) -> dict[str, object]:
-        """The fields of ``rig analyze --json`` (flags as a list)."""
-        return {
-            "start_s": self.start_s, "end_s": self.end_s, "duration_s": self.duration_s,
-            "samples": self.samples, "energy_j": self.energy_j, "baseline_w": self.baseline_w,
-            "net_energy_j": self.net_energy_j, "mean_power_w": self.mean_power_w,
-            "edge_error_j": self.edge_error_j, "flags": list(self.flags),
-            "lost_samples": self.lost_samples,
-        }
-
-
-@dataclass(frozen=True)
-class PerOp:
-    """Figures of one operation: a window divided by the batch size ``batch_n``."""
-
-    batch_n: int
-    duration_s: float
-    energy_j: float
-    net_energy_j: float
-    edge_error_j: float
-
-
-def per_op(window: Window, batch_n: int) -> PerOp:
-    """Divide a window's time and energy by the ``batch_n`` ops the firmware ran inside it."""
-    if batch_n < 1:
-        raise ValueError(f"batch size must be >= 1, got {batch_n}")
-    return PerOp(batch_n, window.duration_s / batch_n, window.energy_j / batch_n,
-                 window.net_energy_j / batch_n, window.edge_error_j / batch_n)
 
 
 @dataclass(frozen=True)
@@ -312,7 +245,6 @@ class WindowFinder:
     def _window(self, ev: tuple) -> Window:
         _, a, b, n, energy, baseline, edge_err, base_src, lost, sat, glitch = ev
         T = self._period_s
-        duration = (b - a + 1) * T
         flags = [name for name, on in (
             (TOO_FEW_SAMPLES, n < self.settings.min_samples),
             (DROPPED_SAMPLES, lost > 0),
@@ -321,11 +253,9 @@ class WindowFinder:
             (NO_BASELINE, base_src == _BASE_NONE),
             (BASELINE_AFTER, base_src == _BASE_AFTER),
         ) if on]
-        return Window(start_s=(a - 0.5) * T, end_s=(b + 0.5) * T, duration_s=duration,
-                      samples=n, energy_j=energy, baseline_w=baseline,
-                      net_energy_j=energy - baseline * duration,
-                      mean_power_w=energy / duration, edge_error_j=edge_err,
-                      flags=tuple(flags), lost_samples=lost)
+        return Window(start_s=(a - 0.5) * T, end_s=(b + 0.5) * T, samples=n, energy_j=energy,
+                      baseline_w=baseline, edge_error_j=edge_err, flags=tuple(flags),
+                      lost_samples=lost)
 
 
 def find_windows(capture: Capture | Iterable[Chunk],

@@ -1,0 +1,288 @@
+"""The rig's domain model: what is measured, what one window yielded, and per-op figures.
+
+- :class:`Point` — the factors that identify one measurement point of a sweep.
+- :class:`Window` — one trigger window: what the energy math measured in a capture, plus what
+  the bench adds (the firmware's cycle count, the emulator's truth), with the derived
+  duration, net energy and mean power computed in one place (:func:`net_energy`).
+- :data:`PER_OP` — the per-op columns (a window column divided by the batch size).
+- :func:`describe` / :func:`describe_finite` and :func:`summarise_per_op` — the one per-op
+  summary (mean, median, std, Student-t 95 % interval) that ``rig run``, the results store,
+  ``rig analyze`` and the report all show.
+
+Everything here sits beside :mod:`energyrig.capture` at the bottom of the package: it imports
+no other energyrig module, so instruments, the energy math, the store and the report can all
+use it. SI units throughout (s, J, W).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Status = Literal["ok", "failed", "skipped"]
+STATUSES: tuple[Status, ...] = ("ok", "failed", "skipped")
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """The factors that identify one measurement point of a sweep.
+
+    Fields an op does not take are ``None``. ``rep`` numbers repetitions of the same
+    configuration (0, 1, ...). ``family`` is the op's family from the firmware catalogue
+    ("symmetric", "hash", "public-key", "composite"); it describes the op and is not part
+    of the key.
+    """
+
+    op: str
+    board: str
+    backend: str = "software"
+    key_bits: int | None = None
+    payload_bytes: int | None = None
+    curve: str | None = None
+    cpu_hz: int | None = None
+    rep: int = 0
+    family: str | None = None
+
+    def __post_init__(self) -> None:
+        # 128, 128.0 and numpy.int64(128) must give the same key: store plain ints.
+        for name in ("key_bits", "payload_bytes", "cpu_hz", "rep"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not float(value).is_integer():
+                raise ValueError(f"Point.{name} must be a whole number, not {value!r}")
+            object.__setattr__(self, name, int(value))
+
+    @property
+    def key(self) -> str:
+        """Stable text key of the point: every factor but ``family``, in a fixed order."""
+        return "|".join(f"{name}={'' if getattr(self, name) is None else getattr(self, name)}"
+                        for name in KEY_FACTORS)
+
+    @property
+    def config_key(self) -> str:
+        """:attr:`key` without ``rep``: the same for every repetition of a configuration."""
+        return self.key.rsplit("|rep=", 1)[0]
+
+    @property
+    def part_id(self) -> str:
+        """File-system-safe name of the point's part directory (hash of :attr:`key`)."""
+        return hashlib.sha256(self.key.encode()).hexdigest()[:24]
+
+    @property
+    def label(self) -> str:
+        """Short human label: ``aes-cbc-encrypt 128 b 1024 B #2``."""
+        parts = [self.op]
+        if self.key_bits is not None:
+            parts.append(f"{self.key_bits} b")
+        if self.curve is not None:
+            parts.append(self.curve)
+        if self.payload_bytes is not None:
+            parts.append(f"{self.payload_bytes} B")
+        if self.backend != "software":
+            parts.append(self.backend)
+        if self.cpu_hz is not None:
+            parts.append(f"{self.cpu_hz / 1e6:g} MHz")
+        return " ".join(parts) + (f" #{self.rep}" if self.rep else "")
+
+
+KEY_FACTORS: tuple[str, ...] = ("op", "key_bits", "payload_bytes", "curve", "backend", "board",
+                                "cpu_hz", "rep")
+FACTORS: tuple[str, ...] = ("family", *KEY_FACTORS)
+
+_Num = TypeVar("_Num", float, npt.NDArray[np.float64], "pd.Series")
+
+
+def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:
+    """Net energy of a window: ``energy_j − baseline_w·duration_s``, J (NaN without a
+    baseline). Works on floats, numpy arrays and pandas columns alike: the one formula."""
+    return energy_j - baseline_w * duration_s
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One trigger window (SI units).
+
+    Attributes
+    ----------
+    start_s, end_s:
+        Estimated edges in the capture's time base (sample 0 at 0 s), s.
+    samples:
+        Received samples inside the window.
+    energy_j:
+        Gross energy, ∫ v·i dt (trapezoidal), J.
+    baseline_w:
+        Idle power next to the window, subtracted for the net energy, W (NaN with the flag
+        ``no_baseline``).
+    edge_error_j:
+        Bound on the energy error from edge quantisation (one sample at each edge), J.
+    flags:
+        Names of the problems seen (:data:`energyrig.rig.energy.FLAGS` such as
+        ``dropped_samples``, ``saturated``, ``glitch``, and those the bench adds).
+    cycles:
+        The firmware's cycle count of the whole batch, if the bench ran it.
+    true_energy_j, true_net_energy_j:
+        The emulator's ground truth on the simulated bench, J.
+    lost_samples:
+        Samples the instrument lost inside or at the edges of the window.
+    """
+
+    start_s: float
+    end_s: float
+    samples: int
+    energy_j: float
+    baseline_w: float
+    edge_error_j: float = 0.0
+    flags: tuple[str, ...] = ()
+    cycles: int | None = None
+    true_energy_j: float | None = None
+    true_net_energy_j: float | None = None
+    lost_samples: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        """``end_s − start_s``, s."""
+        return self.end_s - self.start_s
+
+    @property
+    def net_energy_j(self) -> float:
+        """:func:`net_energy` of the window, J."""
+        return net_energy(self.energy_j, self.baseline_w, self.duration_s)
+
+    @property
+    def mean_power_w(self) -> float:
+        """``energy_j / duration_s``, W."""
+        return self.energy_j / self.duration_s
+
+
+WINDOW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Window))
+
+# Per-op columns: name -> the window column divided by batch_n.
+PER_OP: dict[str, str] = {
+    "time_per_op_s": "duration_s",
+    "energy_per_op_j": "energy_j",
+    "net_energy_per_op_j": "net_energy_j",
+    "cycles_per_op": "cycles",
+    "true_energy_per_op_j": "true_energy_j",
+    "true_net_energy_per_op_j": "true_net_energy_j",
+}
+# Per-op figures summarised with describe_finite().
+SUMMARISED: tuple[str, ...] = ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j")
+# Figures summarised by their mean only.
+AVERAGED: tuple[str, ...] = ("cycles_per_op", "mean_power_w", "true_energy_per_op_j",
+                             "true_net_energy_per_op_j")
+STAT_SUFFIXES: tuple[str, ...] = ("mean", "median", "std", "ci_low", "ci_high")
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """n, mean, median, sample std (ddof=1) and the Student-t interval of the mean."""
+
+    n: int
+    mean: float
+    median: float
+    std: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def ci_halfwidth_rel(self) -> float:
+        """Half-width of the interval relative to the mean (0.01 = ±1 %)."""
+        return (self.ci_high - self.ci_low) / 2.0 / abs(self.mean) if self.mean else np.inf
+
+    @property
+    def stats(self) -> tuple[float, ...]:
+        """The values named by :data:`STAT_SUFFIXES`, in that order."""
+        return (self.mean, self.median, self.std, self.ci_low, self.ci_high)
+
+
+def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
+    """Summary of a sample with the Student-t interval of its mean (scipy.stats.t).
+
+    One value has std and interval NaN; the unit is that of ``values``.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        raise ValueError("describe needs at least one value")
+    mean = float(x.mean())
+    if x.size < 2:
+        return Summary(1, mean, mean, np.nan, np.nan, np.nan)
+    std = float(x.std(ddof=1))
+    if std == 0.0:  # identical values: the interval is the point (scipy would give NaN)
+        low = high = mean
+    else:
+        from scipy import stats  # scipy only where an interval is computed
+
+        low, high = stats.t.interval(confidence, x.size - 1, loc=mean,
+                                     scale=std / np.sqrt(x.size))
+    return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
+
+
+def describe_finite(values: npt.ArrayLike, confidence: float = 0.95) -> Summary | None:
+    """:func:`describe` of the finite values only (NaN, e.g. the net energy of a window
+    without a baseline, and ±inf left out); ``None`` when no value is finite."""
+    x = np.asarray(values, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    return describe(x, confidence) if x.size else None
+
+
+def join_flags(flags: Iterable[str] | str | None) -> str:
+    """Flags as the tables write them: sorted, unique, joined by ``,``."""
+    if flags is None:
+        return ""
+    items = flags.split(",") if isinstance(flags, str) else flags
+    return ",".join(sorted({f.strip() for f in items if f and f.strip()}))
+
+
+def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.DataFrame:
+    """Windows as a table with the derived columns (``duration_s``, ``net_energy_j``,
+    ``mean_power_w``) and the per-op columns of :data:`PER_OP` (window / ``batch_n``).
+
+    ``windows`` is a sequence of :class:`Window` or a DataFrame with at least ``start_s``,
+    ``end_s``, ``samples``, ``energy_j`` and ``baseline_w``; ``flags`` come out joined by
+    ``,`` (:func:`join_flags`).
+    """
+    import pandas as pd
+
+    if batch_n < 1:
+        raise ValueError(f"batch size must be >= 1, got {batch_n}")
+    if isinstance(windows, pd.DataFrame):
+        missing = [n for n in ("start_s", "end_s", "samples", "energy_j", "baseline_w")
+                   if n not in windows.columns]
+        if missing:
+            raise ValueError(f"the windows lack the columns {missing}")
+        df = windows.reindex(columns=list(WINDOW_FIELDS)).copy()
+    else:
+        df = pd.DataFrame([asdict(w) for w in windows], columns=list(WINDOW_FIELDS))
+    df["flags"] = [join_flags(None if isinstance(f, float) else f) for f in df["flags"]]
+    df["edge_error_j"] = df["edge_error_j"].fillna(0.0)
+    df["lost_samples"] = df["lost_samples"].fillna(0)
+    df["duration_s"] = df["end_s"] - df["start_s"]
+    df["net_energy_j"] = net_energy(df["energy_j"], df["baseline_w"], df["duration_s"])
+    df["mean_power_w"] = df["energy_j"] / df["duration_s"]
+    for per_op, source in PER_OP.items():
+        df[per_op] = df[source].astype("float64") / batch_n
+    return df
+
+
+def summarise_per_op(frame: pd.DataFrame) -> dict[str, float]:
+    """The one per-op summary of a set of windows (rows of :func:`windows_frame`, possibly of
+    several points): ``{col}_{stat}`` for each :data:`SUMMARISED` column and
+    :data:`STAT_SUFFIXES` stat (finite values only, NaN where none), and ``{col}_mean`` for
+    each :data:`AVERAGED` column."""
+    out: dict[str, float] = {}
+    for col in SUMMARISED:
+        d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan))
+        values = d.stats if d is not None else (np.nan,) * len(STAT_SUFFIXES)
+        out.update({f"{col}_{s}": float(v) for s, v in zip(STAT_SUFFIXES, values, strict=True)})
+    for col in AVERAGED:
+        values = frame[col].dropna()
+        out[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan
+    return out

@@ -36,8 +36,9 @@ from rich.console import Console
 from rich.table import Table
 
 from energyrig.fixtures import Fixture, load_fixture
-from energyrig.results.store import Point
-from energyrig.rig.bench import Bench, PointResult
+from energyrig.domain import Point
+from energyrig.rig.bench import Bench, open_bench
+from energyrig.rig.pipeline import PointResult, measure_point, reps_done
 
 FAULTS = {"offset_a": 20e-6, "gain_error": 0.01, "skew_s": 50e-6, "drop_rate": 1e-4}
 
@@ -80,12 +81,8 @@ CASES = (
 
 def rel_errors(result: PointResult) -> np.ndarray:
     """Relative error of each window's net energy against the truth (windows with truth)."""
-    out = []
-    for w in result.windows:
-        if w.true_net_energy_j:
-            net = w.energy_j - w.baseline_w * (w.end_s - w.start_s)
-            out.append(net / w.true_net_energy_j - 1.0)
-    return np.array(out)
+    return np.array([w.net_energy_j / w.true_net_energy_j - 1.0 for w in result.windows
+                     if w.true_net_energy_j])
 
 
 def with_faults(fixture: Fixture, faults: dict[str, float]) -> Fixture:
@@ -97,7 +94,8 @@ def with_faults(fixture: Fixture, faults: dict[str, float]) -> Fixture:
 
 def measure_case(bench: Bench, case: Case, faults: bool) -> dict[str, Any]:
     t0 = time.monotonic()
-    result = bench.measure(case.point(bench.board), reps=case.reps, min_samples=case.min_samples)
+    result = measure_point(bench, case.point(bench.board), until=reps_done(case.reps),
+                           min_samples=case.min_samples)
     fig = result.figures()
     err = rel_errors(result)
     return {
@@ -115,7 +113,7 @@ def measure_case(bench: Bench, case: Case, faults: bool) -> dict[str, Any]:
 def accuracy(fixture: Fixture, faults: bool, log: Console) -> list[dict[str, Any]]:
     fx = with_faults(fixture, FAULTS) if faults else fixture
     rows = []
-    with Bench(fx) as bench:
+    with open_bench(fx) as bench:
         for case in CASES:
             log.print(f"{'faults on ' if faults else ''}{case.label} ...")
             rows.append(measure_case(bench, case, faults))
@@ -129,10 +127,11 @@ def soak(fixture: Fixture, seconds: float, log: Console) -> dict[str, Any]:
     counts = dict.fromkeys(("dropped_samples", "truth_late", "no_truth", "stream_time_shift"), 0)
     errors: list[float] = []
     t_end = time.monotonic() + seconds
-    with Bench(fixture) as bench:
+    with open_bench(fixture) as bench:
         while time.monotonic() < t_end:
             case = cycle[points % len(cycle)]
-            result = bench.measure(case.point(bench.board), reps=5, min_samples=case.min_samples)
+            result = measure_point(bench, case.point(bench.board), until=reps_done(5),
+                                   min_samples=case.min_samples)
             points += 1
             failed += not result.ok
             windows += len(result.windows)
@@ -141,7 +140,7 @@ def soak(fixture: Fixture, seconds: float, log: Console) -> dict[str, Any]:
             errors += list(rel_errors(result))
             log.print(f"{seconds - (t_end - time.monotonic()):6.0f} s  {points} points  "
                       f"{windows} windows  flagged {counts}", end="\r")
-        instrument = bench.describe()["instrument"]
+        instrument = bench.instrument.describe().to_dict()
     log.print()
     err = np.abs(np.array(errors))
     return {"seconds": seconds, "points": points, "failed_points": failed, "windows": windows,

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
-from energyrig.results.store import Point, RunWriter, load
-from energyrig.rig.bench import EDGE_ERROR, Bench
+from energyrig.results.store import RunWriter, load
+from energyrig.rig.bench import Bench, open_bench
+from energyrig.rig.pipeline import EDGE_ERROR, PointResult, measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -29,18 +31,18 @@ esac; done
 
 
 @pytest.fixture(scope="module")
-def bench() -> Bench:
-    with Bench(load_fixture(SIM)) as b:
+def bench() -> Bench:  # a SimBench
+    with open_bench(load_fixture(SIM)) as b:
         yield b
 
 
-def net(w: object) -> float:
-    return w.energy_j - w.baseline_w * (w.end_s - w.start_s)  # type: ignore[attr-defined]
+def measure(bench: Bench, point: Point, reps: int, **kw: object) -> PointResult:
+    return measure_point(bench, point, until=reps_done(reps), **kw)  # type: ignore[arg-type]
 
 
 def test_auto_batch_windows_hold_enough_samples_and_match_the_truth(bench: Bench) -> None:
     point = Point(op="sha256", board=bench.board, payload_bytes=256)
-    result = bench.measure(point, reps=3)
+    result = measure(bench, point, reps=3)
     assert result.ok, result.reason
     assert result.point.family == "hash" and result.prep["selftest"] == "pass"
     assert result.batch_n > 100 and len(result.windows) == 3
@@ -50,7 +52,7 @@ def test_auto_batch_windows_hold_enough_samples_and_match_the_truth(bench: Bench
         assert w.cycles is not None and w.cycles > 0
         assert w.true_net_energy_j is not None
         # Edge quantisation (half a sample at each edge at most) and the ADC's bias.
-        assert net(w) == pytest.approx(w.true_net_energy_j, rel=2e-3)
+        assert w.net_energy_j == pytest.approx(w.true_net_energy_j, rel=2e-3)
         assert w.energy_j == pytest.approx(w.true_energy_j, rel=2e-3)
     fig = result.figures()
     assert fig["net_energy_per_op_j"] == pytest.approx(fig["true_net_energy_per_op_j"], rel=2e-3)
@@ -62,24 +64,24 @@ def test_auto_batch_windows_hold_enough_samples_and_match_the_truth(bench: Bench
 
 def test_a_fixed_batch_too_small_for_the_edges_is_flagged(bench: Bench) -> None:
     point = Point(op="ecdsa-sign", board=bench.board, curve="p256", payload_bytes=32)
-    result = bench.measure(point, batch_n=2, reps=2)
+    result = measure(bench, point, batch_n=2, reps=2)
     assert result.ok and result.batch_n == 2
     assert EDGE_ERROR in result.flags
     assert all(EDGE_ERROR in w.flags for w in result.windows)
 
 
 def test_failures_come_back_as_failed_points_and_the_bench_goes_on(bench: Bench) -> None:
-    bad = bench.measure(Point(op="aes-cbc-encrypt", board=bench.board, key_bits=100,
+    bad = measure(bench, Point(op="aes-cbc-encrypt", board=bench.board, key_bits=100,
                               payload_bytes=16), reps=2)
     assert bad.status == "failed" and not bad.windows
     assert "key_bits=100 not allowed" in bad.reason
-    good = bench.measure(Point(op="aes-ctr-encrypt", board=bench.board, key_bits=128,
+    good = measure(bench, Point(op="aes-ctr-encrypt", board=bench.board, key_bits=128,
                                payload_bytes=64), reps=1)
     assert good.ok, good.reason
 
 
 def test_results_go_into_the_store_one_to_one(bench: Bench, tmp_path: Path) -> None:
-    result = bench.measure(Point(op="md5", board=bench.board, payload_bytes=64), reps=2)
+    result = measure(bench, Point(op="md5", board=bench.board, payload_bytes=64), reps=2)
     with RunWriter.create(tmp_path / "run") as writer:
         writer.write_point(result.point, result.windows, batch_n=result.batch_n,
                            status=result.status, reason=result.reason)
@@ -96,34 +98,35 @@ def test_self_test_failure_and_a_hung_dut_are_failed_points(tmp_path: Path) -> N
     dut = fx.dut.model_copy(update={"link": "stdio", "command": ("sh", "-c", FAKE_DUT, "sh"),
                                     "timeout_s": 0.5})
     measure = fx.measure.model_copy(update={"probe_timeout_s": 0.5})
-    with Bench(fx.model_copy(update={"dut": dut, "measure": measure})) as b:
+    with open_bench(fx.model_copy(update={"dut": dut, "measure": measure})) as b:
         assert b.board == "fake"
-        broken = b.measure(Point(op="broken", board=b.board), reps=1)
+        broken = measure(b, Point(op="broken", board=b.board), reps=1)
         assert broken.status == "failed" and broken.reason == "self-test failed"
-        hung = b.measure(Point(op="slow", board=b.board), reps=1)
+        hung = measure(b, Point(op="slow", board=b.board), reps=1)
         assert hung.status == "failed" and "did not answer 'run n=1'" in hung.reason
         assert json.loads(json.dumps(hung.figures()))["status"] == "failed"
 
 
 def test_truth_windows_are_matched_by_the_run_request_span(tmp_path: Path) -> None:
-    from energyrig.rig.bench import TruthLog
+    from energyrig.instruments.sim.truth import TruthFollower
 
     path = tmp_path / "truth.jsonl"
     stream = {"kind": "stream", "t0_ns": 1_000_000, "period_ns": 10_000, "supply_v": 3.0,
               "model": {}}
     windows = [{"kind": "window", "seq": 2 * k, "t_rise_ns": 2_000_000 * (k + 1),
-                "t_fall_ns": 2_000_000 * (k + 1) + 500_000, "energy_j": float(k),
-                "net_energy_j": float(k)} for k in range(3)]
+                "t_fall_ns": 2_000_000 * (k + 1) + 500_000, "duration_s": 5e-4,
+                "accel": False, "supply_v": 3.0, "dut_powered": True, "energy_j": float(k),
+                "idle_energy_j": 0.0, "net_energy_j": float(k)} for k in range(3)]
     # The log grows while it is followed: the last line arrives in two pieces.
     text = "".join(json.dumps(o) + "\n" for o in [stream, *windows])
     path.write_text(text[:-20])
-    log = TruthLog(path)
-    assert log.match(3_900_000, 4_600_000)["seq"] == 2
+    log = TruthFollower(path)
+    assert log.match(3_900_000, 4_600_000).seq == 2
     assert log.match(5_900_000, 6_600_000) is None  # not written yet
     with path.open("a") as fh:
         fh.write(text[-20:])
     found = log.match(5_900_000, 6_600_000)
-    assert found["seq"] == 4
+    assert found.seq == 4
     # Sample 0 of the stream is at t0: the rising edge at 6.0 ms is at 0.005 s.
     assert log.offset_s(found, 0.005) == pytest.approx(0.0)
     assert log.offset_s(found, 0.0055) == pytest.approx(0.0005)
@@ -135,21 +138,21 @@ def test_instrument_faults_show_and_lost_samples_are_flagged() -> None:
     assert fx.sim is not None
     power = fx.sim.power.model_copy(update={"gain_error": 0.05, "drop_rate": 1e-3})
     faulty = fx.model_copy(update={"sim": fx.sim.model_copy(update={"power": power})})
-    with Bench(faulty) as b:
-        result = b.measure(Point(op="sha1", board=b.board, payload_bytes=512), reps=2)
+    with open_bench(faulty) as b:
+        result = measure(b, Point(op="sha1", board=b.board, payload_bytes=512), reps=2)
     assert result.ok and "dropped_samples" in result.flags
     for w in result.windows:
         assert "dropped_samples" in w.flags
         # A 5 % gain error reads 5 % high; nothing calibrates it yet.
-        assert net(w) / w.true_net_energy_j - 1 == pytest.approx(0.05, abs=5e-3)
+        assert w.net_energy_j / w.true_net_energy_j - 1 == pytest.approx(0.05, abs=5e-3)
 
 
 def test_the_scope_bench_is_the_same_bench_from_the_kind_table() -> None:
     # A single-shot recorder (emulated Rigol over PyVISA) behind the same arm/collect.
-    with Bench(load_fixture(ROOT / "fixtures" / "sim-scope.toml")) as b:
-        assert b.describe()["instrument"]["kind"] == "scope"
-        result = b.measure(Point(op="sha256", board=b.board, payload_bytes=256), reps=2)
+    with open_bench(load_fixture(ROOT / "fixtures" / "sim-scope.toml")) as b:
+        assert b.instrument.describe().kind == "scope"
+        result = measure(b, Point(op="sha256", board=b.board, payload_bytes=256), reps=2)
     assert result.ok, result.reason
     for w in result.windows:
         assert w.samples >= 10000 and w.true_net_energy_j is not None
-        assert net(w) == pytest.approx(w.true_net_energy_j, rel=5e-3)
+        assert w.net_energy_j == pytest.approx(w.true_net_energy_j, rel=5e-3)

@@ -8,9 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
+from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
-from energyrig.results.store import Point
-from energyrig.rig.bench import Bench
+from energyrig.rig.bench import open_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM_SCOPE = ROOT / "fixtures" / "sim-scope.toml"
@@ -42,8 +42,8 @@ def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None
     fixture = tmp_path / "deep.toml"
     fixture.write_text(text.replace('"../build/host/energyrig-dut"',
                                     f'"{ROOT / "build/host/energyrig-dut"}"'))
-    with Bench(load_fixture(fixture)) as bench:
-        limit = bench.instrument.max_window_s(0.02, 0.005)  # type: ignore[union-attr]
+    with open_bench(load_fixture(fixture)) as bench:
+        limit = bench.limits.max_window_s(0.02, 0.005)
         assert 0.017 < limit < 0.018
         prepared = bench.prepare(Point(op="sha256", board=bench.board, payload_bytes=1024))
         assert prepared.batch_n * prepared.per_op_s <= limit  # without the cap: 50 ms

@@ -23,7 +23,8 @@ from rich.console import Console
 from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures import load_fixture
 from energyrig.fixtures.schema import Fixture
-from energyrig.results import Point, RunError, RunWriter, Window, load
+from energyrig.domain import Point, Window
+from energyrig.results import RunError, RunWriter, load
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
 from energyrig.rig.sweep import (OpTiming, StopRequest, dry_run, enough_windows, read_target,
@@ -51,6 +52,7 @@ class Prepared:
     batch_n: int
     rng: np.random.Generator
     n: int = 0
+    prep: Mapping[str, Any] = field(default_factory=dict)
 
     def window(self) -> Window:
         self.n += 1
@@ -71,7 +73,7 @@ class Prepared:
 
 @dataclass
 class ScriptedBench:
-    """A :class:`energyrig.rig.sweep.SweepBench` whose windows and failures are scripted."""
+    """A :class:`energyrig.rig.pipeline.PointBench` whose windows and failures are scripted."""
 
     noise: dict[str, float] = field(default_factory=dict)
     stop: StopRequest | None = None
@@ -86,7 +88,11 @@ class ScriptedBench:
     def ops(self) -> Sequence[OpInfo]:
         return CATALOGUE
 
-    def prepare(self, point: Point, *, batch_n: int | None = None) -> Prepared:
+    def point_flags(self) -> list[str]:
+        return []
+
+    def prepare(self, point: Point, *, batch_n: int | None = None, seed: int | None = None,
+                min_samples: int | None = None) -> Prepared:
         self.prepared.append(point.key)
         if point.op == "broken":
             raise DutError("broken: self-test failed")

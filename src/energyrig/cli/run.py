@@ -1,6 +1,6 @@
 """``rig run`` (measure one op on a bench) and ``rig ops`` (the firmware's catalogue).
 
-A thin layer over :class:`energyrig.rig.bench.Bench`; SI values are turned into J with a
+A thin layer over :func:`energyrig.rig.pipeline.measure_point` on the fixture's bench; SI values are turned into J with a
 readable prefix, nWh, µs and mW only here.
 """
 from __future__ import annotations
@@ -16,10 +16,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
-from energyrig.results.store import Point
-from energyrig.rig.bench import BENCH_FLAGS, Bench, PointResult
+from energyrig.rig.bench import open_bench
+from energyrig.rig.dut import OpInfo, open_dut
 from energyrig.rig.energy import FLAGS
+from energyrig.rig.pipeline import PIPELINE_FLAGS, PointResult, measure_point, reps_done
+from energyrig.rig.simbench import SIM_FLAGS
 
 _J_PER_NWH = 3.6e-6
 _PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"))
@@ -78,13 +81,13 @@ def result_table(fig: dict[str, Any]) -> Table:
     return table
 
 
-def ops_table(bench: Bench) -> Table:
-    """The firmware catalogue as a table."""
-    table = Table(title=f"Ops of firmware {bench.hello.get('firmware')} on {bench.board} "
-                        f"({bench.hello.get('crypto')})")
+def ops_table(hello: dict[str, Any], ops: list[OpInfo]) -> Table:
+    """The firmware catalogue (its ``hello`` and ``ops`` replies) as a table."""
+    table = Table(title=f"Ops of firmware {hello.get('firmware')} on {hello.get('board')} "
+                        f"({hello.get('crypto')})")
     for label in ("op", "family", "backend", "key bits", "curves", "payload bytes"):
         table.add_column(label)
-    for op in bench.ops():
+    for op in ops:
         payload = "-"
         if op.payload is not None:
             low, high, multiple = op.payload
@@ -124,7 +127,7 @@ _RUN_HELP = (
     "  rig run --op aes-cbc-encrypt --key-bits 128 --payload-bytes 1024\n\n"
     "  rig run --op ecdsa-sign --curve p256 --payload-bytes 32 --reps 20 --json\n\n"
     "  rig run --op rsa-keygen --key-bits 2048 --batch 1 --reps 3 -f fixtures/board.toml\n\n"
-    f"Flags: {', '.join(FLAGS + BENCH_FLAGS)}. Exit code 1 when the measurement failed "
+    f"Flags: {', '.join(FLAGS + PIPELINE_FLAGS + SIM_FLAGS)}. Exit code 1 when the measurement failed "
     "(self-test, DUT timeout), 2 for a bad fixture or bench."
 )
 
@@ -158,27 +161,32 @@ def register(app: typer.Typer) -> None:
         with Progress(*columns, console=err, transient=True,
                       disable=not err.is_terminal) as bar:
             task = bar.add_task("opening the bench", total=None)
-            with Bench(fx) as bench:
+            with open_bench(fx) as bench:
                 point = Point(op=op, board=bench.board, backend=backend, key_bits=key_bits,
                               payload_bytes=payload_bytes, curve=curve)
+                total = reps or fx.measure.reps
 
-                def progress(what: str, done: int, total: int) -> None:
+                def progress(stage: str, done: int) -> None:
+                    what = "prep and probe" if stage == "prepare" else "windows"
                     bar.update(task, description=f"{op}: {what}", completed=done, total=total)
 
-                result = bench.measure(point, batch_n=batch_n, reps=reps, seed=seed,
-                                       min_samples=min_samples, progress=progress)
+                result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,
+                                       seed=seed, min_samples=min_samples,
+                                       on_progress=progress)
         _report(result, as_json)
 
-    @app.command(help="List the firmware's catalogue of ops (from its `ops` reply).")
+    @app.command(help="List the firmware's catalogue of ops (from its `ops` reply). Only the "
+                      "DUT is opened (on the simulated bench: the host build, no emulator).")
     def ops(
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the catalogue as JSON."),
     ) -> None:
-        with Bench(load_fixture(fixture)) as bench:
-            if as_json:
-                typer.echo(json.dumps([vars(o) for o in bench.ops()], indent=1))
-            else:
-                _console().print(ops_table(bench))
+        with open_dut(load_fixture(fixture)) as dut:
+            hello, catalogue = dut.hello(), dut.ops()
+        if as_json:
+            typer.echo(json.dumps([vars(o) for o in catalogue], indent=1))
+        else:
+            _console().print(ops_table(hello, catalogue))
 
 
 def _console() -> Console:

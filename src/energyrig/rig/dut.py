@@ -9,33 +9,40 @@ Layers:
   timeouts; ``"ok": false`` becomes :class:`~energyrig.errors.DutError` carrying the
   firmware's message; a DUT that does not answer in time is a ``DutError`` naming the request;
 * **process** — :class:`DutProcess` starts the host build with ``--pty`` or ``--stdio`` (and
-  ``--trigger-wire``) and stops it.
+  ``--trigger-wire``) and stops it;
+* **opening** — :func:`open_dut`, the one way the rig reaches a fixture's DUT (``rig run``,
+  ``rig sweep``, ``rig ops``, ``rig instruments check``).
 
 Times are seconds on the host side; the firmware reports nanoseconds (``elapsed_ns``).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import select
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import serial
 
 from energyrig.errors import DutError
 from energyrig.instruments.sim.process import terminate
 
+if TYPE_CHECKING:
+    from energyrig.fixtures.schema import Fixture
+
 log = logging.getLogger(__name__)
 
 _LINE_MAX = 1 << 20  # a long catalogue still arrives as one line
 
 
-class Transport(Protocol):
+class DutTransport(Protocol):
     """Bytes to and from the DUT."""
 
     name: str
@@ -165,7 +172,7 @@ class Dut:
         Longest wait for a reply to a request that does not run a batch, s.
     """
 
-    def __init__(self, transport: Transport, timeout_s: float = 5.0) -> None:
+    def __init__(self, transport: DutTransport, timeout_s: float = 5.0) -> None:
         self.transport = transport
         self.timeout_s = timeout_s
         self._buf = bytearray()
@@ -283,7 +290,7 @@ class DutProcess:
         self.link = link
         self.timeout_s = timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
-        self._transport: Transport | None = None
+        self._transport: DutTransport | None = None
         self.dut: Dut | None = None
 
     def __enter__(self) -> Self:
@@ -331,3 +338,29 @@ class DutProcess:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self._stop()
+
+
+@contextlib.contextmanager
+def open_dut(fixture: Fixture, *, trigger_wire: str | os.PathLike[str] | None = None
+             ) -> Iterator[Dut]:
+    """The fixture's DUT, open for requests (``with open_dut(fx) as dut:``).
+
+    ``link = "serial"`` opens the board's port; ``"pty"``/``"stdio"`` start the fixture's
+    ``command`` (the host build) and stop it on the way out. ``trigger_wire`` is the virtual
+    trigger wire a started host DUT sends its edges on (the simulated bench), else none.
+    """
+    from energyrig.fixtures.loader import resolve_command
+
+    cfg = fixture.dut
+    if cfg.link == "serial":
+        assert cfg.port is not None  # the fixture schema requires it
+        transport = SerialTransport(cfg.port, cfg.baudrate)
+        try:
+            yield Dut(transport, cfg.timeout_s)
+        finally:
+            transport.close()
+        return
+    with DutProcess(resolve_command(fixture), cfg.link, trigger_wire=trigger_wire,
+                    board=cfg.board, timeout_s=cfg.timeout_s) as proc:
+        assert proc.dut is not None
+        yield proc.dut

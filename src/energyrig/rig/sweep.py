@@ -20,8 +20,11 @@ What the executor guarantees:
 - each point takes windows until the 95 % CI half-width of the plan's metric is under its
   target fraction of the mean, between ``min_windows`` and ``max_windows``.
 
-The executor drives a :class:`SweepBench` (:class:`energyrig.rig.bench.Bench`, or anything
-that prepares a point once and then measures one window at a time).
+Each point is measured by the one point pipeline (:func:`energyrig.rig.pipeline.measure_point`)
+on a :class:`~energyrig.rig.pipeline.PointBench` (the fixture's bench from
+:func:`energyrig.rig.bench.open_bench`, or anything that prepares a point once and then
+measures one window at a time); the sweep adds the adaptive rule, the store and the progress
+bar.
 """
 from __future__ import annotations
 
@@ -31,79 +34,34 @@ import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, ContextManager, Protocol
+from typing import Any, ContextManager
 
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from energyrig.errors import CaptureError, ConfigError, DutError, InstrumentError
-from energyrig.fixtures.loader import load_fixture, resolve_command
+from energyrig.errors import ConfigError, DutError
+from energyrig.domain import PER_OP, Point, Window, describe_finite
+from energyrig.fixtures.loader import load_fixture
 from energyrig.fixtures.schema import Fixture
-from energyrig.results.stats import describe_finite
-from energyrig.results.store import (MANIFEST, PER_OP, Point, RunError, RunWriter, Window,
-                                     read_manifest)
-from energyrig.rig.dut import Dut, DutProcess, OpInfo, SerialTransport
+from energyrig.results.store import MANIFEST, RunError, RunWriter, read_manifest
+from energyrig.rig.dut import open_dut
+from energyrig.rig.pipeline import PointBench, measure_point
 from energyrig.rig.plan import Expansion, Plan, Skipped, Target, expand, plan_from_record
 
 log = logging.getLogger(__name__)
 
-# Errors that fail one point (recorded with the reason) rather than the sweep.
-POINT_ERRORS: tuple[type[Exception], ...] = (DutError, InstrumentError, CaptureError)
+BenchFactory = Callable[[Fixture], ContextManager[PointBench]]
 
 
-class PreparedPoint(Protocol):
-    """A point the bench has prepared (keys, buffers, self-test, batch size chosen)."""
+def open_bench(fixture: Fixture) -> ContextManager[PointBench]:
+    """The bench of ``fixture`` (:func:`energyrig.rig.bench.open_bench`)."""
+    from energyrig.rig.bench import open_bench as open_fixture_bench  # instruments, emulators
 
-    @property
-    def batch_n(self) -> int:
-        """Operations per window. It may grow after a window (the bench found the window
-        too short); windows measured before belong to the smaller batch and are dropped."""
-        ...
-
-    def window(self) -> Window:
-        """Run one batch inside one trigger window and return the window's figures."""
-        ...
-
-
-class SweepBench(Protocol):
-    """What the executor needs of an open bench (:class:`energyrig.rig.bench.Bench` is one).
-
-    The calibration recorded in the run is the bench's ``calibration`` attribute when it
-    has one (id and figures)."""
-
-    @property
-    def board(self) -> str:
-        """Board name recorded with every point."""
-        ...
-
-    @property
-    def hello(self) -> Mapping[str, Any]:
-        """The firmware's ``hello`` reply."""
-        ...
-
-    def ops(self) -> Sequence[OpInfo]:
-        """The firmware's catalogue."""
-        ...
-
-    def prepare(self, point: Point, *, batch_n: int | None = None) -> PreparedPoint:
-        """Prepare ``point`` outside any window; ``batch_n`` None lets the bench choose.
-
-        Raises DutError (self-test failure, no answer), InstrumentError or CaptureError."""
-        ...
-
-
-BenchFactory = Callable[[Fixture], ContextManager[SweepBench]]
-
-
-def open_bench(fixture: Fixture) -> ContextManager[SweepBench]:
-    """The real bench of ``fixture``: :class:`energyrig.rig.bench.Bench`."""
-    from energyrig.rig.bench import Bench  # the bench pulls in instruments and emulators
-
-    return Bench(fixture)
+    return open_fixture_bench(fixture)
 
 
 # --- stopping -----------------------------------------------------------------------------
@@ -175,48 +133,6 @@ def enough_windows(windows: Sequence[Window], plan: Plan) -> bool:
     return summary.ci_halfwidth_rel <= rule.ci_target
 
 
-@dataclass
-class PointOutcome:
-    """What became of one point: ``status`` ok, failed or interrupted (not stored)."""
-
-    point: Point
-    status: str
-    windows: list[Window] = field(default_factory=list)
-    batch_n: int = 1
-    reason: str = ""
-
-
-def measure_point(bench: SweepBench, point: Point, plan: Plan, stop: StopRequest,
-                  on_window: Callable[[int], None] = lambda n: None) -> PointOutcome:
-    """Prepare ``point`` and measure windows until the adaptive rule is met.
-
-    A stop request between windows gives ``status="interrupted"`` (nothing to store);
-    a :data:`POINT_ERRORS` error gives ``status="failed"`` with the windows measured before.
-    """
-    outcome = PointOutcome(point, "ok")
-    try:
-        prepared = bench.prepare(point, batch_n=None if plan.batch == "auto" else plan.batch)
-        outcome.batch_n = prepared.batch_n
-        while not enough_windows(outcome.windows, plan):
-            if stop:
-                outcome.status = "interrupted"
-                return outcome
-            window = prepared.window()
-            if prepared.batch_n != outcome.batch_n:  # measured with the smaller batch
-                outcome.windows.clear()
-                outcome.batch_n = prepared.batch_n
-            outcome.windows.append(window)
-            on_window(len(outcome.windows))
-    except POINT_ERRORS as exc:
-        # Ctrl-C in a terminal also reaches the DUT and emulator processes: an error after a
-        # stop request is the stop's doing, not the point's.
-        outcome.status = "interrupted" if stop else "failed"
-        outcome.reason = str(exc)
-        log.log(logging.INFO if stop else logging.WARNING, "point %s %s: %s", point.key,
-                outcome.status, exc)
-    return outcome
-
-
 # --- the sweep ----------------------------------------------------------------------------
 
 @dataclass
@@ -241,21 +157,6 @@ class SweepOutcome:
         return self.remaining == 0
 
 
-def _label(point: Point) -> str:
-    parts = [point.op]
-    if point.key_bits is not None:
-        parts.append(f"{point.key_bits} b")
-    if point.curve is not None:
-        parts.append(point.curve)
-    if point.payload_bytes is not None:
-        parts.append(f"{point.payload_bytes} B")
-    if point.backend != "software":
-        parts.append(point.backend)
-    if point.cpu_hz is not None:
-        parts.append(f"{point.cpu_hz / 1e6:g} MHz")
-    return " ".join(parts) + (f" #{point.rep}" if point.rep else "")
-
-
 def _progress(console: Console) -> Progress:
     return Progress(TextColumn("{task.description}", style="cyan"), BarColumn(),
                     MofNCompleteColumn(), TextColumn("points"), TimeElapsedColumn(),
@@ -263,7 +164,7 @@ def _progress(console: Console) -> Progress:
 
 
 @dataclass(frozen=True)
-class Board:
+class BoardPlan:
     """One fixture of a sweep: its board's points and identity, read when the sweep starts."""
 
     fixture: Fixture
@@ -277,15 +178,15 @@ class Board:
 
 
 def survey(plan: Plan, fixtures: Sequence[Fixture],
-           bench_factory: BenchFactory = open_bench) -> list[Board]:
+           bench_factory: BenchFactory = open_bench) -> list[BoardPlan]:
     """Open each fixture's bench once to read its firmware and catalogue, and expand the
     plan on it. Two fixtures must not name the same board (their points would collide)."""
-    boards: list[Board] = []
+    boards: list[BoardPlan] = []
     for fixture in fixtures:
         with bench_factory(fixture) as bench:
             target = Target.from_dut(bench.hello, bench.ops(), board=bench.board)
-            boards.append(Board(fixture, expand(plan, target), dict(bench.hello),
-                                getattr(bench, "calibration", None)))
+            boards.append(BoardPlan(fixture, expand(plan, target), dict(bench.hello),
+                                bench.calibration))
     _distinct_boards(plan, [b.name for b in boards])
     return boards
 
@@ -303,7 +204,7 @@ def plan_fixtures(plan: Plan, fixture: Fixture | None = None) -> list[Fixture]:
     return [load_fixture(p) for p in plan.fixture_paths()] or [load_fixture()]
 
 
-def execute(boards: Sequence[Board], writer: RunWriter, plan: Plan, *,
+def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
             bench_factory: BenchFactory = open_bench, stop: StopRequest | None = None,
             console: Console | None = None) -> SweepOutcome:
     """Measure every point of ``boards`` not stored in ``writer`` yet, one bench at a time.
@@ -348,10 +249,13 @@ def _measure_and_store(bench: SweepBench, point: Point, plan: Plan, writer: RunW
                        stop: StopRequest, outcome: SweepOutcome, progress: Progress,
                        task: TaskID) -> bool:
     """Measure and store one point; True when it failed."""
-    label = _label(point)
+    label = point.label
     progress.update(task, description=label)
-    result = measure_point(bench, point, plan, stop, on_window=lambda n: progress.update(
-        task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"))
+    result = measure_point(
+        bench, point, until=lambda windows: enough_windows(windows, plan),
+        batch_n=None if plan.batch == "auto" else plan.batch, stop=lambda: bool(stop),
+        on_progress=lambda stage, n: progress.update(
+            task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"))
     if result.status == "interrupted":
         return False
     failed = result.status == "failed"
@@ -361,7 +265,7 @@ def _measure_and_store(bench: SweepBench, point: Point, plan: Plan, writer: RunW
         outcome.failed += 1
         progress.console.print(f"[red]failed[/] {label}: {result.reason}")
     else:
-        writer.write_point(point, result.windows, batch_n=result.batch_n)
+        writer.write_point(result.point, list(result.windows), batch_n=result.batch_n)
         outcome.measured += 1
     progress.advance(task)
     return failed
@@ -372,7 +276,7 @@ def _fixture_record(fixture: Fixture) -> dict[str, Any]:
             "path": str(fixture.path.resolve())}
 
 
-def _manifest_parts(boards: Sequence[Board]) -> dict[str, Any]:
+def _manifest_parts(boards: Sequence[BoardPlan]) -> dict[str, Any]:
     """Fixture, firmware and calibration for the manifest: as they are for one board; for
     several, one entry per board (``board`` names them all, for a reader that shows one)."""
     if len(boards) == 1:
@@ -395,7 +299,7 @@ def _recorded_fixtures(run_dir: Path, manifest: Mapping[str, Any]) -> list[Fixtu
     return [load_fixture(p) for p in paths]
 
 
-def _finish(writer: RunWriter, boards: list[Board], plan: Plan, bench_factory: BenchFactory,
+def _finish(writer: RunWriter, boards: list[BoardPlan], plan: Plan, bench_factory: BenchFactory,
             console: Console, stop: StopRequest) -> SweepOutcome:
     outcome = execute(boards, writer, plan, bench_factory=bench_factory, stop=stop,
                       console=console)
@@ -530,7 +434,7 @@ def point_wall_s(fixture: Fixture, windows: int, timing: OpTiming | None) -> flo
     :func:`time_ops`, else :data:`POINT_OVERHEAD_S`).
     """
     m = fixture.measure
-    latency = fixture.sim.latency_s if fixture.sim is not None else 0.0
+    latency = fixture.emulator_latency_s
     span = m.min_window_samples / ASSUMED_RATE_HZ
     overhead = POINT_OVERHEAD_S
     if timing is not None:
@@ -540,27 +444,9 @@ def point_wall_s(fixture: Fixture, windows: int, timing: OpTiming | None) -> flo
     return overhead + windows * window
 
 
-@contextlib.contextmanager
-def _dut_link(fixture: Fixture) -> Iterator[Dut]:
-    """The fixture's DUT alone (no instrument): the host build started, or the port."""
-    cfg = fixture.dut
-    if cfg.link == "serial":
-        assert cfg.port is not None
-        transport = SerialTransport(cfg.port, cfg.baudrate)
-        try:
-            yield Dut(transport, cfg.timeout_s)
-        finally:
-            transport.close()
-        return
-    with DutProcess(resolve_command(fixture), cfg.link, board=cfg.board,
-                    timeout_s=cfg.timeout_s) as proc:
-        assert proc.dut is not None
-        yield proc.dut
-
-
 def read_target(fixture: Fixture) -> Target:
     """The board's catalogue and clocks from the DUT alone (no instrument is opened)."""
-    with _dut_link(fixture) as dut:
+    with open_dut(fixture) as dut:
         hello = dut.hello()
         return Target.from_dut(hello, dut.ops(), board=hello.get("board") or fixture.dut.board)
 
@@ -571,7 +457,7 @@ def time_ops(fixture: Fixture, points: Sequence[Point]) -> dict[str, OpTiming]:
     the DUT refuses is left out (the sweep will record it as failed)."""
     timings: dict[str, OpTiming] = {}
     m = fixture.measure
-    with _dut_link(fixture) as dut:
+    with open_dut(fixture) as dut:
         for point in points:
             config = point.config_key
             if config in timings:

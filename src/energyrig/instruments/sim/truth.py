@@ -146,8 +146,77 @@ class TruthRecorder:
             self.windows += 1
 
 
+def _parse(line: str, where: str) -> TruthStream | TruthWindow:
+    """One line of the log; :class:`CaptureError` naming ``where`` when it is not a record."""
+    try:
+        obj = json.loads(line)
+        kind = obj.pop("kind")
+        if kind == "stream":
+            return TruthStream(**obj)
+        if kind == "window":
+            return TruthWindow(**obj)
+        raise ValueError(f"unknown kind {kind!r}")
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CaptureError(where, f"not a truth record ({exc})") from exc
+
+
+class TruthFollower:
+    """Follows a truth log as the emulator writes it, and matches measured windows to it.
+
+    Parameters
+    ----------
+    path:
+        The JSONL file (it may not exist yet).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.stream: TruthStream | None = None
+        self.windows: list[TruthWindow] = []
+        self._offset = 0
+        self._partial = ""
+        self._lineno = 0
+
+    def read(self) -> None:
+        """Take the lines written since the last read (a partial last line waits)."""
+        if not self.path.exists():
+            return
+        with self.path.open(encoding="utf-8") as fh:
+            fh.seek(self._offset)
+            text = fh.read()
+            self._offset = fh.tell()
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            self._lineno += 1
+            if not line.strip():
+                continue
+            record = _parse(line, f"{self.path}: line {self._lineno}")
+            if isinstance(record, TruthStream):  # a stream, or one record of a recorder
+                self.stream = record
+            else:
+                self.windows.append(record)
+
+    def match(self, sent_ns: int, replied_ns: int) -> TruthWindow | None:
+        """The truth window of the batch whose ``run`` request was sent at ``sent_ns`` and
+        answered at ``replied_ns`` (CLOCK_MONOTONIC, the clock of the trigger wire): the
+        window inside that span, ``None`` if there is none (or several). Windows up to
+        ``replied_ns`` are forgotten."""
+        self.read()
+        inside = [w for w in self.windows if sent_ns <= w.t_rise_ns and w.t_fall_ns <= replied_ns]
+        self.windows = [w for w in self.windows if w.t_fall_ns > replied_ns]
+        return inside[0] if len(inside) == 1 else None
+
+    def offset_s(self, truth: TruthWindow, start_s: float) -> float:
+        """How far a measured window's start (capture time base: sample 0 of the stream at
+        0 s) lies from the true rising edge, s."""
+        if self.stream is None:
+            raise CaptureError(self.path, "no stream record before the window")
+        return start_s - (truth.t_rise_ns - self.stream.t0_ns) * 1e-9
+
+
 def read_truth(path: str | os.PathLike[str]) -> tuple[list[TruthStream], list[TruthWindow]]:
-    """Read a truth log: its streams and windows, in file order.
+    """Read a whole truth log: its streams and windows, in file order.
 
     Raises
     ------
@@ -158,17 +227,7 @@ def read_truth(path: str | os.PathLike[str]) -> tuple[list[TruthStream], list[Tr
     windows: list[TruthWindow] = []
     with Path(path).open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-                kind = obj.pop("kind")
-                if kind == "stream":
-                    streams.append(TruthStream(**obj))
-                elif kind == "window":
-                    windows.append(TruthWindow(**obj))
-                else:
-                    raise ValueError(f"unknown kind {kind!r}")
-            except (ValueError, TypeError, KeyError, AttributeError) as exc:
-                raise CaptureError(path, f"line {lineno}: not a truth record ({exc})") from exc
+            if line.strip():
+                record = _parse(line, f"{path}: line {lineno}")
+                (streams if isinstance(record, TruthStream) else windows).append(record)
     return streams, windows

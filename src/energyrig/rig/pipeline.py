@@ -1,0 +1,503 @@
+"""The measurement of one point: the one pipeline ``rig run`` and ``rig sweep`` share.
+
+::
+
+    with open_bench(load_fixture("fixtures/sim.toml")) as bench:
+        result = measure_point(bench, Point(op="sha256", board=bench.board, payload_bytes=64),
+                               until=reps_done(10))
+        print(result.figures()["net_energy_per_op_j"])
+
+Stages of a point (:func:`measure_point`):
+
+1. **prepare** (:meth:`Measurement.prepare`): ``prep`` the op on the firmware outside any
+   window (keys, buffers, its known-answer self-test), then settle the batch size N — given
+   (one unrecorded batch warms up and times the window), or ``auto`` from probe runs timed by
+   the firmware so a window holds at least ``measure.min_window_samples`` samples and its
+   edge error bound stays under ``measure.max_edge_error`` of its energy, within what the
+   instrument can record (:class:`~energyrig.instruments.family.Limits`).
+2. per window (:meth:`Measurement.window`): **arm** the instrument → **idle** the firmware
+   for the baseline span → **run** the batch inside one trigger window → **collect** the
+   record → **correct** it (:data:`Correction`; calibration plugs in here, the identity
+   today) → **find** its window and integrate it (:mod:`energyrig.rig.energy`) → **check**
+   it against its limits and the firmware's own time → **annotate** (the simulated bench
+   adds the truth) → a :class:`~energyrig.domain.Window` row.
+3. **batch growth**, owned here once: with ``auto``, a window that comes out short (the op ran
+   faster than probed, as on a loaded machine) grows N and the point's windows start over,
+   at most :data:`MAX_RESTARTS` times.
+
+:func:`measure_point` takes windows until its ``until`` rule says enough (``rig run``: R
+windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
+windows). Failures of the DUT or the instrument end the point as ``failed`` with the reason,
+keeping the windows measured before; they do not raise. Presentation stays with the caller,
+behind ``on_progress``. SI units throughout.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from energyrig.domain import Point, Window, summarise_per_op, windows_frame
+from energyrig.errors import CaptureError, DutError, InstrumentError
+from energyrig.rig.dut import DutRefused
+from energyrig.rig.energy import DROPPED_SAMPLES, WindowSettings, find_windows
+
+if TYPE_CHECKING:
+    from energyrig.fixtures.schema import Fixture
+    from energyrig.instruments.base import Acquisition, RecordedCapture
+    from energyrig.instruments.family import Limits
+    from energyrig.rig.dut import Dut, OpInfo
+
+log = logging.getLogger(__name__)
+
+# Flags the pipeline adds to those of rig.energy.
+EDGE_ERROR = "edge_error_over_bound"      # the edge error bound exceeds measure.max_edge_error
+DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with the firmware's
+EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
+PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
+
+#: Errors that fail one point (recorded with the reason) rather than the caller.
+POINT_ERRORS: tuple[type[Exception], ...] = (DutError, InstrumentError, CaptureError)
+#: Probe runs grow until one batch lasts this long, s (long enough to time it well).
+PROBE_MIN_S = 2e-3
+#: Extra samples over the minimum ``auto`` aims for (timing jitter of the batch).
+AUTO_MARGIN = 1.5
+#: Times ``auto`` may grow the batch when windows come out short (the op sped up).
+MAX_RESTARTS = 3
+#: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
+COLLECT_SLACK_S = 5.0
+
+#: The correction stage: a record in, the corrected record out (offset, gain, skew, ...).
+Correction = Callable[["RecordedCapture"], "RecordedCapture"]
+
+
+def no_correction(record: RecordedCapture) -> RecordedCapture:
+    """The correction stage with no calibration: the record as the instrument gave it."""
+    return record
+
+
+class PipelineBench(Protocol):
+    """What the pipeline needs of an open bench (:class:`energyrig.rig.bench.Bench`)."""
+
+    fixture: Fixture
+    correction: Correction
+
+    @property
+    def board(self) -> str: ...
+
+    @property
+    def hello(self) -> Mapping[str, Any]: ...
+
+    @property
+    def dut(self) -> Dut: ...
+
+    @property
+    def instrument(self) -> Acquisition: ...
+
+    @property
+    def limits(self) -> Limits: ...
+
+    def ops(self) -> Sequence[OpInfo]: ...
+
+    def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
+        """Add what the bench knows of the window beyond the record (the truth)."""
+        ...
+
+    def point_flags(self) -> list[str]:
+        """Flags of the point as a whole, asked once its windows are measured."""
+        ...
+
+
+class PreparedPoint(Protocol):
+    """A point prepared on a bench, measured one window at a time (:class:`Measurement`)."""
+
+    @property
+    def point(self) -> Point: ...
+
+    @property
+    def batch_n(self) -> int:
+        """Ops per window. It may grow after a window: windows measured before belong to
+        the smaller batch and are dropped."""
+        ...
+
+    @property
+    def prep(self) -> Mapping[str, Any]: ...
+
+    def window(self) -> Window: ...
+
+
+class PointBench(Protocol):
+    """Anything :func:`measure_point` can measure on: a bench that prepares points (the
+    real :class:`~energyrig.rig.bench.Bench`, or a scripted one in tests)."""
+
+    #: The calibration applied to its records (id and values), ``None`` without one.
+    calibration: Mapping[str, Any] | None
+
+    @property
+    def board(self) -> str: ...
+
+    @property
+    def hello(self) -> Mapping[str, Any]: ...
+
+    def ops(self) -> Sequence[OpInfo]: ...
+
+    def prepare(self, point: Point, *, batch_n: int | None = None, seed: int | None = None,
+                min_samples: int | None = None) -> PreparedPoint: ...
+
+    def point_flags(self) -> list[str]: ...
+
+
+# -- one point, window by window ------------------------------------------------------------
+
+@dataclass
+class Measurement:
+    """A point prepared on a bench (:meth:`prepare`), measured window by window.
+
+    Attributes
+    ----------
+    batch_n:
+        Ops per window. With ``auto`` :meth:`window` may grow it.
+    per_op_s:
+        The latest firmware time per op, s (sizes the next window's arm and timeout).
+    prep:
+        The firmware's ``prep`` reply.
+    """
+
+    bench: PipelineBench
+    point: Point
+    batch_n: int
+    per_op_s: float
+    prep: dict[str, Any]
+    auto: bool
+    min_samples: int | None = None
+    restarts: int = 0
+
+    @classmethod
+    def prepare(cls, bench: PipelineBench, point: Point, *, batch_n: int | None = None,
+                seed: int | None = None, min_samples: int | None = None) -> Measurement:
+        """Prep the op on the firmware and settle the batch size.
+
+        ``batch_n`` ``None`` picks it (``auto``); ``min_samples`` overrides the fixture's
+        ``measure.min_window_samples`` for ``auto``; ``seed`` seeds the firmware's key and
+        payload generator (its default when ``None``).
+
+        Raises
+        ------
+        DutError, InstrumentError
+            Self-test failed (:class:`~energyrig.rig.dut.DutRefused` with ``selftest``),
+            the DUT did not answer, the instrument failed.
+        """
+        fx = bench.fixture
+        m = fx.measure
+        if point.family is None:
+            family = {o.name: o.family for o in bench.ops()}.get(point.op)
+            point = replace(point, family=family)
+        prep = bench.dut.prep(point.op, key_bits=point.key_bits,
+                              payload_bytes=point.payload_bytes, curve=point.curve, seed=seed,
+                              backend=point.backend, timeout_s=m.probe_timeout_s)
+        self = cls(bench, point, 1, math.nan, prep, auto=batch_n is None,
+                   min_samples=min_samples)
+        if batch_n is None:
+            self._auto_batch()
+        else:  # one unrecorded batch: warms up, and times the window to arm for
+            self.batch_n = batch_n
+            reply = bench.dut.run(batch_n, fx.dut.timeout_s + m.probe_timeout_s * batch_n)
+            self.per_op_s = reply.elapsed_s / batch_n
+        # Let the stream pass the probe windows, or the first armed window could be one of
+        # them (a stream reaches the host this late).
+        time.sleep(bench.limits.stream_lag_s)
+        return self
+
+    # -- batch size --------------------------------------------------------------------------
+    def _target_samples(self) -> float:
+        """Samples a window should hold: ``min_samples`` (default ``min_window_samples``),
+        and ``2 / max_edge_error`` (the edge error bound is about one sample of power at each
+        edge)."""
+        m = self.bench.fixture.measure
+        return float(max(self.min_samples or m.min_window_samples, 2.0 / m.max_edge_error))
+
+    def _short_by(self, row: Window) -> float:
+        """How many times more samples the window needed (<= 1: enough)."""
+        m = self.bench.fixture.measure
+        by_samples = self._target_samples() / max(1, row.samples)
+        by_edges = row.edge_error_j / (m.max_edge_error * abs(row.energy_j) or math.inf)
+        return max(by_samples, by_edges)
+
+    def _batch_cap(self, per_op_s: float) -> int:
+        """Largest batch a window may hold: ``measure.max_batch``, and for a recorder whose
+        memory bounds the record (:meth:`Limits.max_window_s`) the batch that fits in it."""
+        m = self.bench.fixture.measure
+        window_s = self.bench.limits.max_window_s(m.pre_s, m.post_s)
+        if window_s is None:
+            return m.max_batch
+        fits = math.floor(window_s / max(per_op_s, 1e-12))
+        return max(1, min(m.max_batch, fits))
+
+    def _auto_batch(self) -> None:
+        """Batch size from probe runs.
+
+        Probe batches grow until one lasts :data:`PROBE_MIN_S` (or N is reached); then N is
+        chosen so a window holds the target samples with :data:`AUTO_MARGIN`, and checked by
+        one unrecorded batch of that size when it is short.
+        """
+        fx = self.bench.fixture
+        m, dut = fx.measure, self.bench.dut
+        target_s = AUTO_MARGIN * self._target_samples() * self.bench.limits.period_s
+        n = 1
+        timeout = fx.dut.timeout_s + m.probe_timeout_s
+        while True:
+            reply = dut.run(n, timeout)
+            per_op = max(reply.elapsed_s, 1e-9) / n
+            if reply.elapsed_s >= min(PROBE_MIN_S, target_s) or n >= m.max_batch:
+                break
+            n = min(m.max_batch, max(n + 1, math.ceil(PROBE_MIN_S / per_op)))
+            timeout = fx.dut.timeout_s + 10 * per_op * n
+        batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
+        if batch > n and batch * per_op < PROBE_MIN_S * 1000:
+            # One unrecorded batch of the chosen size (caches and clocks as in the windows)
+            # times the op again: a short probe can misjudge it by a factor of two.
+            reply = dut.run(batch, fx.dut.timeout_s + 10 * per_op * batch)
+            per_op = max(reply.elapsed_s, 1e-9) / batch
+            batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
+        log.info("auto batch: %.3g s per op -> N = %d (%.0f samples per window)", per_op, batch,
+                 batch * per_op / self.bench.limits.period_s)
+        self.batch_n, self.per_op_s = batch, per_op
+
+    # -- one window ------------------------------------------------------------------------
+    def window(self) -> Window:
+        """Measure one window.
+
+        With ``auto``, a short window grows :attr:`batch_n` and is measured again, at most
+        :data:`MAX_RESTARTS` times per point; after that a short window is returned flagged
+        ``edge_error_over_bound``.
+        """
+        while True:
+            row, elapsed_s = self._measure_window()
+            self.per_op_s = elapsed_s / self.batch_n
+            short = self._short_by(row)
+            if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):
+                return row
+            grown = min(self._batch_cap(self.per_op_s),
+                        math.ceil(self.batch_n * short * AUTO_MARGIN))
+            if grown <= self.batch_n:
+                return row  # the instrument's memory holds no longer window (a scope)
+            self.restarts += 1
+            log.info("%s: window of %d samples is short; batch %d -> %d", self.point.label,
+                     row.samples, self.batch_n, grown)
+            self.batch_n = grown
+
+    def _measure_window(self) -> tuple[Window, float]:
+        """arm → idle → run → collect → correct → find → check → annotate: the row and the
+        firmware's time of the batch, s."""
+        bench = self.bench
+        fx = bench.fixture
+        m, w = fx.measure, fx.windows
+        expected_s = self.per_op_s * self.batch_n
+        bench.instrument.arm(pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s)
+        bench.dut.idle(w.guard_s + w.baseline_s)
+        sent_ns = time.monotonic_ns()
+        reply = bench.dut.run(self.batch_n, fx.dut.timeout_s + 10 * expected_s)  # ops vary
+        replied_ns = time.monotonic_ns()
+        record = bench.instrument.collect(
+            timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S)
+        row = self._find(bench.correction(record))
+        row = replace(row, cycles=reply.cycles,
+                      flags=(*row.flags, *self._check(row, reply.elapsed_s)))
+        row = bench.annotate(row, sent_ns, replied_ns)
+        return replace(row, flags=tuple(sorted(set(row.flags)))), reply.elapsed_s
+
+    def _find(self, record: RecordedCapture) -> Window:
+        """The record's trigger window (the longest, if it holds several), with the
+        record's own flags."""
+        w = self.bench.fixture.windows
+        settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
+                                  guard_s=w.guard_s, baseline_s=w.baseline_s,
+                                  min_samples=w.min_samples)
+        found = list(find_windows(record, settings))
+        if not found:
+            raise InstrumentError(f"{record.source}: the record holds no complete trigger "
+                                  "window (is the trigger wired to the instrument?)")
+        flags = list(record.flags)
+        if len(found) > 1:
+            flags.append(EXTRA_WINDOWS)
+        if record.lost:  # also in the baseline span: the driver has logged it
+            flags.append(DROPPED_SAMPLES)
+        window = max(found, key=lambda x: x.duration_s)
+        return replace(window, flags=(*window.flags, *flags))
+
+    def _check(self, win: Window, elapsed_s: float) -> list[str]:
+        """Flags of the checks of a window against its limits and the firmware's time."""
+        m = self.bench.fixture.measure
+        flags = []
+        if win.edge_error_j > m.max_edge_error * abs(win.energy_j):
+            flags.append(EDGE_ERROR)
+        # A board toggles a GPIO in nanoseconds; the host DUT's wire send and scheduling add up
+        # to a few hundred µs, so only a gross disagreement (a wrong window) is flagged.
+        tolerance_s = 5 * self.bench.limits.period_s + m.duration_tolerance * elapsed_s
+        if abs(win.duration_s - elapsed_s) > tolerance_s:
+            log.warning("%s: window of %.6f s but the firmware timed %.6f s",
+                        self.point.label, win.duration_s, elapsed_s)
+            flags.append(DURATION_MISMATCH)
+        return flags
+
+
+# -- the point ----------------------------------------------------------------------------
+
+PointStatus = Literal["ok", "failed", "interrupted"]
+
+
+@dataclass(frozen=True)
+class PointResult:
+    """One measured point: its windows and how it went.
+
+    Attributes
+    ----------
+    point:
+        The factors (``family`` from the catalogue once prepared).
+    status, reason:
+        ``"ok"``; ``"failed"`` with the reason (self-test failed, DUT timeout, ...);
+        ``"interrupted"`` by a stop request (nothing to store).
+    batch_n:
+        Operations per window.
+    windows:
+        The windows measured (also those before a failure); ``cycles`` is the firmware's
+        count for the batch, ``true_*`` the emulator's truth on the simulated bench.
+    flags:
+        Union of the windows' flags and of point-level ones (``trigger_drops``).
+    prep:
+        The firmware's ``prep`` reply (empty if prep failed).
+    cycle_hz:
+        Frequency of the firmware's cycle counter, Hz.
+    """
+
+    point: Point
+    status: PointStatus
+    reason: str
+    batch_n: int
+    windows: tuple[Window, ...] = ()
+    flags: tuple[str, ...] = ()
+    prep: Mapping[str, Any] = field(default_factory=dict)
+    cycle_hz: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def figures(self) -> dict[str, Any]:
+        """The result as one JSON-ready object (``rig run --json``): per-op figures are
+        means over the windows (:func:`~energyrig.domain.summarise_per_op`),
+        ``*_ci95_*`` the Student-t 95 % interval of the mean."""
+        p = self.point
+        frame = windows_frame(self.windows, self.batch_n)
+        stats = summarise_per_op(frame)
+        out: dict[str, Any] = {
+            "op": p.op, "status": self.status, "reason": self.reason or None,
+            "params": {"key_bits": p.key_bits, "payload_bytes": p.payload_bytes,
+                       "curve": p.curve, "backend": p.backend},
+            "board": p.board, "family": p.family, "batch_n": self.batch_n,
+            "reps": len(self.windows),
+            "samples_per_window": _finite(float(frame["samples"].median())),
+        }
+        for key in ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j"):
+            low, high = stats[f"{key}_ci_low"], stats[f"{key}_ci_high"]
+            out[key] = _finite(stats[f"{key}_mean"])
+            out[key.replace("_per_op", "_per_op_ci95")] = \
+                [low, high] if math.isfinite(low) else None
+        energy, duration = frame["energy_j"].sum(), frame["duration_s"].sum()
+        out["mean_power_w"] = float(energy / duration) if len(frame) else None
+        out["baseline_w"] = _finite(float(frame["baseline_w"].median()))
+        out["cycles_per_op"] = _finite(stats["cycles_per_op_mean"])
+        out["cycle_hz"] = self.cycle_hz
+        for key in ("true_energy_per_op_j", "true_net_energy_per_op_j"):
+            if math.isfinite(stats[f"{key}_mean"]):
+                out[key] = stats[f"{key}_mean"]
+        out["flags"] = list(self.flags)
+        out["windows"] = [{"start_s": w.start_s, "end_s": w.end_s, "samples": w.samples,
+                           "energy_j": w.energy_j, "baseline_w": _finite(w.baseline_w),
+                           "edge_error_j": w.edge_error_j, "cycles": w.cycles,
+                           "true_energy_j": w.true_energy_j,
+                           "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags)}
+                          for w in self.windows]
+        return out
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+Until = Callable[[Sequence[Window]], bool]
+Progress = Callable[[str, int], None]
+
+
+def reps_done(reps: int) -> Until:
+    """The rule of ``rig run``: ``reps`` windows."""
+    return lambda windows: len(windows) >= reps
+
+
+def measure_point(bench: PointBench, point: Point, *, until: Until,
+                  batch_n: int | None = None, seed: int | None = None,
+                  min_samples: int | None = None, stop: Callable[[], bool] = lambda: False,
+                  on_progress: Progress | None = None) -> PointResult:
+    """Measure one point: prepare, then windows until ``until(windows)`` (module docstring).
+
+    Parameters
+    ----------
+    bench:
+        An open bench (:func:`energyrig.rig.bench.open_bench`).
+    point:
+        The op and its parameters (``board`` as the bench's).
+    until:
+        Enough windows? (:func:`reps_done`, or a sweep's adaptive rule.)
+    batch_n, seed, min_samples:
+        As :meth:`Measurement.prepare`.
+    stop:
+        Checked between windows; true ends the point as ``"interrupted"``.
+    on_progress:
+        ``on_progress(stage, windows_done)`` with stage ``"prepare"`` or ``"window"``.
+
+    Returns
+    -------
+    PointResult
+        ``"failed"`` with the reason when the DUT or the instrument failed.
+    """
+    progress = on_progress or (lambda stage, done: None)
+    cycle_hz = int(bench.hello.get("cycle_hz", 0))
+    windows: list[Window] = []
+    prepared: PreparedPoint | None = None
+    try:
+        progress("prepare", 0)
+        prepared = bench.prepare(point, batch_n=batch_n, seed=seed, min_samples=min_samples)
+        n = prepared.batch_n
+        while not until(windows):
+            if stop():
+                return PointResult(prepared.point, "interrupted", "stop requested", n,
+                                   tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz)
+            row = prepared.window()
+            if prepared.batch_n != n:  # the batch grew: the windows before are too small
+                windows.clear()
+                n = prepared.batch_n
+            windows.append(row)
+            progress("window", len(windows))
+        extra = bench.point_flags()
+    except POINT_ERRORS as exc:
+        # Ctrl-C in a terminal also reaches the DUT and emulator processes: an error after a
+        # stop request is the stop's doing, not the point's.
+        status: PointStatus = "interrupted" if stop() else "failed"
+        reason = str(exc)
+        if isinstance(exc, DutRefused) and exc.reply.get("selftest") == "fail":
+            reason = "self-test failed"
+        log.log(logging.INFO if stop() else logging.WARNING, "point %s %s: %s", point.label,
+                status, reason)
+        if prepared is None:
+            return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz)
+        return PointResult(prepared.point, status, reason, prepared.batch_n, tuple(windows),
+                           _flags(windows), prepared.prep, cycle_hz)
+    return PointResult(prepared.point, "ok", "", prepared.batch_n, tuple(windows),
+                       _flags(windows, extra), prepared.prep, cycle_hz)
+
+
+def _flags(windows: Sequence[Window], extra: Sequence[str] = ()) -> tuple[str, ...]:
+    return tuple(sorted({f for w in windows for f in w.flags} | set(extra)))

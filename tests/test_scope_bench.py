@@ -43,7 +43,9 @@ def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None
     fixture.write_text(text.replace('"../build/host/energyrig-dut"',
                                     f'"{ROOT / "build/host/energyrig-dut"}"'))
     with Bench(load_fixture(fixture)) as bench:
-        limit = bench.instrument.max_window_s(0.02, 0.005)  # type: ignore[union-attr]
+        assert bench.instrument is not None
+        limit = bench.instrument.limits().max_window_s(0.02, 0.005)
+        assert limit is not None
         assert 0.017 < limit < 0.018
         prepared = bench.prepare(Point(op="sha256", board=bench.board, payload_bytes=1024))
         assert prepared.batch_n * prepared.per_op_s <= limit  # without the cap: 50 ms

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from energyrig.instruments.files import CaptureOptions, open_capture
+from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.files import open_capture
 from energyrig.results.stats import describe_finite
 from energyrig.rig.energy import (Glitch, UnpairedEdge, Window, WindowFinder, WindowSettings,
                                   find_windows, per_op)

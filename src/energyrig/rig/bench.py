@@ -53,9 +53,10 @@ from typing import Any, Self
 import numpy as np
 
 from energyrig.errors import CaptureError, DutError, InstrumentError
-from energyrig.fixtures.loader import instrument_kind, resolve_command
+from energyrig.fixtures.loader import resolve_command
 from energyrig.fixtures.schema import Fixture
 from energyrig.instruments.base import Acquisition, RecordedCapture
+from energyrig.instruments.registry import family
 from energyrig.results.stats import Summary, describe_finite
 from energyrig.results.store import Point, Status
 from energyrig.results.store import Window as WindowRow
@@ -83,8 +84,6 @@ _AUTO_MARGIN = 1.5
 _MAX_RESTARTS = 3
 #: A window further than this many samples from its true edge is flagged ``stream_time_shift``.
 _MAX_SHIFT_SAMPLES = 3
-#: Transfer latency of an instrument's stream to the host (USB, decoding), s.
-_TRANSFER_LAG_S = 0.05
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
 _COLLECT_SLACK_S = 5.0
 
@@ -250,7 +249,7 @@ class Bench:
 
     def __init__(self, fixture: Fixture) -> None:
         self.fixture = fixture
-        self._kind, self._settings = instrument_kind(fixture)
+        self._family = family(fixture.instrument.kind)
         self._stack: ExitStack | None = None
         self.dut: Dut | None = None
         self.instrument: Acquisition | None = None
@@ -288,11 +287,11 @@ class Bench:
             self.workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-")))
             wire, truth = self.workdir / "trigger.wire", self.workdir / "truth.jsonl"
             model = PowerModel.from_dict(fx.sim.power.model_dump())
-            assert self._kind.emulator is not None  # the loader checked it
+            assert self._family.emulator is not None  # the loader checked it
             emu = stack.enter_context(EmulatorProcess(
-                model, wire=wire, truth=truth, module=self._kind.emulator,
+                model, wire=wire, truth=truth, module=self._family.emulator,
                 extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(fx.sim.seed),
-                            *self._kind.emulator_args(self._settings)]))
+                            *self._family.emulator_args(fx.instrument)]))
             port = emu.port
             self.truth = TruthLog(truth)
         if fx.dut.link == "serial":
@@ -311,7 +310,7 @@ class Bench:
         if self.hello.get("protocol") != 1:
             raise DutError(f"DUT {self.dut.transport.name} speaks protocol "
                            f"{self.hello.get('protocol')!r}; this rig speaks protocol 1")
-        self.instrument = self._kind.factory(self._settings, port)
+        self.instrument = self._family.open(fx.instrument, port)
         stack.enter_context(self.instrument)
         log.info("bench %s open: firmware %s on %s", fx.name, self.hello.get("firmware"),
                  self.board)
@@ -333,7 +332,7 @@ class Bench:
         """Fixture, firmware and instrument identity for a run manifest."""
         _, instrument = self._require()
         return {"fixture": self.fixture.model_dump(mode="json"), "firmware": self.hello,
-                "instrument": instrument.describe()}
+                "instrument": instrument.describe().to_dict()}
 
     def ops(self) -> list[OpInfo]:
         """The firmware's catalogue."""
@@ -489,32 +488,26 @@ class Bench:
 
     def _batch_cap(self, per_op_s: float) -> int:
         """Largest batch a window may hold: ``measure.max_batch``, and for a recorder whose
-        memory bounds the window at its sample rate (a scope's ``max_window_s``) the batch
-        that fits in it."""
+        memory bounds the window at its sample rate (a scope) the batch that fits in it."""
         m = self.fixture.measure
         _, instrument = self._require()
-        limit = getattr(instrument, "max_window_s", None)
+        limit = instrument.limits().max_window_s(m.pre_s, m.post_s)
         if limit is None:
             return m.max_batch
-        fits = math.floor(limit(m.pre_s, m.post_s) / max(per_op_s, 1e-12))
+        fits = math.floor(limit / max(per_op_s, 1e-12))
         return max(1, min(m.max_batch, fits))
 
     def _stream_lag_s(self) -> float:
         """How far behind real time the instrument's samples reach the host, s (bounded)."""
         sim = self.fixture.sim
-        return (sim.latency_s if sim is not None else 0.0) + _TRANSFER_LAG_S
+        _, instrument = self._require()
+        return (sim.latency_s if sim is not None else 0.0) + instrument.limits().stream_lag_s
 
     def _period_s(self) -> float:
-        """Sample period of the instrument, s (from its ``describe()``)."""
-        if self._period is not None:
-            return self._period
-        _, instrument = self._require()
-        info = instrument.describe()
-        rate = info.get("sample_rate_hz") or info.get("samplerate_hz")
-        if not rate:
-            raise InstrumentError(f"{type(instrument).__name__} does not report its sample "
-                                  "rate; give --batch N")
-        self._period = 1.0 / float(rate)
+        """Sample period of the instrument, s (from its ``limits()``)."""
+        if self._period is None:
+            _, instrument = self._require()
+            self._period = instrument.limits().period_s
         return self._period
 
     def _window(self, dut: Dut, n: int, expected_s: float | None) -> tuple[WindowRow, float]:

@@ -13,50 +13,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from energyrig.errors import ConfigError
-from energyrig.instruments.sigrok.srfile import SrOptions
+from energyrig.instruments.sigrok.config import SIGROK_CLI, SigrokConfig
 
-SIGROK_CLI = "sigrok-cli"
 _SCAN_LINE = re.compile(
     r"^(?P<spec>\S+) - (?P<description>.*?)(?: with (?P<count>\d+) channels?: (?P<channels>.*))?$")
 _SOURCE = "sigrok device"
-
-
-@dataclass(frozen=True, slots=True)
-class SigrokDeviceConfig:
-    """A libsigrok device as a fixture describes it.
-
-    Attributes
-    ----------
-    driver:
-        libsigrok driver name (``demo``, ``fx2lafw``, ``hantek-6xxx``).
-    conn:
-        Connection (``1.6`` USB bus.address, ``/dev/ttyUSB0``); ``None``: the first found.
-    driver_options:
-        Further scan options appended to ``--driver`` (``analog_channels``: ``"2"``).
-    channels:
-        Channels to enable (``--channels``); empty: the device's default set.
-    samplerate_hz:
-        Sample rate in Hz; required to size captures from a time window.
-    config:
-        Further device options for ``--config`` (``voltage_threshold``: ``"1.5"``).
-    reader:
-        Which channels carry trigger, current and voltage, and their scaling.
-    sigrok_cli:
-        The ``sigrok-cli`` executable.
-    """
-
-    driver: str
-    conn: str | None = None
-    driver_options: Mapping[str, str] = field(default_factory=dict)
-    channels: tuple[str, ...] = ()
-    samplerate_hz: float | None = None
-    config: Mapping[str, str] = field(default_factory=dict)
-    reader: SrOptions = field(default_factory=SrOptions)
-    sigrok_cli: str = SIGROK_CLI
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +50,7 @@ def _options(pairs: Mapping[str, str], what: str) -> list[str]:
     return items
 
 
-def driver_spec(cfg: SigrokDeviceConfig) -> str:
+def driver_spec(cfg: SigrokConfig) -> str:
     """The ``--driver`` argument: ``demo``, ``fx2lafw:conn=1.6``."""
     conn = {"conn": cfg.conn} if cfg.conn is not None else {}
     return ":".join([cfg.driver, *_options({**conn, **cfg.driver_options}, "driver_options")])
@@ -105,7 +70,7 @@ def samples_for(total_s: float, samplerate_hz: float) -> int:
     return max(1, math.ceil(total_s * samplerate_hz - 1e-6))  # 1e-6: float noise, not a sample
 
 
-def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[str]:
+def capture_argv(cfg: SigrokConfig, output: Path, samples: int) -> list[str]:
     """Command line capturing ``samples`` samples into the session file ``output``."""
     config = {}
     if cfg.samplerate_hz is not None:
@@ -120,19 +85,18 @@ def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[st
                    "--output-file", str(output)]
 
 
-def check_reader_channels(cfg: SigrokDeviceConfig, available: tuple[str, ...]) -> None:
+def check_reader_channels(cfg: SigrokConfig, available: tuple[str, ...]) -> None:
     """Refuse a channel mapping that names a channel the capture will not contain.
 
     ``available`` is what the device offers (from its scan); only ``cfg.channels`` are
     captured when given. A string ``voltage`` is a channel name, a float a constant.
     """
     captured = cfg.channels or available
-    reader = cfg.reader
-    roles = {"trigger": reader.trigger, "current": reader.current,
-             "voltage": reader.voltage if isinstance(reader.voltage, str) else None}
+    roles = {"trigger": cfg.trigger, "current": cfg.current,
+             "voltage": cfg.voltage if isinstance(cfg.voltage, str) else None}
     for role, name in roles.items():
         if name is not None and name not in captured:
-            raise ConfigError(_SOURCE, f"reader.{role}", f"channel {name!r} is not captured "
+            raise ConfigError(_SOURCE, role, f"channel {name!r} is not captured "
                                                          f"(channels: {', '.join(captured)})")
 
 

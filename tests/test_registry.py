@@ -109,6 +109,8 @@ def test_an_unknown_kind_names_the_known_ones(tmp_path: Path) -> None:
     ('kind = "ppk2"\nsupply_v = 7.5\n', "instrument.supply_v", "must be between 0.8 and 5.0 V"),
     ('kind = "scope"\nshunt = 3\n', "instrument", "channels must differ"),
     ('kind = "sigrok"\ndriver = "demo"\nconn = 5\n', "instrument.conn", "valid string"),
+    ('kind = "sigrok"\ndriver = "demo"\nconfig = { a = "b:c" }\n', "instrument.config",
+     "cannot contain ':'"),
     ('kind = "ppk2"\nprot = "x"\n', "instrument.prot", "unknown field"),
 ])
 def test_errors_inside_a_table_name_the_field_without_the_kind(tmp_path: Path, table: str,

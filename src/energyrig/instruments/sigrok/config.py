@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from energyrig.config import Strict
 
@@ -61,6 +61,30 @@ class SigrokConfig(Strict):
     current_scale_a_per_v: float | None = None
     voltage_minus_shunt: bool = False
     sigrok_cli: str = SIGROK_CLI
+
+    @field_validator("conn")
+    @classmethod
+    def _conn_fits(cls, v: str | None) -> str | None:
+        if v is not None and ":" in v:
+            raise ValueError(f"{v!r} cannot contain ':' (sigrok-cli separates options with ':')")
+        return v
+
+    @field_validator("driver_options", "config")
+    @classmethod
+    def _options_fit(cls, v: dict[str, str]) -> dict[str, str]:
+        """What sigrok-cli's ``key=value:key=value`` syntax can carry."""
+        for key, value in v.items():
+            if ":" in key or ":" in value or "=" in key:
+                raise ValueError(f"{key}={value!r} cannot contain ':' (sigrok-cli separates "
+                                 "options with ':')")
+        return v
+
+    @field_validator("samplerate_hz")
+    @classmethod
+    def _whole_hz(cls, v: float | None) -> float | None:
+        if v is not None and v != round(v):
+            raise ValueError(f"must be a whole number of Hz (sigrok-cli's samplerate), got {v}")
+        return v
 
     @model_validator(mode="after")
     def _level_needs_trigger(self) -> SigrokConfig:

@@ -39,27 +39,19 @@ class ScannedDevice:
         return self.driver if self.conn is None else f"{self.driver}:conn={self.conn}"
 
 
-def _options(pairs: Mapping[str, str], what: str) -> list[str]:
-    """``key=value`` items, refusing what sigrok-cli's ``:``-separated syntax cannot carry."""
-    items = []
-    for key, value in pairs.items():
-        if ":" in key or ":" in str(value) or "=" in key:
-            raise ConfigError(_SOURCE, f"{what}.{key}", f"{key}={value!r} cannot contain ':' "
-                                                        "(sigrok-cli separates options with ':')")
-        items.append(f"{key}={value}")
-    return items
+def _options(pairs: Mapping[str, str]) -> list[str]:
+    """``key=value`` items (the config model refused what the ``:`` syntax cannot carry)."""
+    return [f"{key}={value}" for key, value in pairs.items()]
 
 
 def driver_spec(cfg: SigrokConfig) -> str:
     """The ``--driver`` argument: ``demo``, ``fx2lafw:conn=1.6``."""
     conn = {"conn": cfg.conn} if cfg.conn is not None else {}
-    return ":".join([cfg.driver, *_options({**conn, **cfg.driver_options}, "driver_options")])
+    return ":".join([cfg.driver, *_options({**conn, **cfg.driver_options})])
 
 
 def format_samplerate(hz: float) -> str:
     """A sample rate as sigrok-cli parses it: whole hertz (``1000000``)."""
-    if not hz > 0 or hz != round(hz):
-        raise ConfigError(_SOURCE, "samplerate_hz", f"must be a positive whole number of Hz, got {hz}")
     return str(int(hz))
 
 
@@ -78,7 +70,7 @@ def capture_argv(cfg: SigrokConfig, output: Path, samples: int) -> list[str]:
     config.update(cfg.config)
     argv = [cfg.sigrok_cli, "--driver", driver_spec(cfg)]
     if config:
-        argv += ["--config", ":".join(_options(config, "config"))]
+        argv += ["--config", ":".join(_options(config))]
     if cfg.channels:
         argv += ["--channels", ",".join(cfg.channels)]
     return argv + ["--samples", str(samples), "--output-format", "srzip",

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from energyrig.instruments.scope.driver import Scope
-from energyrig.instruments.scope.protocol import ScopeSettings
+from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.wire import edge_records, send_edges
@@ -61,9 +61,9 @@ def main() -> None:
         with EmulatorProcess(MODEL, wire=wire, module="energyrig.instruments.sim.scope",
                              extra_args=["--dialect", args.dialect]) as emu:
             for rate, window in CASES:
-                settings = ScopeSettings(emu.port, dialect=args.dialect, supply_v=3.3,
-                                         max_current_a=0.08, sample_rate_hz=rate,
-                                         timeout_s=60.0)
+                settings = ScopeConfig(resource=emu.port, dialect=args.dialect, supply_v=3.3,
+                                       max_current_a=0.08, sample_rate_hz=rate,
+                                       timeout_s=60.0)
                 times = []
                 with Scope(settings) as scope:
                     for k in range(args.repeat):

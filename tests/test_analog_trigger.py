@@ -10,7 +10,7 @@ import pytest
 
 from energyrig.errors import CaptureError
 from energyrig.instruments.csvfile import CsvCapture
-from energyrig.instruments.files import CaptureOptions
+from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.threshold import AnalogTrigger, Schmitt
 from energyrig.rig.energy import WindowSettings, find_windows
 

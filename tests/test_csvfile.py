@@ -8,7 +8,8 @@ import pytest
 
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.csvfile import CsvCapture
-from energyrig.instruments.files import CaptureOptions, open_capture, parse_voltage
+from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.files import open_capture, parse_voltage
 
 T = 1e-5
 

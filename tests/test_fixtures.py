@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from energyrig.errors import ConfigError
-from energyrig.fixtures import INSTRUMENT_KINDS, instrument_kind, load_fixture
+from energyrig.fixtures import load_fixture
 from energyrig.fixtures.loader import FIXTURE_ENV, default_fixture_path, resolve_command
+from energyrig.instruments.ppk2.config import Ppk2Config
+from energyrig.instruments.registry import family
 from energyrig.instruments.ppk2.driver import Ppk2
 from energyrig.instruments.sigrok.device import SigrokDevice
 
@@ -33,8 +35,7 @@ def write(tmp_path: Path, text: str, name: str = "x.toml") -> Path:
 def test_the_default_fixture_is_the_simulated_bench() -> None:
     fx = load_fixture(SIM)
     assert fx.simulated and fx.dut.link == "pty"
-    kind, settings = instrument_kind(fx)
-    assert kind is INSTRUMENT_KINDS["ppk2"] and settings.supply_v == 3.0
+    assert isinstance(fx.instrument, Ppk2Config) and fx.instrument.supply_v == 3.0
     program = Path(resolve_command(fx)[0])
     assert program == ROOT / "build" / "host" / "energyrig-dut"
     assert fx.sim is not None and fx.sim.power.active_a == pytest.approx(3.3e-3)
@@ -103,34 +104,30 @@ def test_cross_field_rules(tmp_path: Path) -> None:
 
 def test_every_kind_builds_its_instrument_without_branches(tmp_path: Path) -> None:
     ppk2 = load_fixture(write(tmp_path, GOOD))
-    kind, settings = instrument_kind(ppk2)
-    device = kind.factory(settings, None)
+    device = family("ppk2").open(ppk2.instrument, None)
     assert isinstance(device, Ppk2) and device.port == "/dev/ttyACM0"
-    assert kind.factory(settings, "/dev/pts/9").port == "/dev/pts/9"  # the emulator's pty
+    assert family("ppk2").open(ppk2.instrument, "/dev/pts/9").port == "/dev/pts/9"  # the pty
     sigrok = load_fixture(write(tmp_path, GOOD.replace(
         'kind = "ppk2"\nport = "/dev/ttyACM0"',
         'kind = "sigrok"\ndriver = "demo"\nsamplerate_hz = 100000\ntrigger = "D0"'), "s.toml"))
-    kind, settings = instrument_kind(sigrok)
-    device = kind.factory(settings, None)
+    device = family("sigrok").open(sigrok.instrument, None)
     assert isinstance(device, SigrokDevice)
-    assert device.config.driver == "demo" and device.config.reader.trigger == "D0"
+    assert device.config.driver == "demo" and device.reader.trigger == "D0"
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "fixtures").glob("*.toml")), ids=lambda p: p.name)
 def test_every_bundled_fixture_loads(path: Path) -> None:
     fx = load_fixture(path)
-    kind, _ = instrument_kind(fx)
-    assert kind.emulated or not fx.simulated
+    assert family(fx.instrument.kind).emulator is not None or not fx.simulated
 
 
 def test_the_hantek_fixture_thresholds_its_analog_trigger() -> None:
     fx = load_fixture(ROOT / "fixtures" / "nucleo-hantek6022-sigrok.toml")
-    kind, settings = instrument_kind(fx)
-    device = kind.factory(settings, None)
+    device = family(fx.instrument.kind).open(fx.instrument, None)
     assert isinstance(device, SigrokDevice)
-    reader = device.config.reader
+    reader = device.reader
     assert (reader.trigger, reader.trigger_level_v, reader.trigger_hysteresis_v) == ("CH2", 1.65, 0.2)
-    assert device.describe()["trigger_level_v"] == 1.65
+    assert device.describe().details["trigger_level_v"] == 1.65
 
 
 @pytest.mark.parametrize(("keys", "field", "problem"), [

@@ -41,7 +41,7 @@ def test_list_finds_the_sigrok_demo_device() -> None:
 
 
 def test_list_table_and_unknown_source() -> None:
-    result = runner.invoke(app, ["instruments", "-s", "ppk2", "-s", "visa"])
+    result = runner.invoke(app, ["instruments", "-s", "ppk2", "-s", "scope"])
     assert result.exit_code == 0, result.output
     assert "instruments found" in result.output or "no instruments found" in result.output
     bad = runner.invoke(app, ["instruments", "-s", "gpib"])
@@ -55,6 +55,7 @@ def test_check_ppk2_answers(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     (check,) = json.loads(result.output)
     assert check["part"] == "instrument" and check["ok"] and emu.port in check["target"]
+    assert check["detail"] == f"PPK2 (HW 9173) at {emu.port}"  # the emulator's calibration
 
 
 def test_check_scope_answers_and_a_dead_one_does_not(tmp_path: Path) -> None:
@@ -67,6 +68,7 @@ def test_check_scope_answers_and_a_dead_one_does_not(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     (check,) = json.loads(result.output)
     assert check["ok"] and "DSOX3034T" in check["detail"]
+    assert check["detail"].endswith(f" at {emu.resource}")
     path.write_text(path.read_text().replace(emu.resource, dead))
     result = runner.invoke(app, ["instruments", "check", "--fixture", str(path), "--json"])
     assert result.exit_code == 1
@@ -92,16 +94,33 @@ def test_check_simulated_scope_bench_opens() -> None:
     assert result.exit_code == 0, result.output
     (check,) = json.loads(result.output)
     assert check["part"] == "bench" and check["ok"] and "DS1104Z" in check["detail"]
+    assert "::SOCKET" in check["detail"]  # the emulator's address
+
+
+def test_check_simulated_ppk2_bench_names_the_instrument_and_its_pty() -> None:
+    result = runner.invoke(app, ["instruments", "check", "--fixture",
+                                 str(ROOT / "fixtures/sim.toml"), "--json"])
+    assert result.exit_code == 0, result.output
+    (check,) = json.loads(result.output)
+    assert check["ok"] and "instrument PPK2 (HW 9173) at /dev/pts/" in check["detail"]
+
+
+def test_check_sigrok_names_the_model_and_the_driver(tmp_path: Path) -> None:
+    path = fixture(tmp_path, 'kind = "sigrok"\ndriver = "demo"\nsamplerate_hz = 100000\n')
+    result = runner.invoke(app, ["instruments", "check", "--fixture", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    (check,) = json.loads(result.output)
+    assert check["target"] == "sigrok demo" and check["detail"] == "Demo device at demo"
 
 
 @pytest.mark.parametrize("name", ["sim-scope", "nrf52840dk-ppk2", "esp32-rigol-ds1054z",
                                   "nucleo-hantek6022-sigrok"])
 def test_example_fixtures_load(name: str) -> None:
-    from energyrig.fixtures import instrument_kind, load_fixture
+    from energyrig.fixtures import load_fixture
+    from energyrig.instruments.registry import family
 
     fx = load_fixture(ROOT / "fixtures" / f"{name}.toml")
-    kind, settings = instrument_kind(fx)
-    assert fx.name == name and settings is not None and kind is not None
+    assert fx.name == name and isinstance(fx.instrument, family(fx.instrument.kind).config)
 
 
 def test_malformed_fixture_exits_2_naming_the_field(tmp_path: Path) -> None:
@@ -113,10 +132,10 @@ def test_malformed_fixture_exits_2_naming_the_field(tmp_path: Path) -> None:
 
 
 def test_a_visa_resource_is_identified_with_its_dialect() -> None:
-    from energyrig.instruments.discovery import _identify
+    from energyrig.instruments.scope.family import identify
 
     with ScopeEmulator(PowerModel(supply_v=3.3), dialect="keysight-x") as emu:
-        found = _identify(emu.resource, "@py", 2.0)
+        found = identify(emu.resource, "@py", 2.0)
     assert "DSOX3034T" in found.description and 'dialect = "keysight-x"' in found.fixture
-    silent = _identify(emu.resource, "@py", 1.0)          # closed now
+    silent = identify(emu.resource, "@py", 1.0)          # closed now
     assert silent.description.startswith("does not answer *IDN?")

@@ -1,7 +1,8 @@
 """The import graph runs one way (docs/ARCHITECTURE.md): cli → rig → {instruments, results,
 fixtures} → the bottom (domain, capture, config, units, errors); no circle anywhere.
 
-Every ``import`` counts, also those inside functions (a lazy import is still a dependency)."""
+Every ``import`` counts, also those inside functions (a lazy import is still a dependency);
+imports under ``if TYPE_CHECKING:`` count for the layers but not for circles (they never run)."""
 from __future__ import annotations
 
 import ast
@@ -30,11 +31,23 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> set[str]:
+def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
+    """The import nodes inside ``if TYPE_CHECKING:`` blocks."""
+    return {inner for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+            for stmt in node.body for inner in ast.walk(stmt)}
+
+
+def _imports(path: Path, runtime: bool = False) -> set[str]:
     """The energyrig modules ``path`` imports (``from a import b`` counts ``a.b`` when that
-    is a module, else ``a``)."""
+    is a module, else ``a``); ``runtime``: without those under ``if TYPE_CHECKING:``."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_only(tree) if runtime else set()
+    for node in ast.walk(tree):
+        if node in skip:
+            continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("energyrig"))
         elif isinstance(node, ast.ImportFrom) and node.module and \
@@ -47,6 +60,7 @@ def _imports(path: Path) -> set[str]:
 
 MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
 GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
+RUNTIME = {name: _imports(path, runtime=True) - {name} for name, path in MODULES.items()}
 
 
 def _part(module: str) -> str:
@@ -79,8 +93,8 @@ def test_no_circle() -> None:
 
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(GRAPH.get(node, ())):
-            if nxt not in GRAPH:
+        for nxt in sorted(RUNTIME.get(node, ())):
+            if nxt not in RUNTIME:
                 continue
             if state.get(nxt) == 1:
                 circle = path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
@@ -89,6 +103,6 @@ def test_no_circle() -> None:
                 visit(nxt, [*path, nxt])
         state[node] = 2
 
-    for module in sorted(GRAPH):
+    for module in sorted(RUNTIME):
         if module not in state:
             visit(module, [module])

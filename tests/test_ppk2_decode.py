@@ -302,7 +302,8 @@ def _trigger_file(tmp_path: Path, name: str = "bench.ppk2") -> tuple[Path, np.nd
 
 
 def test_open_capture_reads_ppk2_files_and_windows_integrate_the_decoded_power(tmp_path):
-    from energyrig.instruments.files import CaptureOptions, open_capture
+    from energyrig.instruments.fileopts import CaptureOptions
+    from energyrig.instruments.files import open_capture
     from energyrig.rig.energy import WindowSettings, find_windows
 
     path, words, trigger = _trigger_file(tmp_path)
@@ -329,7 +330,8 @@ def test_open_capture_reads_ppk2_files_and_windows_integrate_the_decoded_power(t
 ])
 def test_open_capture_names_channels_a_ppk2_does_not_have(tmp_path, options, problem):
     from energyrig.errors import ChannelError
-    from energyrig.instruments.files import CaptureOptions, open_capture
+    from energyrig.instruments.fileopts import CaptureOptions
+    from energyrig.instruments.files import open_capture
 
     path, _, _ = _trigger_file(tmp_path)
     with pytest.raises(ChannelError, match=problem):

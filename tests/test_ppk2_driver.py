@@ -14,7 +14,9 @@ from ppk2_api.ppk2_api import PPK2_API
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import Acquisition, RecordedCapture
 from energyrig.instruments.ppk2.decode import encode_words
-from energyrig.instruments.ppk2.driver import Ppk2, Ppk2Settings, discover
+from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.ppk2.config import Ppk2Config
+from energyrig.instruments.ppk2.driver import TRANSFER_LAG_S, Ppk2, discover
 from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
@@ -71,7 +73,7 @@ def split(data: bytes, size: int) -> list[bytes]:
 def test_start_and_stop_send_the_exact_commands_and_read_split_metadata() -> None:
     end = METADATA.index(b"END")
     port = FakePort([METADATA[:40], METADATA[40:end + 1], METADATA[end + 1:]])
-    ppk = Ppk2(settings=Ppk2Settings(mode="source", supply_v=3.3), transport=port)
+    ppk = Ppk2(config=Ppk2Config(mode="source", supply_v=3.3), transport=port)
     assert isinstance(ppk, Acquisition)
     with ppk:
         assert ppk.calibration == DEFAULT_CALIBRATION
@@ -85,17 +87,31 @@ def test_metadata_the_emulator_splits_over_300_ms_arrives_whole() -> None:
         assert ppk.calibration == replace(DEFAULT_CALIBRATION, mode=1)  # ppk2-api loses R0..O4
 
 
+def test_limits_and_describe_against_the_emulator() -> None:
+    """100 kS/s, a stream 50 ms behind; named by its hardware revision, at its port."""
+    with Ppk2Emulator(PowerModel()) as emu, Ppk2(emu.port) as ppk:
+        limits, info = ppk.limits(), ppk.describe()
+    assert limits == Limits(sample_rate_hz=100_000, max_record_s=None,
+                            stream_lag_s=TRANSFER_LAG_S)
+    assert limits.max_window_s(0.02, 0.005) is None and TRANSFER_LAG_S == 0.05
+    assert info == InstrumentInfo("ppk2", f"PPK2 (HW {DEFAULT_CALIBRATION.hw})", emu.port,
+                                  100_000, info.details)
+    manifest = info.to_dict()
+    assert manifest["kind"] == "ppk2" and manifest["address"] == emu.port
+    assert manifest["supply_v"] == 3.0 and manifest["samples_lost"] == 0
+
+
 def test_ampere_mode_leaves_dut_power_alone() -> None:
     port = FakePort([METADATA])
-    with Ppk2(settings=Ppk2Settings(mode="ampere", supply_v=3.0, dut_power=False),
+    with Ppk2(config=Ppk2Config(mode="ampere", supply_v=3.0, dut_power=False),
               transport=port) as ppk:
-        assert ppk.describe()["mode"] == "ampere"
+        assert ppk.describe().details["mode"] == "ampere"
     assert port.writes == [b"\x07", b"\x19", b"\x11\x01", b"\x0d\x0b\xb8", b"\x06", b"\x07"]
 
 
 def test_metadata_without_end_is_an_error() -> None:
     port = FakePort([METADATA[:100]])
-    ppk = Ppk2(settings=Ppk2Settings(metadata_timeout_s=0.3), transport=port)
+    ppk = Ppk2(config=Ppk2Config(metadata_timeout_s=0.3), transport=port)
     with pytest.raises(InstrumentError, match="no complete calibration metadata"):
         ppk.start()
 
@@ -159,7 +175,7 @@ def test_one_sample_glitches_neither_start_nor_end_the_window() -> None:
 def test_a_window_longer_than_the_buffer_fails_loudly() -> None:
     raw = _trace_words(30_000, 2_000, 25_000, lost_at=0, lost=0)
     port = FakePort([METADATA], later=split(raw, 4000))
-    with Ppk2(settings=Ppk2Settings(buffer_s=0.1), transport=port) as ppk:
+    with Ppk2(config=Ppk2Config(buffer_s=0.1), transport=port) as ppk:
         ppk.arm(pre_s=0.0, window_s=0.05, post_s=0.01)
         port.release()
         with pytest.raises(InstrumentError, match="discarded because the buffer"):

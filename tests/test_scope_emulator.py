@@ -9,8 +9,11 @@ import pytest
 import pyvisa
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.scope import protocol
+from energyrig.instruments.scope.config import ScopeConfig
+from energyrig.instruments.scope.dialects import KEYSIGHT_X
 from energyrig.instruments.scope.driver import Scope
-from energyrig.instruments.scope.protocol import ScopeSettings
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.scope import ScopeEmulator
@@ -22,10 +25,10 @@ from energyrig.rig.energy import WindowSettings, find_windows
 MODEL = PowerModel(supply_v=3.3, idle_a=0.020, active_a=0.045, accel_a=0.012, noise_a=0.5e-3)
 
 
-def settings(resource: str, **kw: object) -> ScopeSettings:
+def settings(resource: str, **kw: object) -> ScopeConfig:
     base = dict(supply_v=3.3, max_current_a=0.08, sample_rate_hz=1e6, timeout_s=5.0)
     base.update(kw)
-    return ScopeSettings(resource, **base)  # type: ignore[arg-type]
+    return ScopeConfig(resource=resource, **base)  # type: ignore[arg-type]
 
 
 def run_window(scope: Scope, wire: Path, start_after_s: float, duration_s: float,
@@ -57,6 +60,25 @@ def test_session_energy_matches_truth(tmp_path: Path, dialect: str) -> None:
         net = w.energy_j - w.baseline_w * w.duration_s
         assert net == pytest.approx(true.net_energy_j, rel=5e-3)
         assert w.energy_j == pytest.approx(true.energy_j, rel=5e-3)
+
+
+def test_limits_and_describe_come_from_the_scope_itself() -> None:
+    """The record memory of the family ``*IDN?`` names bounds the record at the set rate;
+    the scope is named by its ``*IDN?`` at its resource."""
+    scope = Scope(settings("TCPIP::192.0.2.1::INSTR", window_margin=1.5))
+    with pytest.raises(InstrumentError, match="dialect 'auto' is known only after start"):
+        scope.limits()
+    assert scope.describe().name == ""  # not asked yet
+    with ScopeEmulator(MODEL, dialect="keysight-x") as emu:
+        with Scope(settings(emu.resource, window_margin=1.5)) as scope:
+            limits, info = scope.limits(), scope.describe()
+    longest = protocol.max_record_s(KEYSIGHT_X, 3, 1e6)
+    assert longest > 0
+    assert limits == Limits(sample_rate_hz=1e6, max_record_s=longest, stream_lag_s=0.0,
+                            window_margin=1.5)
+    assert info == InstrumentInfo("scope", info.name, emu.resource, 1e6, info.details)
+    assert "DSOX3034T" in info.name and info.details["dialect"] == "keysight-x"
+    assert info.to_dict()["channels"] == {"shunt": 2, "trigger": 3, "supply": 1}
 
 
 def test_samples_are_8_bit_codes(tmp_path: Path) -> None:

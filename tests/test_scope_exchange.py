@@ -12,9 +12,9 @@ import pytest
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import RecordedCapture
-from energyrig.instruments.discovery import _identify
+from energyrig.instruments.scope.family import identify
 from energyrig.instruments.scope.driver import Scope
-from energyrig.instruments.scope.protocol import ScopeSettings
+from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.rig.energy import WindowSettings, find_windows
 from scope_fake import ExpectedProtocol, Script, ieee_block
 
@@ -22,9 +22,9 @@ from scope_fake import ExpectedProtocol, Script, ieee_block
 PRE, WINDOW, POST = 0.02, 0.003, 0.005
 
 
-def settings(resource: str, dialect: str) -> ScopeSettings:
-    return ScopeSettings(resource, dialect=dialect, supply_v=3.3, max_current_a=0.08,
-                         sample_rate_hz=1e6, timeout_s=3.0, arm_timeout_s=2.0)
+def settings(resource: str, dialect: str) -> ScopeConfig:
+    return ScopeConfig(resource=resource, dialect=dialect, supply_v=3.3, max_current_a=0.08,
+                       sample_rate_hz=1e6, timeout_s=3.0, arm_timeout_s=2.0)
 
 
 def channel_setup(on: str, ch: int, scale: str, offset: str, probe: str = "1") -> Script:
@@ -374,8 +374,8 @@ def test_siglent_sds1000xe_block_with_junk_after_it_is_an_error() -> None:
         ("C2:WF? DAT2", b"DAT2," + ieee_block(data) + b"\nX"), ("STOP", None),
     ]
     with ExpectedProtocol(script) as fake:
-        s = ScopeSettings(fake.resource, dialect="siglent-sds1000xe", supply=None, shunt=2,
-                          trigger=1, voltage_minus_shunt=False, timeout_s=3.0)
+        s = ScopeConfig(resource=fake.resource, dialect="siglent-sds1000xe", supply=None, shunt=2,
+                        trigger=1, voltage_minus_shunt=False, timeout_s=3.0)
         with Scope(s) as scope, pytest.raises(InstrumentError, match="block ends in b'X'"):
             scope.read_channel(2)
     assert fake.error is None and fake.finished, fake.error
@@ -387,6 +387,6 @@ def test_siglent_sds1000xe_block_with_junk_after_it_is_an_error() -> None:
 def test_rig_instruments_names_the_siglent_command_set(idn: str, dialect: str) -> None:
     """``rig instruments`` asks ``*IDN?`` over VISA and writes the row for that model."""
     with ExpectedProtocol([("*IDN?", idn)]) as fake:
-        found = _identify(fake.resource, "@py", 3.0)
+        found = identify(fake.resource, "@py", 3.0)
     assert fake.error is None and fake.finished, fake.error
     assert found.description == idn and f'dialect = "{dialect}"' in found.fixture

@@ -18,7 +18,16 @@ from energyrig.instruments.scope.dialects import (
     rigol_preamble,
     steps_125,
 )
-from energyrig.instruments.scope.protocol import ScopeSettings
+from energyrig.instruments.family import Limits
+from energyrig.instruments.scope.config import ScopeConfig
+
+
+def longest_window(dialect, rate: float, pre: float, post: float, margin: float) -> float:
+    """The longest window the bench lets a 3-channel record hold at ``rate``, s."""
+    limits = Limits(rate, protocol.max_record_s(dialect, 3, rate), 0.0, margin)
+    longest = limits.max_window_s(pre, post)
+    assert longest is not None
+    return longest
 
 
 def test_steps_125() -> None:
@@ -41,14 +50,14 @@ def test_plan_holds_the_record_at_the_rate(dialect, window_s: float) -> None:
     if dialect.depths is not None:
         assert plan.depth in dialect.depth_choices(3)
         assert plan.rate_hz == pytest.approx(plan.depth / screen)
-    longest = protocol.max_window_s(dialect, 3, rate, pre, post, margin)
+    longest = longest_window(dialect, rate, pre, post, margin)
     assert (plan.rate_hz >= rate * 0.9999) == (window_s <= longest)
 
 
 @pytest.mark.parametrize("dialect", list(DIALECTS.values()), ids=list(DIALECTS))
 def test_max_window_is_the_edge_of_the_rate(dialect) -> None:
     pre, post, rate = 0.02, 0.005, 2e6
-    longest = protocol.max_window_s(dialect, 3, rate, pre, post, 1.3)
+    longest = longest_window(dialect, rate, pre, post, 1.3)
     at = protocol.plan_record(dialect, 3, rate, pre, longest, post, 1.3)
     beyond = protocol.plan_record(dialect, 3, rate, pre, longest * 1.01 + 1e-6, post, 1.3)
     assert at.rate_hz >= rate * 0.9999 > beyond.rate_hz
@@ -163,10 +172,10 @@ def test_read_parts_cover_the_record_once() -> None:
                                  dict(supply=None), dict(sample_rate_hz=0.0)])
 def test_settings_refuse_nonsense(bad: dict) -> None:
     with pytest.raises(ValueError):
-        ScopeSettings("TCPIP::x::INSTR", **bad)
+        ScopeConfig(resource="TCPIP::x::INSTR", **bad)
 
 
 def test_current_probe_and_constant_supply() -> None:
-    s = ScopeSettings("x", supply=None, voltage_minus_shunt=False, shunt_ohms=None,
+    s = ScopeConfig(resource="x", supply=None, voltage_minus_shunt=False, shunt_ohms=None,
                       current_scale_a_per_v=0.1)
     assert s.amperes_per_volt == 0.1 and set(s.roles()) == {"shunt", "trigger"}

@@ -12,15 +12,14 @@ import pytest
 from energyrig.errors import ConfigError, InstrumentError
 from energyrig.instruments.base import Acquisition
 from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
-from energyrig.instruments.sigrok.protocol import SigrokDeviceConfig
-from energyrig.instruments.sigrok.srfile import SrOptions
+from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.sigrok.config import SigrokConfig
 from energyrig.rig.energy import find_windows
 from test_sigrok_srfile import ANALOG_PRINT_TOLERANCE_V, sigrok_analog, sigrok_bits, sigrok_show
 
 RATE = 100_000
-READER = SrOptions(trigger="D0", current="A0", shunt_ohms=10.0, voltage="A1")
-DEMO = SigrokDeviceConfig(driver="demo", channels=("D0", "D1", "A0", "A1"),
-                          samplerate_hz=RATE, reader=READER)
+DEMO = SigrokConfig(driver="demo", channels=("D0", "D1", "A0", "A1"), samplerate_hz=RATE,
+                    trigger="D0", current="A0", shunt_ohms=10.0, voltage="A1")
 
 
 def sigrok_processes(directory: Path) -> list[str]:
@@ -48,7 +47,7 @@ def test_capture_spanning_many_chunks_reads_back_as_sigrok_cli_reads_it() -> Non
         assert sum(n.startswith("logic-1-") for n in names) >= 10
         assert sum(n.startswith("analog-1-9-") for n in names) >= 40
         chunks = list(capture.chunks())
-        shunt_v = np.concatenate([c.current_a for c in chunks]) * READER.shunt_ohms
+        shunt_v = np.concatenate([c.current_a for c in chunks]) * DEMO.shunt_ohms
         supply_v = np.concatenate([c.voltage_v for c in chunks])
         trigger = np.concatenate([c.logic for c in chunks])
         printed = sigrok_analog(path)
@@ -68,7 +67,7 @@ def test_window_energies_equal_those_from_what_sigrok_cli_prints() -> None:
         windows = list(find_windows(record))
         trigger = sigrok_bits(path, "D0").astype(np.int8)
         printed = sigrok_analog(path)
-    power_w = printed["A1"] * printed["A0"] / READER.shunt_ohms
+    power_w = printed["A1"] * printed["A0"] / DEMO.shunt_ohms
     edges = np.diff(trigger)
     rises, falls = np.flatnonzero(edges == 1) + 1, np.flatnonzero(edges == -1) + 1
     falls = falls[falls > rises[0]][: len(rises)]
@@ -86,17 +85,16 @@ def test_window_energies_equal_those_from_what_sigrok_cli_prints() -> None:
 def test_an_analog_trigger_channel_is_thresholded_as_the_fixture_says() -> None:
     """A device without logic inputs: the demo's A0 (a ±10 V square wave, its default
     pattern) is the trigger at 0 V ± 1 V; windows are its high half-periods."""
-    reader = SrOptions(trigger="A0", trigger_level_v=0.0, trigger_hysteresis_v=2.0,
-                       current="A1", shunt_ohms=10.0, voltage=3.3)
-    config = SigrokDeviceConfig(driver="demo", channels=("A0", "A1"), samplerate_hz=RATE,
-                                reader=reader)
+    config = SigrokConfig(driver="demo", channels=("A0", "A1"), samplerate_hz=RATE,
+                          trigger="A0", trigger_level_v=0.0, trigger_hysteresis_v=2.0,
+                          current="A1", shunt_ohms=10.0, voltage=3.3)
     with SigrokDevice(config) as device:
         record = device.acquire(0.05)
         path = device.last_file
         assert path is not None
         trigger = np.concatenate([c.logic for c in record.chunks()])
         high = (sigrok_analog(path)["A0"] > 0).astype(np.uint8)
-        assert device.describe()["trigger_level_v"] == 0.0
+        assert device.describe().details["trigger_level_v"] == 0.0
     np.testing.assert_array_equal(trigger, high)
     windows = list(find_windows(record))
     assert len(windows) >= len(high) // 10 - 1 and {w.samples for w in windows} == {5}
@@ -125,25 +123,24 @@ def test_repeated_captures_and_kept_files(tmp_path: Path) -> None:
 
 
 def test_sigrok_cli_failure_carries_its_stderr() -> None:
-    bad = SigrokDeviceConfig(driver="demo", channels=("D0", "X9"), samplerate_hz=RATE,
-                             reader=SrOptions(trigger="D0", voltage=3.3))
+    bad = SigrokConfig(driver="demo", channels=("D0", "X9"), samplerate_hz=RATE, trigger="D0",
+                       voltage=3.3)
     with SigrokDevice(bad) as device, pytest.raises(InstrumentError, match="unknown channel 'X9'"):
         device.arm(0.0, 0.01, 0.0)
         device.collect(timeout_s=10)
 
 
 def test_start_refuses_a_mapping_to_channels_not_captured() -> None:
-    cfg = SigrokDeviceConfig(driver="demo", channels=("D0", "A0"), samplerate_hz=RATE,
-                             reader=READER)
-    with pytest.raises(ConfigError, match="reader.voltage: channel 'A1' is not captured"):
+    cfg = DEMO.model_copy(update={"channels": ("D0", "A0")})
+    with pytest.raises(ConfigError, match="voltage: channel 'A1' is not captured"):
         SigrokDevice(cfg).start()
 
 
 def test_unknown_driver_and_missing_binary() -> None:
     with pytest.raises(InstrumentError, match="Driver nosuch not found"):
-        SigrokDevice(SigrokDeviceConfig(driver="nosuch")).start()
+        SigrokDevice(SigrokConfig(driver="nosuch")).start()
     with pytest.raises(InstrumentError, match="not found: install the Debian package sigrok-cli"):
-        SigrokDevice(SigrokDeviceConfig(driver="demo", sigrok_cli="/nonexistent/sigrok-cli")).start()
+        SigrokDevice(SigrokConfig(driver="demo", sigrok_cli="/nonexistent/sigrok-cli")).start()
 
 
 def test_collect_timeout_kills_the_capture_and_the_device_stays_usable(tmp_path: Path) -> None:
@@ -177,16 +174,26 @@ def test_misuse_is_reported() -> None:
         device.arm(0.0, 0.5, 0.0)
         with pytest.raises(InstrumentError, match="already running"):
             device.arm(0.0, 0.5, 0.0)
-    with SigrokDevice(SigrokDeviceConfig(driver="demo")) as device:
+    with SigrokDevice(SigrokConfig(driver="demo")) as device:
         with pytest.raises(InstrumentError, match="no samplerate_hz"):
             device.arm(0.0, 0.01, 0.0)
     with SigrokDevice(DEMO) as device, pytest.raises(ValueError, match="pre_s must be >= 0"):
         device.arm(-0.1, 0.01, 0.0)
 
 
-def test_describe_for_the_manifest() -> None:
+def test_describe_and_limits() -> None:
+    """The scanned model and the ``--driver`` spec name it; a recorder of the set rate."""
     with SigrokDevice(DEMO) as device:
-        described = device.describe()
-    assert described["driver"] == "demo" and described["model"] == "Demo device"
-    assert described["samplerate_hz"] == RATE and described["shunt_ohms"] == 10.0
-    assert described["channels"] == ["D0", "D1", "A0", "A1"]
+        info = device.describe()
+        limits = device.limits()
+    assert info == InstrumentInfo("sigrok", "Demo device", "demo", RATE, info.details)
+    assert info.details["shunt_ohms"] == 10.0 and info.details["channels"] == ["D0", "D1", "A0", "A1"]
+    assert info.to_dict()["sample_rate_hz"] == RATE and info.to_dict()["name"] == "Demo device"
+    assert limits == Limits(sample_rate_hz=RATE, max_record_s=None, stream_lag_s=0.0)
+
+
+def test_without_a_sample_rate_limits_refuse_and_describe_says_none() -> None:
+    device = SigrokDevice(SigrokConfig(driver="demo"))
+    with pytest.raises(InstrumentError, match="no samplerate_hz configured"):
+        device.limits()
+    assert device.describe().to_dict()["sample_rate_hz"] is None

@@ -31,7 +31,8 @@ import pytest
 
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
-from energyrig.instruments.files import CaptureOptions, open_capture
+from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.files import open_capture
 from energyrig.instruments.sigrok.srfile import SrCapture, SrOptions, parse_samplerate
 from energyrig.rig.energy import WindowFinder, WindowSettings, find_windows
 

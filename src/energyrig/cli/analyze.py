@@ -14,7 +14,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from energyrig.instruments.files import CaptureOptions, parse_voltage
+from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.files import parse_voltage
 from energyrig.rig.analysis import Analysis, analyze_file
 from energyrig.rig.energy import FLAGS, WindowSettings
 

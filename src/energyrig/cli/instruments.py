@@ -1,6 +1,6 @@
 """``rig instruments`` (what is attached) and ``rig instruments check`` (does a fixture answer).
 
-A thin layer over :mod:`energyrig.instruments.discovery`.
+A thin layer over :mod:`energyrig.instruments.discovery` and :mod:`energyrig.rig.check`.
 """
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from energyrig.instruments.discovery import SOURCES, check_fixture, find_instruments
+from energyrig.instruments.discovery import find_instruments
+from energyrig.instruments.registry import FAMILIES
+from energyrig.rig.check import check_fixture
 
 _LIST_HELP = (
     "List the power instruments this host can reach.\n\n"
-    "Searches serial ports for PPK2s (USB product 'PPK2'), VISA resources through pyvisa-py "
-    "(oscilloscopes on USBTMC or the LAN, each asked *IDN? for its dialect) and sigrok "
-    "devices (sigrok-cli --scan; its 'demo' device is always there). Each row shows the lines "
+    "Each instrument family searches in its own way: 'ppk2' serial ports for PPK2s (USB "
+    "product 'PPK2'), 'scope' VISA resources through pyvisa-py (oscilloscopes on USBTMC or "
+    "the LAN, each asked *IDN? for its dialect), 'sigrok' sigrok devices (sigrok-cli "
+    "--scan; its 'demo' device is always there). Each row shows the lines "
     "to put in a fixture's instrument table.\n\n"
     "A scope on a raw socket is not discoverable: write its resource yourself, e.g. "
     "TCPIP::192.168.1.50::5555::SOCKET (Rigol) or TCPIP::192.168.1.50::5025::SOCKET."
@@ -44,16 +47,16 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         source: Optional[list[str]] = typer.Option(
             None, "--source", "-s",
-            help=f"Search only these ({', '.join(SOURCES)}); repeat for several."),
+            help=f"Search only these families ({', '.join(FAMILIES)}); repeat for several."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
         if ctx.invoked_subcommand is not None:
             return
-        sources = tuple(source or SOURCES)
-        unknown = [s for s in sources if s not in SOURCES]
+        sources = tuple(source or FAMILIES)
+        unknown = [s for s in sources if s not in FAMILIES]
         if unknown:
             raise typer.BadParameter(f"unknown source {unknown[0]!r} "
-                                     f"(known: {', '.join(SOURCES)})", param_hint="--source")
+                                     f"(known: {', '.join(FAMILIES)})", param_hint="--source")
         found, problems = find_instruments(sources)
         if as_json:
             typer.echo(json.dumps({"found": [f.as_dict() for f in found],

@@ -18,11 +18,10 @@ from rich.table import Table
 
 from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
-from energyrig.rig.bench import open_bench
+from energyrig.rig.bench import SIM_FLAGS, open_bench
 from energyrig.rig.dut import OpInfo, open_dut
 from energyrig.rig.energy import FLAGS
 from energyrig.rig.pipeline import PIPELINE_FLAGS, PointResult, measure_point, reps_done
-from energyrig.rig.simbench import SIM_FLAGS
 
 _J_PER_NWH = 3.6e-6
 _PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"))

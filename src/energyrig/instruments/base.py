@@ -37,9 +37,10 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Protocol, Self, runtime_checkable
 
 from energyrig.capture import Chunk
+from energyrig.instruments.family import InstrumentInfo, Limits
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +161,14 @@ class Acquisition(Protocol):
         """Stop sampling and release the device. Safe to call twice."""
         ...
 
-    def describe(self) -> dict[str, Any]:
-        """Identity and settings for the run manifest (JSON-serialisable)."""
+    def limits(self) -> Limits:
+        """Sample rate, longest record and stream lag: what the caller needs to size a
+        batch and to wait for samples (:class:`~energyrig.instruments.family.Limits`)."""
+        ...
+
+    def describe(self) -> InstrumentInfo:
+        """Identity and settings, for the run manifest and ``rig instruments check``
+        (:class:`~energyrig.instruments.family.InstrumentInfo`)."""
         ...
 
     def __enter__(self) -> Self:
@@ -195,7 +202,8 @@ class OpenCloseBase:
 class AcquisitionBase(OpenCloseBase):
     """Base of implementations of :class:`Acquisition`: ``with instrument:`` starts and stops.
 
-    Subclasses implement ``start``, ``arm``, ``collect``, ``stop`` and ``describe``.
+    Subclasses implement ``start``, ``arm``, ``collect``, ``stop``, ``limits`` and
+    ``describe``.
     """
 
     def start(self) -> None:  # pragma: no cover - overridden

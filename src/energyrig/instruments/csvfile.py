@@ -1,6 +1,6 @@
 """Streaming reader for captures stored as CSV with a header row.
 
-Columns (names configurable through :class:`~energyrig.instruments.files.CaptureOptions`):
+Columns (names configurable through :class:`~energyrig.instruments.fileopts.CaptureOptions`):
 
 ``time_s``
     Sample time in seconds; required. The sample period is estimated from the first chunk
@@ -34,7 +34,7 @@ import pandas as pd
 
 from energyrig.capture import NO_GAPS, Chunk
 from energyrig.errors import CaptureError, ChannelError
-from energyrig.instruments.files import CaptureOptions
+from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.threshold import Schmitt
 
 log = logging.getLogger(__name__)
@@ -192,5 +192,5 @@ class CsvCapture:
 
 
 def open_csv(path: Path, options: CaptureOptions) -> CsvCapture:
-    """Reader entry of :data:`energyrig.instruments.files.KINDS`."""
+    """Reader entry of :func:`energyrig.instruments.files.file_kinds`."""
     return CsvCapture(path, options)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from energyrig.domain import Window, describe_finite, windows_frame
-from energyrig.instruments.files import CaptureOptions, open_capture
+from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.files import open_capture
 from energyrig.rig.energy import Glitch, UnpairedEdge, WindowFinder, WindowSettings, find_windows
 
 log = logging.getLogger(__name__)

@@ -53,9 +53,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from energyrig.config import Strict, read_toml, validate
 from energyrig.errors import ConfigError
-from energyrig.fixtures.loader import read_toml, validate
-from energyrig.fixtures.schema import _Strict
 from energyrig.results.store import Point
 from energyrig.rig.dut import OpInfo
 
@@ -70,7 +69,7 @@ def _unique(levels: tuple[Any, ...]) -> tuple[Any, ...]:
     return levels
 
 
-class Factors(_Strict):
+class Factors(Strict):
     """One cross product of factor levels. A factor left out is not swept.
 
     Attributes
@@ -107,7 +106,7 @@ class Factors(_Strict):
         return v
 
 
-class Adaptive(_Strict):
+class Adaptive(Strict):
     """Windows per point: measure until the 95 % CI half-width of ``metric`` is at most
     ``ci_target`` of its mean, with at least ``min_windows`` and at most ``max_windows``."""
 
@@ -124,7 +123,7 @@ class Adaptive(_Strict):
         return self
 
 
-class Compare(_Strict):
+class Compare(Strict):
     """A pair the report compares (``[[compare]]``): each side an op name or a table of
     factors (``a = { op = "aes-ecb-encrypt", key_bits = 128 }``)."""
 
@@ -132,7 +131,7 @@ class Compare(_Strict):
     b: str | dict[str, str | int]
 
 
-class Plan(_Strict):
+class Plan(Strict):
     """A whole sweep plan. ``path`` is the file it came from (set by :func:`load_plan`)."""
 
     name: str = ""

@@ -1,1 +1,12 @@
-"""energyrig.instruments.ppk2"""
+"""Nordic Power Profiler Kit II (PPK2), a streaming instrument on USB serial.
+
+Its doors, one module each:
+
+- :mod:`.family`: the family record (``FAMILY``) and :mod:`.config`: the fixture's
+  ``[instrument]`` table (:class:`~.config.Ppk2Config`);
+- transport: :mod:`.driver`, the :class:`~energyrig.instruments.base.Acquisition` over a
+  pyserial port with its reader thread;
+- protocol: :mod:`.protocol` (commands) and :mod:`.metadata` (the calibration text);
+- processing: :mod:`.decode`, the vectorised decoder of 4-byte sample words (compiled kernel
+  ``_decode.c``), and :mod:`.rawfile`, the ``.ppk2`` raw-stream file it reads back.
+"""

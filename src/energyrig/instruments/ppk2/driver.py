@@ -27,8 +27,7 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 import serial
@@ -37,13 +36,13 @@ from ppk2_api.ppk2_api import PPK2_API
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
+from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder
 from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
 from energyrig.instruments.ppk2.protocol import (
     POWER_MODE_AMPERE,
     POWER_MODE_SOURCE,
-    VDD_MAX_MV,
-    VDD_MIN_MV,
     Command,
     regulator_set,
 )
@@ -55,6 +54,8 @@ _READ_TIMEOUT_S = 0.02
 _QUIET_S = 0.1
 _DRAIN_LIMIT_S = 2.0
 _STREAM_START_S = 2.0
+#: How far behind real time the stream's samples reach the host (USB, decoding), s.
+TRANSFER_LAG_S = 0.05
 
 
 class Transport(Protocol):
@@ -65,56 +66,6 @@ class Transport(Protocol):
     def write(self, data: bytes) -> int | None: ...
 
     def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Ppk2Settings:
-    """How to run a PPK2.
-
-    Attributes
-    ----------
-    mode:
-        ``"source"``: the PPK2 powers the DUT at ``supply_v`` (source meter);
-        ``"ampere"``: the DUT has its own supply and the PPK2 is in series (ampere meter).
-    supply_v:
-        Source mode: the output voltage. Ampere mode: the external supply voltage (the
-        capture's voltage and the calibration's supply term). 0.8..5.0 V.
-    dut_power:
-        Switch the PPK2's DUT power output on at :meth:`Ppk2.start` (and off at stop).
-    trigger_bit:
-        Logic input that carries the trigger (0 = D0).
-    min_pulse_s:
-        A trigger level must last this long to start or end the window :meth:`Ppk2.collect`
-        waits for (default 3 samples: a corrupted byte flips one sample).
-    history_s:
-        Seconds of samples kept while not armed, the most ``arm(pre_s=...)`` can reach back.
-    buffer_s:
-        Capacity of the buffer while armed, s of samples (about 0.9 MB per second).
-    metadata_timeout_s:
-        How long to wait for the calibration metadata.
-    """
-
-    mode: Literal["source", "ampere"] = "source"
-    supply_v: float = 3.0
-    dut_power: bool = True
-    trigger_bit: int = 0
-    min_pulse_s: float = 30e-6
-    history_s: float = 1.0
-    buffer_s: float = 120.0
-    metadata_timeout_s: float = 5.0
-
-    def __post_init__(self) -> None:
-        if self.mode not in ("source", "ampere"):
-            raise ValueError(f"PPK2 mode must be 'source' or 'ampere', got {self.mode!r}")
-        if not VDD_MIN_MV <= round(self.supply_v * 1000) <= VDD_MAX_MV:
-            raise ValueError(f"PPK2 supply_v must be 0.8..5.0 V, got {self.supply_v} V")
-        if not 0 <= self.trigger_bit <= 7:
-            raise ValueError(f"trigger_bit must be 0..7, got {self.trigger_bit}")
-
-    @property
-    def supply_mv(self) -> int:
-        """``supply_v`` in the unit of the PPK2's set-voltage command, mV."""
-        return round(self.supply_v * 1000)
 
 
 def discover() -> str:
@@ -207,15 +158,16 @@ class Ppk2(AcquisitionBase):
     port:
         Serial port (``/dev/ttyACM0``, a pty of the emulator); ``None`` finds the one PPK2
         attached.
-    settings:
-        Mode, supply and buffer sizes.
+    config:
+        Mode, supply and buffer sizes (the fixture's ``[instrument]`` table; its ``port`` is
+        not used, ``port`` is).
     transport:
         An already open transport to use instead of opening ``port`` with pyserial (tests).
     """
 
-    def __init__(self, port: str | None = None, settings: Ppk2Settings | None = None, *,
+    def __init__(self, port: str | None = None, config: Ppk2Config | None = None, *,
                  transport: Transport | None = None) -> None:
-        self.settings = settings or Ppk2Settings()
+        self.config = config or Ppk2Config()
         self.port = port or ("<transport>" if transport is not None else discover())
         self.calibration: Ppk2Calibration | None = None
         self.metadata_text = ""
@@ -279,11 +231,11 @@ class Ppk2(AcquisitionBase):
         """Ask for the calibration and read it until ``END``, however it is split."""
         self._command(Command.GET_META_DATA)
         acc = MetadataAccumulator(self.source)
-        deadline = time.monotonic() + self.settings.metadata_timeout_s
+        deadline = time.monotonic() + self.config.metadata_timeout_s
         while not acc.feed(self._read()):
             if time.monotonic() > deadline:
                 raise InstrumentError(f"{self.source}: no complete calibration metadata within "
-                                      f"{self.settings.metadata_timeout_s} s; is this a PPK2?")
+                                      f"{self.config.metadata_timeout_s} s; is this a PPK2?")
         if acc.rest:
             log.warning("%s: %d bytes after the metadata discarded", self.source, len(acc.rest))
         self.metadata_text = acc.text
@@ -295,7 +247,7 @@ class Ppk2(AcquisitionBase):
         start streaming into the buffer."""
         if self._reader is not None:
             return
-        s = self.settings
+        s = self.config
         if self._ser is None:
             try:
                 self._ser = serial.Serial(self.port, baudrate=115200, timeout=_READ_TIMEOUT_S)
@@ -332,7 +284,7 @@ class Ppk2(AcquisitionBase):
                 self._reader = None
             if self._error is None:
                 self._command(Command.AVERAGE_STOP)
-                if self.settings.dut_power:
+                if self.config.dut_power:
                     self.set_dut_power(False)
         finally:
             self._ser.close()
@@ -357,8 +309,8 @@ class Ppk2(AcquisitionBase):
                 self._store(chunk)
 
     def _store(self, chunk: Chunk) -> None:
-        history = round(self.settings.history_s * SAMPLE_RATE_HZ)
-        capacity = round(self.settings.buffer_s * SAMPLE_RATE_HZ)
+        history = round(self.config.history_s * SAMPLE_RATE_HZ)
+        capacity = round(self.config.buffer_s * SAMPLE_RATE_HZ)
         with self._cond:
             self._chunks.append(chunk)
             self._buffered += len(chunk)
@@ -372,7 +324,7 @@ class Ppk2(AcquisitionBase):
                 else:
                     self._overflow += len(oldest)
                     log.error("%s: buffer full (%g s) while armed; %d samples discarded",
-                              self.source, self.settings.buffer_s, len(oldest))
+                              self.source, self.config.buffer_s, len(oldest))
                 self._chunks.popleft()
                 self._buffered -= len(oldest)
             self._cond.notify_all()
@@ -392,12 +344,12 @@ class Ppk2(AcquisitionBase):
         first window after :meth:`start` has its lead-in too.
         """
         request = ArmRequest(pre_s, window_s, post_s)
-        if request.total_s > self.settings.buffer_s:
+        if request.total_s > self.config.buffer_s:
             raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
-                                  f"fit the {self.settings.buffer_s} s buffer; raise buffer_s")
-        if pre_s > self.settings.history_s:
+                                  f"fit the {self.config.buffer_s} s buffer; raise buffer_s")
+        if pre_s > self.config.history_s:
             raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
-                                  f"({self.settings.history_s} s); raise history_s")
+                                  f"({self.config.history_s} s); raise history_s")
         pre = round(pre_s * SAMPLE_RATE_HZ)
         deadline = time.monotonic() + pre_s + _STREAM_START_S
         with self._cond:
@@ -467,8 +419,8 @@ class Ppk2(AcquisitionBase):
             raise InstrumentError(f"{self.source}: collect() without arm()")
         request = self._arm
         post = round(request.post_s * SAMPLE_RATE_HZ)
-        scan = _TriggerScan(self.settings.trigger_bit,
-                            round(self.settings.min_pulse_s * SAMPLE_RATE_HZ))
+        scan = _TriggerScan(self.config.trigger_bit,
+                            round(self.config.min_pulse_s * SAMPLE_RATE_HZ))
         scanned = self._scan_from
         deadline = time.monotonic() + timeout_s
         try:
@@ -478,7 +430,7 @@ class Ppk2(AcquisitionBase):
                     if self._overflow:
                         raise InstrumentError(
                             f"{self.source}: {self._overflow} samples of the armed window were "
-                            f"discarded because the buffer ({self.settings.buffer_s} s) was "
+                            f"discarded because the buffer ({self.config.buffer_s} s) was "
                             "full; raise buffer_s or shorten the batch")
                     for chunk in self._unscanned(scanned):
                         scan.scan(chunk)
@@ -491,7 +443,7 @@ class Ppk2(AcquisitionBase):
                                 "the trigger rose but did not fall")
                         raise InstrumentError(f"{self.source}: no complete trigger window within "
                                               f"{timeout_s} s of arming ({seen} on "
-                                              f"D{self.settings.trigger_bit})")
+                                              f"D{self.config.trigger_bit})")
                     self._cond.wait(min(remaining, 0.1))
                 chunks = self._armed_chunks()
         finally:
@@ -504,23 +456,29 @@ class Ppk2(AcquisitionBase):
             last = chunks[-1]
             chunks[-1] = slice_chunk(last, 0, self._first_at_or_after(last, end))
         record = RecordedCapture(self.source, tuple(c for c in chunks if len(c)),
-                                 trigger_bit=self.settings.trigger_bit)
+                                 trigger_bit=self.config.trigger_bit)
         if record.lost:
             log.warning("%s: %d samples lost inside the record", self.source, record.lost)
         return record
 
-    def describe(self) -> dict[str, Any]:
+    def limits(self) -> Limits:
+        """100 kS/s, a stream (no record limit), :data:`TRANSFER_LAG_S` behind real time."""
+        return Limits(sample_rate_hz=SAMPLE_RATE_HZ, max_record_s=None,
+                      stream_lag_s=TRANSFER_LAG_S)
+
+    def describe(self) -> InstrumentInfo:
         """Instrument identity, settings and calibration for the run manifest."""
         cal = self.calibration
-        return {
-            "instrument": "ppk2",
-            "port": self.port,
-            "mode": self.settings.mode,
-            "supply_v": self.settings.supply_v,
-            "sample_rate_hz": SAMPLE_RATE_HZ,
-            "trigger_bit": self.settings.trigger_bit,
-            "hw": None if cal is None else cal.hw,
-            "calibration": None if cal is None else {
-                k: list(getattr(cal, k)) for k in ("r", "gs", "gi", "o", "s", "i", "ug")},
-            "samples_lost": 0 if self._decoder is None else self._decoder.samples_lost,
-        }
+        hw = None if cal is None else cal.hw
+        return InstrumentInfo(
+            kind="ppk2", name="PPK2" if hw is None else f"PPK2 (HW {hw})", address=self.port,
+            sample_rate_hz=SAMPLE_RATE_HZ,
+            details={
+                "mode": self.config.mode,
+                "supply_v": self.config.supply_v,
+                "trigger_bit": self.config.trigger_bit,
+                "hw": hw,
+                "calibration": None if cal is None else {
+                    k: list(getattr(cal, k)) for k in ("r", "gs", "gi", "o", "s", "i", "ug")},
+                "samples_lost": 0 if self._decoder is None else self._decoder.samples_lost,
+            })

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError, InstrumentError
+from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, decode_stream
 from energyrig.instruments.ppk2.metadata import (
     END_MARKER,
@@ -29,9 +30,6 @@ from energyrig.instruments.ppk2.metadata import (
     format_metadata,
     parse_metadata,
 )
-
-if TYPE_CHECKING:
-    from energyrig.instruments.files import CaptureOptions
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +235,7 @@ def is_ppk2_raw(head: bytes) -> bool:
 
 
 def open_ppk2_capture(path: Path, options: CaptureOptions) -> Ppk2RawCapture:
-    """The reader of :data:`energyrig.instruments.files.KINDS` for ``.ppk2`` files.
+    """The reader of :func:`energyrig.instruments.files.file_kinds` for ``.ppk2`` files.
 
     ``options.trigger`` names the logic input (``D0``..``D7``, default ``D0``) and becomes
     the capture's ``trigger_bit``; ``options.voltage`` as a number (V) overrides the recorded

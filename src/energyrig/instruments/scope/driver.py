@@ -6,11 +6,12 @@ Three layers:
   (``pyvisa.ResourceManager("@py")``), on the resource string the fixture gives;
 * **protocol**: the family's :class:`~energyrig.instruments.scope.dialects.Dialect` row and
   the pure functions of :mod:`energyrig.instruments.scope.protocol`;
-* **processing**: :func:`to_chunk`, numpy over whole downloaded waveforms.
+* **processing**: :func:`~energyrig.instruments.scope.processing.to_chunk`, numpy over whole
+  downloaded waveforms.
 
 Per measurement::
 
-    with Scope(ScopeSettings("TCPIP::192.168.1.50::INSTR")) as scope:
+    with Scope(ScopeConfig(resource="TCPIP::192.168.1.50::INSTR")) as scope:
         scope.arm(pre_s=0.02, window_s=0.004, post_s=0.005)   # setup, :SINGle, wait armed
         ...                                                    # the DUT runs its batch
         capture = scope.collect(timeout_s=5.0)                 # wait, download, scale
@@ -39,10 +40,12 @@ import pyvisa.errors
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
+from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.scope import protocol
+from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
-from energyrig.instruments.scope.protocol import RecordPlan, ScopeSettings, Vertical
-from energyrig.instruments.threshold import AnalogTrigger, Schmitt
+from energyrig.instruments.scope.processing import to_chunk
+from energyrig.instruments.scope.protocol import RecordPlan, Vertical
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +57,10 @@ LOW_SAMPLE_RATE = "low_sample_rate"
 _VISA_ERRORS = (pyvisa.errors.Error, OSError, ValueError)
 
 
-def open_session(settings: ScopeSettings) -> tuple[pyvisa.ResourceManager, Any]:
-    """Open the PyVISA session of ``settings.resource`` (terminations and timeout set).
+def open_session(resource: str, visa_library: str = "@py",
+                 timeout_s: float = 10.0) -> tuple[pyvisa.ResourceManager, Any]:
+    """Open the PyVISA session of ``resource`` through the backend ``visa_library``
+    (terminations set, I/O timeout ``timeout_s`` in s).
 
     Raises
     ------
@@ -63,16 +68,16 @@ def open_session(settings: ScopeSettings) -> tuple[pyvisa.ResourceManager, Any]:
         The backend is missing or the resource does not open; the message says which.
     """
     try:
-        rm = pyvisa.ResourceManager(settings.visa_library)
+        rm = pyvisa.ResourceManager(visa_library)
     except _VISA_ERRORS as exc:
-        raise InstrumentError(f"VISA backend {settings.visa_library!r} not available ({exc}); "
+        raise InstrumentError(f"VISA backend {visa_library!r} not available ({exc}); "
                               "install pyvisa-py or name another visa_library") from exc
     try:
-        inst = rm.open_resource(settings.resource, timeout=int(settings.timeout_s * 1000),
+        inst = rm.open_resource(resource, timeout=int(timeout_s * 1000),
                                 read_termination="\n", write_termination="\n")
     except _VISA_ERRORS as exc:
         rm.close()
-        raise InstrumentError(f"scope {settings.resource}: does not open ({exc}); check the "
+        raise InstrumentError(f"scope {resource}: does not open ({exc}); check the "
                               "address, that the scope is on the network/USB and not held by "
                               "another program") from exc
     _no_nagle(inst)
@@ -93,38 +98,31 @@ def _no_nagle(inst: Any) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-def to_chunk(settings: ScopeSettings, volts: dict[str, npt.NDArray[np.float64]],
-             clipped: npt.NDArray[np.bool_], period_s: float) -> Chunk:
-    """One chunk from the channels' volts (keys ``shunt``, ``trigger``, optional ``supply``).
-
-    Works in place on the arrays of ``volts`` (a deep record is tens of MB per channel):
-    the shunt's volts become the current, the supply's the board's supply.
-    """
-    logic = Schmitt(AnalogTrigger(settings.level_v))(volts["trigger"])
-    shunt = volts["shunt"]
-    voltage: npt.NDArray[np.float64] | float = volts.get("supply", settings.supply_v)
-    if isinstance(voltage, np.ndarray) and settings.voltage_minus_shunt:
-        voltage -= shunt
-    current = np.multiply(shunt, settings.amperes_per_volt, out=shunt)
-    return Chunk(start_index=0, period_s=period_s, current_a=current, voltage_v=voltage,
-                 logic=logic, saturated=clipped)
-
-
 class Scope(AcquisitionBase):
     """An oscilloscope on a VISA resource, measuring by the shunt method.
 
     Parameters
     ----------
-    settings:
-        Resource, dialect, channel mapping, shunt and scales (:class:`ScopeSettings`).
+    config:
+        Dialect, channel mapping, shunt and scales (the fixture's ``[instrument]`` table,
+        :class:`~energyrig.instruments.scope.config.ScopeConfig`).
+    resource:
+        VISA resource to open; ``None``: ``config.resource``.
+
+    Raises
+    ------
+    InstrumentError
+        Neither names a resource.
     """
 
-    def __init__(self, settings: ScopeSettings) -> None:
-        self.settings = settings
-        self.dialect: Dialect | None = DIALECTS.get(settings.dialect)
-        if self.dialect is None and settings.dialect != "auto":
-            raise InstrumentError(f"scope {settings.resource}: unknown dialect "
-                                  f"{settings.dialect!r} (known: auto, {', '.join(DIALECTS)})")
+    def __init__(self, config: ScopeConfig, resource: str | None = None) -> None:
+        address = resource or config.resource
+        if address is None:
+            raise InstrumentError("scope: the fixture names no resource (instrument.resource, "
+                                  "e.g. 'TCPIP::192.168.1.50::INSTR')")
+        self.config = config
+        self.resource = address
+        self.dialect: Dialect | None = DIALECTS.get(config.dialect)
         self.idn = ""
         self._rm: pyvisa.ResourceManager | None = None
         self._inst: Any = None
@@ -135,7 +133,7 @@ class Scope(AcquisitionBase):
 
     @property
     def source(self) -> str:
-        return f"scope:{self.settings.resource}"
+        return f"scope:{self.resource}"
 
     # -- transport -------------------------------------------------------------------------
     def _io(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
@@ -188,7 +186,8 @@ class Scope(AcquisitionBase):
         """
         if self._inst is not None:
             return
-        self._rm, self._inst = open_session(self.settings)
+        self._rm, self._inst = open_session(self.resource, self.config.visa_library,
+                                            self.config.timeout_s)
         try:
             self.idn = self.query("*IDN?")
             found = dialect_for_idn(self.idn)
@@ -202,14 +201,14 @@ class Scope(AcquisitionBase):
                                       f"{self.dialect.families} (fixture dialect "
                                       f"{self.dialect.name!r})")
             self.write("*CLS")
-            for command in protocol.setup_commands(self.dialect, self.settings):
+            for command in protocol.setup_commands(self.dialect, self.config):
                 self.write(command)
-            self._verticals = protocol.verticals(self.dialect, self.settings)
+            self._verticals = protocol.verticals(self.dialect, self.config)
             self._check_errors("during setup")
         except BaseException:
             self.stop()
             raise
-        log.info("scope %s: %s (%s)", self.settings.resource, self.idn, self.dialect.name)
+        log.info("scope %s: %s (%s)", self.resource, self.idn, self.dialect.name)
 
     def stop(self) -> None:
         """Stop the acquisition and close the session. Safe to call twice."""
@@ -230,14 +229,22 @@ class Scope(AcquisitionBase):
     # -- measurement -----------------------------------------------------------------------
     @property
     def n_channels(self) -> int:
-        return len(self.settings.roles())
+        return len(self.config.roles())
 
-    def max_window_s(self, pre_s: float, post_s: float) -> float:
-        """Longest expected window recorded at ``sample_rate_hz`` or faster, s (for
-        ``--batch auto``; longer windows are recorded at a lower rate and flagged)."""
+    def limits(self) -> Limits:
+        """The set sample rate, the longest record the memory holds at it (with the
+        ``window_margin`` the record reserves), no stream lag (a recorder).
+
+        Raises
+        ------
+        InstrumentError
+            ``dialect = "auto"`` before :meth:`start` (the memory is the family's).
+        """
         dialect = self._require_dialect()
-        return protocol.max_window_s(dialect, self.n_channels, self.settings.sample_rate_hz,
-                                     pre_s, post_s, self.settings.window_margin)
+        rate = self.config.sample_rate_hz
+        return Limits(sample_rate_hz=rate,
+                      max_record_s=protocol.max_record_s(dialect, self.n_channels, rate),
+                      stream_lag_s=0.0, window_margin=self.config.window_margin)
 
     def _require_dialect(self) -> Dialect:
         if self.dialect is None:
@@ -271,17 +278,17 @@ class Scope(AcquisitionBase):
         """
         req = ArmRequest(pre_s, window_s, post_s)
         dialect = self._require_dialect()
-        plan = protocol.plan_record(dialect, self.n_channels, self.settings.sample_rate_hz,
+        plan = protocol.plan_record(dialect, self.n_channels, self.config.sample_rate_hz,
                                     req.pre_s, req.window_s, req.post_s,
-                                    self.settings.window_margin)
-        commands = protocol.arm_commands(dialect, self.settings, plan, self._verticals)
+                                    self.config.window_margin)
+        commands = protocol.arm_commands(dialect, self.config, plan, self._verticals)
         for command in commands[:-1]:
             self.write(command)
         self._check_errors("while arming")
         self.write(commands[-1])
         self._armed_at = time.monotonic()
-        self._wait("armed", self._armed_at + self.settings.arm_timeout_s,
-                   f"not armed {self.settings.arm_timeout_s:g} s after {commands[-1]}")
+        self._wait("armed", self._armed_at + self.config.arm_timeout_s,
+                   f"not armed {self.config.arm_timeout_s:g} s after {commands[-1]}")
         self._plan = plan
         self._pre_s, self._window_s = req.pre_s, req.window_s
         fill = self._armed_at + req.pre_s - time.monotonic()
@@ -306,8 +313,8 @@ class Scope(AcquisitionBase):
         deadline = time.monotonic() + plan.total_s + timeout_s
         try:
             self._wait("done", deadline, f"acquisition not complete {timeout_s:g} s after "
-                       f"the record's end (no trigger on CH{self.settings.trigger}? check the "
-                       f"trigger probe and level {self.settings.level_v:g} V)")
+                       f"the record's end (no trigger on CH{self.config.trigger}? check the "
+                       f"trigger probe and level {self.config.level_v:g} V)")
         except InstrumentError:
             self.write(self._require_dialect().stop)
             raise
@@ -317,10 +324,10 @@ class Scope(AcquisitionBase):
             raise InstrumentError(
                 f"{self.source}: the trigger was still high at the end of the record, "
                 f"{after:.3g} s after the rising edge: the batch outlasted the "
-                f"{self._window_s:.3g} s expected (x{self.settings.window_margin:g} margin); "
+                f"{self._window_s:.3g} s expected (x{self.config.window_margin:g} margin); "
                 "raise window_margin for ops whose time varies (key generation)")
         flags: tuple[str, ...] = ()
-        if plan.rate_hz < self.settings.sample_rate_hz * 0.9999:
+        if plan.rate_hz < self.config.sample_rate_hz * 0.9999:
             flags = (LOW_SAMPLE_RATE,)
         return RecordedCapture(self.source, (capture,), trigger_bit=0, flags=flags)
 
@@ -367,7 +374,7 @@ class Scope(AcquisitionBase):
         clipped: npt.NDArray[np.bool_] | None = None
         period = None
         lo, hi = dialect.code_range
-        for role, (channel, _) in self.settings.roles().items():
+        for role, (channel, _) in self.config.roles().items():
             scaling, codes = self.read_channel(channel)
             if period is None:
                 period = scaling.x_increment_s
@@ -386,21 +393,20 @@ class Scope(AcquisitionBase):
         if clipped.any():
             log.warning("%s: %d samples at the end of the vertical range; raise max_current_a "
                         "or check supply_v", self.source, int(clipped.sum()))
-        return to_chunk(self.settings, volts, clipped, float(period))
+        return to_chunk(self.config, volts, clipped, float(period))
 
-    def describe(self) -> dict[str, Any]:
-        """Identity and settings for the run manifest."""
-        s = self.settings
-        out: dict[str, Any] = {
-            "kind": "scope", "resource": s.resource, "idn": self.idn,
+    def describe(self) -> InstrumentInfo:
+        """Identity (``*IDN?`` once started) and settings for the run manifest."""
+        s = self.config
+        details: dict[str, Any] = {
             "dialect": self.dialect.name if self.dialect else s.dialect,
-            "sample_rate_hz": s.sample_rate_hz, "channels": {r: c for r, (c, _) in
-                                                             s.roles().items()},
+            "channels": {r: c for r, (c, _) in s.roles().items()},
             "shunt_ohms": s.shunt_ohms, "current_scale_a_per_v": s.current_scale_a_per_v,
             "voltage_minus_shunt": s.voltage_minus_shunt, "supply_v": s.supply_v,
             "verticals": [{"channel": v.channel, "scale_v": v.scale_v, "offset_v": v.offset_v,
                            "probe": v.probe} for v in self._verticals],
         }
         if self.dialect is not None:
-            out["guide"] = self.dialect.guide
-        return out
+            details["guide"] = self.dialect.guide
+        return InstrumentInfo(kind="scope", name=self.idn, address=self.resource,
+                              sample_rate_hz=s.sample_rate_hz, details=details)

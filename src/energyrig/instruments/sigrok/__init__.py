@@ -1,12 +1,12 @@
-"""sigrok: session files (``.sr``) and libsigrok devices driven through ``sigrok-cli``.
+"""sigrok: libsigrok devices driven through ``sigrok-cli``, and session files (``.sr``).
 
-- :mod:`.srfile` reads session files as a streamed :class:`~energyrig.capture.Capture`;
-- :mod:`.protocol` builds sigrok-cli command lines and parses its replies;
-- :mod:`.device` runs sigrok-cli as a subprocess (the transport).
+Its doors, one module each:
+
+- :mod:`.family`: the family record (``FAMILY``) and :mod:`.config`: the fixture's
+  ``[instrument]`` table (:class:`~.config.SigrokConfig`);
+- transport: :mod:`.device`, sigrok-cli as a subprocess
+  (:class:`~.device.SigrokDevice`, the :class:`~energyrig.instruments.base.Acquisition`);
+- protocol: :mod:`.protocol`, sigrok-cli command lines and the parsing of its replies;
+- processing: :mod:`.srfile`, session files read as a streamed
+  :class:`~energyrig.capture.Capture`.
 """
-from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
-from energyrig.instruments.sigrok.protocol import ScannedDevice, SigrokDeviceConfig
-from energyrig.instruments.sigrok.srfile import SrCapture, SrOptions, open_sr
-
-__all__ = ["ScannedDevice", "SigrokDevice", "SigrokDeviceConfig", "SrCapture", "SrOptions",
-           "list_devices", "open_sr"]

@@ -15,18 +15,19 @@ the energy code finds the windows in it.
 from __future__ import annotations
 
 import logging
+import math
 import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
-
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
+from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.sigrok import protocol
-from energyrig.instruments.sigrok.protocol import ScannedDevice, SigrokDeviceConfig
-from energyrig.instruments.sigrok.srfile import SrCapture
+from energyrig.instruments.sigrok.config import SIGROK_CLI, SigrokConfig
+from energyrig.instruments.sigrok.protocol import ScannedDevice
+from energyrig.instruments.sigrok.srfile import SrCapture, SrOptions
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,17 @@ def run_sigrok(argv: list[str], timeout_s: float) -> str:
     return done.stdout
 
 
-def list_devices(sigrok_cli: str = protocol.SIGROK_CLI, driver: str | None = None,
+def reader_options(config: SigrokConfig) -> SrOptions:
+    """How the capture files of ``config``'s device are read: its trigger, current and
+    voltage channels and their scaling."""
+    return SrOptions(trigger=config.trigger, trigger_level_v=config.trigger_level_v,
+                     trigger_hysteresis_v=config.trigger_hysteresis_v, current=config.current,
+                     voltage=config.voltage, shunt_ohms=config.shunt_ohms,
+                     current_scale_a_per_v=config.current_scale_a_per_v,
+                     voltage_minus_shunt=config.voltage_minus_shunt)
+
+
+def list_devices(sigrok_cli: str = SIGROK_CLI, driver: str | None = None,
                  timeout_s: float = 30.0) -> list[ScannedDevice]:
     """Devices libsigrok finds (``sigrok-cli --scan``), optionally of one driver."""
     return protocol.parse_scan(run_sigrok(protocol.scan_argv(sigrok_cli, driver), timeout_s))
@@ -89,7 +100,8 @@ class SigrokDevice(AcquisitionBase):
     Parameters
     ----------
     config:
-        Driver, connection, channels, sample rate and channel mapping.
+        Driver, connection, channels, sample rate and channel mapping (the fixture's
+        ``[instrument]`` table, :class:`~energyrig.instruments.sigrok.config.SigrokConfig`).
     keep_dir:
         Directory in which to keep every capture file (``capture-0001.sr`` ...); ``None``:
         a private temporary directory removed by :meth:`stop`.
@@ -97,9 +109,10 @@ class SigrokDevice(AcquisitionBase):
         How long :meth:`arm` waits for the device to start delivering samples.
     """
 
-    def __init__(self, config: SigrokDeviceConfig, keep_dir: Path | None = None,
+    def __init__(self, config: SigrokConfig, keep_dir: Path | None = None,
                  startup_timeout_s: float = 20.0) -> None:
         self.config = config
+        self.reader = reader_options(config)
         self.keep_dir = keep_dir
         self.startup_timeout_s = startup_timeout_s
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -211,7 +224,7 @@ class SigrokDevice(AcquisitionBase):
         if not self._output.exists():
             raise InstrumentError(f"sigrok device {self.device} wrote no samples: {self._stderr()}")
         self.last_file = self._output
-        capture = SrCapture(self._output, self.config.reader)
+        capture = SrCapture(self._output, self.reader)
         flags: tuple[str, ...] = ()
         if capture.samples < self._samples:
             log.warning("sigrok device %s delivered %d of %d samples: %s", self.device,
@@ -225,18 +238,34 @@ class SigrokDevice(AcquisitionBase):
         self.arm(0.0, duration_s, 0.0)
         return self.collect(timeout_s if timeout_s is not None else 2 * duration_s + 30.0)
 
-    def describe(self) -> dict[str, Any]:
-        """Identity and settings for the run manifest."""
-        cfg = self.config
-        return {"instrument": "sigrok", "driver": self.device,
-                "model": self.scanned.description if self.scanned else None,
-                "channels": list(cfg.channels), "samplerate_hz": cfg.samplerate_hz,
-                "config": dict(cfg.config), "trigger": cfg.reader.trigger,
-                "trigger_level_v": cfg.reader.trigger_level_v,
-                "trigger_hysteresis_v": cfg.reader.trigger_hysteresis_v,
-                "current": cfg.reader.current, "shunt_ohms": cfg.reader.shunt_ohms,
-                "current_scale_a_per_v": cfg.reader.current_scale_a_per_v,
-                "voltage": cfg.reader.voltage}
+    def limits(self) -> Limits:
+        """The configured sample rate, no record limit (sigrok-cli writes the capture to a
+        file of any length), no stream lag (a recorder).
+
+        Raises
+        ------
+        InstrumentError
+            No ``samplerate_hz`` is configured.
+        """
+        rate = self.config.samplerate_hz
+        if rate is None:
+            raise InstrumentError(f"sigrok device {self.device}: no samplerate_hz configured; "
+                                  "set it in the fixture, or give --batch N")
+        return Limits(sample_rate_hz=rate, max_record_s=None, stream_lag_s=0.0)
+
+    def describe(self) -> InstrumentInfo:
+        """Identity (the scanned model once started) and settings for the run manifest."""
+        cfg, reader = self.config, self.reader
+        return InstrumentInfo(
+            kind="sigrok", name=self.scanned.description if self.scanned else "",
+            address=self.device,
+            sample_rate_hz=cfg.samplerate_hz if cfg.samplerate_hz is not None else math.nan,
+            details={"channels": list(cfg.channels), "config": dict(cfg.config),
+                     "trigger": reader.trigger, "trigger_level_v": reader.trigger_level_v,
+                     "trigger_hysteresis_v": reader.trigger_hysteresis_v,
+                     "current": reader.current, "shunt_ohms": reader.shunt_ohms,
+                     "current_scale_a_per_v": reader.current_scale_a_per_v,
+                     "voltage": reader.voltage})
 
     def stop(self) -> None:
         """Stop a running capture and remove the temporary files (not those in ``keep_dir``).

@@ -13,50 +13,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from energyrig.errors import ConfigError
-from energyrig.instruments.sigrok.srfile import SrOptions
+from energyrig.instruments.sigrok.config import SIGROK_CLI, SigrokConfig
 
-SIGROK_CLI = "sigrok-cli"
 _SCAN_LINE = re.compile(
     r"^(?P<spec>\S+) - (?P<description>.*?)(?: with (?P<count>\d+) channels?: (?P<channels>.*))?$")
 _SOURCE = "sigrok device"
-
-
-@dataclass(frozen=True, slots=True)
-class SigrokDeviceConfig:
-    """A libsigrok device as a fixture describes it.
-
-    Attributes
-    ----------
-    driver:
-        libsigrok driver name (``demo``, ``fx2lafw``, ``hantek-6xxx``).
-    conn:
-        Connection (``1.6`` USB bus.address, ``/dev/ttyUSB0``); ``None``: the first found.
-    driver_options:
-        Further scan options appended to ``--driver`` (``analog_channels``: ``"2"``).
-    channels:
-        Channels to enable (``--channels``); empty: the device's default set.
-    samplerate_hz:
-        Sample rate in Hz; required to size captures from a time window.
-    config:
-        Further device options for ``--config`` (``voltage_threshold``: ``"1.5"``).
-    reader:
-        Which channels carry trigger, current and voltage, and their scaling.
-    sigrok_cli:
-        The ``sigrok-cli`` executable.
-    """
-
-    driver: str
-    conn: str | None = None
-    driver_options: Mapping[str, str] = field(default_factory=dict)
-    channels: tuple[str, ...] = ()
-    samplerate_hz: float | None = None
-    config: Mapping[str, str] = field(default_factory=dict)
-    reader: SrOptions = field(default_factory=SrOptions)
-    sigrok_cli: str = SIGROK_CLI
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,27 +39,19 @@ class ScannedDevice:
         return self.driver if self.conn is None else f"{self.driver}:conn={self.conn}"
 
 
-def _options(pairs: Mapping[str, str], what: str) -> list[str]:
-    """``key=value`` items, refusing what sigrok-cli's ``:``-separated syntax cannot carry."""
-    items = []
-    for key, value in pairs.items():
-        if ":" in key or ":" in str(value) or "=" in key:
-            raise ConfigError(_SOURCE, f"{what}.{key}", f"{key}={value!r} cannot contain ':' "
-                                                        "(sigrok-cli separates options with ':')")
-        items.append(f"{key}={value}")
-    return items
+def _options(pairs: Mapping[str, str]) -> list[str]:
+    """``key=value`` items (the config model refused what the ``:`` syntax cannot carry)."""
+    return [f"{key}={value}" for key, value in pairs.items()]
 
 
-def driver_spec(cfg: SigrokDeviceConfig) -> str:
+def driver_spec(cfg: SigrokConfig) -> str:
     """The ``--driver`` argument: ``demo``, ``fx2lafw:conn=1.6``."""
     conn = {"conn": cfg.conn} if cfg.conn is not None else {}
-    return ":".join([cfg.driver, *_options({**conn, **cfg.driver_options}, "driver_options")])
+    return ":".join([cfg.driver, *_options({**conn, **cfg.driver_options})])
 
 
 def format_samplerate(hz: float) -> str:
     """A sample rate as sigrok-cli parses it: whole hertz (``1000000``)."""
-    if not hz > 0 or hz != round(hz):
-        raise ConfigError(_SOURCE, "samplerate_hz", f"must be a positive whole number of Hz, got {hz}")
     return str(int(hz))
 
 
@@ -105,7 +62,7 @@ def samples_for(total_s: float, samplerate_hz: float) -> int:
     return max(1, math.ceil(total_s * samplerate_hz - 1e-6))  # 1e-6: float noise, not a sample
 
 
-def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[str]:
+def capture_argv(cfg: SigrokConfig, output: Path, samples: int) -> list[str]:
     """Command line capturing ``samples`` samples into the session file ``output``."""
     config = {}
     if cfg.samplerate_hz is not None:
@@ -113,26 +70,25 @@ def capture_argv(cfg: SigrokDeviceConfig, output: Path, samples: int) -> list[st
     config.update(cfg.config)
     argv = [cfg.sigrok_cli, "--driver", driver_spec(cfg)]
     if config:
-        argv += ["--config", ":".join(_options(config, "config"))]
+        argv += ["--config", ":".join(_options(config))]
     if cfg.channels:
         argv += ["--channels", ",".join(cfg.channels)]
     return argv + ["--samples", str(samples), "--output-format", "srzip",
                    "--output-file", str(output)]
 
 
-def check_reader_channels(cfg: SigrokDeviceConfig, available: tuple[str, ...]) -> None:
+def check_reader_channels(cfg: SigrokConfig, available: tuple[str, ...]) -> None:
     """Refuse a channel mapping that names a channel the capture will not contain.
 
     ``available`` is what the device offers (from its scan); only ``cfg.channels`` are
     captured when given. A string ``voltage`` is a channel name, a float a constant.
     """
     captured = cfg.channels or available
-    reader = cfg.reader
-    roles = {"trigger": reader.trigger, "current": reader.current,
-             "voltage": reader.voltage if isinstance(reader.voltage, str) else None}
+    roles = {"trigger": cfg.trigger, "current": cfg.current,
+             "voltage": cfg.voltage if isinstance(cfg.voltage, str) else None}
     for role, name in roles.items():
         if name is not None and name not in captured:
-            raise ConfigError(_SOURCE, f"reader.{role}", f"channel {name!r} is not captured "
+            raise ConfigError(_SOURCE, role, f"channel {name!r} is not captured "
                                                          f"(channels: {', '.join(captured)})")
 
 

@@ -56,7 +56,7 @@ import numpy.typing as npt
 
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
-from energyrig.instruments.files import CaptureOptions
+from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.threshold import AnalogTrigger, Schmitt
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ _CHUNK_RE = re.compile(r"^(?P<base>.+)-(?P<num>[0-9]+)$")
 
 @dataclass(frozen=True)
 class SrOptions(CaptureOptions):
-    """:class:`~energyrig.instruments.files.CaptureOptions` plus what only this reader does.
+    """:class:`~energyrig.instruments.fileopts.CaptureOptions` plus what only this reader does.
 
     For a session file: ``trigger`` names a logic channel (default: the lowest enabled one)
     or an analog channel with ``trigger_level_v``,
@@ -481,5 +481,5 @@ class SrCapture:
 
 def open_sr(path: str | Path, options: CaptureOptions | None = None) -> SrCapture:
     """Open a sigrok session file as a capture (see :class:`SrCapture`); a reader of
-    :data:`energyrig.instruments.files.KINDS`."""
+    :func:`energyrig.instruments.files.file_kinds`."""
     return SrCapture(path, options)

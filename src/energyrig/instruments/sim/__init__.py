@@ -12,7 +12,7 @@
 A whole simulated PPK2 bench, as the rig wires it::
 
     with EmulatorProcess(model, wire=wire_path, truth=truth_path) as emu, \\
-            Ppk2(emu.port, Ppk2Settings(supply_v=model.supply_v)) as ppk:
+            Ppk2(emu.port, Ppk2Config(supply_v=model.supply_v)) as ppk:
         # start build/host/energyrig-dut --trigger-wire wire_path, prep an op, then per window:
         ppk.arm(pre_s=0.02, window_s=expected_s, post_s=0.01)
         ...                                   # "run n=N" to the DUT, wait for its reply

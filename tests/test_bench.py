@@ -36,13 +36,13 @@ def bench() -> Bench:  # a SimBench
         yield b
 
 
-def measure(bench: Bench, point: Point, reps: int, **kw: object) -> PointResult:
+def measure_reps(bench: Bench, point: Point, reps: int, **kw: object) -> PointResult:
     return measure_point(bench, point, until=reps_done(reps), **kw)  # type: ignore[arg-type]
 
 
 def test_auto_batch_windows_hold_enough_samples_and_match_the_truth(bench: Bench) -> None:
     point = Point(op="sha256", board=bench.board, payload_bytes=256)
-    result = measure(bench, point, reps=3)
+    result = measure_reps(bench, point, reps=3)
     assert result.ok, result.reason
     assert result.point.family == "hash" and result.prep["selftest"] == "pass"
     assert result.batch_n > 100 and len(result.windows) == 3
@@ -64,24 +64,24 @@ def test_auto_batch_windows_hold_enough_samples_and_match_the_truth(bench: Bench
 
 def test_a_fixed_batch_too_small_for_the_edges_is_flagged(bench: Bench) -> None:
     point = Point(op="ecdsa-sign", board=bench.board, curve="p256", payload_bytes=32)
-    result = measure(bench, point, batch_n=2, reps=2)
+    result = measure_reps(bench, point, batch_n=2, reps=2)
     assert result.ok and result.batch_n == 2
     assert EDGE_ERROR in result.flags
     assert all(EDGE_ERROR in w.flags for w in result.windows)
 
 
 def test_failures_come_back_as_failed_points_and_the_bench_goes_on(bench: Bench) -> None:
-    bad = measure(bench, Point(op="aes-cbc-encrypt", board=bench.board, key_bits=100,
+    bad = measure_reps(bench, Point(op="aes-cbc-encrypt", board=bench.board, key_bits=100,
                               payload_bytes=16), reps=2)
     assert bad.status == "failed" and not bad.windows
     assert "key_bits=100 not allowed" in bad.reason
-    good = measure(bench, Point(op="aes-ctr-encrypt", board=bench.board, key_bits=128,
+    good = measure_reps(bench, Point(op="aes-ctr-encrypt", board=bench.board, key_bits=128,
                                payload_bytes=64), reps=1)
     assert good.ok, good.reason
 
 
 def test_results_go_into_the_store_one_to_one(bench: Bench, tmp_path: Path) -> None:
-    result = measure(bench, Point(op="md5", board=bench.board, payload_bytes=64), reps=2)
+    result = measure_reps(bench, Point(op="md5", board=bench.board, payload_bytes=64), reps=2)
     with RunWriter.create(tmp_path / "run") as writer:
         writer.write_point(result.point, result.windows, batch_n=result.batch_n,
                            status=result.status, reason=result.reason)
@@ -100,9 +100,9 @@ def test_self_test_failure_and_a_hung_dut_are_failed_points(tmp_path: Path) -> N
     measure = fx.measure.model_copy(update={"probe_timeout_s": 0.5})
     with open_bench(fx.model_copy(update={"dut": dut, "measure": measure})) as b:
         assert b.board == "fake"
-        broken = measure(b, Point(op="broken", board=b.board), reps=1)
+        broken = measure_reps(b, Point(op="broken", board=b.board), reps=1)
         assert broken.status == "failed" and broken.reason == "self-test failed"
-        hung = measure(b, Point(op="slow", board=b.board), reps=1)
+        hung = measure_reps(b, Point(op="slow", board=b.board), reps=1)
         assert hung.status == "failed" and "did not answer 'run n=1'" in hung.reason
         assert json.loads(json.dumps(hung.figures()))["status"] == "failed"
 
@@ -139,7 +139,7 @@ def test_instrument_faults_show_and_lost_samples_are_flagged() -> None:
     power = fx.sim.power.model_copy(update={"gain_error": 0.05, "drop_rate": 1e-3})
     faulty = fx.model_copy(update={"sim": fx.sim.model_copy(update={"power": power})})
     with open_bench(faulty) as b:
-        result = measure(b, Point(op="sha1", board=b.board, payload_bytes=512), reps=2)
+        result = measure_reps(b, Point(op="sha1", board=b.board, payload_bytes=512), reps=2)
     assert result.ok and "dropped_samples" in result.flags
     for w in result.windows:
         assert "dropped_samples" in w.flags
@@ -151,7 +151,7 @@ def test_the_scope_bench_is_the_same_bench_from_the_kind_table() -> None:
     # A single-shot recorder (emulated Rigol over PyVISA) behind the same arm/collect.
     with open_bench(load_fixture(ROOT / "fixtures" / "sim-scope.toml")) as b:
         assert b.instrument.describe().kind == "scope"
-        result = measure(b, Point(op="sha256", board=b.board, payload_bytes=256), reps=2)
+        result = measure_reps(b, Point(op="sha256", board=b.board, payload_bytes=256), reps=2)
     assert result.ok, result.reason
     for w in result.windows:
         assert w.samples >= 10000 and w.true_net_energy_j is not None

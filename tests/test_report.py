@@ -1,4 +1,4 @@
-"""The report, on synthetic runs whose true costs are known (energyrig.results.synthetic)."""
+"""The report, on synthetic runs whose true costs are known (tests/support/synthetic.py)."""
 from __future__ import annotations
 
 import json
@@ -25,7 +25,7 @@ from energyrig.results.report import (
     summarise_workloads,
     write_report,
 )
-from energyrig.results.synthetic import BOARDS, OPS, make_factorial_run, make_run
+from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
 
 @pytest.fixture(scope="module")

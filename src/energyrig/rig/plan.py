@@ -56,6 +56,7 @@ from pydantic import Field, field_validator, model_validator
 from energyrig.errors import ConfigError
 from energyrig.fixtures.loader import read_toml, validate
 from energyrig.fixtures.schema import _Strict
+from energyrig.results.compare import Compare
 from energyrig.results.store import Point
 from energyrig.rig.dut import OpInfo
 
@@ -122,14 +123,6 @@ class Adaptive(_Strict):
             raise ValueError(f"max_windows ({self.max_windows}) is below min_windows "
                              f"({self.min_windows})")
         return self
-
-
-class Compare(_Strict):
-    """A pair the report compares (``[[compare]]``): each side an op name or a table of
-    factors (``a = { op = "aes-ecb-encrypt", key_bits = 128 }``)."""
-
-    a: str | dict[str, str | int]
-    b: str | dict[str, str | int]
 
 
 class Plan(_Strict):

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from energyrig.units import J_PER_NWH, format_nwh, format_si, superscript
+from energyrig.units import J_PER_NWH, format_duration, format_nwh, format_si, superscript
 
 
 @pytest.mark.parametrize("value, unit, text", [
@@ -36,6 +36,13 @@ def test_format_nwh() -> None:
     assert format_nwh(2.877e-10) == "7.99·10⁻⁵ nWh"
     assert format_nwh(4.4444e-6, digits=4) == "1.235 nWh"
     assert format_nwh(0.0) == "0 nWh"
+
+
+def test_format_duration() -> None:
+    assert format_duration(12.4) == "12 s"
+    assert format_duration(250) == "4 min 10 s"
+    assert format_duration(3 * 3600 + 5 * 60 + 20) == "3 h 05 min"
+    assert format_duration(float("inf")) == "unknown"
 
 
 def test_superscript() -> None:

@@ -5,6 +5,7 @@ into text here and nowhere else:
 
 - :func:`format_si`: a value with an SI prefix (``1.23e-5, "J"`` → ``12.3 µJ``);
 - :func:`format_nwh`: an energy in nanowatt-hours, the unit of the Arduino/ESP32 studies;
+- :func:`format_duration`: a duration in hours, minutes and seconds (``3 h 05 min``);
 - :func:`superscript`: an exponent as superscript digits (``-5`` → ``⁻⁵``).
 
 Only the standard library is imported: ``rig`` imports this module when it starts.
@@ -91,3 +92,16 @@ def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING) 
         return f"{nwh:.{digits}g} nWh"
     exponent = math.floor(math.log10(abs(nwh)))
     return f"{nwh / 10.0 ** exponent:.{digits}g}·10{superscript(exponent)} nWh"
+
+
+def format_duration(seconds: float) -> str:
+    """A duration, s, rounded to the second: ``3 h 05 min``, ``4 min 10 s``, ``12 s``;
+    ``unknown`` when it is not finite."""
+    if not math.isfinite(seconds):
+        return "unknown"
+    s = round(seconds)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    if h:
+        return f"{h} h {m:02d} min"
+    return f"{m} min {sec:02d} s" if m else f"{sec} s"

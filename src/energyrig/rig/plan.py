@@ -42,7 +42,6 @@ Every malformed field is a :class:`~energyrig.errors.ConfigError` naming the fil
 from __future__ import annotations
 
 import logging
-import math
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -354,15 +353,3 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
         log.info("skipped: %s", s.reason)
     return Expansion(points=tuple(points), skipped=tuple(skipped.values()), seed=seed,
                      target=target)
-
-
-def format_duration(seconds: float) -> str:
-    """``3 h 05 min``, ``4 min 10 s``, ``12 s``."""
-    if not math.isfinite(seconds):
-        return "unknown"
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    if h:
-        return f"{h} h {m:02d} min"
-    return f"{m} min {sec:02d} s" if m else f"{sec} s"

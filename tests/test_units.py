@@ -6,7 +6,14 @@ import sys
 
 import pytest
 
-from energyrig.units import J_PER_NWH, format_duration, format_nwh, format_si, superscript
+from energyrig.units import (
+    J_PER_NWH,
+    format_duration,
+    format_nwh,
+    format_si,
+    in_unit,
+    superscript,
+)
 
 
 @pytest.mark.parametrize("value, unit, text", [
@@ -26,6 +33,12 @@ def test_format_si_as_the_report_shows_it(value: float | None, unit: str, text: 
 ])
 def test_format_si_as_the_terminal_shows_it(value: float | None, unit: str, text: str) -> None:
     assert format_si(value, unit, digits=4, missing="-") == text
+
+
+def test_in_unit_scales_exactly_as_a_power_of_ten() -> None:
+    assert in_unit(0.0123, "m") == 0.0123 * 1e3
+    assert in_unit(3.1834e-6, "µ") == 3.1834e-6 * 1e6
+    assert in_unit(2.0, "") == 2.0
 
 
 def test_format_nwh() -> None:

@@ -4,6 +4,7 @@ Inside the rig every quantity is SI (A, V, W, s, J, Hz); the CLI and the report 
 into text here and nowhere else:
 
 - :func:`format_si`: a value with an SI prefix (``1.23e-5, "J"`` → ``12.3 µJ``);
+- :func:`in_unit`: a value in a prefixed unit, for columns of one unit (``0.0123`` s in ms);
 - :func:`format_nwh`: an energy in nanowatt-hours, the unit of the Arduino/ESP32 studies;
 - :func:`format_duration`: a duration in hours, minutes and seconds (``3 h 05 min``);
 - :func:`superscript`: an exponent as superscript digits (``-5`` → ``⁻⁵``).
@@ -18,10 +19,11 @@ import math
 J_PER_NWH = 3.6e-6
 #: Shown for a missing value (None, NaN, ±inf) unless the caller says otherwise.
 MISSING = "–"
-#: (scale, prefix) from the largest to the smallest.
-SI_PREFIXES: tuple[tuple[float, str], ...] = (
-    (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"),
-    (1e-12, "p"), (1e-15, "f"))
+#: (power of ten, prefix) from the largest to the smallest.
+SI_PREFIXES: tuple[tuple[int, str], ...] = (
+    (9, "G"), (6, "M"), (3, "k"), (0, ""), (-3, "m"), (-6, "µ"), (-9, "n"), (-12, "p"),
+    (-15, "f"))
+_EXPONENT = {prefix: exponent for exponent, prefix in SI_PREFIXES}
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -60,9 +62,15 @@ def format_si(value: float | None, unit: str, digits: int = 3, missing: str = MI
     if value == 0:
         return f"0 {unit}"
     rounds_up = 1.0 - 5.0 * 10.0 ** -(digits + 1)
-    scale, prefix = next(((s, p) for s, p in SI_PREFIXES if abs(value) >= s * rounds_up),
-                         SI_PREFIXES[-1])
-    return f"{value / scale:.{digits}g} {prefix}{unit}"
+    exponent, prefix = next(((e, p) for e, p in SI_PREFIXES
+                             if abs(value) >= 10.0 ** e * rounds_up), SI_PREFIXES[-1])
+    return f"{value / 10.0 ** exponent:.{digits}g} {prefix}{unit}"
+
+
+def in_unit(value: float, prefix: str) -> float:
+    """An SI value in the unit with an SI ``prefix``: ``in_unit(0.0123, "m")`` → ``12.3``
+    (s → ms, W → mW); ``prefix`` is one of :data:`SI_PREFIXES` (``"µ"``, ``"m"``, ...)."""
+    return value * 10.0 ** -_EXPONENT[prefix]
 
 
 def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING) -> str:

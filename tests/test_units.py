@@ -48,6 +48,8 @@ def test_format_nwh() -> None:
     assert format_nwh(2.88e-10) == "8·10⁻⁵ nWh"
     assert format_nwh(2.877e-10) == "7.99·10⁻⁵ nWh"
     assert format_nwh(4.4444e-6, digits=4) == "1.235 nWh"
+    assert format_nwh(1.1059e-9, digits=4, power_below=1e-4) == "0.0003072 nWh"  # rig run
+    assert format_nwh(1.08e-10, digits=4, power_below=1e-4) == "3·10⁻⁵ nWh"
     assert format_nwh(0.0) == "0 nWh"
 
 

@@ -73,9 +73,10 @@ def in_unit(value: float, prefix: str) -> float:
     return value * 10.0 ** -_EXPONENT[prefix]
 
 
-def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING) -> str:
+def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING,
+               power_below: float = 1e-3) -> str:
     """An energy in nWh: ``digits`` significant digits, thousands grouped from 1000 nWh on,
-    a power of ten below 0.001 nWh.
+    a power of ten below ``power_below`` nWh.
 
     Parameters
     ----------
@@ -85,10 +86,13 @@ def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING) 
         Significant digits below 1000 nWh.
     missing:
         The text for None, NaN or an infinite value.
+    power_below:
+        Smaller magnitudes (nWh) are written as a mantissa times a power of ten.
 
     Examples
     --------
-    ``3.6e-6`` → ``"1 nWh"``; ``1.8`` → ``"500,000 nWh"``; ``2.88e-10`` → ``"8·10⁻⁵ nWh"``.
+    ``3.6e-6`` → ``"1 nWh"``; ``1.8`` → ``"500,000 nWh"``; ``2.88e-10`` → ``"8·10⁻⁵ nWh"``;
+    with ``digits=4, power_below=1e-4``, ``1.1059e-9`` → ``"0.0003072 nWh"``.
     """
     if _missing(energy_j):
         return missing
@@ -96,7 +100,7 @@ def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING) 
     nwh = energy_j / J_PER_NWH
     if abs(nwh) >= 1000:
         return f"{nwh:,.0f} nWh"
-    if nwh == 0 or abs(nwh) >= 1e-3:
+    if nwh == 0 or abs(nwh) >= power_below:
         return f"{nwh:.{digits}g} nWh"
     exponent = math.floor(math.log10(abs(nwh)))
     return f"{nwh / 10.0 ** exponent:.{digits}g}·10{superscript(exponent)} nWh"

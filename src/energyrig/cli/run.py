@@ -26,7 +26,8 @@ from energyrig.units import format_nwh, format_si
 def _energy(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "-"
-    return f"{format_si(value, 'J', digits=4, missing='-')}  ({format_nwh(value, digits=4)})"
+    return (f"{format_si(value, 'J', digits=4, missing='-')}  "
+            f"({format_nwh(value, digits=4, power_below=1e-4)})")
 
 
 def _ci(ci: list[float] | None, unit: str) -> str:

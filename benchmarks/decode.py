@@ -32,10 +32,13 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, encode_words
 from energyrig.instruments.ppk2.metadata import parse_metadata
-from energyrig.instruments.ppk2.reference import reference_api
 from energyrig.rig.energy import WindowFinder, WindowSettings
 
-METADATA_TEXT = (Path(__file__).resolve().parents[1] / "tests" / "data" / "ppk2-metadata.txt").read_text()
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))  # tests/support: test support, not installed
+from support.ppk2_reference import reference_api  # noqa: E402
+
+METADATA_TEXT = (TESTS / "data" / "ppk2-metadata.txt").read_text()
 VDD_MV = 3300
 BLOCK = 1 << 20           # samples per read (10.5 s of stream); a multiple of 64 and of PERIOD
 PERIOD = 1 << 12          # trigger period, samples (41 ms)

@@ -10,7 +10,7 @@ import pytest
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
 from energyrig.rig.dut import OpInfo
-from energyrig.rig.plan import Plan, Target, expand, format_duration, load_plan, plan_from_record
+from energyrig.rig.plan import Plan, Target, expand, load_plan, plan_from_record
 from energyrig.rig.sweep import read_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -272,15 +272,6 @@ def test_unreadable_plans_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not valid TOML") as err:
         load_plan(write(tmp_path, "[factors\nop = 1"))
     assert err.value.path == str(tmp_path / "plan.toml")
-
-
-# --- duration -----------------------------------------------------------------------------
-
-def test_format_duration() -> None:
-    assert format_duration(12.4) == "12 s"
-    assert format_duration(250) == "4 min 10 s"
-    assert format_duration(3 * 3600 + 5 * 60 + 20) == "3 h 05 min"
-    assert format_duration(float("inf")) == "unknown"
 
 
 def test_target_from_replies() -> None:

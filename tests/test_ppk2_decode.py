@@ -23,7 +23,7 @@ from energyrig.instruments.ppk2.rawfile import (
     header_line,
     open_ppk2,
 )
-from energyrig.instruments.ppk2.reference import reference_api
+from support.ppk2_reference import reference_api
 
 DEVICE_TEXT = (Path(__file__).parent / "data" / "ppk2-metadata.txt").read_text()
 CAL = parse_metadata(DEVICE_TEXT)

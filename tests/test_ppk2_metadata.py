@@ -14,7 +14,7 @@ from energyrig.instruments.ppk2.metadata import (
     format_metadata,
     parse_metadata,
 )
-from energyrig.instruments.ppk2.reference import reference_api
+from support.ppk2_reference import reference_api
 
 DEVICE_TEXT = (Path(__file__).parent / "data" / "ppk2-metadata.txt").read_text()
 

@@ -1,4 +1,4 @@
-"""The report, on synthetic runs whose true costs are known (energyrig.results.synthetic)."""
+"""The report, on synthetic runs whose true costs are known (tests/support/synthetic.py)."""
 from __future__ import annotations
 
 import json
@@ -15,18 +15,22 @@ import pytest
 from energyrig.errors import ConfigError
 from energyrig.domain import Point, Window
 from energyrig.results import RunWriter, load
-from energyrig.results.report import (
+from energyrig.results.compare import Compare, recorded_comparisons
+from energyrig.results.report import write_report
+from energyrig.results.report.figures import figure_relative
+from energyrig.results.report.page import Images, page_html
+from energyrig.results.report.tables import (
     auto_comparisons,
     comparisons,
     design_factors,
     factorial,
-    format_nwh,
-    format_si,
     relative_to_reference,
+    report_tables,
     summarise_workloads,
-    write_report,
 )
-from energyrig.results.synthetic import BOARDS, OPS, make_factorial_run, make_run
+from energyrig.rig.plan import Plan
+from energyrig.units import format_nwh, format_si
+from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
 
 @pytest.fixture(scope="module")
@@ -44,21 +48,66 @@ def _cost(op: str, key_bits: int | None = None, curve: str | None = None) -> flo
                 ).fixed_cycles
 
 
-@pytest.mark.parametrize("value, unit, text", [
-    (1.23e-5, "J", "12.3 µJ"), (2.5, "J", "2.5 J"), (0.000999, "s", "999 µs"),
-    (0.0009996, "s", "1 ms"), (4.2e-10, "J", "420 pJ"), (1500.0, "W", "1.5 kW"),
-    (0.0, "J", "0 J"), (float("nan"), "J", "–"), (-3e-3, "J", "-3 mJ"),
-])
-def test_format_si(value: float, unit: str, text: str) -> None:
-    assert format_si(value, unit) == text
+def test_tables_are_dataframes_of_si_values(full_run: Path) -> None:
+    tables = report_tables(load(full_run))
+    assert tables.families == ["symmetric", "hash", "public-key"]
+    assert set(tables.ok["status"]) == {"ok"} and len(tables.points) > len(tables.ok)
+    aes = tables.summary[(tables.summary["op"] == "aes-ecb-encrypt")
+                         & (tables.summary["key_bits"] == 128)
+                         & (tables.summary["payload_bytes"] == 1024)
+                         & (tables.summary["board"] == "nrf52840dk")].iloc[0]
+    assert 1e-6 < aes["net_energy_per_op_j_mean"] < 1e-5  # J, not µJ
+    assert aes["label"] == "aes-ecb-encrypt 128 · nrf52840dk 64 MHz"
+    assert tables.has_relative("hash") and tables.has_payload_fits("hash")
+    assert not tables.has_payload_fits("public-key")
+    assert set(tables.family_fits("hash")) == {"time_per_op_s", "net_energy_per_op_j"}
+    assert not tables.planned_comparisons and len(tables.comparisons)
+    assert tables.factorial is None
 
 
-def test_format_nwh() -> None:
-    assert format_nwh(3.6e-6) == "1 nWh"
-    assert format_nwh(1.8) == "500,000 nWh"
-    assert format_nwh(float("nan")) == "–"
-    assert format_nwh(2.88e-10) == "8·10⁻⁵ nWh"
-    assert format_nwh(2.877e-10) == "7.99·10⁻⁵ nWh"
+def test_tables_and_page_need_no_matplotlib(full_run: Path) -> None:
+    # the page is built from the tables alone: no figure drawn, no image shown
+    code = f"""
+import sys
+from energyrig.results import load
+from energyrig.results.report.page import Images, page_html
+from energyrig.results.report.tables import report_tables
+run = load({str(full_run)!r})
+page = page_html(run, report_tables(run), Images())
+assert "matplotlib" not in sys.modules, "matplotlib imported"
+assert "<img" not in page and ">Paired comparisons<" in page and ">hash<" in page, page
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_page_shows_the_images_it_is_given(full_run: Path) -> None:
+    run = load(full_run)
+    page = page_html(run, report_tables(run), Images(energy_time={"hash": "e.png"},
+                                                     payload={"hash": "p.png"}))
+    assert re.findall(r"<img src='([^']+)'", page) == ["e.png", "p.png"]
+
+
+def test_the_cli_loads_no_report_module_before_it_writes_one() -> None:
+    code = ("import sys, energyrig.cli.report; "
+            "print([m for m in ('matplotlib', 'energyrig.results.report') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_comparisons_are_read_through_the_plans_model(tmp_path: Path) -> None:
+    plan = Plan.model_validate({"factors": {"op": ["sha256"]}, "compare": [
+        {"a": "sha256", "b": {"op": "aes-cbc-encrypt", "key_bits": 128}}]})
+    pairs = recorded_comparisons(plan.record(), tmp_path / "manifest.json")
+    assert pairs == plan.compare == (
+        Compare(a="sha256", b={"op": "aes-cbc-encrypt", "key_bits": 128}),)
+    assert pairs[0].selectors() == ({"op": "sha256"}, {"op": "aes-cbc-encrypt", "key_bits": 128})
+    assert recorded_comparisons({}, tmp_path / "manifest.json") == ()
+    with pytest.raises(ConfigError, match=r"manifest.json: plan.compare\[1\]: .*c: Extra"):
+        recorded_comparisons({"compare": [{"a": "x", "b": "y"}, {"a": "x", "b": "y", "c": 1}]},
+                             tmp_path / "manifest.json")
 
 
 def test_report_has_every_section_and_its_figures(full_report: Path) -> None:
@@ -142,7 +191,8 @@ def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
     assert ("rc6-ecb-encrypt 128", "aes-ecb-encrypt 128") not in rows  # no automatic pairs
     manifest["plan"]["compare"] = [{"a": "sha3-256"}]
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(ConfigError, match=r"manifest.json: plan.compare\[0\]: needs an a and a b"):
+    with pytest.raises(ConfigError,
+                       match=r"manifest.json: plan.compare\[0\]: needs an a and a b .*b: Field"):
         write_report(run_dir)
 
 
@@ -233,17 +283,12 @@ def test_payload_fits_recover_the_cost_per_byte(full_run: Path) -> None:
 
 @pytest.mark.parametrize("low, high", [(0.4, 35.0), (0.05, 9.0), (0.02, 60.0), (2e-4, 5e3), (1e-7, 1e6),
                                        (0.9, 1.1)])
-def test_relative_bars_tick_labels_do_not_overlap(low: float, high: float, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import energyrig.results.report as report
-
-    figures = []
-    monkeypatch.setattr(report, "_save", lambda fig, out, name: figures.append(fig) or name)
+def test_relative_bars_tick_labels_do_not_overlap(low: float, high: float) -> None:
     rel = pd.DataFrame({"family": "pk", "label": ["ref", "low", "high"], "reference": "ref",
                         "time_per_op_s_ratio": [1.0, low, high],
                         "net_energy_per_op_j_ratio": [1.0, low * 1.1, high * 0.9]})
-    assert report.figure_relative(rel, "pk", tmp_path) == "relative-pk.png"
-    fig = figures[0]
+    fig = figure_relative(rel, "pk")
+    assert fig is not None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(fig).get_renderer()

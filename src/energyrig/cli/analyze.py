@@ -18,24 +18,25 @@ from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import parse_voltage
 from energyrig.rig.analysis import Analysis, analyze_file
 from energyrig.rig.energy import FLAGS, WindowSettings
+from energyrig.units import in_unit
 
 _DEFAULTS = WindowSettings()
-# Display units at the CLI edge: figure -> (column label, factor from SI).
+# Display units at the CLI edge: figure -> (SI prefix, unit) of its column.
 _UNITS = {
-    "energy_j": ("µJ", 1e6),
-    "net_energy_j": ("µJ", 1e6),
-    "duration_s": ("ms", 1e3),
-    "mean_power_w": ("mW", 1e3),
-    "baseline_w": ("mW", 1e3),
-    "edge_error_j": ("µJ", 1e6),
+    "energy_j": ("µ", "J"),
+    "net_energy_j": ("µ", "J"),
+    "duration_s": ("m", "s"),
+    "mean_power_w": ("m", "W"),
+    "baseline_w": ("m", "W"),
+    "edge_error_j": ("µ", "J"),
 }
-_PER_OP_UNITS = {**_UNITS, "duration_s": ("µs", 1e6)}
+_PER_OP_UNITS = {**_UNITS, "duration_s": ("µ", "s")}
 
 
 def _fmt(value: float, figure: str, digits: int = 4, units: dict = _UNITS) -> str:
     if not math.isfinite(value):
         return "-"
-    return f"{value * units[figure][1]:.{digits}g}"
+    return f"{in_unit(value, units[figure][0]):.{digits}g}"
 
 
 def _windows_table(result: Analysis) -> Table:
@@ -69,7 +70,7 @@ def _summary_table(result: Analysis) -> Table:
     for k, (name, stats) in enumerate(rows):
         units = _PER_OP_UNITS if k >= 4 else _UNITS
         op = "/op" if k >= 4 else ""
-        label = f"{name.rsplit('_', 1)[0].replace('_', ' ')}{op} ({units[name][0]})"
+        label = f"{name.rsplit('_', 1)[0].replace('_', ' ')}{op} ({''.join(units[name])})"
         if not isinstance(stats, dict):
             table.add_row(label, "0", "-", "-", "-", "-")
             continue

@@ -5,8 +5,6 @@ from pathlib import Path
 
 import typer
 
-from energyrig.results.report import write_report
-
 
 def register(app: typer.Typer) -> None:
     """Add the ``report`` command to ``app``."""
@@ -31,5 +29,8 @@ def register(app: typer.Typer) -> None:
 
         Example: rig report runs/symmetric --out /tmp/report
         """
+        # pandas, statsmodels and matplotlib load only when a report is written
+        from energyrig.results.report import write_report
+
         path = write_report(run_dir, out)
         typer.echo(f"report written: {path}")

@@ -22,29 +22,20 @@ from energyrig.rig.bench import SIM_FLAGS, open_bench
 from energyrig.rig.dut import OpInfo, open_dut
 from energyrig.rig.energy import FLAGS
 from energyrig.rig.pipeline import PIPELINE_FLAGS, PointResult, measure_point, reps_done
-
-_J_PER_NWH = 3.6e-6
-_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"))
-
-
-def si(value: float | None, unit: str, digits: int = 4) -> str:
-    """``value`` with an SI prefix (``3.18 µJ``); ``-`` for a missing value."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    for scale, prefix in _PREFIXES:
-        if abs(value) >= scale:
-            break
-    return f"{value / scale:.{digits}g} {prefix}{unit}"
+from energyrig.units import format_nwh, format_si
 
 
 def _energy(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "-"
-    return f"{si(value, 'J')}  ({value / _J_PER_NWH:.4g} nWh)"
+    return (f"{format_si(value, 'J', digits=4, missing='-')}  "
+            f"({format_nwh(value, digits=4, power_below=1e-4)})")
 
 
 def _ci(ci: list[float] | None, unit: str) -> str:
-    return "-" if ci is None else f"{si(ci[0], unit)} … {si(ci[1], unit)}"
+    if ci is None:
+        return "-"
+    return " … ".join(format_si(v, unit, digits=4, missing="-") for v in ci)
 
 
 def result_table(fig: dict[str, Any]) -> Table:
@@ -55,16 +46,17 @@ def result_table(fig: dict[str, Any]) -> Table:
     table.add_column("figure")
     table.add_column("value", justify="right")
     rows = [
-        ("time per op", si(fig["time_per_op_s"], "s")),
+        ("time per op", format_si(fig["time_per_op_s"], "s", digits=4, missing="-")),
         ("  95 % CI", _ci(fig["time_per_op_ci95_s"], "s")),
         ("energy per op (gross)", _energy(fig["energy_per_op_j"])),
         ("  95 % CI", _ci(fig["energy_per_op_ci95_j"], "J")),
         ("energy per op (net of idle)", _energy(fig["net_energy_per_op_j"])),
         ("  95 % CI", _ci(fig["net_energy_per_op_ci95_j"], "J")),
-        ("mean power", si(fig["mean_power_w"], "W")),
-        ("idle baseline", si(fig["baseline_w"], "W")),
+        ("mean power", format_si(fig["mean_power_w"], "W", digits=4, missing="-")),
+        ("idle baseline", format_si(fig["baseline_w"], "W", digits=4, missing="-")),
         ("cycles per op (firmware)", "-" if fig["cycles_per_op"] is None
-         else f"{fig['cycles_per_op']:.6g} @ {si(fig['cycle_hz'], 'Hz')}"),
+         else f"{fig['cycles_per_op']:.6g} @ "
+              f"{format_si(fig['cycle_hz'], 'Hz', digits=4, missing='-')}"),
         ("samples per window", "-" if fig["samples_per_window"] is None
          else f"{fig['samples_per_window']:.0f}"),
     ]

@@ -13,9 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from energyrig.fixtures import load_fixture
-from energyrig.rig.plan import format_duration, load_plan
+from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep import (DryRun, SweepOutcome, dry_run, plan_fixtures, resume_sweep,
                                  start_sweep, time_ops)
+from energyrig.units import format_duration
 
 
 def _default_out(title: str) -> Path:

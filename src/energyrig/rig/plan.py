@@ -42,7 +42,6 @@ Every malformed field is a :class:`~energyrig.errors.ConfigError` naming the fil
 from __future__ import annotations
 
 import logging
-import math
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -55,7 +54,8 @@ from pydantic import Field, field_validator, model_validator
 
 from energyrig.config import Strict, read_toml, validate
 from energyrig.errors import ConfigError
-from energyrig.results.store import Point
+from energyrig.results.compare import Compare
+from energyrig.domain import Point
 from energyrig.rig.dut import OpInfo
 
 log = logging.getLogger(__name__)
@@ -121,14 +121,6 @@ class Adaptive(Strict):
             raise ValueError(f"max_windows ({self.max_windows}) is below min_windows "
                              f"({self.min_windows})")
         return self
-
-
-class Compare(Strict):
-    """A pair the report compares (``[[compare]]``): each side an op name or a table of
-    factors (``a = { op = "aes-ecb-encrypt", key_bits = 128 }``)."""
-
-    a: str | dict[str, str | int]
-    b: str | dict[str, str | int]
 
 
 class Plan(Strict):
@@ -360,15 +352,3 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
         log.info("skipped: %s", s.reason)
     return Expansion(points=tuple(points), skipped=tuple(skipped.values()), seed=seed,
                      target=target)
-
-
-def format_duration(seconds: float) -> str:
-    """``3 h 05 min``, ``4 min 10 s``, ``12 s``."""
-    if not math.isfinite(seconds):
-        return "unknown"
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, sec = divmod(rem, 60)
-    if h:
-        return f"{h} h {m:02d} min"
-    return f"{m} min {sec:02d} s" if m else f"{sec} s"

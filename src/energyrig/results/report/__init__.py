@@ -1,0 +1,53 @@
+"""The report of a run: ``report.html`` with PNG figures beside it, in three steps.
+
+1. :mod:`~energyrig.results.report.tables`: the run's DataFrames in, the report's tables
+   out (pandas and the statistics of :mod:`energyrig.results.stats`; SI values);
+2. :mod:`~energyrig.results.report.figures`: matplotlib drawings of those tables, written as
+   PNG files (the only module that imports matplotlib);
+3. :mod:`~energyrig.results.report.page`: the HTML of the tables and the figures' names.
+
+:func:`write_report` runs the three. Units become text only in the figures and the page,
+through :mod:`energyrig.units`.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from energyrig.results.report.page import page_html
+from energyrig.results.report.tables import report_tables
+from energyrig.results.store import load
+
+log = logging.getLogger(__name__)
+
+
+def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path:
+    """Write ``report.html`` and its PNG figures for a run.
+
+    Parameters
+    ----------
+    run_dir:
+        The run directory (finished or still being written: what is there is reported).
+    out_dir:
+        Where to write; ``run_dir/report`` by default.
+
+    Returns
+    -------
+    Path
+        The path of ``report.html``.
+
+    Raises
+    ------
+    ConfigError
+        The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
+    """
+    from energyrig.results.report.figures import draw_figures  # matplotlib: only to draw
+
+    run = load(run_dir)
+    out = Path(out_dir) if out_dir is not None else run.path / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    tables = report_tables(run)
+    path = out / "report.html"
+    path.write_text(page_html(run, tables, draw_figures(tables, out)), encoding="utf-8")
+    log.info("report written to %s", path)
+    return path

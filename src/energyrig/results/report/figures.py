@@ -1,0 +1,266 @@
+"""The report's figures: matplotlib (Agg, no display) drawings of the report's tables.
+
+Each ``figure_*`` function takes tables of :mod:`energyrig.results.report.tables` and returns
+a :class:`~matplotlib.figure.Figure` (None when there is nothing to draw);
+:func:`draw_figures` draws them all and writes the PNG files the page shows. This is the only
+module of the rig that imports matplotlib.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+from energyrig.results.report.page import Images
+from energyrig.results.report.tables import (
+    METRICS,
+    ReportTables,
+    config_label,
+    op_verb,
+    plain,
+)
+from energyrig.results.stats import CONFIG, select
+from energyrig.units import format_si, superscript
+
+# Families whose energy-time panels are split by what the op does (its name's last word):
+# signing and verifying are different workloads; encrypting with AES or RC4 is one.
+VERB_PANELS: frozenset[str] = frozenset({"public-key"})
+MAX_PANELS = 12
+DPI = 110
+# Decades a log ratio axis may span with ticks at 1, 2 and 5 of each decade; wider axes
+# get one tick per decade (or per few decades), else the labels run into each other.
+_RATIO_DECADES_125 = 3.0
+
+
+def _grid(n: int, width: float = 3.6, height: float = 2.9) -> tuple[Figure, np.ndarray]:
+    cols = min(n, 4)
+    rows = math.ceil(n / cols)
+    fig = Figure(figsize=(width * cols, height * rows), layout="tight")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes.flat
+
+
+def _si_axis(ax: Any, axis: str, unit: str) -> None:
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_formatter(FuncFormatter(lambda v, _: format_si(v, unit)))
+    target.set_major_locator(MaxNLocator(5 if axis == "x" else 7))
+
+
+def _where(row: pd.Series) -> str:
+    return config_label(row).split(" · ", 1)[1]
+
+
+def figure_energy_time(summary: pd.DataFrame, family: str) -> Figure | None:
+    """Energy against time, one panel per payload size (and, for public-key ops, per kind of
+    op: keygen, sign, ...; see :data:`VERB_PANELS`), one point per configuration (colour:
+    algorithm, marker: board and clock). The point nearest the origin, each axis scaled by
+    its largest value, is ringed.
+
+    Parameters
+    ----------
+    summary:
+        :func:`~energyrig.results.report.tables.summarise_workloads` (s, J).
+    family:
+        The op family drawn.
+    """
+    fam = summary[summary["family"] == family].assign(
+        verb=lambda d: d["op"].map(op_verb) if family in VERB_PANELS else "",
+        algorithm=lambda d: [config_label(r, with_board=False) for _, r in d.iterrows()],
+        where=lambda d: [_where(r) for _, r in d.iterrows()])
+    panels = list(fam.groupby(["verb", "payload_bytes"], dropna=False, sort=True))[:MAX_PANELS]
+    if not panels:
+        return None
+    algorithms = dict.fromkeys(fam["algorithm"])
+    colours = {a: colormaps["tab10"](i % 10) for i, a in enumerate(algorithms)}
+    markers = {w: "os^Dv<>p*h"[i % 10] for i, w in enumerate(dict.fromkeys(fam["where"]))}
+    fig, axes = _grid(len(panels))
+    for ax, ((verb, payload), d) in zip(axes, panels, strict=False):
+        x, y = d["time_per_op_s_mean"].to_numpy(), d["net_energy_per_op_j_mean"].to_numpy()
+        for xi, yi, a, w in zip(x, y, d["algorithm"], d["where"], strict=True):
+            ax.scatter([xi], [yi], s=28, color=colours[a], marker=markers[w])
+        best = int(np.argmin(np.hypot(x / x.max(), y / y.max())))
+        ax.scatter([x[best]], [y[best]], s=220, facecolors="none", edgecolors="crimson",
+                   linewidths=1.6)
+        ax.annotate("best", (x[best], y[best]), xytext=(8, 8), textcoords="offset points",
+                    fontsize=7, color="crimson")
+        ax.set_xlim(0, x.max() * 1.15)
+        ax.set_ylim(0, y.max() * 1.15)
+        title = verb or family
+        ax.set_title(title if pd.isna(payload) else f"{title} · {int(payload):,} B", fontsize=9)
+        ax.set_xlabel("time per op", fontsize=8)
+        ax.set_ylabel("net energy per op", fontsize=8)
+        _si_axis(ax, "x", "s")
+        _si_axis(ax, "y", "J")
+        ax.tick_params(labelsize=7)
+    handles = [Line2D([], [], color=c, marker="o", linestyle="", label=a)
+               for a, c in colours.items()]
+    handles += [Line2D([], [], color="grey", marker=m, linestyle="", label=w)
+                for w, m in markers.items()]
+    handles.append(Line2D([], [], color="crimson", marker="o", fillstyle="none",
+                          markersize=12, linestyle="",
+                          label="best trade-off (nearest the origin)"))
+    fig.suptitle(f"{family}: net energy against time per op", fontsize=10)
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+               fontsize=7, frameon=False)
+    return fig
+
+
+def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
+                   family: str) -> Figure | None:
+    """Time and net energy per op against payload size with the fitted lines, one column
+    per board.
+
+    Parameters
+    ----------
+    points:
+        The ok points with their ``family`` (s, J).
+    fits:
+        :attr:`~energyrig.results.report.tables.ReportTables.fits`.
+    family:
+        The op family drawn.
+    """
+    fam = points[(points["family"] == family) & points["payload_bytes"].notna()]
+    boards = list(dict.fromkeys(fam["board"]))
+    if not boards:
+        return None
+    fig = Figure(figsize=(5.0 * len(boards), 6.4), layout="tight")
+    axes = fig.subplots(2, len(boards), squeeze=False)
+    for j, board in enumerate(boards):
+        d = fam[fam["board"] == board]
+        for i, (col, name) in enumerate(METRICS):
+            ax = axes[i, j]
+            fit = fits[col]
+            for keys, g in d.groupby(list(CONFIG), dropna=False, sort=True):
+                line = ax.scatter(g["payload_bytes"], g[f"{col}_mean"], s=12,
+                                  label=config_label(g.iloc[0], with_board=False))
+                f = select(fit, {c: plain(k) for c, k in zip(CONFIG, keys, strict=True)})
+                if len(f):
+                    xs = np.linspace(0, g["payload_bytes"].max(), 50)
+                    ax.plot(xs, f["intercept"].iloc[0] + f["slope"].iloc[0] * xs,
+                            color=line.get_facecolor()[0], linewidth=1)
+            ax.set_title(f"{board}: {name} per op", fontsize=9)
+            ax.set_xlabel("payload (bytes)")
+            _si_axis(ax, "y", "s" if col.endswith("_s") else "J")
+            ax.tick_params(labelsize=7)
+            ax.legend(fontsize=6)
+    return fig
+
+
+def _ratio_label(v: float) -> str:
+    """``×0.5``, ``×20``; a power of ten outside 0.001..1000 as ``×10⁴``."""
+    if 1e-3 <= v < 1e4:
+        return f"×{v:g}"
+    return f"×10{superscript(round(math.log10(v)))}"
+
+
+def _ratio_axis(axis: Any, low: float, high: float) -> None:
+    """Limits and ticks of a log axis of ratios from ``low`` to ``high``."""
+    axis.axes.set_xlim(low, high)
+    wide = math.log10(high / low) > _RATIO_DECADES_125
+    axis.set_major_locator(LogLocator(subs=(1.0,) if wide else (1.0, 2.0, 5.0), numticks=8))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: _ratio_label(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def figure_relative(rel: pd.DataFrame, family: str) -> Figure | None:
+    """Bars of each op's time and net energy relative to the family's reference.
+
+    Parameters
+    ----------
+    rel:
+        :func:`~energyrig.results.report.tables.relative_to_reference` (ratios, no unit).
+    family:
+        The op family drawn.
+    """
+    fam = rel[rel["family"] == family]
+    if fam.empty:
+        return None
+    fig = Figure(figsize=(7.5, 0.45 * len(fam) + 1.2), layout="tight")
+    ax = fig.subplots()
+    pos = np.arange(len(fam))
+    for k, (col, name) in enumerate(METRICS):
+        values = fam[f"{col}_ratio"].to_numpy()
+        bars = ax.barh(pos + (k - 0.5) * 0.38, values, height=0.36, label=name)
+        ax.bar_label(bars, labels=[f"×{v:.3g}" for v in values], fontsize=7, padding=2)
+    ax.set_yticks(pos, fam["label"], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ratios = fam[[f"{col}_ratio" for col, _ in METRICS]].to_numpy()
+    _ratio_axis(ax.xaxis, min(ratios.min(), 1.0) / 1.6, max(ratios.max(), 1.0) * 2.2)
+    ax.set_xlabel("relative to the reference (geometric mean over matched boards and sizes)")
+    ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['reference']))}",
+                 fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def figure_allocation(alloc: pd.DataFrame) -> Figure:
+    """Stacked bars of the fraction of variation per term, per response and scale.
+
+    Parameters
+    ----------
+    alloc:
+        :attr:`~energyrig.results.report.tables.Factorial.allocation`.
+    """
+    groups = list(dict.fromkeys(zip(alloc["response"], alloc["scale"], strict=True)))
+    terms = list(dict.fromkeys(alloc["term"]))
+    fig = Figure(figsize=(7.5, 0.6 * len(groups) + 1.6), layout="tight")
+    ax = fig.subplots()
+    left = np.zeros(len(groups))
+    cmap = colormaps["tab20"]
+    for i, term in enumerate(terms):
+        widths = np.array([alloc[(alloc["response"] == r) & (alloc["scale"] == s)
+                                 & (alloc["term"] == term)]["fraction"].sum() * 100
+                           for r, s in groups])
+        ax.barh(range(len(groups)), widths, left=left, color=cmap(i % 20), label=term)
+        left += widths
+    ax.set_yticks(range(len(groups)), [f"{r} ({s})" for r, s in groups], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of variation explained")
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    return fig
+
+
+def _save_all(figures: dict[str, Figure | None], out_dir: Path, prefix: str) -> dict[str, str]:
+    """Write each figure as ``out_dir/<prefix>-<family>.png``; the file names by family."""
+    names = {}
+    for family, fig in figures.items():
+        if fig is not None:
+            names[family] = f"{prefix}-{family}.png"
+            fig.savefig(out_dir / names[family], dpi=DPI, bbox_inches="tight")
+    return names
+
+
+def draw_figures(tables: ReportTables, out_dir: Path) -> Images:
+    """Draw every figure of ``tables`` and write them as PNG files into ``out_dir``.
+
+    Returns
+    -------
+    Images
+        The file names (relative to ``out_dir``) of the figures drawn.
+    """
+    families = tables.families
+    allocation = None
+    if tables.factorial is not None:
+        allocation = "allocation.png"
+        figure_allocation(tables.factorial.allocation).savefig(
+            out_dir / allocation, dpi=DPI, bbox_inches="tight")
+    return Images(
+        energy_time=_save_all({f: figure_energy_time(tables.summary, f) for f in families},
+                              out_dir, "energy-time"),
+        relative=_save_all({f: figure_relative(tables.relative, f) for f in families
+                            if tables.has_relative(f)}, out_dir, "relative"),
+        payload=_save_all({f: figure_payload(tables.ok, tables.fits, f) for f in families
+                           if tables.has_payload_fits(f)}, out_dir, "payload"),
+        allocation=allocation)

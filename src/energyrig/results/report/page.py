@@ -1,0 +1,307 @@
+"""The report's page: the HTML of a run's tables, with the figures' PNG files beside it.
+
+:func:`page_html` takes the tables of :mod:`energyrig.results.report.tables` and the file
+names of the figures drawn (:class:`Images`; none are needed) and returns the whole page.
+SI values become text here, through :mod:`energyrig.units`.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from energyrig.results.report.tables import METRICS, ReportTables, config_label
+from energyrig.results.store import Run
+from energyrig.units import format_nwh, format_si
+
+
+@dataclass(frozen=True)
+class Images:
+    """The PNG files the page shows, as names relative to the page (none drawn: no image).
+
+    Attributes
+    ----------
+    energy_time, relative, payload:
+        Per op family: energy against time, ratios to the family's reference, time and
+        energy against payload size.
+    allocation:
+        The allocation of variation of a 2^k design.
+    """
+
+    energy_time: dict[str, str] = field(default_factory=dict)
+    relative: dict[str, str] = field(default_factory=dict)
+    payload: dict[str, str] = field(default_factory=dict)
+    allocation: str | None = None
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of an HTML table: header and how to show a row's value."""
+
+    header: str
+    cell: Callable[[pd.Series], str]
+    numeric: bool = True
+
+
+def _table(df: pd.DataFrame, columns: Sequence[Column]) -> str:
+    head = "".join(f"<th>{html.escape(c.header)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td class='{'num' if c.numeric else ''}'>"
+                         + "<br>".join(html.escape(line) for line in c.cell(r).split("\n"))
+                         + "</td>" for c in columns) + "</tr>"
+        for _, r in df.iterrows())
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _ci(row: pd.Series, col: str, unit: str) -> str:
+    mean, low, high = row[f"{col}_mean"], row[f"{col}_ci_low"], row[f"{col}_ci_high"]
+    if not np.isfinite(low):
+        return "–"
+    return f"±{(high - low) / 2 / mean * 100:.2g} %" if mean else format_si(high - low, unit)
+
+
+def _energy(energy_j: float) -> str:
+    return f"{format_si(energy_j, 'J')}\n{format_nwh(energy_j)}"
+
+
+def _fmt_int(value: Any) -> str:
+    return "–" if pd.isna(value) else f"{int(value):,}"
+
+
+def _unit(col: str) -> str:
+    """The SI unit of a per-op figure column (``time_per_op_s`` → ``s``)."""
+    return "s" if col.endswith("_s") else "J"
+
+
+def _estimate(value: float, low: float, high: float, significant: bool, unit: str) -> str:
+    """``12.3 µJ [11.9 µJ, 12.7 µJ]``, ending in ``not significant`` when it is not."""
+    return (f"{format_si(value, unit)} [{format_si(low, unit)}, {format_si(high, unit)}]"
+            + ("" if significant else " not significant"))
+
+
+WORKLOAD_COLUMNS: tuple[Column, ...] = (
+    Column("configuration", lambda r: r["label"], numeric=False),
+    Column("payload", lambda r: "–" if pd.isna(r["payload_bytes"])
+           else f"{int(r['payload_bytes']):,} B"),
+    Column("time / op", lambda r: format_si(r["time_per_op_s_mean"], "s")),
+    Column("CI", lambda r: _ci(r, "time_per_op_s", "s")),
+    Column("gross energy / op", lambda r: _energy(r["energy_per_op_j_mean"])),
+    Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
+    Column("CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
+    Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
+    Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),
+    Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
+                                f"point{'s' if r['n_points'] != 1 else ''})"),
+    Column("flags", lambda r: r["flags"] or "", numeric=False),
+)
+
+
+def _vs_truth(row: pd.Series) -> str:
+    truth = row["true_net_energy_per_op_j_mean"]
+    if not np.isfinite(truth) or truth == 0:
+        return "–"
+    return f"{(row['net_energy_per_op_j_mean'] / truth - 1) * 100:+.2f} %"
+
+
+# Shown where the bench is simulated and knows the true energy of every window.
+TRUTH_COLUMN = Column("net vs true", _vs_truth)
+
+
+def _fit_columns(unit: str) -> tuple[Column, ...]:
+    def est(name: str) -> Callable[[pd.Series], str]:
+        return lambda r: _estimate(r[name], r[f"{name}_ci_low"], r[f"{name}_ci_high"],
+                                   r[f"{name}_significant"], unit)
+
+    return (Column("configuration", lambda r: config_label(r), numeric=False),
+            Column("n", lambda r: str(r["n"])),
+            Column("slope (per byte) [95 % CI]", est("slope")),
+            Column("intercept (fixed) [95 % CI]", est("intercept")),
+            Column("R²", lambda r: f"{r['r2']:.4f}"))
+
+
+# The unit of each metric by its name in the report ("time" → s).
+_METRIC_UNIT = {name: _unit(col) for col, name in METRICS}
+
+
+COMPARISON_COLUMNS: tuple[Column, ...] = (
+    Column("A", lambda r: r["a"], numeric=False),
+    Column("B", lambda r: r["b"], numeric=False),
+    Column("metric", lambda r: r["metric"], numeric=False),
+    Column("pairs", lambda r: str(r["n_pairs"])),
+    Column("mean A − B [95 % CI]",
+           lambda r: _estimate(r["mean_diff"], r["diff_ci_low"], r["diff_ci_high"],
+                               r["significant"], _METRIC_UNIT[r["metric"]])),
+    Column("A / B [95 % CI]", lambda r: f"{r['ratio']:.3g} "
+           f"[{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}]"),
+    Column("faster", lambda r: r["faster"], numeric=False),
+    Column("gain of switching [95 % CI]",
+           lambda r: f"{r['gain_pct']:.1f} % [{r['gain_ci_low']:.1f}, "
+                     f"{r['gain_ci_high']:.1f}]"),
+)
+
+PROBLEM_COLUMNS: tuple[Column, ...] = (
+    Column("status", lambda r: r["status"], numeric=False),
+    Column("point", lambda r: config_label(r) + ("" if pd.isna(r["payload_bytes"])
+                                                 else f" · {int(r['payload_bytes'])} B")
+           + f" · rep {r['rep']}", numeric=False),
+    Column("reason", lambda r: r["reason"] if pd.notna(r["reason"]) else "", numeric=False),
+)
+
+
+def _allocation_table(alloc: pd.DataFrame) -> str:
+    """Terms as rows, (response, scale) as columns; a cell: fraction, effect, its CI."""
+    groups = list(dict.fromkeys(zip(alloc["response"], alloc["scale"], strict=True)))
+    table = pd.DataFrame({"term": list(dict.fromkeys(alloc["term"]))})
+
+    def cell(term: str, response: str, scale: str) -> str:
+        r = alloc[(alloc["term"] == term) & (alloc["response"] == response)
+                  & (alloc["scale"] == scale)].iloc[0]
+        text = f"{r['fraction'] * 100:.1f} %"
+        if pd.isna(r["effect"]):
+            return text
+        unit = _METRIC_UNIT[response]
+        show = ((lambda v: format_si(v, unit)) if scale == "raw"
+                else (lambda v: f"{v:.3g}"))
+        text += f"\nq = {show(r['effect'])}"
+        if np.isfinite(r["ci_low"]):
+            text += f"\n[{show(r['ci_low'])}, {show(r['ci_high'])}]"
+        return text
+
+    columns = [Column("term", lambda r: r["term"], numeric=False)]
+    columns += [Column(f"{response} ({scale})",
+                       lambda r, response=response, scale=scale: cell(r["term"], response, scale))
+                for response, scale in groups]
+    return _table(table, columns)
+
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{margin-top:1.4em}
+table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
+th,td{border:1px solid #ddd;padding:.25em .5em}th{background:#f2f2f2;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+img{max-width:100%;margin:.5em 0}.banner{background:#fff3cd;border:1px solid #e0c36c;
+padding:.6em 1em}.note{color:#666;font-size:.85em}dl{display:grid;grid-template-columns:
+max-content auto;gap:.2em 1em}dt{font-weight:600}dd{margin:0}
+"""
+
+
+def _manifest_html(run: Run) -> str:
+    m = run.manifest
+    fw = m.get("firmware") or {}
+    sw = m.get("software") or {}
+    cal = m.get("calibration") or {}
+    items = {
+        "plan": " — ".join(str(v) for v in ((m.get("plan") or {}).get("name", "–"),
+                                            (m.get("plan") or {}).get("description")) if v),
+        "fixture": (m.get("fixture") or {}).get("name", "–"),
+        "firmware": " ".join(str(fw[k]) for k in ("firmware", "build", "board", "crypto")
+                             if k in fw) or "–",
+        "software": f"energyrig {sw.get('energyrig', '?')} ({sw.get('git_revision') or 'no git'})",
+        "calibration": cal.get("id", "none") if cal else "none",
+        "host": (m.get("host") or {}).get("hostname", "–"),
+        "started": m.get("started_at") or "–",
+        "ended": m.get("ended_at") or "not yet (in progress or interrupted)",
+        "seed": m.get("seed", "–"),
+    }
+    return "<dl>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>"
+                            for k, v in items.items()) + "</dl>"
+
+
+def _img(name: str | None, alt: str) -> str:
+    return f"<img src='{html.escape(name)}' alt='{html.escape(alt)}'>" if name else ""
+
+
+def _families_html(tables: ReportTables, images: Images) -> list[str]:
+    parts: list[str] = []
+    summary = tables.summary
+    for family in tables.families:
+        fam = summary[summary["family"] == family]
+        parts.append(f"<h2>{html.escape(family)}</h2>")
+        truth = fam["true_net_energy_per_op_j_mean"].notna().any()
+        parts.append(_table(fam, (*WORKLOAD_COLUMNS[:-1], TRUTH_COLUMN, WORKLOAD_COLUMNS[-1])
+                            if truth else WORKLOAD_COLUMNS))
+        parts.append(_img(images.energy_time.get(family), f"{family} energy-time"))
+        if tables.has_relative(family):
+            parts.append("<h3>Relative to the reference</h3>")
+            parts.append(_img(images.relative.get(family), f"{family} relative"))
+        if tables.has_payload_fits(family):
+            parts.append("<h3>Against payload size</h3>")
+            parts.append(_img(images.payload.get(family), f"{family} payload"))
+            fits = tables.family_fits(family)
+            for col, name in METRICS:
+                parts.append(f"<p>{html.escape(name)} per op = intercept + slope × bytes</p>")
+                parts.append(_table(fits[col], _fit_columns(_unit(col))))
+    return parts
+
+
+def _comparisons_html(tables: ReportTables) -> list[str]:
+    chosen = ("The pairs the plan names" if tables.planned_comparisons
+              else "Each configuration against its family's reference")
+    table = tables.comparisons
+    parts = ["<h2>Paired comparisons</h2>",
+             f"<p class='note'>{chosen}, over matched conditions (board, clock, payload "
+             "size, repetition); the ratio is the geometric mean of A / B; "
+             "“not significant”: the interval of the difference contains zero.</p>",
+             _table(table, COMPARISON_COLUMNS) if len(table) else "<p>None possible.</p>"]
+    parts.extend(f"<p class='note'>{html.escape(n)}</p>" for n in tables.comparison_notes)
+    return parts
+
+
+def _factorial_html(tables: ReportTables, images: Images) -> list[str]:
+    design = tables.factorial
+    if design is None:
+        return []
+    return [f"<h2>2<sup>{len(design.factors)}</sup> factorial design</h2>",
+            "<p>Factors (low, high): " + html.escape("; ".join(
+                f"{f} ({lo}, {hi})" for f, (lo, hi) in design.levels.items())) + "</p>",
+            _img(images.allocation, "allocation of variation"),
+            "<p class='note'>Each cell: the fraction of the variation the term explains, and "
+            "its effect q (half the change from the low to the high level; in decades on the "
+            "log10 scale) with its 95 % CI where the design is replicated.</p>",
+            _allocation_table(design.allocation)]
+
+
+def page_html(run: Run, tables: ReportTables, images: Images) -> str:
+    """The report page of ``run``.
+
+    Parameters
+    ----------
+    run:
+        The run (its name, manifest and whether it is still in progress).
+    tables:
+        :func:`~energyrig.results.report.tables.report_tables` of the run.
+    images:
+        The figures drawn, as file names relative to the page.
+
+    Returns
+    -------
+    str
+        A whole HTML document (UTF-8, styles inline).
+    """
+    counts = tables.points["status"].value_counts()
+    parts = [f"<h1>energyrig report: {html.escape(run.name)}</h1>"]
+    if run.in_progress:
+        parts.append("<p class='banner'>This run has no end time: a sweep is still writing it "
+                     "or was interrupted. The report shows the points stored so far.</p>")
+    parts.append(_manifest_html(run))
+    parts.append("<p>Points: " + ", ".join(f"{counts.get(s, 0)} {s}"
+                                           for s in ("ok", "failed", "skipped"))
+                 + f"; {len(tables.windows)} windows.</p>")
+    if tables.summary.empty:
+        parts.append("<p>No measured point yet.</p>" if run.in_progress
+                     else "<p>No point was measured.</p>")
+    else:
+        parts.extend(_families_html(tables, images))
+        parts.extend(_comparisons_html(tables))
+        parts.extend(_factorial_html(tables, images))
+    problems = tables.points[tables.points["status"] != "ok"]
+    parts.append("<h2>Failed and skipped points</h2>")
+    parts.append(_table(problems, PROBLEM_COLUMNS) if len(problems) else "<p>None.</p>")
+    return ("<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>energyrig: {html.escape(run.name)}</title><style>{CSS}</style></head>"
+            "<body>" + "\n".join(parts) + "</body></html>")

@@ -1,0 +1,361 @@
+"""The report's tables: a run's DataFrames in, DataFrames out (no matplotlib, no HTML).
+
+:func:`report_tables` computes everything the figures and the page show: per-workload
+summaries, each op relative to its family's reference, payload regressions, paired
+comparisons (the plan's ``[[compare]]`` pairs, else automatic ones) and the 2^k allocation of
+variation. Values stay SI; they become text only in the page and the figures.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from energyrig.domain import summarise_per_op
+from energyrig.results.compare import recorded_comparisons
+from energyrig.results.stats import (
+    CONFIG,
+    PairedComparison,
+    allocation_of_variation,
+    geometric_mean,
+    is_two_level_design,
+    paired_comparison,
+    payload_regression,
+    select,
+)
+from energyrig.results.store import Run
+from energyrig.units import format_si
+
+WORKLOAD: tuple[str, ...] = (*CONFIG, "payload_bytes")
+FAMILY_ORDER: tuple[str, ...] = ("symmetric", "hash", "public-key", "composite")
+# References of each family for the relative bars and the automatic paired comparisons,
+# in order of preference: predicates on a configuration's row. An op is compared with a
+# reference that does the same (its name's last word: encrypt, sign, ...), else with one of
+# the same algorithm (first word); among those, the first predicate that matches wins.
+REFERENCES: dict[str, tuple[Callable[[pd.Series], bool], ...]] = {
+    "symmetric": (lambda r: str(r["op"]).startswith("aes") and r["key_bits"] == 128,),
+    "hash": (lambda r: str(r["op"]).replace("-", "") == "sha256",),
+    "public-key": (lambda r: str(r["op"]).startswith("rsa") and r["key_bits"] == 2048,
+                   lambda r: r["curve"] == "p256"),
+}
+# Inferred family where the store has none, by the op name's first word.
+FAMILY_BY_PREFIX: dict[str, str] = {
+    "aes": "symmetric", "rc4": "symmetric", "rc5": "symmetric", "rc6": "symmetric",
+    "chacha20": "symmetric", "md5": "hash", "sha1": "hash", "sha256": "hash",
+    "sha512": "hash", "sha3": "hash", "rsa": "public-key", "ecdsa": "public-key",
+    "ecdh": "public-key", "dh": "public-key", "dsa": "public-key", "x25519": "public-key",
+    "ed25519": "public-key", "join": "composite",
+}
+#: The responses the report analyses: (column of a per-op figure, its name in the report).
+METRICS: tuple[tuple[str, str], ...] = (("time_per_op_s", "time"),
+                                        ("net_energy_per_op_j", "net energy"))
+_ALGORITHM = ["op", "key_bits", "curve", "backend"]
+Pair = tuple[dict[str, Any], dict[str, Any]]
+
+
+def config_label(row: pd.Series | dict[str, Any], with_board: bool = True) -> str:
+    """``aes-ecb-encrypt 128``, ``ecdsa-sign p256 · esp32 hardware 240 MHz`` ..."""
+    parts = [str(row["op"])]
+    if pd.notna(row.get("key_bits")):
+        parts.append(str(int(row["key_bits"])))
+    if pd.notna(row.get("curve")):
+        parts.append(str(row["curve"]))
+    if with_board:
+        where = [str(row["board"])]
+        if row.get("backend") not in (None, "software") and pd.notna(row.get("backend")):
+            where.append(str(row["backend"]))
+        if pd.notna(row.get("cpu_hz")):
+            where.append(format_si(row["cpu_hz"], "Hz"))
+        parts.append("· " + " ".join(where))
+    return " ".join(parts)
+
+
+def op_verb(op: str) -> str:
+    """What an op does, from its name's last word: ``rsa-sign`` → ``sign``; ``""`` when the
+    name does not say (``sha256``, ``sha3-256``)."""
+    words = str(op).split("-")
+    return words[-1] if len(words) > 1 and words[-1].isalpha() else ""
+
+
+def with_family(df: pd.DataFrame) -> pd.Series:
+    """The ``family`` column of ``df``, inferred from the op name where the store has none
+    (:data:`FAMILY_BY_PREFIX`), else ``"other"``."""
+    inferred = df["op"].astype(str).str.split("-").str[0].map(FAMILY_BY_PREFIX)
+    return inferred.where(df["family"].isna(), df["family"]).fillna("other")
+
+
+def family_order(families: Iterable[str]) -> list[str]:
+    """The families present, in the report's order (:data:`FAMILY_ORDER`, then by name)."""
+    present = set(families)
+    return [f for f in FAMILY_ORDER if f in present] + sorted(present - set(FAMILY_ORDER))
+
+
+def summarise_workloads(windows: pd.DataFrame) -> pd.DataFrame:
+    """One row per workload (configuration and payload size) over all its windows.
+
+    Columns: the workload's factors, ``family``, ``n_windows``, ``n_points``, ``flags``, and
+    the per-op summary of its windows (:func:`energyrig.domain.summarise_per_op`:
+    ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``, ``mean_power_w_mean``, ...).
+    """
+    rows = []
+    for keys, group in windows.groupby(list(WORKLOAD), dropna=False, sort=True):
+        row: dict[str, Any] = dict(zip(WORKLOAD, keys, strict=True))
+        row["family"] = group["family"].iloc[0]
+        row["n_windows"] = len(group)
+        row["n_points"] = group["point_key"].nunique()
+        row.update(summarise_per_op(group))
+        row["flags"] = ", ".join(sorted({f for fl in group["flags"] for f in fl.split(",") if f}))
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["family"] = with_family(out)
+        out["label"] = [config_label(r) for _, r in out.iterrows()]
+    return out
+
+
+def _references(family: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows that are references of ``family``, with their ``priority`` (0 = preferred)."""
+    predicates = REFERENCES.get(family, ())
+    priority = [next((i for i, p in enumerate(predicates) if bool(p(r))), -1)
+                for _, r in rows.iterrows()]
+    out = rows.assign(priority=priority)
+    return out[out["priority"] >= 0]
+
+
+def _reference_row(row: pd.Series, candidates: pd.DataFrame) -> pd.Series | None:
+    """The reference ``row`` is compared with (see :data:`REFERENCES`), or None.
+
+    Tried in turn: a reference doing the same (same last word), one of the same algorithm
+    (same first word), one whose name or the op's does not say what it does (rc4, sha256).
+    """
+    verb = op_verb(row["op"])
+    for same in (lambda op: op_verb(op) == verb,
+                 lambda op: str(op).split("-")[0] == str(row["op"]).split("-")[0],
+                 lambda op: not verb or not op_verb(op)):
+        fitting = candidates[[bool(same(op)) for op in candidates["op"]]]
+        if len(fitting):
+            return fitting.sort_values("priority", kind="stable").iloc[0]
+    return None
+
+
+def relative_to_reference(summary: pd.DataFrame) -> pd.DataFrame:
+    """Each op configuration against its family's reference, matched on board, clock and
+    payload size; the ratio is the geometric mean over the matched workloads.
+
+    Returns one row per (family, op, key_bits, curve, backend) with ``reference`` (label)
+    and ``<metric>_ratio`` for time and net energy.
+    """
+    rows = []
+    for family, fam in summary.groupby("family", sort=False):
+        refs = _references(str(family), fam)
+        ref_algos = refs.drop_duplicates(_ALGORITHM)
+        for keys, group in fam.groupby(_ALGORITHM, dropna=False, sort=True):
+            first = group.iloc[0]
+            ref = _reference_row(first, ref_algos)
+            if ref is None:
+                continue
+            ref_rows = select(refs, _algorithm(ref))
+            on = ["board", "cpu_hz", "payload_bytes"]
+            merged = group.merge(ref_rows, on=on, suffixes=("", "_ref"))
+            if merged.empty:  # ops without payload against a reference with one: by board
+                merged = group.merge(ref_rows.drop(columns="payload_bytes"),
+                                     on=["board", "cpu_hz"], suffixes=("", "_ref"))
+            if merged.empty:
+                continue
+            row = {"family": family, **dict(zip(_ALGORITHM, keys, strict=True)),
+                   "label": config_label(first, with_board=False),
+                   "reference": config_label(ref, with_board=False)}
+            for col, _ in METRICS:
+                row[f"{col}_ratio"] = geometric_mean(merged[f"{col}_mean"]
+                                                     / merged[f"{col}_mean_ref"])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def auto_comparisons(points: pd.DataFrame) -> list[Pair]:
+    """Pairs (configuration, family reference) to compare, from the points present."""
+    configs = points.assign(family=with_family(points)).drop_duplicates(_ALGORITHM)
+    pairs = []
+    for family, fam in configs.groupby("family", sort=False):
+        refs = _references(str(family), fam)
+        for _, row in fam.iterrows():
+            ref = _reference_row(row, refs)
+            if ref is None or _algorithm(row) == _algorithm(ref):
+                continue
+            pairs.append((_algorithm(row), _algorithm(ref)))
+    return pairs
+
+
+def _algorithm(row: pd.Series) -> dict[str, Any]:
+    """A row's algorithm (op, key size, curve, backend) as plain values, None where missing."""
+    return {c: plain(row[c]) for c in _ALGORITHM}
+
+
+def plain(value: Any) -> Any:
+    """A table cell as a plain Python value, None where missing."""
+    if pd.isna(value):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def comparisons(points: pd.DataFrame, pairs: Sequence[Pair]) -> tuple[pd.DataFrame, list[str]]:
+    """Paired comparisons of each pair on time and net energy, matched on board, clock,
+    payload size and repetition. Returns the table and notes on pairs that could not be
+    compared."""
+    rows, notes = [], []
+    on = ["board", "cpu_hz", "payload_bytes", "rep"]
+    for a, b in pairs:
+        for col, name in METRICS:
+            try:
+                result: PairedComparison = paired_comparison(
+                    points, a, b, on=on, response=f"{col}_mean",
+                    labels=(config_label(a, with_board=False), config_label(b, with_board=False)))
+            except ValueError as exc:
+                notes.append(str(exc))
+                break
+            rows.append({"metric": name, **asdict(result), "significant": result.significant})
+    return pd.DataFrame(rows), sorted(set(notes))
+
+
+def design_factors(points: pd.DataFrame) -> list[str] | None:
+    """The factors of a 2^k design, if the ok points form one (aliased factors merged)."""
+    candidates = [c for c in WORKLOAD if points[c].nunique(dropna=False) == 2]
+    factors: list[str] = []
+    for c in candidates:
+        aliased = any(len(points.groupby([f, c], dropna=False)) == 2 for f in factors)
+        if not aliased:
+            factors.append(c)
+    varying = [c for c in WORKLOAD if points[c].nunique(dropna=False) > 1]
+    if len(factors) < 2 or len(varying) != len(candidates):
+        return None
+    return factors if is_two_level_design(points, factors) else None
+
+
+def factorial(points: pd.DataFrame, factors: list[str]
+              ) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]]]:
+    """Allocation of variation of time and net energy per op, raw and log scale, and the
+    factors' (low, high) levels."""
+    data = points
+    counts = points.groupby(factors, dropna=False).size()
+    if counts.nunique() != 1:  # unequal repetitions: analyse the cell means
+        data = points.groupby(factors, dropna=False, as_index=False)[
+            [f"{c}_mean" for c, _ in METRICS]].mean()
+    tables = []
+    for col, name in METRICS:
+        for log_scale in (False, True):
+            t = allocation_of_variation(data, factors, f"{col}_mean", log=log_scale)
+            tables.append(t.assign(response=name, scale="log10" if log_scale else "raw"))
+    return pd.concat(tables, ignore_index=True), tables[0].attrs["levels"]
+
+
+@dataclass(frozen=True)
+class Factorial:
+    """A 2^k design found in the ok points.
+
+    Attributes
+    ----------
+    factors:
+        The design's factors (columns of the points table).
+    allocation:
+        :func:`factorial`'s table: per response (``time``, ``net energy``) and scale
+        (``raw``, ``log10``), each term's effect, CI and fraction of variation.
+    levels:
+        Each factor's (low, high) levels.
+    """
+
+    factors: list[str]
+    allocation: pd.DataFrame
+    levels: dict[str, tuple[Any, Any]]
+
+
+@dataclass(frozen=True)
+class ReportTables:
+    """Everything the report shows of a run, as tables (SI values).
+
+    Attributes
+    ----------
+    points:
+        Every point of the run, with its ``family`` (inferred where the store has none).
+    windows:
+        The windows of the ok points.
+    summary:
+        :func:`summarise_workloads` of those windows; empty when there is none, and then
+        every table below is empty too.
+    fits:
+        Per metric column (``time_per_op_s``, ``net_energy_per_op_j``): the payload
+        regressions of :func:`~energyrig.results.stats.payload_regression`.
+    relative:
+        :func:`relative_to_reference`.
+    comparisons:
+        :func:`comparisons` of the plan's pairs, else of :func:`auto_comparisons`.
+    comparison_notes:
+        Why some pairs could not be compared.
+    planned_comparisons:
+        Whether the pairs are the plan's (``[[compare]]``).
+    factorial:
+        The 2^k design of the ok points, if they form one.
+    """
+
+    points: pd.DataFrame
+    windows: pd.DataFrame
+    summary: pd.DataFrame
+    fits: dict[str, pd.DataFrame]
+    relative: pd.DataFrame
+    comparisons: pd.DataFrame
+    comparison_notes: list[str]
+    planned_comparisons: bool
+    factorial: Factorial | None
+
+    @property
+    def ok(self) -> pd.DataFrame:
+        """The points measured (status ``ok``)."""
+        return self.points[self.points["status"] == "ok"]
+
+    @property
+    def families(self) -> list[str]:
+        """The families of the summary, in the report's order."""
+        return family_order(self.summary["family"]) if len(self.summary) else []
+
+    def family_fits(self, family: str) -> dict[str, pd.DataFrame]:
+        """:attr:`fits` of the ops of ``family``."""
+        ops = self.summary.loc[self.summary["family"] == family, "op"]
+        return {col: fit[fit["op"].isin(ops)] for col, fit in self.fits.items()}
+
+    def has_payload_fits(self, family: str) -> bool:
+        """Whether an op of ``family`` has a payload regression."""
+        return any(len(fit) for fit in self.family_fits(family).values())
+
+    def has_relative(self, family: str) -> bool:
+        """Whether an op of ``family`` was compared with the family's reference."""
+        return family in set(self.relative.get("family", ()))
+
+
+def report_tables(run: Run) -> ReportTables:
+    """The tables of ``run`` (finished or still being written: what is there).
+
+    Raises
+    ------
+    ConfigError
+        The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
+    """
+    points = run.points.assign(family=with_family(run.points))
+    ok = points[points["status"] == "ok"]
+    windows = run.windows[run.windows["point_key"].isin(ok["point_key"])]
+    summary = summarise_workloads(windows) if len(windows) else pd.DataFrame()
+    if summary.empty:
+        return ReportTables(points=points, windows=windows, summary=summary, fits={},
+                            relative=pd.DataFrame(), comparisons=pd.DataFrame(),
+                            comparison_notes=[], planned_comparisons=False, factorial=None)
+    planned = recorded_comparisons(run.manifest.get("plan") or {}, run.path / "manifest.json")
+    pairs = [c.selectors() for c in planned] or auto_comparisons(ok)
+    table, notes = comparisons(ok, pairs)
+    factors = design_factors(ok)
+    design = Factorial(factors, *factorial(ok, factors)) if factors else None
+    return ReportTables(points=points, windows=windows, summary=summary,
+                        fits={col: payload_regression(ok, f"{col}_mean") for col, _ in METRICS},
+                        relative=relative_to_reference(summary), comparisons=table,
+                        comparison_notes=notes, planned_comparisons=bool(planned),
+                        factorial=design)

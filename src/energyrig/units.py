@@ -1,0 +1,119 @@
+"""SI values as text for people: the one place the rig converts units.
+
+Inside the rig every quantity is SI (A, V, W, s, J, Hz); the CLI and the report turn them
+into text here and nowhere else:
+
+- :func:`format_si`: a value with an SI prefix (``1.23e-5, "J"`` → ``12.3 µJ``);
+- :func:`in_unit`: a value in a prefixed unit, for columns of one unit (``0.0123`` s in ms);
+- :func:`format_nwh`: an energy in nanowatt-hours, the unit of the Arduino/ESP32 studies;
+- :func:`format_duration`: a duration in hours, minutes and seconds (``3 h 05 min``);
+- :func:`superscript`: an exponent as superscript digits (``-5`` → ``⁻⁵``).
+
+Only the standard library is imported: ``rig`` imports this module when it starts.
+"""
+from __future__ import annotations
+
+import math
+
+#: Joules in one nanowatt-hour (1e-9 W × 3600 s).
+J_PER_NWH = 3.6e-6
+#: Shown for a missing value (None, NaN, ±inf) unless the caller says otherwise.
+MISSING = "–"
+#: (power of ten, prefix) from the largest to the smallest.
+SI_PREFIXES: tuple[tuple[int, str], ...] = (
+    (9, "G"), (6, "M"), (3, "k"), (0, ""), (-3, "m"), (-6, "µ"), (-9, "n"), (-12, "p"),
+    (-15, "f"))
+_EXPONENT = {prefix: exponent for exponent, prefix in SI_PREFIXES}
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _missing(value: float | None) -> bool:
+    return value is None or not math.isfinite(value)
+
+
+def superscript(exponent: int) -> str:
+    """``-5`` → ``⁻⁵``: an integer exponent written after ``10``."""
+    return str(exponent).translate(_SUPERSCRIPT)
+
+
+def format_si(value: float | None, unit: str, digits: int = 3, missing: str = MISSING) -> str:
+    """A value with the SI prefix that keeps its mantissa in [1, 1000).
+
+    Parameters
+    ----------
+    value:
+        The value in the SI unit ``unit`` (J, s, W, Hz, ...).
+    unit:
+        The unit's symbol, written after the prefix.
+    digits:
+        Significant digits. A value that rounds up to the next prefix takes it
+        (``0.0009996 s`` with three digits is ``1 ms``, not ``1e+03 µs``).
+    missing:
+        The text for None, NaN or an infinite value.
+
+    Examples
+    --------
+    ``format_si(1.23e-5, "J")`` → ``"12.3 µJ"``; ``format_si(64e6, "Hz")`` → ``"64 MHz"``;
+    ``format_si(0.0, "J")`` → ``"0 J"``.
+    """
+    if _missing(value):
+        return missing
+    assert value is not None
+    if value == 0:
+        return f"0 {unit}"
+    rounds_up = 1.0 - 5.0 * 10.0 ** -(digits + 1)
+    exponent, prefix = next(((e, p) for e, p in SI_PREFIXES
+                             if abs(value) >= 10.0 ** e * rounds_up), SI_PREFIXES[-1])
+    return f"{value / 10.0 ** exponent:.{digits}g} {prefix}{unit}"
+
+
+def in_unit(value: float, prefix: str) -> float:
+    """An SI value in the unit with an SI ``prefix``: ``in_unit(0.0123, "m")`` → ``12.3``
+    (s → ms, W → mW); ``prefix`` is one of :data:`SI_PREFIXES` (``"µ"``, ``"m"``, ...)."""
+    return value * 10.0 ** -_EXPONENT[prefix]
+
+
+def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING,
+               power_below: float = 1e-3) -> str:
+    """An energy in nWh: ``digits`` significant digits, thousands grouped from 1000 nWh on,
+    a power of ten below ``power_below`` nWh.
+
+    Parameters
+    ----------
+    energy_j:
+        Energy, J.
+    digits:
+        Significant digits below 1000 nWh.
+    missing:
+        The text for None, NaN or an infinite value.
+    power_below:
+        Smaller magnitudes (nWh) are written as a mantissa times a power of ten.
+
+    Examples
+    --------
+    ``3.6e-6`` → ``"1 nWh"``; ``1.8`` → ``"500,000 nWh"``; ``2.88e-10`` → ``"8·10⁻⁵ nWh"``;
+    with ``digits=4, power_below=1e-4``, ``1.1059e-9`` → ``"0.0003072 nWh"``.
+    """
+    if _missing(energy_j):
+        return missing
+    assert energy_j is not None
+    nwh = energy_j / J_PER_NWH
+    if abs(nwh) >= 1000:
+        return f"{nwh:,.0f} nWh"
+    if nwh == 0 or abs(nwh) >= power_below:
+        return f"{nwh:.{digits}g} nWh"
+    exponent = math.floor(math.log10(abs(nwh)))
+    return f"{nwh / 10.0 ** exponent:.{digits}g}·10{superscript(exponent)} nWh"
+
+
+def format_duration(seconds: float) -> str:
+    """A duration, s, rounded to the second: ``3 h 05 min``, ``4 min 10 s``, ``12 s``;
+    ``unknown`` when it is not finite."""
+    if not math.isfinite(seconds):
+        return "unknown"
+    s = round(seconds)
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    if h:
+        return f"{h} h {m:02d} min"
+    return f"{m} min {sec:02d} s" if m else f"{sec} s"

@@ -75,8 +75,8 @@ def _without_tags(model: type[BaseModel], loc: tuple[int | str, ...]) -> tuple[i
     parts = iter(loc)
     for part in parts:
         out.append(part)
-        fields = getattr(current, "model_fields", {}) if isinstance(current, type) else {}
-        info = fields.get(part) if isinstance(part, str) else None
+        is_model = isinstance(current, type) and issubclass(current, BaseModel)
+        info = current.model_fields.get(part) if is_model and isinstance(part, str) else None
         if info is None:
             current = None
             continue

@@ -25,7 +25,7 @@ Units: A, V, s (times in ns where they are clock readings).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import astuple, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -118,6 +118,8 @@ class FamilyCurrent:
         return self.burst_a * float(_pulse_on_time(duration_s, self.burst_period_s,
                                                    self.burst_duty * self.burst_period_s))
 
+
+_FAMILY_DTYPE = np.dtype([(f.name, "f8") for f in fields(FamilyCurrent)])
 
 #: Board profiles: the defaults of a :class:`PowerModel` (its field names; ``families`` by
 #: family name, see :data:`~energyrig.instruments.sim.wire.FAMILY_NAMES`). Sources:
@@ -250,9 +252,11 @@ class PowerModel:
         return bool(self.offset_a or self.gain_error or self.skew_s or self.drop_rate
                     or self.corrupt_rate or self.disconnect_after_s is not None)
 
-    def family_table(self) -> tuple[FamilyCurrent, ...]:
-        """The current of each family wire id (index), ``active_a`` where none is given."""
-        return tuple(self.family_current(family) for family in range(len(FAMILY_NAMES)))
+    def family_table(self) -> npt.NDArray[np.void]:
+        """The current of each family wire id (row index; fields of :class:`FamilyCurrent`),
+        ``active_a`` where none is given."""
+        return np.array([astuple(self.family_current(family))
+                         for family in range(len(FAMILY_NAMES))], dtype=_FAMILY_DTYPE)
 
     def family_current(self, family: int) -> FamilyCurrent:
         """The current of the family with wire id ``family`` (an unknown id: ``active_a``)."""
@@ -314,12 +318,11 @@ def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
         high = (rec["level"] != 0) & (idx >= 0)
         since_ns = t_ns - rec["t_ns"].astype(np.int64)  # since the edge that set the state
         table = model.family_table()
-        family = np.where(rec["family"] < len(table), rec["family"], 0)
-        active, burst, period, on = (np.array(column)[family] for column in zip(
-            *((fc.active_a, fc.burst_a, fc.burst_period_s, fc.burst_duty * fc.burst_period_s)
-              for fc in table)))
-        bursting = _pulse_on(since_ns * 1e-9, period, on)
-        window = active + np.where(rec["accel"] != 0, model.accel_a, 0.0) + burst * bursting
+        fc = table[np.where(rec["family"] < len(table), rec["family"], 0)]  # per sample
+        period = fc["burst_period_s"]
+        bursting = _pulse_on(since_ns * 1e-9, period, fc["burst_duty"] * period)
+        window = (fc["active_a"] + np.where(rec["accel"] != 0, model.accel_a, 0.0)
+                  + fc["burst_a"] * bursting)
         spike = (idx >= 0) & (since_ns < model.edge_spike_s * 1e9)
         current = (np.where(high, window, model.idle_a)
                    + np.where(spike, model.edge_spike_a, 0.0))

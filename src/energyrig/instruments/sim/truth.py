@@ -22,7 +22,8 @@ rising edge's spike, in closed form (:func:`~energyrig.instruments.sim.power.win
 ``idle_energy_j`` is what the board would have drawn idle over the same interval (idle
 current and periodic loads), and ``net_energy_j = energy_j - idle_energy_j`` is the energy
 due to the op. Measurement noise and injected instrument faults are not part of the truth:
-they are what the rig must cope with. A window while DUT power was off (PPK2 source mode) has energy 0.
+they are what the rig must cope with. A window while DUT power was off (PPK2 source mode)
+has energy 0.
 
 Read it with :func:`read_truth` or ``pandas.read_json(path, lines=True)``.
 """

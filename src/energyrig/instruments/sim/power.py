@@ -122,25 +122,24 @@ class FamilyCurrent:
 _FAMILY_DTYPE = np.dtype([(f.name, "f8") for f in fields(FamilyCurrent)])
 
 #: Board profiles: the defaults of a :class:`PowerModel` (its field names; ``families`` by
-#: family name, see :data:`~energyrig.instruments.sim.wire.FAMILY_NAMES`). Sources:
-#: nRF52840 Product Specification (docs.nordicsemi.com, ps_nrf52840, "Current consumption"),
-#: ESP32 Series Datasheet ("Power consumption by power modes"). "estimate" marks a figure no
+#: family name, see :data:`~energyrig.instruments.sim.wire.FAMILY_NAMES`). Sources: nRF52840
+#: Product Specification, "Current consumption" (docs.nordicsemi.com, ps_nrf52840); ESP32
+#: Series Datasheet, "Power consumption by power modes". "estimate" marks a figure no
 #: datasheet gives; the family figures all are (a datasheet gives CoreMark, not crypto).
 PROFILES: dict[str, dict[str, Any]] = {
     # nRF52840 at 3.0 V, DC/DC on, CPU at 64 MHz from flash with cache (Zephyr's default).
     "nrf52840": {
         "supply_v": 3.0,
-        # System ON idle, RTC running, RAM retained: estimate (the PS "Sleep" figures are
-        # 1.5 to 3 µA depending on the RAM retained; a Zephyr idle thread sits there).
+        # System ON idle, RTC running: estimate (1.5 µA with 3 RAM banks retained, as a
+        # summary of the PS's "Sleep" table gives it; a Zephyr image retains more RAM).
         "idle_a": 3.0e-6,
-        # CPU running CoreMark from flash, DC/DC: the PS "Compounded" IS0 (CoreMark from
-        # flash + radio TX 0 dBm, DC/DC) is 8.1 mA, less the radio's ~4.8 mA at 0 dBm,
-        # ~3.3 mA, the PS "CPU running" figure. With the LDO instead of DC/DC all run
-        # currents roughly double (IS2, same with LDO: 15.4 mA).
+        # CPU running CoreMark from flash, DC/DC: the PS's "Compounded" IS0 (that + radio TX
+        # at 0 dBm, DC/DC) is 8.1 mA; less the radio's ~4.8 mA at 0 dBm, ~3.3 mA. With the
+        # LDO instead all run currents about double (IS2, IS0 with the LDO: 15.4 mA).
         "active_a": 3.3e-3,
         "accel_a": 2.2e-3,       # CryptoCell-310 busy on top of the CPU: estimate
         "edge_spike_a": 2.0e-3,  # GPIO toggle + HFCLK/regulator wake-up transient: estimate
-        "edge_spike_s": 30e-6,   # estimate (the HFINT start-up is a few µs, the rest settling)
+        "edge_spike_s": 30e-6,   # estimate
         "families": {
             "symmetric": FamilyCurrent(3.3e-3),  # table lookups and XORs: CoreMark-like, estimate
             "hash": FamilyCurrent(3.6e-3),       # streaming over RAM buffers: estimate (+10 %)
@@ -152,8 +151,9 @@ PROFILES: dict[str, dict[str, Any]] = {
     # ESP32 (WROOM) at 3.3 V, radio off (modem-sleep), CPU at 160 MHz (ESP-IDF's default).
     "esp32": {
         "supply_v": 3.3,
-        # Datasheet, modem-sleep at 160 MHz: 27 to 44 mA (80 MHz: 20 to 31, 240 MHz: 30 to
-        # 68). Idle between batches: the range's low end; one core busy: estimate within it.
+        # Datasheet, modem-sleep (CPU on, radio off) at 160 MHz: 27 to 44 mA (80 MHz: 20 to
+        # 31, 240 MHz: 30 to 68). Idle between batches: the range's low end; one core busy
+        # with an op: estimate within the range.
         "idle_a": 27e-3,
         "active_a": 36e-3,
         "accel_a": 12e-3,        # AES/SHA/RSA accelerator busy: estimate

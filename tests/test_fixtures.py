@@ -38,7 +38,7 @@ def test_the_default_fixture_is_the_simulated_bench() -> None:
     assert isinstance(fx.instrument, Ppk2Config) and fx.instrument.supply_v == 3.0
     program = Path(resolve_command(fx)[0])
     assert program == ROOT / "build" / "host" / "energyrig-dut"
-    assert fx.sim is not None and fx.sim.power.active_a == pytest.approx(3.3e-3)
+    assert fx.sim is not None and fx.sim.power.profile == "nrf52840"
     assert fx.measure.min_window_samples == 2000 and fx.measure.max_edge_error == 1e-3
 
 

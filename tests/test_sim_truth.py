@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from energyrig.errors import CaptureError
-from energyrig.instruments.sim.power import PeriodicLoad, PowerModel
+from energyrig.instruments.sim.power import FamilyCurrent, PeriodicLoad, PowerModel
 from energyrig.instruments.sim.truth import TruthRecorder, read_truth
 from energyrig.instruments.sim.wire import edge_records
 
@@ -34,6 +34,22 @@ def test_windows_pair_across_feeds_with_exact_energy(tmp_path: Path) -> None:
     assert second.accel and not second.dut_powered and second.energy_j == 0.0
     frame = pd.read_json(path, lines=True)
     assert list(frame["kind"]) == ["stream", "window", "window"]
+
+
+def test_a_window_logs_its_family_and_draws_its_current(tmp_path: Path) -> None:
+    model = PowerModel(idle_a=1e-5, active_a=4e-3, edge_spike_a=5e-3, edge_spike_s=20e-6,
+                       families={"hash": FamilyCurrent(6e-3)})
+    path = tmp_path / "truth.jsonl"
+    rec = TruthRecorder(path)
+    rec.feed(edge_records([1_000_000, 2_000_000, 5_000_000, 6_000_000], [1, 0, 1, 0],
+                          family=[2, 0, 0, 0]), model, 3.0, True)
+    rec.close()
+    hash_window, mark_window = read_truth(path)[1]
+    assert (hash_window.family, mark_window.family) == ("hash", "")
+    spike_j = 3.0 * 5e-3 * 20e-6
+    assert hash_window.energy_j == pytest.approx(3.0 * 6e-3 * 1e-3 + spike_j, rel=1e-12)
+    assert mark_window.net_energy_j == pytest.approx(3.0 * (4e-3 - 1e-5) * 1e-3 + spike_j,
+                                                     rel=1e-12)
 
 
 def test_unpaired_edges_are_not_windows(tmp_path: Path) -> None:

@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.sim.wire import EDGE_DTYPE, TriggerWire, edge_records, send_edges
+from energyrig.instruments.sim.wire import (
+    EDGE_DTYPE,
+    FAMILY_NAMES,
+    TriggerWire,
+    edge_records,
+    family_name,
+    send_edges,
+)
 
 
 def _wait_for(wire: TriggerWire, n: int, timeout_s: float = 2.0) -> np.ndarray:
@@ -23,19 +30,28 @@ def _wait_for(wire: TriggerWire, n: int, timeout_s: float = 2.0) -> np.ndarray:
 
 
 def test_record_layout_matches_the_spec() -> None:
-    rec = edge_records([0x0102030405060708], [1], accel=1, seq0=0xA0B0C0D0)
-    assert rec.tobytes() == struct.pack("<QBBHI", 0x0102030405060708, 1, 1, 0, 0xA0B0C0D0)
+    rec = edge_records([0x0102030405060708], [1], accel=1, seq0=0xA0B0C0D0, family=0x0302)
+    assert rec.tobytes() == struct.pack("<QBBHI", 0x0102030405060708, 1, 1, 0x0302, 0xA0B0C0D0)
     assert EDGE_DTYPE.itemsize == 16
 
 
-def test_edges_arrive_in_order(tmp_path: Path) -> None:
+def test_family_ids_are_the_documented_table() -> None:
+    spec = (Path(__file__).resolve().parents[1] / "firmware" / "TRIGGER_WIRE.md").read_text()
+    for family, name in enumerate(FAMILY_NAMES[1:], 1):
+        assert f"| {family} | `{name}` |" in spec
+    assert [family_name(i) for i in (0, 2, 3, 99)] == ["", "hash", "public-key", ""]
+
+
+def test_edges_arrive_in_order_with_their_family(tmp_path: Path) -> None:
     path = tmp_path / "wire"
-    edges = edge_records([100, 200, 300, 400], [1, 0, 1, 0], accel=[0, 0, 1, 1])
+    edges = edge_records([100, 200, 300, 400], [1, 0, 1, 0], accel=[0, 0, 1, 1],
+                         family=[2, 0, 3, 0])
     with TriggerWire(path) as wire:
         send_edges(path, edges)
         got = _wait_for(wire, 4)
         assert wire.healthy and wire.received == 4
     assert got.tobytes() == edges.tobytes()
+    assert got["family"].tolist() == [2, 0, 3, 0]
     assert not path.exists()
 
 

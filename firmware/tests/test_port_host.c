@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The Linux port: trigger-wire records (TRIGGER_WIRE.md) and drop counting, the painted-stack
- * high-water mark, reply writing, idle timing and the facts hello reports.
+ * The Linux port: trigger-wire records (TRIGGER_WIRE.md), their op family and drop counting,
+ * the painted-stack high-water mark, reply writing, idle timing and the facts hello reports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -87,6 +87,34 @@ static void test_wire_records(void)
 		ER_CHECK_INT(le(rec + 12, 4), seq);
 	}
 	ER_CHECK_INT(er_port_trigger_drops(), 0);
+}
+
+static int one_window(void *arg)
+{
+	(void)arg;
+	er_port_trigger(1, 0);
+	er_port_trigger(0, 0);
+	return 0;
+}
+
+/* A batch's rising edge names the prepared op's family (hash: 2); a mark window's, 0. */
+static void test_wire_family(void)
+{
+	static const struct er_op_s hash_op = {.name = "test-hash", .family = "hash"};
+	static const uint16_t want[] = {2, 0, 0, 0};
+	const struct er_op_s *prepared = &hash_op;
+	uint8_t rec[16];
+	size_t used;
+
+	er_port_host_watch_op(&prepared);
+	ER_CHECK_INT(er_port_run_measured(one_window, NULL, &used), 0);
+	er_port_trigger(1, 0);
+	er_port_trigger(0, 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ER_CHECK_INT(recv(wire_rx, rec, sizeof(rec), MSG_DONTWAIT), 16);
+		ER_CHECK_INT(le(rec + 10, 2), want[i]);
+	}
+	er_port_host_watch_op(NULL);
 }
 
 /* A reader that does not keep up: edges are dropped and counted, never waited for. */
@@ -182,6 +210,7 @@ int main(void)
 	setup();
 	ER_RUN(test_info);
 	ER_RUN(test_wire_records);
+	ER_RUN(test_wire_family);
 	ER_RUN(test_wire_never_blocks);
 	ER_RUN(test_stack_high_water);
 	ER_RUN(test_write_and_idle);

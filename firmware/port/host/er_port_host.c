@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Linux port: CLOCK_MONOTONIC as cycle counter (1 GHz), the trigger published on the
- * virtual trigger wire (TRIGGER_WIRE.md), a 4 MiB static arena, and the batch run on a
- * thread whose painted stack gives the high-water mark.
+ * virtual trigger wire (TRIGGER_WIRE.md) with the family of the op in the window, a 4 MiB
+ * static arena, and the batch run on a thread whose painted stack gives the high-water mark.
  */
 #define _GNU_SOURCE
 #include "er_port_host.h"
@@ -32,6 +32,7 @@
 #define VALGRIND_MAKE_MEM_DEFINED(addr, len) ((void)(addr), (void)(len))
 #endif
 
+#include "er_op.h"
 #include "er_port.h"
 #include "er_stack.h"
 
@@ -55,6 +56,17 @@ static int wire_fd = -1;
 static struct sockaddr_un wire_addr;
 static uint32_t wire_seq;
 static uint32_t wire_drops;
+static const struct er_op_s *const *wire_op; /* the session's prepared-op slot, or NULL */
+static int wire_in_batch;                     /* inside er_port_run_measured() */
+
+/*
+ * Wire ids of the op families (TRIGGER_WIRE.md), by the name an op declares in
+ * er_op_s.family. Ids are stable: a new family takes the next id, none is ever reused.
+ * 0 is "no op" (a mark window) and any family missing here.
+ */
+static const char *const wire_families[] = {NULL, "symmetric", "hash", "public-key", "composite"};
+
+#define ER_HOST_WIRE_FAMILIES (sizeof(wire_families) / sizeof(wire_families[0]))
 
 /* The CPU's nominal clock in Hz from cpufreq or /proc/cpuinfo; 0 when neither says. */
 static uint32_t read_cpu_hz(void)
@@ -106,6 +118,11 @@ int er_port_host_init(const char *board, int fd, const char *wire_path)
 	return 0;
 }
 
+void er_port_host_watch_op(const struct er_op_s *const *prepared)
+{
+	wire_op = prepared;
+}
+
 int er_port_host_link_lost(void)
 {
 	return link_lost;
@@ -129,8 +146,21 @@ uint64_t er_port_cycles(void)
 	return er_port_time_ns();
 }
 
+/* Wire id of the family of the op a batch is running; 0 outside a batch or if unlisted. */
+static uint16_t wire_family(void)
+{
+	const struct er_op_s *op = wire_in_batch && wire_op != NULL ? *wire_op : NULL;
+
+	for (uint16_t id = 1; op != NULL && id < ER_HOST_WIRE_FAMILIES; id++) {
+		if (strcmp(op->family, wire_families[id]) == 0) {
+			return id;
+		}
+	}
+	return 0;
+}
+
 /* One 16-byte little-endian edge record; a socket that cannot take it costs a drop. */
-static void wire_send(uint64_t t_ns, int high, int accel)
+static void wire_send(uint64_t t_ns, int high, int accel, uint16_t family)
 {
 	uint8_t rec[16] = {0};
 
@@ -139,6 +169,8 @@ static void wire_send(uint64_t t_ns, int high, int accel)
 	}
 	rec[8] = (uint8_t)(high != 0);
 	rec[9] = (uint8_t)(accel != 0);
+	rec[10] = (uint8_t)family;
+	rec[11] = (uint8_t)(family >> 8);
 	for (int i = 0; i < 4; i++) {
 		rec[12 + i] = (uint8_t)(wire_seq >> (8 * i));
 	}
@@ -149,10 +181,13 @@ static void wire_send(uint64_t t_ns, int high, int accel)
 	}
 }
 
+/* The family is looked up before the edge's time is taken: outside the window. */
 void er_port_trigger(int high, int accel)
 {
 	if (wire_fd >= 0) {
-		wire_send(er_port_time_ns(), high, accel);
+		uint16_t family = high ? wire_family() : 0;
+
+		wire_send(er_port_time_ns(), high, accel, family);
 	}
 }
 
@@ -248,9 +283,14 @@ static int run_painted(int (*fn)(void *), void *arg, size_t *depth)
 /* What measured_thread itself takes below its frame to call a function is not fn's. */
 static struct er_stack_meter_s meter = ER_STACK_METER_INIT(run_painted);
 
+/* Only batches run here (a mark window does not): their edges carry the op's family. */
 int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
 {
-	return er_stack_run_measured(&meter, fn, arg, stack_used);
+	wire_in_batch = 1;
+	int ret = er_stack_run_measured(&meter, fn, arg, stack_used);
+
+	wire_in_batch = 0;
+	return ret;
 }
 
 void er_port_write(const char *buf, size_t len)

@@ -7,6 +7,8 @@
 #ifndef ER_PORT_HOST_H_
 #define ER_PORT_HOST_H_
 
+#include "er_op.h"
+
 /**
  * @brief Configure the port before the first request.
  * @param board the board name reported by @c hello
@@ -16,6 +18,13 @@
  * @retval -errno the trigger wire socket could not be created
  */
 int er_port_host_init(const char *board, int out_fd, const char *wire_path);
+
+/**
+ * @brief Where the session keeps its prepared op (er_proto_s.op), read at each batch's rising
+ * edge: the trigger wire's @c family field names that op's family (TRIGGER_WIRE.md).
+ * @param prepared the slot, or NULL: every edge carries family 0
+ */
+void er_port_host_watch_op(const struct er_op_s *const *prepared);
 
 /** @brief 1 after a reply could not be written (the host link is gone), else 0. */
 int er_port_host_link_lost(void);

@@ -160,6 +160,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	er_proto_init(&proto, &er_catalogue);
+	er_port_host_watch_op(&proto.op);
 	ret = serve(in_fd);
 	er_proto_release(&proto);
 	return ret;

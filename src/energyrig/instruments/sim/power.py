@@ -1,9 +1,18 @@
 """Power model of the simulated DUT: the current an instrument would see on the supply rail.
 
-The DUT draws ``idle_a`` while its trigger is low and ``active_a`` (plus ``accel_a`` when
-the edge record's ``accel`` bit is set) while it is high; the level between edges is
-constant. Optional :class:`PeriodicLoad`\\ s add a slow rectangular component (a radio event,
-an LED, a sensor heater) on top, so a stream crosses all five PPK2 ranges.
+The DUT draws ``idle_a`` while its trigger is low. While it is high it draws the active
+current of the op family in the window (:class:`FamilyCurrent`, by the edge record's
+``family`` id; ``active_a`` for a family without an entry and for ``mark`` windows), plus
+``accel_a`` when the record's ``accel`` bit is set, plus the family's optional bursts (a
+periodic higher current from the rising edge on: big-number arithmetic). Every edge adds
+a short spike of ``edge_spike_a`` for ``edge_spike_s`` (the GPIO toggle and the wake-up or
+sleep transient), cut short by the next edge. Optional :class:`PeriodicLoad`\\ s add a
+slow rectangular component (a radio event, an LED, a sensor heater) at all times, so a
+stream crosses all five PPK2 ranges.
+
+:data:`PROFILES` holds the figures of a board (nRF52840, ESP32), each with its source; a
+fixture names one (``[sim.power] profile``) and overrides what it likes. A model built
+without a profile is flat: one active current, no spikes, no bursts.
 
 Everything is vectorised over blocks of sample times (int64 ns of CLOCK_MONOTONIC, the clock
 of the trigger wire). :func:`model_current` is the truth (no noise, no faults);
@@ -16,16 +25,28 @@ Units: A, V, s (times in ns where they are clock readings).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field, fields
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.instruments.sim.wire import EdgeArray
+from energyrig.instruments.sim.wire import FAMILY_NAMES, EdgeArray, family_name
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+
+
+def _pulse_on(rel_s: F64, period_s: npt.ArrayLike, on_s: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Whether a pulse train that starts a pulse at ``rel_s = 0`` is on at ``rel_s``."""
+    return np.mod(rel_s, period_s) < on_s
+
+
+def _pulse_on_time(rel_s: npt.ArrayLike, period_s: float, on_s: float) -> F64:
+    """Seconds the same train has been on between ``0`` and ``rel_s`` (an antiderivative)."""
+    rel = np.asarray(rel_s, dtype=np.float64)
+    cycles = np.floor(rel / period_s)
+    return cycles * on_s + np.minimum(rel - cycles * period_s, on_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,31 +74,107 @@ class PeriodicLoad:
         if not self.period_s > 0 or not 0.0 <= self.duty <= 1.0:
             raise ValueError(f"PeriodicLoad: need period_s > 0 and 0 <= duty <= 1, got {self}")
 
-    def _on_time(self, t_s: F64) -> F64:
-        """Seconds the pulse has been on between ``phase_s`` and ``t_s`` (an antiderivative)."""
-        rel = t_s - self.phase_s
-        cycles = np.floor(rel / self.period_s)
-        on = self.duty * self.period_s
-        return cycles * on + np.minimum(rel - cycles * self.period_s, on)
-
     def current(self, t_s: F64) -> F64:
         """The pulse current at the times ``t_s`` (s), A."""
-        rel = np.mod(t_s - self.phase_s, self.period_s)
-        return np.where(rel < self.duty * self.period_s, self.amplitude_a, 0.0)
+        on = _pulse_on(t_s - self.phase_s, self.period_s, self.duty * self.period_s)
+        return np.where(on, self.amplitude_a, 0.0)
 
     def charge(self, t0_s: float, t1_s: float) -> float:
         """Exact integral of the pulse current over ``[t0_s, t1_s]``, C."""
-        on = self._on_time(np.array([t0_s, t1_s]))
+        on = _pulse_on_time(np.array([t0_s, t1_s]) - self.phase_s, self.period_s,
+                            self.duty * self.period_s)
         return self.amplitude_a * float(on[1] - on[0])
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyCurrent:
+    """The board's current while an op of one family runs in the trigger window.
+
+    Attributes
+    ----------
+    active_a:
+        Current while the window is open, A (in place of :attr:`PowerModel.active_a`).
+    burst_a:
+        Extra current during a burst, A.
+    burst_period_s:
+        Burst period, s; the first burst starts at the rising edge.
+    burst_duty:
+        Fraction of the period a burst is on, 0..1 (0: no bursts).
+    """
+
+    active_a: float
+    burst_a: float = 0.0
+    burst_period_s: float = 1e-3
+    burst_duty: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.active_a >= 0 and self.burst_a >= 0 and self.burst_period_s > 0
+                and 0.0 <= self.burst_duty <= 1.0):
+            raise ValueError("FamilyCurrent: need active_a >= 0, burst_a >= 0, "
+                             f"burst_period_s > 0 and 0 <= burst_duty <= 1, got {self}")
+
+    def burst_charge(self, duration_s: float) -> float:
+        """Exact charge of the bursts over a window of ``duration_s`` from its rise, C."""
+        return self.burst_a * float(_pulse_on_time(duration_s, self.burst_period_s,
+                                                   self.burst_duty * self.burst_period_s))
+
+
+_FAMILY_DTYPE = np.dtype([(f.name, "f8") for f in fields(FamilyCurrent)])
+
+#: Board profiles: the defaults of a :class:`PowerModel` (its field names; ``families`` by
+#: family name, see :data:`~energyrig.instruments.sim.wire.FAMILY_NAMES`). Sources: nRF52840
+#: Product Specification, "Current consumption" (docs.nordicsemi.com, ps_nrf52840); ESP32
+#: Series Datasheet, "Power consumption by power modes". "estimate" marks a figure no
+#: datasheet gives; the family figures all are (a datasheet gives CoreMark, not crypto).
+PROFILES: dict[str, dict[str, Any]] = {
+    # nRF52840 at 3.0 V, DC/DC on, CPU at 64 MHz from flash with cache (Zephyr's default).
+    "nrf52840": {
+        "supply_v": 3.0,
+        # System ON idle, RTC running: estimate (1.5 µA with 3 RAM banks retained, as a
+        # summary of the PS's "Sleep" table gives it; a Zephyr image retains more RAM).
+        "idle_a": 3.0e-6,
+        # CPU running CoreMark from flash, DC/DC: the PS's "Compounded" IS0 (that + radio TX
+        # at 0 dBm, DC/DC) is 8.1 mA; less the radio's ~4.8 mA at 0 dBm, ~3.3 mA. With the
+        # LDO instead all run currents about double (IS2, IS0 with the LDO: 15.4 mA).
+        "active_a": 3.3e-3,
+        "accel_a": 2.2e-3,       # CryptoCell-310 busy on top of the CPU: estimate
+        "edge_spike_a": 2.0e-3,  # GPIO toggle + HFCLK/regulator wake-up transient: estimate
+        "edge_spike_s": 30e-6,   # estimate
+        "families": {
+            "symmetric": FamilyCurrent(3.3e-3),  # table lookups and XORs: CoreMark-like, estimate
+            "hash": FamilyCurrent(3.6e-3),       # streaming over RAM buffers: estimate (+10 %)
+            # bignum multiply-accumulate loops, bursts of the inner product: estimate
+            "public-key": FamilyCurrent(3.9e-3, burst_a=1.0e-3, burst_period_s=200e-6,
+                                        burst_duty=0.25),
+        },
+    },
+    # ESP32 (WROOM) at 3.3 V, radio off (modem-sleep), CPU at 160 MHz (ESP-IDF's default).
+    "esp32": {
+        "supply_v": 3.3,
+        # Datasheet, modem-sleep (CPU on, radio off) at 160 MHz: 27 to 44 mA (80 MHz: 20 to
+        # 31, 240 MHz: 30 to 68). Idle between batches: the range's low end; one core busy
+        # with an op: estimate within the range.
+        "idle_a": 27e-3,
+        "active_a": 36e-3,
+        "accel_a": 12e-3,        # AES/SHA/RSA accelerator busy: estimate
+        "edge_spike_a": 15e-3,   # GPIO toggle + leaving the idle task's WAITI: estimate
+        "edge_spike_s": 30e-6,   # estimate
+        "families": {
+            "symmetric": FamilyCurrent(36e-3),   # estimate
+            "hash": FamilyCurrent(38e-3),        # estimate
+            "public-key": FamilyCurrent(40e-3, burst_a=6e-3, burst_period_s=200e-6,
+                                        burst_duty=0.25),  # estimate
+        },
+    },
+}
 
 
 @dataclass(frozen=True, slots=True)
 class PowerModel:
     """Current of a simulated board, and the faults of the instrument that measures it.
 
-    Defaults are an nRF52840 (DC/DC on, 3.0 V): System ON idle with RTC running between ops
-    (about 3 µA), CPU at 64 MHz running from flash (about 3.3 mA), CryptoCell-310 adding about
-    2.2 mA while it works.
+    The field defaults are a flat board (one active current, no spikes, no bursts);
+    :meth:`from_dict` with a ``profile`` starts from a board of :data:`PROFILES` instead.
 
     Attributes
     ----------
@@ -86,9 +183,19 @@ class PowerModel:
     idle_a:
         Current while the trigger is low, A.
     active_a:
-        Current while the trigger is high, A.
+        Current while the trigger is high, A, for a family without an entry in ``families``
+        and for ``mark`` windows.
     accel_a:
         Extra current while high when the window's edge record has ``accel`` set, A.
+    families:
+        Current of each op family in its windows (by family name, see
+        :data:`~energyrig.instruments.sim.wire.FAMILY_NAMES`).
+    edge_spike_a:
+        Extra current for ``edge_spike_s`` after every trigger edge, A.
+    edge_spike_s:
+        Length of that spike, s (cut short by the next edge).
+    profile:
+        Name of the :data:`PROFILES` entry the defaults came from, or ``None`` (a record).
     noise_a:
         White measurement noise, rms A (not part of the truth).
     loads:
@@ -111,6 +218,10 @@ class PowerModel:
     idle_a: float = 3.0e-6
     active_a: float = 3.3e-3
     accel_a: float = 2.2e-3
+    families: dict[str, FamilyCurrent] = field(default_factory=dict)
+    edge_spike_a: float = 0.0
+    edge_spike_s: float = 0.0
+    profile: str | None = None
     noise_a: float = 0.0
     loads: tuple[PeriodicLoad, ...] = field(default=())
     offset_a: float = 0.0
@@ -121,9 +232,14 @@ class PowerModel:
     disconnect_after_s: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("supply_v", "idle_a", "active_a", "accel_a", "noise_a"):
+        for name in ("supply_v", "idle_a", "active_a", "accel_a", "edge_spike_a",
+                     "edge_spike_s", "noise_a"):
             if not getattr(self, name) >= 0.0:
                 raise ValueError(f"PowerModel.{name} must be >= 0, got {getattr(self, name)!r}")
+        unknown = sorted(set(self.families) - set(FAMILY_NAMES[1:]))
+        if unknown:
+            raise ValueError(f"PowerModel.families: unknown family {', '.join(unknown)} (the "
+                             f"families are {', '.join(FAMILY_NAMES[1:])})")
         for name in ("drop_rate", "corrupt_rate"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"PowerModel.{name} must be in [0, 1), got {getattr(self, name)!r}")
@@ -136,17 +252,45 @@ class PowerModel:
         return bool(self.offset_a or self.gain_error or self.skew_s or self.drop_rate
                     or self.corrupt_rate or self.disconnect_after_s is not None)
 
+    def family_table(self) -> npt.NDArray[np.void]:
+        """The current of each family wire id (row index; fields of :class:`FamilyCurrent`),
+        ``active_a`` where none is given."""
+        return np.array([astuple(self.family_current(family))
+                         for family in range(len(FAMILY_NAMES))], dtype=_FAMILY_DTYPE)
+
+    def family_current(self, family: int) -> FamilyCurrent:
+        """The current of the family with wire id ``family`` (an unknown id: ``active_a``)."""
+        return self.families.get(family_name(family), FamilyCurrent(self.active_a))
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PowerModel:
-        """Build from a plain mapping (a fixture table); ``loads`` is a list of tables."""
-        data = dict(data)
-        loads = tuple(PeriodicLoad(**load) for load in data.pop("loads", ()))
-        return cls(loads=loads, **data)
+        """Build from a plain mapping (a fixture table).
+
+        ``profile`` names a :data:`PROFILES` entry whose figures are the defaults; keys that
+        are ``None`` are not given; ``loads`` is a list of tables and ``families`` a table of
+        tables by family name, each replacing the profile's entry for that family.
+        """
+        given = {k: v for k, v in data.items() if v is not None}
+        profile = given.get("profile")
+        if profile is not None and profile not in PROFILES:
+            raise ValueError(f"PowerModel: unknown profile {profile!r} (profiles: "
+                             f"{', '.join(PROFILES)})")
+        base = dict(PROFILES[profile]) if profile is not None else {}
+        families = {**base.pop("families", {}),
+                    **{name: FamilyCurrent(**fc) for name, fc in given.pop("families", {}).items()}}
+        loads = tuple(PeriodicLoad(**load) for load in given.pop("loads", ()))
+        return cls(**{**base, **given, "loads": loads, "families": families})
 
     def as_dict(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        out["loads"] = [{n: getattr(ld, n) for n in ld.__dataclass_fields__} for ld in self.loads]
+        """A plain mapping that :meth:`from_dict` turns back into this model (JSON-ready)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["loads"] = [_record(ld) for ld in self.loads]
+        out["families"] = {name: _record(fc) for name, fc in self.families.items()}
         return out
+
+
+def _record(obj: PeriodicLoad | FamilyCurrent) -> dict[str, float]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 def _state_index(t_ns: I64, edges: EdgeArray) -> I64:
@@ -170,11 +314,18 @@ def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
     t_ns = np.asarray(t_ns, dtype=np.int64)
     if len(edges):
         idx = _state_index(t_ns, edges)
-        safe = np.maximum(idx, 0)
-        high = (edges["level"][safe] != 0) & (idx >= 0)
-        accel = edges["accel"][safe] != 0
-        current = np.where(high, model.active_a + np.where(accel, model.accel_a, 0.0),
-                           model.idle_a)
+        rec = edges[np.maximum(idx, 0)]
+        high = (rec["level"] != 0) & (idx >= 0)
+        since_ns = t_ns - rec["t_ns"].astype(np.int64)  # since the edge that set the state
+        table = model.family_table()
+        fc = table[np.where(rec["family"] < len(table), rec["family"], 0)]  # per sample
+        period = fc["burst_period_s"]
+        bursting = _pulse_on(since_ns * 1e-9, period, fc["burst_duty"] * period)
+        window = (fc["active_a"] + np.where(rec["accel"] != 0, model.accel_a, 0.0)
+                  + fc["burst_a"] * bursting)
+        spike = (idx >= 0) & (since_ns < model.edge_spike_s * 1e9)
+        current = (np.where(high, window, model.idle_a)
+                   + np.where(spike, model.edge_spike_a, 0.0))
     else:
         current = np.full(t_ns.shape, model.idle_a)
     if model.loads:
@@ -211,15 +362,37 @@ def measured_current(model: PowerModel, t_ns: I64, edges: EdgeArray,
     return current
 
 
-def window_charge(model: PowerModel, t_rise_ns: int, t_fall_ns: int,
-                  accel: bool) -> tuple[float, float]:
+def window_charge(model: PowerModel, t_rise_ns: int, t_fall_ns: int, accel: bool,
+                  family: int = 0) -> tuple[float, float]:
     """Exact charge of a trigger window ``[t_rise, t_fall]`` (trigger high throughout), C.
 
-    Returns ``(total_c, idle_c)``: the charge the model draws over the window, and the part
-    of it the board would have drawn idle (``idle_a`` plus the periodic loads) over the same
-    time, so ``total_c - idle_c`` is the charge due to the op alone.
+    The window holds the family's active current (plus ``accel_a`` when ``accel``), its
+    bursts from the rise on, and the rising edge's spike (the falling edge's lies after the
+    window). The edge before the rise must lie at least ``edge_spike_s`` earlier, as on
+    the bench, where windows are milliseconds apart.
+
+    Parameters
+    ----------
+    model:
+        The board's power model.
+    t_rise_ns, t_fall_ns:
+        Edge times, ns of CLOCK_MONOTONIC.
+    accel:
+        The rising edge's ``accel`` bit.
+    family:
+        The rising edge's family wire id.
+
+    Returns
+    -------
+    tuple of float
+        ``(total_c, idle_c)``: the charge the model draws over the window, and the part of
+        it the board would have drawn idle (``idle_a`` plus the periodic loads) over the
+        same time, so ``total_c - idle_c`` is the charge due to the op alone, C.
     """
     duration_s = (t_fall_ns - t_rise_ns) * 1e-9
     load_c = math.fsum(ld.charge(t_rise_ns * 1e-9, t_fall_ns * 1e-9) for ld in model.loads)
-    active_a = model.active_a + (model.accel_a if accel else 0.0)
-    return active_a * duration_s + load_c, model.idle_a * duration_s + load_c
+    fc = model.family_current(family)
+    active_a = fc.active_a + (model.accel_a if accel else 0.0)
+    spike_c = model.edge_spike_a * min(model.edge_spike_s, duration_s)
+    total_c = math.fsum((active_a * duration_s, fc.burst_charge(duration_s), spike_c, load_c))
+    return total_c, model.idle_a * duration_s + load_c

@@ -35,8 +35,8 @@ def emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--wire", type=Path, help="trigger wire socket to bind")
     parser.add_argument("--truth", type=Path, help="truth log (JSONL) to write")
     parser.add_argument("--model", default="{}",
-                        help="power model as JSON (fields of PowerModel, e.g. "
-                             "'{\"idle_a\": 3e-6, \"noise_a\": 1e-6}')")
+                        help="power model as JSON (fields of PowerModel and a board "
+                             "profile, e.g. '{\"profile\": \"nrf52840\", \"noise_a\": 1e-6}')")
     parser.add_argument("--seed", type=int, default=0, help="noise/fault seed")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what it does")
     return parser

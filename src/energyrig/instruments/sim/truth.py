@@ -10,17 +10,20 @@ reader can follow it during a run. Each line has a ``kind``:
 ``window``
     One trigger window, written when its falling edge arrives: ``seq`` (of the rising edge),
     ``t_rise_ns``, ``t_fall_ns``, ``duration_s``, ``accel``, ``supply_v``, ``dut_powered``,
-    ``energy_j``, ``idle_energy_j``, ``net_energy_j``, ``late``. ``late`` is true when an
+    ``energy_j``, ``idle_energy_j``, ``net_energy_j``, ``late``, ``family`` (the op family
+    whose current the window drew, ``""`` for a ``mark`` window). ``late`` is true when an
     edge of the window reached the emulator after the samples at its time had been streamed
     (the machine was too loaded for the emulator's latency): the stream then shows the
     window wrong, and a comparison with it should be flagged, not trusted.
 
 ``energy_j`` is exactly ``supply_v * ∫ i_model dt`` over ``[t_rise, t_fall]``, from the model
-and the exact edge timestamps (not from samples). ``idle_energy_j`` is what the board would
-have drawn idle over the same interval (idle current and periodic loads), and
-``net_energy_j = energy_j - idle_energy_j`` is the energy due to the op. Measurement noise
-and injected instrument faults are not part of the truth: they are what the rig must cope
-with. A window while DUT power was off (PPK2 source mode) has energy 0.
+and the exact edge timestamps (not from samples): the family's current and bursts and the
+rising edge's spike, in closed form (:func:`~energyrig.instruments.sim.power.window_charge`).
+``idle_energy_j`` is what the board would have drawn idle over the same interval (idle
+current and periodic loads), and ``net_energy_j = energy_j - idle_energy_j`` is the energy
+due to the op. Measurement noise and injected instrument faults are not part of the truth:
+they are what the rig must cope with. A window while DUT power was off (PPK2 source mode)
+has energy 0.
 
 Read it with :func:`read_truth` or ``pandas.read_json(path, lines=True)``.
 """
@@ -38,7 +41,7 @@ import numpy.typing as npt
 
 from energyrig.errors import CaptureError
 from energyrig.instruments.sim.power import PowerModel, window_charge
-from energyrig.instruments.sim.wire import EdgeArray
+from energyrig.instruments.sim.wire import EdgeArray, family_name
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,7 @@ class TruthWindow:
     idle_energy_j: float
     net_energy_j: float
     late: bool = False
+    family: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +100,8 @@ class TruthRecorder:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._file: IO[str] = self.path.open("w", encoding="utf-8")
-        self._rise: tuple[int, int, bool, bool] | None = None  # (seq, t_ns, accel, late)
+        self._rise: np.void | None = None  # the rising edge's record
+        self._rise_late = False
         self.windows = 0
 
     def close(self) -> None:
@@ -121,27 +126,27 @@ class TruthRecorder:
         if late is None:
             late = np.zeros(len(edges), dtype=np.bool_)
         for rec, rec_late in zip(edges, late):
-            t_ns, level, accel, seq = (int(rec["t_ns"]), int(rec["level"]), bool(rec["accel"]),
-                                       int(rec["seq"]))
-            if level:
+            t_ns, seq = int(rec["t_ns"]), int(rec["seq"])
+            if rec["level"]:
                 if self._rise is not None:
                     log.warning("truth: rising edge seq %d without a fall since seq %d; "
-                                "the earlier window is not logged", seq, self._rise[0])
-                self._rise = (seq, t_ns, accel, bool(rec_late))
+                                "the earlier window is not logged", seq, int(self._rise["seq"]))
+                self._rise, self._rise_late = rec, bool(rec_late)
                 continue
             if self._rise is None:
                 log.warning("truth: falling edge seq %d without a rise; ignored", seq)
                 continue
-            rise_seq, t_rise, rise_accel, rise_late = self._rise
-            self._rise = None
-            total_c, idle_c = window_charge(model, t_rise, t_ns, rise_accel)
+            rise, self._rise = self._rise, None
+            t_rise, accel, family = int(rise["t_ns"]), bool(rise["accel"]), int(rise["family"])
+            total_c, idle_c = window_charge(model, t_rise, t_ns, accel, family)
             v = supply_v if dut_powered else 0.0
-            window = TruthWindow(seq=rise_seq, t_rise_ns=t_rise, t_fall_ns=t_ns,
-                                 duration_s=(t_ns - t_rise) * 1e-9, accel=rise_accel,
+            window = TruthWindow(seq=int(rise["seq"]), t_rise_ns=t_rise, t_fall_ns=t_ns,
+                                 duration_s=(t_ns - t_rise) * 1e-9, accel=accel,
                                  supply_v=supply_v, dut_powered=dut_powered,
                                  energy_j=v * total_c, idle_energy_j=v * idle_c,
                                  net_energy_j=v * (total_c - idle_c),
-                                 late=rise_late or bool(rec_late))
+                                 late=self._rise_late or bool(rec_late),
+                                 family=family_name(family))
             self._write({"kind": "window", **asdict(window)})
             self.windows += 1
 

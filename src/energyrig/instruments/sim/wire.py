@@ -27,15 +27,26 @@ log = logging.getLogger(__name__)
 
 #: One edge record, exactly as on the wire (16 bytes, little-endian).
 EDGE_DTYPE = np.dtype([("t_ns", "<u8"), ("level", "u1"), ("accel", "u1"),
-                       ("reserved", "<u2"), ("seq", "<u4")])
+                       ("family", "<u2"), ("seq", "<u4")])
 assert EDGE_DTYPE.itemsize == 16
+
+#: The op family of each wire id (the record's ``family``): the names ops declare, as
+#: ``rig ops`` lists them. Stable: a new family is appended, no id is reused; id 0 is no op
+#: (a ``mark`` window) or a family the DUT does not list. The DUT's copy is
+#: ``wire_families`` in ``firmware/port/host/er_port_host.c``.
+FAMILY_NAMES: tuple[str, ...] = ("", "symmetric", "hash", "public-key", "composite")
+
+
+def family_name(family: int) -> str:
+    """The family of wire id ``family``; ``""`` for 0 and for an id this table lacks."""
+    return FAMILY_NAMES[family] if 0 <= family < len(FAMILY_NAMES) else ""
 
 EdgeArray = npt.NDArray[np.void]
 NO_EDGES: EdgeArray = np.zeros(0, dtype=EDGE_DTYPE)
 
 
 def edge_records(t_ns: npt.ArrayLike, level: npt.ArrayLike, accel: npt.ArrayLike = 0,
-                 seq0: int = 0) -> EdgeArray:
+                 seq0: int = 0, family: npt.ArrayLike = 0) -> EdgeArray:
     """Build edge records (e.g. to send on a wire in a test, or to feed a power model).
 
     Parameters
@@ -48,12 +59,15 @@ def edge_records(t_ns: npt.ArrayLike, level: npt.ArrayLike, accel: npt.ArrayLike
         1 where the op in the window uses a hardware accelerator.
     seq0:
         ``seq`` of the first record; the others follow +1 each.
+    family:
+        Wire id of the op family in the window (:data:`FAMILY_NAMES`), on rising edges.
     """
     t = np.atleast_1d(np.asarray(t_ns, dtype=np.uint64))
     out = np.zeros(t.shape[0], dtype=EDGE_DTYPE)
     out["t_ns"] = t
     out["level"] = level
     out["accel"] = accel
+    out["family"] = family
     out["seq"] = seq0 + np.arange(t.shape[0], dtype=np.uint32)
     return out
 

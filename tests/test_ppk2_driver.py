@@ -23,7 +23,8 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess, Ppk2Emulator
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
-from energyrig.rig.energy import DROPPED_SAMPLES, find_windows
+from energyrig.domain import DROPPED_SAMPLES
+from energyrig.rig.energy import find_windows
 
 METADATA = format_metadata(DEFAULT_CALIBRATION).encode()
 

@@ -1,7 +1,15 @@
 """energyrig: time and energy of one cryptographic operation on an embedded board."""
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("energyrig")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the installed metadata on first use (importlib.metadata
+    is slow to import, and most commands never ask)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'energyrig' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("energyrig")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"

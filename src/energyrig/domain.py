@@ -11,19 +11,20 @@
 
 Everything here sits beside :mod:`energyrig.capture` at the bottom of the package: it imports
 no other energyrig module, so instruments, the energy math, the store and the report can all
-use it. SI units throughout (s, J, W).
+use it; it loads numpy, scipy and pandas only inside the functions that compute with them, so
+the CLI can name points and flags without them. SI units throughout (s, J, W).
 """
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-import numpy as np
-import numpy.typing as npt
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy, scipy and pandas load where a summary is computed
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
 
 Status = Literal["ok", "failed", "skipped"]
@@ -97,13 +98,35 @@ KEY_FACTORS: tuple[str, ...] = ("op", "key_bits", "payload_bytes", "curve", "bac
                                 "cpu_hz", "rep")
 FACTORS: tuple[str, ...] = ("family", *KEY_FACTORS)
 
-_Num = TypeVar("_Num", float, npt.NDArray[np.float64], "pd.Series")
+_Num = TypeVar("_Num", float, "npt.NDArray[np.float64]", "pd.Series")
 
 
 def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:
     """Net energy of a window: ``energy_j − baseline_w·duration_s``, J (NaN without a
     baseline). Works on floats, numpy arrays and pandas columns alike: the one formula."""
     return energy_j - baseline_w * duration_s
+
+
+# -- window flags: every problem a window can carry, named once -------------------------------
+# Seen in the samples by the energy math (energyrig.rig.energy):
+TOO_FEW_SAMPLES = "too_few_samples"
+DROPPED_SAMPLES = "dropped_samples"
+SATURATED = "saturated"
+GLITCH = "glitch"
+NO_BASELINE = "no_baseline"
+BASELINE_AFTER = "baseline_after"
+ENERGY_FLAGS = (TOO_FEW_SAMPLES, DROPPED_SAMPLES, SATURATED, GLITCH, NO_BASELINE, BASELINE_AFTER)
+# Added by the point pipeline's checks (energyrig.rig.pipeline):
+EDGE_ERROR = "edge_error_over_bound"      # the edge error bound exceeds measure.max_edge_error
+DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with the firmware's
+EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
+PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
+# Added by the simulated bench (energyrig.rig.bench.SimBench):
+TRUTH_LATE = "truth_late"                 # an edge reached the emulator late
+NO_TRUTH = "no_truth"                     # no truth window matches this window
+TRIGGER_DROPS = "trigger_drops"           # the DUT could not publish trigger edges
+TIME_SHIFT = "stream_time_shift"          # the window is off its true edges (uncounted loss)
+SIM_FLAGS = (TRUTH_LATE, NO_TRUTH, TRIGGER_DROPS, TIME_SHIFT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +218,7 @@ class Summary:
     @property
     def ci_halfwidth_rel(self) -> float:
         """Half-width of the interval relative to the mean (0.01 = ±1 %)."""
-        return (self.ci_high - self.ci_low) / 2.0 / abs(self.mean) if self.mean else np.inf
+        return (self.ci_high - self.ci_low) / 2.0 / abs(self.mean) if self.mean else math.inf
 
     @property
     def stats(self) -> tuple[float, ...]:
@@ -208,6 +231,8 @@ def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
 
     One value has std and interval NaN; the unit is that of ``values``.
     """
+    import numpy as np
+
     x = np.asarray(values, dtype=np.float64)
     if x.size == 0:
         raise ValueError("describe needs at least one value")
@@ -228,6 +253,8 @@ def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
 def describe_finite(values: npt.ArrayLike, confidence: float = 0.95) -> Summary | None:
     """:func:`describe` of the finite values only (NaN, e.g. the net energy of a window
     without a baseline, and ±inf left out); ``None`` when no value is finite."""
+    import numpy as np
+
     x = np.asarray(values, dtype=np.float64)
     x = x[np.isfinite(x)]
     return describe(x, confidence) if x.size else None
@@ -277,6 +304,8 @@ def summarise_per_op(frame: pd.DataFrame) -> dict[str, float]:
     several points): ``{col}_{stat}`` for each :data:`SUMMARISED` column and
     :data:`STAT_SUFFIXES` stat (finite values only, NaN where none), and ``{col}_mean`` for
     each :data:`AVERAGED` column."""
+    import numpy as np
+
     out: dict[str, float] = {}
     for col in SUMMARISED:
         d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan))

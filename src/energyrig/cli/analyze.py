@@ -8,17 +8,18 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from energyrig.instruments.fileopts import CaptureOptions
-from energyrig.instruments.files import parse_voltage
-from energyrig.rig.analysis import Analysis, analyze_file
-from energyrig.rig.energy import FLAGS, WindowSettings
+from energyrig.domain import ENERGY_FLAGS
+from energyrig.rig.energy import WindowSettings
 from energyrig.units import in_unit
+
+if TYPE_CHECKING:
+    from energyrig.rig.analysis import Analysis
 
 _DEFAULTS = WindowSettings()
 # Display units at the CLI edge: figure -> (SI prefix, unit) of its column.
@@ -87,7 +88,7 @@ _HELP = (
     "seconds before the rising edge (after the falling edge if the capture has no room "
     "before); net = energy - baseline × duration. ±edge bounds the error of the edge "
     "positions (one sample at each edge). With --batch N, per-op figures divide by N.\n\n"
-    f"Flags: {', '.join(FLAGS)}. Exit code 2 when the file or a channel is wrong."
+    f"Flags: {', '.join(ENERGY_FLAGS)}. Exit code 2 when the file or a channel is wrong."
 )
 
 
@@ -128,6 +129,11 @@ def register(app: typer.Typer) -> None:
             _DEFAULTS.min_samples, help="Windows with fewer samples are flagged too_few_samples."),
         active_low: bool = typer.Option(False, help="The trigger is low during a batch."),
     ) -> None:
+        # the readers and the analysis (pandas): only here
+        from energyrig.instruments.fileopts import CaptureOptions
+        from energyrig.instruments.files import parse_voltage
+        from energyrig.rig.analysis import analyze_file
+
         options = CaptureOptions(trigger=trigger, trigger_level_v=trigger_level,
                                  trigger_hysteresis_v=trigger_hysteresis,
                                  current=current, voltage=parse_voltage(voltage),

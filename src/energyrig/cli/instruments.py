@@ -12,9 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from energyrig.instruments.discovery import find_instruments
 from energyrig.instruments.registry import FAMILIES
-from energyrig.rig.check import check_fixture
 
 _LIST_HELP = (
     "List the power instruments this host can reach.\n\n"
@@ -57,6 +55,8 @@ def register(app: typer.Typer) -> None:
         if unknown:
             raise typer.BadParameter(f"unknown source {unknown[0]!r} "
                                      f"(known: {', '.join(FAMILIES)})", param_hint="--source")
+        from energyrig.instruments.discovery import find_instruments  # drivers: only here
+
         found, problems = find_instruments(sources)
         if as_json:
             typer.echo(json.dumps({"found": [f.as_dict() for f in found],
@@ -79,6 +79,8 @@ def register(app: typer.Typer) -> None:
                                           "fixtures/sim.toml)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
+        from energyrig.rig.check import check_fixture  # the bench: only here
+
         checks = check_fixture(None if fixture is None else str(fixture))
         if as_json:
             typer.echo(json.dumps([c.as_dict() for c in checks], indent=2))

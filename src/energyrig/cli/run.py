@@ -9,19 +9,19 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from energyrig.domain import Point
+from energyrig.domain import ENERGY_FLAGS, PIPELINE_FLAGS, SIM_FLAGS, Point
 from energyrig.fixtures import load_fixture
-from energyrig.rig.bench import SIM_FLAGS, open_bench
 from energyrig.rig.dut import OpInfo, open_dut
-from energyrig.rig.energy import FLAGS
-from energyrig.rig.pipeline import PIPELINE_FLAGS, PointResult, measure_point, reps_done
+
+if TYPE_CHECKING:
+    from energyrig.rig.pipeline import PointResult
 from energyrig.units import format_nwh, format_si
 
 
@@ -118,7 +118,7 @@ _RUN_HELP = (
     "  rig run --op aes-cbc-encrypt --key-bits 128 --payload-bytes 1024\n\n"
     "  rig run --op ecdsa-sign --curve p256 --payload-bytes 32 --reps 20 --json\n\n"
     "  rig run --op rsa-keygen --key-bits 2048 --batch 1 --reps 3 -f fixtures/board.toml\n\n"
-    f"Flags: {', '.join(FLAGS + PIPELINE_FLAGS + SIM_FLAGS)}. Exit code 1 when the measurement failed "
+    f"Flags: {', '.join(ENERGY_FLAGS + PIPELINE_FLAGS + SIM_FLAGS)}. Exit code 1 when the measurement failed "
     "(self-test, DUT timeout), 2 for a bad fixture or bench."
 )
 
@@ -144,6 +144,9 @@ def register(app: typer.Typer) -> None:
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
+        from energyrig.rig.bench import open_bench  # instruments and emulators: only here
+        from energyrig.rig.pipeline import measure_point, reps_done
+
         batch_n = _batch(batch)
         fx = load_fixture(fixture)
         err = Console(stderr=True)

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from energyrig.fixtures import load_fixture
-from energyrig.rig.plan import load_plan
-from energyrig.rig.sweep import (DryRun, SweepOutcome, dry_run, plan_fixtures, resume_sweep,
-                                 start_sweep, time_ops)
 from energyrig.units import format_duration
+
+if TYPE_CHECKING:
+    from energyrig.rig.sweep import DryRun, SweepOutcome
 
 
 def _default_out(title: str) -> Path:
@@ -105,6 +105,10 @@ def register(app: typer.Typer) -> None:
 
           rig sweep --resume runs/sym
         """
+        # the plan, the sweep and the results store (pandas, pyarrow): only here
+        from energyrig.rig.plan import load_plan
+        from energyrig.rig.sweep import dry_run, plan_fixtures, resume_sweep, start_sweep, time_ops
+
         console = Console(stderr=True)
         fx = load_fixture(fixture) if fixture is not None else None
         if resume is not None:

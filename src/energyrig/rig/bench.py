@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from energyrig.domain import Point, Window
+from energyrig.domain import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE, Point, Window
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
 from energyrig.instruments.base import Acquisition
@@ -161,13 +161,6 @@ class Bench:
         """A real bench adds no point-level flags."""
         return []
 
-
-# Flags the simulated bench adds.
-TRUTH_LATE = "truth_late"           # an edge reached the emulator late
-NO_TRUTH = "no_truth"               # no truth window matches this window
-TRIGGER_DROPS = "trigger_drops"     # the DUT could not publish trigger edges
-TIME_SHIFT = "stream_time_shift"    # the window is off its true edges (uncounted loss)
-SIM_FLAGS = (TRUTH_LATE, NO_TRUTH, TRIGGER_DROPS, TIME_SHIFT)
 
 #: A window further than this many samples from its true edge is flagged ``stream_time_shift``.
 MAX_SHIFT_SAMPLES = 3

@@ -63,20 +63,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from energyrig.capture import Capture, Chunk
-from energyrig.domain import Window
+from energyrig.domain import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE, SATURATED,
+                              TOO_FEW_SAMPLES, Window)
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.rig import _energy
 
 log = logging.getLogger(__name__)
 
-# Flags, defined once. Every flag a window can carry is listed in FLAGS.
-TOO_FEW_SAMPLES = "too_few_samples"
-DROPPED_SAMPLES = "dropped_samples"
-SATURATED = "saturated"
-GLITCH = "glitch"
-NO_BASELINE = "no_baseline"
-BASELINE_AFTER = "baseline_after"
-FLAGS = (TOO_FEW_SAMPLES, DROPPED_SAMPLES, SATURATED, GLITCH, NO_BASELINE, BASELINE_AFTER)
+# The flags this module sets are named in energyrig.domain (ENERGY_FLAGS).
 
 _EV_WINDOW, _EV_GLITCH, _EV_UNPAIRED_FALL, _EV_UNPAIRED_RISE = range(4)
 _BASE_AFTER, _BASE_NONE = 1, 2

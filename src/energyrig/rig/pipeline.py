@@ -40,10 +40,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from energyrig.domain import Point, Window, summarise_per_op, windows_frame
+from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
+                              Window, summarise_per_op, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError
 from energyrig.rig.dut import DutRefused
-from energyrig.rig.energy import DROPPED_SAMPLES, WindowSettings, find_windows
+from energyrig.rig.energy import WindowSettings, find_windows
 
 if TYPE_CHECKING:
     from energyrig.fixtures.schema import Fixture
@@ -52,12 +53,6 @@ if TYPE_CHECKING:
     from energyrig.rig.dut import Dut, OpInfo
 
 log = logging.getLogger(__name__)
-
-# Flags the pipeline adds to those of rig.energy.
-EDGE_ERROR = "edge_error_over_bound"      # the edge error bound exceeds measure.max_edge_error
-DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with the firmware's
-EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
-PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
 
 #: Errors that fail one point (recorded with the reason) rather than the caller.
 POINT_ERRORS: tuple[type[Exception], ...] = (DutError, InstrumentError, CaptureError)

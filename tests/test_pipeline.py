@@ -1,0 +1,200 @@
+"""The point pipeline on a scripted bench: a DUT whose op takes a known time and an instrument
+that records a known current, so every window's energy is known in closed form.
+
+What is checked: the stages run in order with the correction stage between collect and find;
+the correction is applied to what the energy math integrates; ``auto`` picks a batch that holds
+enough samples; a batch that comes out short grows once and the point's windows start over;
+a failing DUT fails the point and keeps its windows; a stop between windows interrupts it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from energyrig.capture import Chunk
+from energyrig.domain import Point, Window
+from energyrig.errors import DutError
+from energyrig.fixtures import load_fixture
+from energyrig.instruments.base import RecordedCapture
+from energyrig.instruments.family import Limits
+from energyrig.rig.dut import OpInfo, RunReply
+from energyrig.rig.pipeline import Measurement, measure_point, no_correction, reps_done
+
+SIM = Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml"
+RATE_HZ = 100e3
+SUPPLY_V = 3.0
+IDLE_A, ACTIVE_A = 1e-3, 10e-3
+
+
+@dataclass
+class ScriptedDut:
+    """Answers prep/idle/run; an op lasts ``op_s`` (the firmware's own timing)."""
+
+    log: list[str]
+    op_s: float = 20e-6
+    fail_at_run: int | None = None
+    runs: int = 0
+    last_n: int = 0
+
+    def prep(self, op: str, **kw: Any) -> dict[str, Any]:
+        self.log.append("prep")
+        return {"ok": True, "op": op, "selftest": "pass"}
+
+    def idle(self, seconds: float) -> float:
+        self.log.append("idle")
+        return seconds
+
+    def run(self, n: int, timeout_s: float) -> RunReply:
+        self.runs += 1
+        if self.fail_at_run is not None and self.runs >= self.fail_at_run:
+            raise DutError("DUT pid 1 did not answer 'run n=%d' within 1 s" % n)
+        self.log.append("run")
+        self.last_n = n
+        elapsed_ns = round(n * self.op_s * 1e9)
+        return RunReply(n, cycles=100 * n, elapsed_ns=elapsed_ns, stack_bytes=0)
+
+
+@dataclass
+class ScriptedInstrument:
+    """Records idle current, then the DUT's last batch at ``ACTIVE_A``, then idle again."""
+
+    dut: ScriptedDut
+    log: list[str]
+    pre_s: float = 0.0
+    post_s: float = 0.0
+
+    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
+        self.log.append("arm")
+        self.pre_s, self.post_s = pre_s, post_s
+
+    def collect(self, timeout_s: float) -> RecordedCapture:
+        self.log.append("collect")
+        high = round(self.dut.last_n * self.dut.op_s * RATE_HZ)
+        pre, post = round(self.pre_s * RATE_HZ), round(self.post_s * RATE_HZ)
+        logic = np.concatenate([np.zeros(pre), np.ones(high), np.zeros(post)]).astype(np.uint8)
+        current = np.where(logic == 1, ACTIVE_A, IDLE_A)
+        return RecordedCapture("scripted", (Chunk(0, 1 / RATE_HZ, current, SUPPLY_V, logic),))
+
+
+@dataclass
+class ScriptedBench:
+    log: list[str] = field(default_factory=list)
+    fixture: Any = field(default_factory=lambda: load_fixture(SIM))
+    correction: Any = no_correction
+    calibration: Any = None
+    board: str = "scripted"
+    hello: dict[str, Any] = field(default_factory=lambda: {"cycle_hz": 1_000_000})
+    limits: Limits = Limits(RATE_HZ, None, 0.0)
+
+    def __post_init__(self) -> None:
+        self.dut = ScriptedDut(self.log)
+        self.instrument = ScriptedInstrument(self.dut, self.log)
+
+    def ops(self) -> list[OpInfo]:
+        return [OpInfo("sha256", "hash", "software", payload=(1, 4096, 1))]
+
+    def prepare(self, point: Point, **kw: Any) -> Measurement:
+        return Measurement.prepare(self, point, **kw)  # type: ignore[arg-type]
+
+    def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
+        self.log.append("annotate")
+        return row
+
+    def point_flags(self) -> list[str]:
+        return []
+
+
+POINT = Point(op="sha256", board="scripted", payload_bytes=64)
+
+
+def test_stages_run_in_order_and_the_energy_is_the_closed_form() -> None:
+    bench = ScriptedBench()
+
+    def correct(record: RecordedCapture) -> RecordedCapture:
+        bench.log.append("correct")
+        return record
+
+    bench.correction = correct
+    result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
+    assert result.ok, result.reason
+    assert result.point.family == "hash"  # from the catalogue
+    # prep, one unrecorded warm-up batch, then per window the stages in order
+    window = ["arm", "idle", "run", "collect", "correct", "annotate"]
+    assert bench.log == ["prep", "run", *window, *window]
+    duration_s = 500 * 20e-6
+    for w in result.windows:
+        assert w.samples == round(duration_s * RATE_HZ)
+        assert w.duration_s == pytest.approx(duration_s)
+        assert w.energy_j == pytest.approx(SUPPLY_V * ACTIVE_A * duration_s)
+        assert w.net_energy_j == pytest.approx(SUPPLY_V * (ACTIVE_A - IDLE_A) * duration_s)
+        assert w.cycles == 100 * 500
+    fig = result.figures()
+    assert fig["net_energy_per_op_j"] == pytest.approx(SUPPLY_V * (ACTIVE_A - IDLE_A) * 20e-6)
+    assert fig["time_per_op_s"] == pytest.approx(20e-6)
+
+
+def test_the_correction_stage_changes_what_is_integrated() -> None:
+    bench = ScriptedBench()
+
+    def halve(record: RecordedCapture) -> RecordedCapture:
+        return replace(record, chunk_list=tuple(replace(c, current_a=c.current_a / 2)
+                                                for c in record.chunk_list))
+
+    bench.correction = halve
+    (w,) = measure_point(bench, POINT, until=reps_done(1), batch_n=500).windows
+    assert w.energy_j == pytest.approx(SUPPLY_V * ACTIVE_A / 2 * 500 * 20e-6)
+
+
+def test_auto_batch_holds_the_target_samples() -> None:
+    bench = ScriptedBench()
+    result = measure_point(bench, POINT, until=reps_done(2))
+    m = bench.fixture.measure
+    target = max(m.min_window_samples, 2 / m.max_edge_error)
+    assert result.ok and all(w.samples >= target for w in result.windows)
+    assert result.batch_n == pytest.approx(1.5 * target / (20e-6 * RATE_HZ), rel=0.01)
+
+
+def test_a_short_window_grows_the_batch() -> None:
+    bench = ScriptedBench()
+    prepared = bench.prepare(POINT)
+    first_n = prepared.batch_n
+    bench.dut.op_s /= 4  # the op runs faster than probed: the window is short
+    row = prepared.window()
+    assert prepared.batch_n > first_n and prepared.restarts == 1
+    m = bench.fixture.measure
+    assert row.samples >= max(m.min_window_samples, 2 / m.max_edge_error)
+
+
+def test_growth_inside_measure_point_drops_the_smaller_batch() -> None:
+    bench = ScriptedBench()
+    sped_up: list[int] = []
+
+    def speed_up_after_the_first_window(stage: str, done: int) -> None:
+        if stage == "window" and not sped_up:
+            sped_up.append(done)
+            bench.dut.op_s /= 4  # the next window of that batch comes out short
+
+    result = measure_point(bench, POINT, until=reps_done(3),
+                           on_progress=speed_up_after_the_first_window)
+    assert result.ok and len(result.windows) == 3
+    expected = round(result.batch_n * bench.dut.op_s * RATE_HZ)
+    assert [w.samples for w in result.windows] == [expected] * 3  # the grown batch only
+
+
+def test_a_failing_dut_fails_the_point_and_keeps_its_windows() -> None:
+    bench = ScriptedBench()
+    bench.dut.fail_at_run = 4  # warm-up, window, window, then no answer
+    result = measure_point(bench, POINT, until=reps_done(5), batch_n=500)
+    assert result.status == "failed" and "did not answer" in result.reason
+    assert len(result.windows) == 2 and result.batch_n == 500
+
+
+def test_a_stop_between_windows_interrupts_the_point() -> None:
+    bench = ScriptedBench()
+    calls = iter([False, False, True])
+    result = measure_point(bench, POINT, until=reps_done(5), batch_n=500,
+                           stop=lambda: next(calls))
+    assert result.status == "interrupted" and len(result.windows) == 2

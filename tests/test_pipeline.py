@@ -180,8 +180,9 @@ def test_growth_inside_measure_point_drops_the_smaller_batch() -> None:
     result = measure_point(bench, POINT, until=reps_done(3),
                            on_progress=speed_up_after_the_first_window)
     assert result.ok and len(result.windows) == 3
-    expected = round(result.batch_n * bench.dut.op_s * RATE_HZ)
-    assert [w.samples for w in result.windows] == [expected] * 3  # the grown batch only
+    assert sped_up == [1] and result.batch_n > 100
+    # the grown batch only (the firmware counts 100 cycles per op)
+    assert [w.cycles for w in result.windows] == [100 * result.batch_n] * 3
 
 
 def test_a_failing_dut_fails_the_point_and_keeps_its_windows() -> None:

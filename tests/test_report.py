@@ -89,6 +89,27 @@ def test_the_page_shows_the_images_it_is_given(full_run: Path) -> None:
     assert re.findall(r"<img src='([^']+)'", page) == ["e.png", "p.png"]
 
 
+def test_the_page_lists_the_firmwares_measurement_conditions(tmp_path: Path) -> None:
+    hello = {"board": "nrf52840dk", "conditions": {"mbedtls_ecp_nist_optim": "on",
+                                                   "regulator": "dcdc", "caches": "icache"}}
+    with RunWriter.create(tmp_path / "one", firmware=hello):
+        pass
+    page = write_report(tmp_path / "one").read_text()
+    section = page[page.index("<h2>Measurement conditions</h2>"):]
+    for name, value in hello["conditions"].items():
+        assert f"<tr><td>{name}</td><td>{value}</td></tr>" in section
+    two = {"board": "a, b", "boards": {"a": hello, "b": {"board": "b", "conditions": {
+        "regulator": "ldo"}}}}
+    with RunWriter.create(tmp_path / "two", firmware=two):
+        pass
+    page = write_report(tmp_path / "two").read_text()
+    assert "<tr><td>regulator</td><td>dcdc</td><td>ldo</td></tr>" in page
+    assert "<tr><td>caches</td><td>icache</td><td>–</td></tr>" in page
+    with RunWriter.create(tmp_path / "old", firmware={"board": "host"}):
+        pass
+    assert "did not report its conditions" in write_report(tmp_path / "old").read_text()
+
+
 def test_the_cli_loads_no_report_module_before_it_writes_one() -> None:
     code = ("import sys, energyrig.cli.report; "
             "print([m for m in ('matplotlib', 'energyrig.results.report') if m in sys.modules])")

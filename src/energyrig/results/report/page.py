@@ -212,6 +212,26 @@ def _manifest_html(run: Run) -> str:
                             for k, v in items.items()) + "</dl>"
 
 
+def _conditions_html(run: Run) -> list[str]:
+    """What the firmware said shapes its figures (``hello``'s ``conditions``: crypto options
+    as compiled, optimisation, clock source, regulator, caches, ...), one column per board."""
+    fw = run.manifest.get("firmware") or {}
+    boards = fw.get("boards") or {fw.get("board", "board"): fw}
+    conditions = {board: hello.get("conditions") or {} for board, hello in boards.items()}
+    parts = ["<h2>Measurement conditions</h2>"]
+    names = sorted({name for c in conditions.values() for name in c})
+    if not names:
+        return [*parts, "<p>The firmware did not report its conditions (a build older than "
+                        "the <code>conditions</code> field of <code>hello</code>).</p>"]
+    head = "".join(f"<th>{html.escape(str(b))}</th>" for b in conditions)
+    rows = "".join(f"<tr><td>{html.escape(name)}</td>"
+                   + "".join(f"<td>{html.escape(str(c.get(name, '–')))}</td>"
+                             for c in conditions.values()) + "</tr>" for name in names)
+    return [*parts, f"<table><tr><th>condition</th>{head}</tr>{rows}</table>",
+            "<p class='note'>As the firmware's <code>hello</code> reported them; each is "
+            "explained in firmware/README.md.</p>"]
+
+
 def _img(name: str | None, alt: str) -> str:
     return f"<img src='{html.escape(name)}' alt='{html.escape(alt)}'>" if name else ""
 
@@ -289,6 +309,7 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
         parts.append("<p class='banner'>This run has no end time: a sweep is still writing it "
                      "or was interrupted. The report shows the points stored so far.</p>")
     parts.append(_manifest_html(run))
+    parts.extend(_conditions_html(run))
     parts.append("<p>Points: " + ", ".join(f"{counts.get(s, 0)} {s}"
                                            for s in ("ok", "failed", "skipped"))
                  + f"; {len(tables.windows)} windows.</p>")

@@ -193,18 +193,18 @@ class Measurement:
         prep = bench.dut.prep(point.op, key_bits=point.key_bits,
                               payload_bytes=point.payload_bytes, curve=point.curve, seed=seed,
                               backend=point.backend, timeout_s=m.probe_timeout_s)
-        self = cls(bench, point, 1, math.nan, prep, auto=batch_n is None,
-                   min_samples=min_samples)
+        measurement = cls(bench, point, 1, math.nan, prep, auto=batch_n is None,
+                          min_samples=min_samples)
         if batch_n is None:
-            self._auto_batch()
+            measurement._auto_batch()
         else:  # one unrecorded batch: warms up, and times the window to arm for
-            self.batch_n = batch_n
+            measurement.batch_n = batch_n
             reply = bench.dut.run(batch_n, fx.dut.timeout_s + m.probe_timeout_s * batch_n)
-            self.per_op_s = reply.elapsed_s / batch_n
+            measurement.per_op_s = reply.elapsed_s / batch_n
         # Let the stream pass the probe windows, or the first armed window could be one of
         # them (a stream reaches the host this late).
         time.sleep(bench.limits.stream_lag_s)
-        return self
+        return measurement
 
     # -- batch size --------------------------------------------------------------------------
     def _target_samples(self) -> float:

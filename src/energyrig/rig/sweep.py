@@ -245,7 +245,7 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
     return outcome
 
 
-def _measure_and_store(bench: SweepBench, point: Point, plan: Plan, writer: RunWriter,
+def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunWriter,
                        stop: StopRequest, outcome: SweepOutcome, progress: Progress,
                        task: TaskID) -> bool:
     """Measure and store one point; True when it failed."""

@@ -16,7 +16,7 @@ import pytest
 
 from energyrig.capture import Chunk
 from energyrig.domain import Point, Window
-from energyrig.errors import DutError
+from energyrig.errors import DutError, RecordTooShort
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
 from energyrig.instruments.family import Limits
@@ -59,20 +59,28 @@ class ScriptedDut:
 
 @dataclass
 class ScriptedInstrument:
-    """Records idle current, then the DUT's last batch at ``ACTIVE_A``, then idle again."""
+    """Records idle current, then the DUT's last batch at ``ACTIVE_A``, then idle again.
+
+    As a recorder (``margin``), its record holds ``margin`` times the window it was armed for,
+    and a batch that lasts longer raises :class:`RecordTooShort`, as a scope's does."""
 
     dut: ScriptedDut
     log: list[str]
     pre_s: float = 0.0
     post_s: float = 0.0
+    window_s: float = 0.0
+    margin: float | None = None
 
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
         self.log.append("arm")
-        self.pre_s, self.post_s = pre_s, post_s
+        self.pre_s, self.window_s, self.post_s = pre_s, window_s, post_s
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         self.log.append("collect")
-        high = round(self.dut.last_n * self.dut.op_s * RATE_HZ)
+        batch_s = self.dut.last_n * self.dut.op_s
+        if self.margin is not None and batch_s > self.margin * self.window_s:
+            raise RecordTooShort(f"scripted: the batch outlasted the {self.window_s} s expected")
+        high = round(batch_s * RATE_HZ)
         pre, post = round(self.pre_s * RATE_HZ), round(self.post_s * RATE_HZ)
         logic = np.concatenate([np.zeros(pre), np.ones(high), np.zeros(post)]).astype(np.uint8)
         current = np.where(logic == 1, ACTIVE_A, IDLE_A)
@@ -199,3 +207,44 @@ def test_a_stop_between_windows_interrupts_the_point() -> None:
     result = measure_point(bench, POINT, until=reps_done(5), batch_n=500,
                            stop=lambda: next(calls))
     assert result.status == "interrupted" and len(result.windows) == 2
+
+
+def _recorder_bench(max_record_s: float) -> ScriptedBench:
+    """A bench whose instrument records ``2 ×`` the armed window, at most ``max_record_s``,
+    and whose DUT runs three times slower from the first recorded window on."""
+    bench = ScriptedBench(limits=Limits(RATE_HZ, max_record_s, 0.0, window_margin=2.0))
+    bench.instrument.margin = 2.0
+    arm = bench.instrument.arm
+
+    def arm_then_slow_down(pre_s: float, window_s: float, post_s: float) -> None:
+        if bench.log.count("arm") == 0:
+            bench.dut.op_s *= 3  # a loaded host: the batch takes 3x what it was timed at
+        arm(pre_s, window_s, post_s)
+
+    bench.instrument.arm = arm_then_slow_down  # type: ignore[method-assign]
+    return bench
+
+
+def test_a_batch_that_outlasts_its_record_is_measured_again_with_its_new_time() -> None:
+    bench = _recorder_bench(max_record_s=0.2)  # holds windows up to 87.5 ms: 500 ops fit
+    result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
+    assert result.ok, result.reason
+    assert result.batch_n == 500 and len(result.windows) == 2
+    assert bench.log.count("arm") == 3  # the outlasted window was armed again
+    for w in result.windows:
+        assert w.duration_s == pytest.approx(500 * 60e-6)
+
+
+def test_a_record_that_cannot_hold_the_slower_batch_shrinks_it() -> None:
+    bench = _recorder_bench(max_record_s=0.07)  # windows up to 22.5 ms: 375 ops of 60 µs
+    result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
+    assert result.ok, result.reason
+    assert result.batch_n == 375
+    assert [w.cycles for w in result.windows] == [100 * 375] * 2
+
+
+def test_a_batch_that_keeps_outlasting_its_record_fails_the_point() -> None:
+    bench = _recorder_bench(max_record_s=0.2)
+    bench.instrument.margin = 0.5  # never long enough
+    result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
+    assert result.status == "failed" and "outlasted" in result.reason

@@ -36,7 +36,8 @@ def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None
     The bench's decision is checked exactly (batch x timed op <= the limit); the windows
     themselves may run longer than timed when the host is busy (the emulator renders 18 M
     points per record on the same two cores), which is what the x2 margin of the record is
-    for: every window must still lie whole inside its record."""
+    for, and a batch that outlasts it anyway is timed anew and measured again: every window
+    must lie whole inside its record."""
     text = SIM_SCOPE.read_text().replace("sample_rate_hz = 1.0e6", "sample_rate_hz = 1.0e8")
     text = text.replace("min_window_samples = 10000", "min_window_samples = 5000000")
     fixture = tmp_path / "deep.toml"
@@ -49,5 +50,5 @@ def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None
         assert prepared.batch_n * prepared.per_op_s <= limit  # without the cap: 50 ms
         windows = [prepared.window() for _ in range(2)]
     for w in windows:
-        assert w.end_s - w.start_s <= 2 * limit     # the falling edge is inside the record
+        assert w.end_s <= 0.02 + 2 * limit + 0.005  # the falling edge is inside the record
         assert w.true_net_energy_j is not None

@@ -43,3 +43,8 @@ class InstrumentError(EnergyrigError):
 
 class DutError(EnergyrigError):
     """The device under test did not answer, or answered with an error."""
+
+
+class RecordTooShort(InstrumentError):
+    """A recorder's record ended before the trigger window did: the batch outlasted the time
+    the record was planned for (a loaded host, an op whose time varies)."""

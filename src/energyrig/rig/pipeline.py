@@ -21,9 +21,12 @@ Stages of a point (:func:`measure_point`):
    today) → **find** its window and integrate it (:mod:`energyrig.rig.energy`) → **check**
    it against its limits and the firmware's own time → **annotate** (the simulated bench
    adds the truth) → a :class:`~energyrig.domain.Window` row.
-3. **batch growth**, owned here once: with ``auto``, a window that comes out short (the op ran
-   faster than probed, as on a loaded machine) grows N and the point's windows start over,
-   at most :data:`MAX_RESTARTS` times.
+3. **batch size changes**, owned here once: with ``auto``, a window that comes out short (the
+   op ran faster than probed) grows N; a batch that outlasted a recorder's record
+   (:class:`~energyrig.errors.RecordTooShort`: a loaded host, an op whose time varies) is
+   timed anew from the firmware's reply, N shrinks if the record cannot hold it, and the
+   window is measured again. When N changes, the point's windows start over. Both count
+   against :data:`MAX_RESTARTS` per point.
 
 :func:`measure_point` takes windows until its ``until`` rule says enough (``rig run``: R
 windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
@@ -42,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
                               Window, summarise_per_op, windows_frame)
-from energyrig.errors import CaptureError, DutError, InstrumentError
+from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows
 
@@ -60,7 +63,7 @@ POINT_ERRORS: tuple[type[Exception], ...] = (DutError, InstrumentError, CaptureE
 PROBE_MIN_S = 2e-3
 #: Extra samples over the minimum ``auto`` aims for (timing jitter of the batch).
 AUTO_MARGIN = 1.5
-#: Times ``auto`` may grow the batch when windows come out short (the op sped up).
+#: Times per point a window may be measured again: grown (short) or re-armed (outlasted).
 MAX_RESTARTS = 3
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
 COLLECT_SLACK_S = 5.0
@@ -265,12 +268,20 @@ class Measurement:
     def window(self) -> Window:
         """Measure one window.
 
-        With ``auto``, a short window grows :attr:`batch_n` and is measured again, at most
-        :data:`MAX_RESTARTS` times per point; after that a short window is returned flagged
-        ``edge_error_over_bound``.
+        With ``auto``, a short window grows :attr:`batch_n` and is measured again; a batch that
+        outlasted the record is measured again with the firmware's new time (and a smaller
+        :attr:`batch_n` when the record cannot hold it). At most :data:`MAX_RESTARTS` times
+        per point; after that a short window is returned flagged ``edge_error_over_bound``
+        and an outlasted record raises.
         """
         while True:
-            row, elapsed_s = self._measure_window()
+            try:
+                row, elapsed_s = self._measure_window()
+            except RecordTooShort:
+                if self.restarts >= MAX_RESTARTS:
+                    raise
+                self.restarts += 1
+                continue  # _measure_window re-timed the batch
             self.per_op_s = elapsed_s / self.batch_n
             short = self._short_by(row)
             if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):
@@ -284,6 +295,16 @@ class Measurement:
                      row.samples, self.batch_n, grown)
             self.batch_n = grown
 
+    def _retime(self, elapsed_s: float) -> None:
+        """The batch took ``elapsed_s`` (the firmware's time), longer than its record held:
+        arm for that from now on, with a batch the record can hold."""
+        self.per_op_s = elapsed_s / self.batch_n
+        fits = self._batch_cap(self.per_op_s)
+        log.warning("%s: the batch of %d took %.3g s, longer than its record; measuring the "
+                    "window again%s", self.point.label, self.batch_n, elapsed_s,
+                    f" with a batch of {fits}" if fits < self.batch_n else "")
+        self.batch_n = min(self.batch_n, fits)
+
     def _measure_window(self) -> tuple[Window, float]:
         """arm → idle → run → collect → correct → find → check → annotate: the row and the
         firmware's time of the batch, s."""
@@ -296,8 +317,12 @@ class Measurement:
         sent_ns = time.monotonic_ns()
         reply = bench.dut.run(self.batch_n, fx.dut.timeout_s + 10 * expected_s)  # ops vary
         replied_ns = time.monotonic_ns()
-        record = bench.instrument.collect(
-            timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S)
+        try:
+            record = bench.instrument.collect(
+                timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S)
+        except RecordTooShort:
+            self._retime(reply.elapsed_s)
+            raise
         row = self._find(bench.correction(record))
         row = replace(row, cycles=reply.cycles,
                       flags=(*row.flags, *self._check(row, reply.elapsed_s)))

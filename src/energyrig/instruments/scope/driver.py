@@ -38,7 +38,7 @@ import pyvisa
 import pyvisa.errors
 
 from energyrig.capture import Chunk
-from energyrig.errors import InstrumentError
+from energyrig.errors import InstrumentError, RecordTooShort
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.scope import protocol
@@ -303,6 +303,8 @@ class Scope(AcquisitionBase):
 
         Raises
         ------
+        RecordTooShort
+            The trigger was still high at the end of the record (the batch outlasted it).
         InstrumentError
             No trigger (trigger probe or level wrong, DUT did not run), the record did not
             complete, or the download failed.
@@ -321,7 +323,7 @@ class Scope(AcquisitionBase):
         capture = self._download()
         if capture.logic is not None and capture.logic[-1]:
             after = plan.total_s - self._pre_s
-            raise InstrumentError(
+            raise RecordTooShort(
                 f"{self.source}: the trigger was still high at the end of the record, "
                 f"{after:.3g} s after the rising edge: the batch outlasted the "
                 f"{self._window_s:.3g} s expected (x{self.config.window_margin:g} margin); "

@@ -26,4 +26,11 @@
 #define MBEDTLS_PKCS1_V15
 #define MBEDTLS_GENPRIME
 
+/*
+ * ASN.1 parsing (ECDSA signatures, RSA's OID checks). Zephyr before 4.1 turns it on with
+ * ECDSA and has no Kconfig switch for it; 4.1 added CONFIG_MBEDTLS_ASN1_PARSE_C. Defined
+ * here, prj.conf configures on both.
+ */
+#define MBEDTLS_ASN1_PARSE_C
+
 #endif /* ER_MBEDTLS_USER_CONFIG_H_ */

@@ -29,8 +29,33 @@ const struct er_port_info_s *er_port_info(void);
  */
 void er_port_trigger(int high, int accel);
 
-/** @brief Free-running cycle counter (wraps; callers subtract as uint64_t). */
+/** @brief Free-running cycle counter, widened to 64 bits (callers subtract as uint64_t). */
 uint64_t er_port_cycles(void);
+
+/**
+ * Raw readings of the port's two counters: what a trigger window holds besides its ops.
+ * The fields are the counters as read (a 32-bit counter is not widened); only
+ * er_port_span() gives them meaning.
+ */
+struct er_port_stamp_s {
+	uint64_t cycles; /**< the cycle counter behind er_port_cycles() */
+	uint64_t time;   /**< the time counter behind er_port_time_ns(), in its own unit */
+};
+
+/**
+ * @brief Read both counters and nothing else: no widening, no conversion, no lock.
+ * Called right after the trigger rises and right before it falls.
+ */
+void er_port_stamp(struct er_port_stamp_s *stamp);
+
+/**
+ * @brief Convert two stamps, taken in this order, into what passed between them; called
+ * outside the window.
+ * @param[out] cycles cycles at cycle_hz (wraps of a 32-bit counter included)
+ * @param[out] elapsed_ns nanoseconds
+ */
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns);
 
 /** @brief Monotonic time in nanoseconds. */
 uint64_t er_port_time_ns(void);

@@ -475,7 +475,7 @@ static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 	bool named;
 	uint64_t n = 0;
 
-	if (arg_u64(r, "n", 1, 1000000000u, true, &named, &n) != 0 ||
+	if (arg_u64(r, "n", 0, 1000000000u, true, &named, &n) != 0 ||
 	    args_all_taken(r, cmd) != 0) {
 		return -EINVAL;
 	}
@@ -544,7 +544,7 @@ static const struct er_cmd_s commands[ER_N_COMMANDS] = {
 	{"help", "help", false, cmd_help},
 	{"prep", "prep <op> [key_bits=K] [payload_bytes=P] [curve=C] [seed=S] [backend=B]", true,
 	 cmd_prep},
-	{"run", "run n=<1..1000000000>", false, cmd_run},
+	{"run", "run n=<0..1000000000>", false, cmd_run},
 	{"idle", "idle ms=<1..60000>", false, cmd_idle},
 	{"mark", "mark cycles=<1..10000000000>", false, cmd_mark},
 	{NULL, NULL, false, NULL},

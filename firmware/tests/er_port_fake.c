@@ -47,6 +47,19 @@ uint64_t er_port_time_ns(void)
 	return er_fake.now += er_fake.tick;
 }
 
+void er_port_stamp(struct er_port_stamp_s *stamp)
+{
+	stamp->time = er_fake.now += er_fake.tick;
+	stamp->cycles = stamp->time;
+}
+
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns)
+{
+	*cycles = to->cycles - from->cycles;
+	*elapsed_ns = to->time - from->time;
+}
+
 void er_port_arena(uint8_t **base, size_t *size)
 {
 	*base = arena_buf;

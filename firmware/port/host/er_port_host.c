@@ -129,6 +129,20 @@ uint64_t er_port_cycles(void)
 	return er_port_time_ns();
 }
 
+/* One clock, CLOCK_MONOTONIC in ns, behind both counters: one reading per stamp. */
+void er_port_stamp(struct er_port_stamp_s *stamp)
+{
+	stamp->time = er_port_time_ns();
+	stamp->cycles = stamp->time;
+}
+
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns)
+{
+	*cycles = to->cycles - from->cycles;
+	*elapsed_ns = to->time - from->time;
+}
+
 /* One 16-byte little-endian edge record; a socket that cannot take it costs a drop. */
 static void wire_send(uint64_t t_ns, int high, int accel)
 {

@@ -29,7 +29,7 @@
 #error "no trigger pin: add / { zephyr,user { trigger-gpios = <...>; }; } to the board overlay"
 #endif
 
-#define ER_NS_PER_S 1000000000ULL
+#define ER_NS_PER_S 1000000000U
 
 static const struct gpio_dt_spec trigger = GPIO_DT_SPEC_GET(ER_USER_NODE, trigger_gpios);
 static const struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));
@@ -59,6 +59,12 @@ static struct er_port_info_s info = {
  * period (every 16.8 s for a 64 MHz DWT), so two reads are never a wrap apart.
  */
 #define ER_READS_PER_WRAP 4U
+
+/* a * b / c, split so that no product overflows 64 bits (b, c < 2^32). */
+static uint64_t mul_div(uint64_t a, uint32_t b, uint32_t c)
+{
+	return a / c * b + a % c * b / c;
+}
 
 static uint32_t sys_hz;
 
@@ -187,10 +193,48 @@ uint64_t er_port_cycles(void)
 uint64_t er_port_time_ns(void)
 {
 	let_simulated_time_pass();
-	uint64_t cycles = sys_cycles();
+	return mul_div(sys_cycles(), ER_NS_PER_S, sys_hz);
+}
 
-	/* Split so that no product overflows 64 bits, whatever the uptime. */
-	return cycles / sys_hz * ER_NS_PER_S + cycles % sys_hz * ER_NS_PER_S / sys_hz;
+/*
+ * A window's stamps are the counters as read (er_runner.c converts nothing inside the
+ * window). Time: the kernel's counter, 64 bits wide or a 32-bit one whose wrap period
+ * (36 h for the nRF RTC) no batch reaches. Cycles: the 32-bit timing counter, whose wraps
+ * (every 67 s at 64 MHz) are counted from the time span, which is exact to far better than
+ * one wrap.
+ */
+void er_port_stamp(struct er_port_stamp_s *stamp)
+{
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	stamp->cycles = timing_counter_get();
+#endif
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+	stamp->time = k_cycle_get_64();
+#else
+	stamp->time = k_cycle_get_32();
+#endif
+}
+
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns)
+{
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+	uint64_t sys = to->time - from->time;
+#else
+	uint64_t sys = (uint32_t)(to->time - from->time);
+#endif
+	*elapsed_ns = mul_div(sys, ER_NS_PER_S, sys_hz);
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	timing_t c0 = (timing_t)from->cycles;
+	timing_t c1 = (timing_t)to->cycles;
+	uint64_t within_wrap = timing_cycles_get(&c0, &c1);
+	uint64_t expected = mul_div(sys, info.cycle_hz, sys_hz);
+	uint64_t wraps = expected > within_wrap ? (expected - within_wrap + (1ULL << 31)) >> 32 : 0;
+
+	*cycles = within_wrap + (wraps << 32);
+#else
+	*cycles = sys;
+#endif
 }
 
 /* ---- trigger, info, arena, idle ---- */
@@ -236,7 +280,11 @@ static void measured_entry(void *p1, void *p2, void *p3)
 
 	(void)p2;
 	(void)p3;
+	/* No other thread (the system work queue is cooperative at a higher priority) takes
+	 * the CPU during the batch; interrupts (UART receive, the counter widening) still run. */
+	k_sched_lock();
 	m->ret = m->fn(m->arg);
+	k_sched_unlock();
 }
 
 /*

@@ -88,6 +88,15 @@ def test_a_space_separated_twister_list_is_caught(tree: Path):
     assert "sample.yaml: energyrig.firmware.small_arena.extra_args must be a YAML list (Zephyr >= 4.1)" in problems
 
 
+def test_a_board_list_in_common_and_a_scenario_is_caught(tree: Path):
+    """twister concatenates the two lists: the nRF52840-only variant would build everywhere."""
+    _edit(tree / "sample.yaml", "  build_only: true\n",
+          "  build_only: true\n  platform_allow:\n    - native_sim/native/64\n")
+    problems = check_port.check(tree)
+    assert ("sample.yaml: energyrig.firmware.software_only.platform_allow is added to "
+            "common.platform_allow by twister, not put in its place") in problems
+
+
 @pytest.mark.parametrize(
     "old,new",
     [

@@ -585,13 +585,23 @@ static void request_init(struct er_req_s *r, struct er_proto_s *p, char *errbuf)
 	er_str_init(&r->err, errbuf, ER_ERR_MAX);
 }
 
-void er_proto_request(struct er_proto_s *p, char *line)
+/*
+ * One reply per line: the request it holds, or the error for a line that was rejected
+ * (@p rejected not NULL). The request and its error text live in this one frame, which
+ * er_proto_feed's loop does not duplicate while a request runs.
+ */
+static void answer(struct er_proto_s *p, char *line, const char *rejected)
 {
 	struct er_req_s r;
 	char errbuf[ER_ERR_MAX];
 	char *rest = line;
 
 	request_init(&r, p, errbuf);
+	if (rejected != NULL) {
+		fail(&r, rejected);
+		reply_error(&r);
+		return;
+	}
 	while (*rest == ' ') {
 		rest++;
 	}
@@ -623,25 +633,23 @@ void er_proto_request(struct er_proto_s *p, char *line)
 	reply_error(&r);
 }
 
+void er_proto_request(struct er_proto_s *p, char *line)
+{
+	answer(p, line, NULL);
+}
+
 void er_proto_feed(struct er_proto_s *p, const uint8_t *data, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
-		struct er_req_s r;
-		char errbuf[ER_ERR_MAX];
-
 		switch (er_line_feed(&p->line, data[i])) {
 		case ER_LINE_READY:
-			er_proto_request(p, p->line.buf);
+			answer(p, p->line.buf, NULL);
 			break;
 		case ER_LINE_TOO_LONG:
-			request_init(&r, p, errbuf);
-			fail(&r, "line too long");
-			reply_error(&r);
+			answer(p, p->line.buf, "line too long");
 			break;
 		case ER_LINE_INVALID:
-			request_init(&r, p, errbuf);
-			fail(&r, "invalid byte");
-			reply_error(&r);
+			answer(p, p->line.buf, "invalid byte");
 			break;
 		case ER_LINE_NONE:
 			break;

@@ -130,6 +130,35 @@ static void exercise(const struct er_op_s *op)
 	printf("  run n=3\n  %s\n", reply);
 }
 
+static int feed_hello(void *arg)
+{
+	(void)arg;
+	er_proto_feed(&proto, (const uint8_t *)"hello\n", 6);
+	return 0;
+}
+
+static int request_hello(void *arg)
+{
+	char line[] = "hello";
+
+	(void)arg;
+	er_proto_request(&proto, line);
+	return 0;
+}
+
+/* Bytes from the link reach a request without a second request frame below it (the line
+ * reader's loop once kept its own 352-byte error frame, on an M4, under every request). */
+static void check_feed_stack(void)
+{
+	size_t fed = 0;
+	size_t direct = 0;
+
+	(void)er_port_run_measured(feed_hello, NULL, &fed);
+	(void)er_port_run_measured(request_hello, NULL, &direct);
+	printf("stack of hello: %zu bytes fed, %zu bytes as a request\n", fed, direct);
+	ER_CHECK(direct > 0 && fed <= direct + 64);
+}
+
 int main(void)
 {
 	const struct er_op_s *op;
@@ -140,6 +169,7 @@ int main(void)
 		return 2;
 	}
 	er_proto_init(&proto, &er_catalogue);
+	check_feed_stack();
 	for (size_t i = 0; (op = er_registry_at(&er_catalogue, i)) != NULL; i++) {
 		exercise(op);
 	}

@@ -10,15 +10,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** One condition of the measurements (hello's "conditions"): a name and a text or number. */
+struct er_condition_s {
+	const char *name;
+	const char *text; /**< the value, or NULL for a number */
+	uint64_t number;
+};
+
 /** Facts about the platform, reported by @c hello. */
 struct er_port_info_s {
 	const char *board;          /**< e.g. "nrf52840dk/nrf52840", "host" */
 	uint32_t cpu_hz;            /**< CPU clock in Hz */
 	uint32_t cycle_hz;          /**< frequency of er_port_cycles() in Hz */
 	const char *crypto_backend; /**< e.g. "mbedtls-3.6.4", "mbedtls-2.28.3" */
+	/** The crypto library's speed options (er_ops_conditions.h), ending with a NULL name;
+	 * NULL when there are none. */
+	const struct er_condition_s *crypto_conditions;
+	/** Optimisation, CPU clock source, regulator, caches, trace unit, idle state, ending
+	 * with a NULL name; NULL when there are none. */
+	const struct er_condition_s *platform_conditions;
+	int init_status; /**< 0, or the negative errno of a start-up step of the port */
 };
 
-/** @brief Platform facts; valid for the lifetime of the program. */
+/** @brief Platform facts, read again on each call (clock source, caches, ... may change). */
 const struct er_port_info_s *er_port_info(void);
 
 /**

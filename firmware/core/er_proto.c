@@ -88,6 +88,7 @@ static const char *errno_name(int err)
 	case -EFAULT: return "EFAULT";
 	case -ERANGE: return "ERANGE";
 	case -EBADMSG: return "EBADMSG";
+	case -ENODEV: return "ENODEV";
 	default: return NULL;
 	}
 }
@@ -243,6 +244,17 @@ static int args_all_taken(struct er_req_s *r, const struct er_cmd_s *cmd)
 
 /* ---- commands ---- */
 
+static void conditions_json(struct er_json_s *j, const struct er_condition_s *c)
+{
+	for (; c != NULL && c->name != NULL; c++) {
+		if (c->text != NULL) {
+			er_json_kv_str(j, c->name, c->text);
+		} else {
+			er_json_kv_u64(j, c->name, c->number);
+		}
+	}
+}
+
 static int cmd_hello(struct er_req_s *r, const struct er_cmd_s *cmd)
 {
 	const struct er_port_info_s *info = er_port_info();
@@ -263,6 +275,12 @@ static int cmd_hello(struct er_req_s *r, const struct er_cmd_s *cmd)
 	er_json_kv_u64(&r->json, "line_max", ER_LINE_MAX);
 	er_json_kv_u64(&r->json, "n_ops", er_registry_count(r->p->reg));
 	er_json_kv_u64(&r->json, "trigger_drops", er_port_trigger_drops());
+	er_json_kv_i64(&r->json, "port_status", info->init_status);
+	er_json_key(&r->json, "conditions");
+	er_json_obj_begin(&r->json);
+	conditions_json(&r->json, info->crypto_conditions);
+	conditions_json(&r->json, info->platform_conditions);
+	er_json_obj_end(&r->json);
 	reply_end(r);
 	return 0;
 }
@@ -468,6 +486,19 @@ static int cmd_prep(struct er_req_s *r, const struct er_cmd_s *cmd)
 	return 0;
 }
 
+/* A window needs the port's trigger and counters: refused when the port did not start. */
+static int port_ready(struct er_req_s *r)
+{
+	int status = er_port_info()->init_status;
+
+	if (status != 0) {
+		fail(r, "the port did not start: ");
+		append_errno(r, status);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 {
 	struct er_proto_s *p = r->p;
@@ -481,6 +512,9 @@ static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 	}
 	if (p->op == NULL) {
 		return fail(r, "no op prepared (use prep first)");
+	}
+	if (port_ready(r) != 0) {
+		return -EINVAL;
 	}
 	if (er_runner_run(p->op, (uint32_t)n, &p->arena, &batch) != 0) {
 		return fail(r, "the op allocated from the arena inside the window");
@@ -527,7 +561,7 @@ static int cmd_mark(struct er_req_s *r, const struct er_cmd_s *cmd)
 	uint64_t ns;
 
 	if (arg_u64(r, "cycles", 1, 10000000000u, true, &named, &cycles) != 0 ||
-	    args_all_taken(r, cmd) != 0) {
+	    args_all_taken(r, cmd) != 0 || port_ready(r) != 0) {
 		return -EINVAL;
 	}
 	er_runner_mark(cycles, &measured, &ns);

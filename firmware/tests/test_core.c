@@ -397,7 +397,9 @@ static void test_proto_hello_ops(void)
 		     "{\"ok\":true,\"protocol\":1,\"firmware\":\"" ER_FIRMWARE_VERSION
 		     "\",\"build\":\"" ER_BUILD_ID "\",\"board\":\"fake\",\"cpu_hz\":64000000,"
 		     "\"cycle_hz\":64000000,\"crypto\":\"none\",\"arena_bytes\":65536,"
-		     "\"payload_max\":16384,\"line_max\":255,\"n_ops\":8,\"trigger_drops\":7}\n");
+		     "\"payload_max\":16384,\"line_max\":255,\"n_ops\":8,\"trigger_drops\":7,"
+		     "\"port_status\":0,\"conditions\":{\"mbedtls_ecp_nist_optim\":\"on\","
+		     "\"mbedtls_mpi_window\":3}}\n");
 	const char *ops = say("ops\r\n");
 
 	ER_CHECK_HAS(ops, "{\"ok\":true,\"ops\":[{\"name\":\"count\",\"family\":\"hash\","
@@ -583,6 +585,20 @@ static void test_proto_failures(void)
 	er_proto_release(&proto);
 }
 
+static void test_proto_port_not_started(void)
+{
+	fresh_session();
+	er_fake.init_status = -ENODEV;
+	ER_CHECK_HAS(say("hello\n"), "\"port_status\":-19,");
+	ER_CHECK_HAS(say("prep count\n"), "\"ok\":true");
+	ER_CHECK_STR(say("run n=1\n"),
+		     "{\"ok\":false,\"error\":\"run: the port did not start: -19 (ENODEV)\"}\n");
+	ER_CHECK_HAS(say("mark cycles=10\n"), "mark: the port did not start: -19 (ENODEV)");
+	ER_CHECK_INT(er_fake.n_edges, 0);
+	er_fake.init_status = 0;
+	er_proto_release(&proto);
+}
+
 static void test_proto_idle_mark(void)
 {
 	fresh_session();
@@ -615,5 +631,6 @@ int main(void)
 	ER_RUN(test_proto_prep_run);
 	ER_RUN(test_proto_failures);
 	ER_RUN(test_proto_idle_mark);
+	ER_RUN(test_proto_port_not_started);
 	return er_test_summary();
 }

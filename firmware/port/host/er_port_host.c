@@ -33,6 +33,7 @@
 #endif
 
 #include "er_port.h"
+#include "er_ops_conditions.h"
 #include "er_stack.h"
 
 #define ER_HOST_ARENA_BYTES (4u * 1024u * 1024u)
@@ -43,8 +44,17 @@
 static _Alignas(64) uint8_t arena_buf[ER_HOST_ARENA_BYTES];
 static _Alignas(64) uint8_t stack_buf[ER_HOST_STACK_BYTES];
 
+/* ER_C_FLAGS: the compiler flags of the build type (port/host/CMakeLists.txt). */
+static const struct er_condition_s platform_conditions[] = {
+	{"optimization", ER_C_FLAGS, 0},
+	{"idle", "nanosleep", 0},
+	{NULL, NULL, 0},
+};
+
 static struct er_port_info_s info = {
 	.board = "host",
+	.crypto_conditions = er_crypto_conditions,
+	.platform_conditions = platform_conditions,
 	.cycle_hz = 1000000000u,
 	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
 };

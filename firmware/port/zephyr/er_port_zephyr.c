@@ -20,6 +20,7 @@
 #include <zephyr/timing/timing.h>
 #endif
 
+#include "er_ops_conditions.h"
 #include "er_port.h"
 #include "er_stack.h"
 
@@ -42,6 +43,7 @@ static struct k_thread measured_thread;
 static struct er_port_info_s info = {
 	.board = CONFIG_BOARD_TARGET,
 	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
+	.crypto_conditions = er_crypto_conditions,
 };
 
 /* ---- cycle counter and time ---- */
@@ -252,6 +254,7 @@ uint32_t er_port_trigger_drops(void)
 
 const struct er_port_info_s *er_port_info(void)
 {
+	info.platform_conditions = er_port_zephyr_conditions();
 	return &info;
 }
 
@@ -388,15 +391,20 @@ size_t er_port_zephyr_read(uint8_t *buf, size_t cap)
 
 int er_port_zephyr_init(void)
 {
-	if (!device_is_ready(trigger.port) || !device_is_ready(console)) {
+	if (!device_is_ready(console)) {
 		return -ENODEV;
 	}
-	int ret = gpio_pin_configure_dt(&trigger, GPIO_OUTPUT_INACTIVE);
+	int ret = console_rx_init();
 
 	if (ret != 0) {
 		return ret;
 	}
 	info.cycle_hz = counters_init();
 	info.cpu_hz = cpu_hz(info.cycle_hz);
-	return console_rx_init();
+	/* Without its trigger the board cannot be measured, but it can still say why: hello's
+	 * port_status carries the code and run and mark are refused. */
+	info.init_status = device_is_ready(trigger.port)
+				   ? gpio_pin_configure_dt(&trigger, GPIO_OUTPUT_INACTIVE)
+				   : -ENODEV;
+	return 0;
 }

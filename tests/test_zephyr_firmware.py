@@ -29,10 +29,14 @@ from energyrig.rig.dut import Dut, DutRefused, OpInfo, ProcessTransport, SerialT
 ROOT = Path(__file__).resolve().parents[1]
 ZEPHYR_BASE = os.environ.get("ZEPHYR_BASE", "")
 
-pytestmark = pytest.mark.skipif(
-    not (ZEPHYR_BASE and (Path(ZEPHYR_BASE) / "VERSION").is_file()),
-    reason="no Zephyr workspace: set ZEPHYR_BASE to a Zephyr tree (and ZEPHYR_MODULES outside "
-           "a west workspace), see firmware/README.md")
+pytestmark = [
+    pytest.mark.skipif(
+        not (ZEPHYR_BASE and (Path(ZEPHYR_BASE) / "VERSION").is_file()),
+        reason="no Zephyr workspace: set ZEPHYR_BASE to a Zephyr tree (and ZEPHYR_MODULES "
+               "outside a west workspace), see firmware/README.md"),
+    # A first build compiles Zephyr, Mbed TLS and picolibc; the catalogue on QEMU takes minutes.
+    pytest.mark.timeout(3600),
+]
 
 #: The speed options every board must build Mbed TLS with (README "Conditions").
 INTENDED_CRYPTO = {

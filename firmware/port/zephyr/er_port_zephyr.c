@@ -200,31 +200,24 @@ uint64_t er_port_time_ns(void)
 
 /*
  * A window's stamps are the counters as read (er_runner.c converts nothing inside the
- * window). Time: the kernel's counter, 64 bits wide or a 32-bit one whose wrap period
- * (36 h for the nRF RTC) no batch reaches. Cycles: the 32-bit timing counter, whose wraps
- * (every 67 s at 64 MHz) are counted from the time span, which is exact to far better than
- * one wrap.
+ * window). Time: the kernel's 64-bit counter, or its 32-bit one widened (a short IRQ lock
+ * and an addition: the SysTick's 32 bits wrap every 172 s at 25 MHz, within a long batch).
+ * Cycles: the 32-bit timing counter as read; its wraps (every 67 s at 64 MHz) are counted
+ * from the time span, which is exact to far better than one wrap.
  */
 void er_port_stamp(struct er_port_stamp_s *stamp)
 {
 #if defined(CONFIG_TIMING_FUNCTIONS)
 	stamp->cycles = timing_counter_get();
 #endif
-#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
-	stamp->time = k_cycle_get_64();
-#else
-	stamp->time = k_cycle_get_32();
-#endif
+	stamp->time = sys_cycles();
 }
 
 void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
 		  uint64_t *cycles, uint64_t *elapsed_ns)
 {
-#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
 	uint64_t sys = to->time - from->time;
-#else
-	uint64_t sys = (uint32_t)(to->time - from->time);
-#endif
+
 	*elapsed_ns = mul_div(sys, ER_NS_PER_S, sys_hz);
 #if defined(CONFIG_TIMING_FUNCTIONS)
 	timing_t c0 = (timing_t)from->cycles;

@@ -48,7 +48,7 @@ def test_west_pins_a_release_with_mbedtls_3_6():
     manifest = yaml.safe_load((FIRMWARE / "west.yml").read_text())["manifest"]
     (zephyr,) = [p for p in manifest["projects"] if p["name"] == "zephyr"]
     assert zephyr["revision"] == "v4.0.0"  # built and run, README "Verified Zephyr releases"
-    assert "Mbed TLS is **3.6.4**" in (FIRMWARE / "port" / "zephyr" / "VERIFIED.md").read_text()
+    assert "Mbed TLS is\n**3.6.2**" in (FIRMWARE / "port" / "zephyr" / "VERIFIED.md").read_text()
 
 
 @pytest.mark.parametrize("revision", ["main", "v4.2-branch", "HEAD", "collab-4.2"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import struct
 import subprocess
@@ -129,6 +130,20 @@ def check_crypto(conditions: dict) -> None:
     assert not wrong, f"Mbed TLS built otherwise than intended: {wrong}"
 
 
+def wait_until_listening(proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+    """Bytes that reach the UART before the firmware has set it up are lost: send empty
+    lines until one is answered, then drop any further answers."""
+    assert proc.stdin is not None and proc.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        proc.stdin.write(b"\n")
+        if select.select([proc.stdout], [], [], 1.0)[0]:
+            while select.select([proc.stdout], [], [], 0.5)[0]:
+                os.read(proc.stdout.fileno(), 4096)
+            return
+    raise AssertionError(f"the firmware did not answer within {timeout_s} s")
+
+
 @pytest.fixture(scope="module")
 def mps2() -> Iterator[tuple[Dut, str]]:
     qemu = shutil.which("qemu-system-arm")
@@ -143,6 +158,7 @@ def mps2() -> Iterator[tuple[Dut, str]]:
                              "-kernel", str(out / "zephyr" / "zephyr.elf")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     try:
+        wait_until_listening(proc)
         yield Dut(ProcessTransport(proc, "qemu mps2-an385"), timeout_s=30), log
     finally:
         proc.kill()

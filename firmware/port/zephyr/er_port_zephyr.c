@@ -343,10 +343,20 @@ static int console_rx_init(void)
 {
 	int ret = uart_irq_callback_user_data_set(console, console_isr, NULL);
 
-	if (ret == 0) {
-		uart_irq_rx_enable(console);
+	if (ret != 0) {
+		return ret;
 	}
-	return ret;
+	uart_irq_rx_enable(console);
+	/* A byte the host sent while the board booted, before the interrupt was on, raises no
+	 * interrupt on some UARTs (QEMU's CMSDK UART: the firmware then never read again). */
+	unsigned int key = irq_lock();
+	unsigned char byte;
+
+	while (uart_poll_in(console, &byte) == 0) {
+		(void)k_msgq_put(&rx_queue, &byte, K_NO_WAIT);
+	}
+	irq_unlock(key);
+	return 0;
 }
 
 size_t er_port_zephyr_read(uint8_t *buf, size_t cap)

@@ -189,9 +189,14 @@ def test_native_sim_answers_over_its_pty() -> None:
     proc = subprocess.Popen([str(out / "zephyr" / "zephyr.exe")], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        pty = re.search(r"(/dev/pts/\d+)", line)
-        assert pty, f"native_sim printed no pty: {line!r}"
+        assert proc.stdout is not None
+        printed = ""
+        pty = None
+        while pty is None and len(printed) < 4096:  # Zephyr may warn first (entropy source)
+            line = proc.stdout.readline()
+            assert line, f"native_sim printed no pty: {printed!r}"
+            printed += line
+            pty = re.search(r"(/dev/pts/\d+)", line)
         time.sleep(0.2)
         dut = Dut(SerialTransport(pty[1]), timeout_s=10)
         hello = dut.hello()

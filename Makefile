@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make run   installs what is needed and runs the main job on the simulated bench
 #   make test  installs what is needed and runs every test (C and Python)
-.PHONY: run test deps firmware-host test-mbedtls36 clean
+.PHONY: run test deps firmware-host firmware-zephyr test-mbedtls36 clean
 
 VENV := .venv
 RIG := $(VENV)/bin/rig
@@ -24,6 +24,17 @@ deps:
 firmware-host:
 	cmake -S firmware/port/host -B $(HOST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(HOST_BUILD)
+
+# The firmware for a Zephyr board with your own Zephyr workspace (firmware/README.md):
+#   ZEPHYR_BASE=~/zephyrproject/zephyr make firmware-zephyr BOARD=nrf52840dk/nrf52840
+# Outside a west workspace, also ZEPHYR_MODULES="<mbedtls>;<cmsis>;<hal>;...". Output in
+# build/zephyr/<board with / as _>/zephyr/.
+ZEPHYR_BUILD = build/zephyr/$(subst /,_,$(BOARD))
+firmware-zephyr:
+	@test -n "$(BOARD)" || { echo "usage: make firmware-zephyr BOARD=<board target>"; exit 2; }
+	@test -f "$$ZEPHYR_BASE/VERSION" || { echo "ZEPHYR_BASE must name a Zephyr tree (firmware/README.md)"; exit 2; }
+	cmake -G Ninja -S firmware -B $(ZEPHYR_BUILD) -DBOARD=$(BOARD)
+	cmake --build $(ZEPHYR_BUILD)
 
 # The firmware and its C tests built against mbedTLS 3.6 LTS, the one Zephyr's module ships
 # (needs cargo: the source comes from a crates.io package). Not part of `make test`.

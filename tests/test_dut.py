@@ -71,10 +71,21 @@ def test_a_late_reply_is_not_taken_for_the_next_one() -> None:
         assert dut.request("help", timeout_s=3)["req"] == "help"
 
 
+def test_boot_text_before_the_first_reply_is_skipped() -> None:
+    """The ESP32's ROM bootloader prints at reset, before the firmware runs."""
+    rom = "ets Jun  8 2016 00:22:57\nrst:0x1 (POWERON_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)"
+    script = f"printf '{rom}\\n\\n'; read l; echo '{{\"ok\":true,\"protocol\":1}}'"
+    with DutProcess(shell(script), "stdio") as proc:
+        assert proc.dut is not None
+        assert proc.dut.hello()["protocol"] == 1
+
+
 def test_garbage_and_an_exited_dut_are_errors() -> None:
-    with DutProcess(shell("read l; echo 'not json'; read l; echo '[1]'"), "stdio") as proc:
+    script = "read l; echo '{\"ok\":true}'; read l; echo 'not json'; read l; echo '[1]'"
+    with DutProcess(shell(script), "stdio") as proc:
         dut = proc.dut
         assert dut is not None
+        dut.hello()  # the first reply: after it, every line is taken for a reply
         with pytest.raises(DutError, match="reply to 'hello' is not a JSON object: b'not json'"):
             dut.hello()
         with pytest.raises(DutError, match="not a JSON object"):

@@ -47,18 +47,18 @@ def test_the_firmware_tree_passes_every_check():
 def test_west_pins_a_release_with_mbedtls_3_6():
     manifest = yaml.safe_load((FIRMWARE / "west.yml").read_text())["manifest"]
     (zephyr,) = [p for p in manifest["projects"] if p["name"] == "zephyr"]
-    assert zephyr["revision"] == "v4.2.0"  # Mbed TLS 3.6.4 per VERIFIED.md
-    assert "Mbed TLS is **3.6.4**" in (FIRMWARE / "port" / "zephyr" / "VERIFIED.md").read_text()
+    assert zephyr["revision"] == "v4.0.0"  # built and run, README "Verified Zephyr releases"
+    assert "Mbed TLS is\n**3.6.2**" in (FIRMWARE / "port" / "zephyr" / "VERIFIED.md").read_text()
 
 
 @pytest.mark.parametrize("revision", ["main", "v4.2-branch", "HEAD", "collab-4.2"])
 def test_a_branch_revision_is_refused(tree: Path, revision: str):
-    _edit(tree / "west.yml", "revision: v4.2.0", f"revision: {revision}")
+    _edit(tree / "west.yml", "revision: v4.0.0", f"revision: {revision}")
     assert any("not a release tag or a commit" in p for p in check_port.check(tree))
 
 
 def test_a_commit_revision_is_accepted(tree: Path):
-    _edit(tree / "west.yml", "revision: v4.2.0", "revision: " + "a" * 40)
+    _edit(tree / "west.yml", "revision: v4.0.0", "revision: " + "a" * 40)
     assert check_port.check(tree) == []
 
 
@@ -86,6 +86,15 @@ def test_a_space_separated_twister_list_is_caught(tree: Path):
           "    extra_args: CONFIG_ER_ARENA_SIZE=8192")
     problems = check_port.check(tree)
     assert "sample.yaml: energyrig.firmware.small_arena.extra_args must be a YAML list (Zephyr >= 4.1)" in problems
+
+
+def test_a_board_list_in_common_and_a_scenario_is_caught(tree: Path):
+    """twister concatenates the two lists: the nRF52840-only variant would build everywhere."""
+    _edit(tree / "sample.yaml", "  build_only: true\n",
+          "  build_only: true\n  platform_allow:\n    - native_sim/native/64\n")
+    problems = check_port.check(tree)
+    assert ("sample.yaml: energyrig.firmware.software_only.platform_allow is added to "
+            "common.platform_allow by twister, not put in its place") in problems
 
 
 @pytest.mark.parametrize(

@@ -10,15 +10,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** One condition of the measurements (hello's "conditions"): a name and a text or number. */
+struct er_condition_s {
+	const char *name;
+	const char *text; /**< the value, or NULL for a number */
+	uint64_t number;
+};
+
 /** Facts about the platform, reported by @c hello. */
 struct er_port_info_s {
 	const char *board;          /**< e.g. "nrf52840dk/nrf52840", "host" */
 	uint32_t cpu_hz;            /**< CPU clock in Hz */
 	uint32_t cycle_hz;          /**< frequency of er_port_cycles() in Hz */
 	const char *crypto_backend; /**< e.g. "mbedtls-3.6.4", "mbedtls-2.28.3" */
+	/** The crypto library's speed options (er_ops_conditions.h), ending with a NULL name;
+	 * NULL when there are none. */
+	const struct er_condition_s *crypto_conditions;
+	/** Optimisation, CPU clock source, regulator, caches, trace unit, idle state, ending
+	 * with a NULL name; NULL when there are none. */
+	const struct er_condition_s *platform_conditions;
+	int init_status; /**< 0, or the negative errno of a start-up step of the port */
 };
 
-/** @brief Platform facts; valid for the lifetime of the program. */
+/** @brief Platform facts, read again on each call (clock source, caches, ... may change). */
 const struct er_port_info_s *er_port_info(void);
 
 /**
@@ -29,8 +43,33 @@ const struct er_port_info_s *er_port_info(void);
  */
 void er_port_trigger(int high, int accel);
 
-/** @brief Free-running cycle counter (wraps; callers subtract as uint64_t). */
+/** @brief Free-running cycle counter, widened to 64 bits (callers subtract as uint64_t). */
 uint64_t er_port_cycles(void);
+
+/**
+ * Raw readings of the port's two counters: what a trigger window holds besides its ops.
+ * The fields are the counters as read (a 32-bit counter is not widened); only
+ * er_port_span() gives them meaning.
+ */
+struct er_port_stamp_s {
+	uint64_t cycles; /**< the cycle counter behind er_port_cycles() */
+	uint64_t time;   /**< the time counter behind er_port_time_ns(), in its own unit */
+};
+
+/**
+ * @brief Read both counters and nothing else: no widening, no conversion, no lock.
+ * Called right after the trigger rises and right before it falls.
+ */
+void er_port_stamp(struct er_port_stamp_s *stamp);
+
+/**
+ * @brief Convert two stamps, taken in this order, into what passed between them; called
+ * outside the window.
+ * @param[out] cycles cycles at cycle_hz (wraps of a 32-bit counter included)
+ * @param[out] elapsed_ns nanoseconds
+ */
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns);
 
 /** @brief Monotonic time in nanoseconds. */
 uint64_t er_port_time_ns(void);

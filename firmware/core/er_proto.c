@@ -88,6 +88,7 @@ static const char *errno_name(int err)
 	case -EFAULT: return "EFAULT";
 	case -ERANGE: return "ERANGE";
 	case -EBADMSG: return "EBADMSG";
+	case -ENODEV: return "ENODEV";
 	default: return NULL;
 	}
 }
@@ -243,6 +244,17 @@ static int args_all_taken(struct er_req_s *r, const struct er_cmd_s *cmd)
 
 /* ---- commands ---- */
 
+static void conditions_json(struct er_json_s *j, const struct er_condition_s *c)
+{
+	for (; c != NULL && c->name != NULL; c++) {
+		if (c->text != NULL) {
+			er_json_kv_str(j, c->name, c->text);
+		} else {
+			er_json_kv_u64(j, c->name, c->number);
+		}
+	}
+}
+
 static int cmd_hello(struct er_req_s *r, const struct er_cmd_s *cmd)
 {
 	const struct er_port_info_s *info = er_port_info();
@@ -263,6 +275,12 @@ static int cmd_hello(struct er_req_s *r, const struct er_cmd_s *cmd)
 	er_json_kv_u64(&r->json, "line_max", ER_LINE_MAX);
 	er_json_kv_u64(&r->json, "n_ops", er_registry_count(r->p->reg));
 	er_json_kv_u64(&r->json, "trigger_drops", er_port_trigger_drops());
+	er_json_kv_i64(&r->json, "port_status", info->init_status);
+	er_json_key(&r->json, "conditions");
+	er_json_obj_begin(&r->json);
+	conditions_json(&r->json, info->crypto_conditions);
+	conditions_json(&r->json, info->platform_conditions);
+	er_json_obj_end(&r->json);
 	reply_end(r);
 	return 0;
 }
@@ -468,6 +486,19 @@ static int cmd_prep(struct er_req_s *r, const struct er_cmd_s *cmd)
 	return 0;
 }
 
+/* A window needs the port's trigger and counters: refused when the port did not start. */
+static int port_ready(struct er_req_s *r)
+{
+	int status = er_port_info()->init_status;
+
+	if (status != 0) {
+		fail(r, "the port did not start: ");
+		append_errno(r, status);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 {
 	struct er_proto_s *p = r->p;
@@ -475,12 +506,15 @@ static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 	bool named;
 	uint64_t n = 0;
 
-	if (arg_u64(r, "n", 1, 1000000000u, true, &named, &n) != 0 ||
+	if (arg_u64(r, "n", 0, 1000000000u, true, &named, &n) != 0 ||
 	    args_all_taken(r, cmd) != 0) {
 		return -EINVAL;
 	}
 	if (p->op == NULL) {
 		return fail(r, "no op prepared (use prep first)");
+	}
+	if (port_ready(r) != 0) {
+		return -EINVAL;
 	}
 	if (er_runner_run(p->op, (uint32_t)n, &p->arena, &batch) != 0) {
 		return fail(r, "the op allocated from the arena inside the window");
@@ -527,7 +561,7 @@ static int cmd_mark(struct er_req_s *r, const struct er_cmd_s *cmd)
 	uint64_t ns;
 
 	if (arg_u64(r, "cycles", 1, 10000000000u, true, &named, &cycles) != 0 ||
-	    args_all_taken(r, cmd) != 0) {
+	    args_all_taken(r, cmd) != 0 || port_ready(r) != 0) {
 		return -EINVAL;
 	}
 	er_runner_mark(cycles, &measured, &ns);
@@ -544,7 +578,7 @@ static const struct er_cmd_s commands[ER_N_COMMANDS] = {
 	{"help", "help", false, cmd_help},
 	{"prep", "prep <op> [key_bits=K] [payload_bytes=P] [curve=C] [seed=S] [backend=B]", true,
 	 cmd_prep},
-	{"run", "run n=<1..1000000000>", false, cmd_run},
+	{"run", "run n=<0..1000000000>", false, cmd_run},
 	{"idle", "idle ms=<1..60000>", false, cmd_idle},
 	{"mark", "mark cycles=<1..10000000000>", false, cmd_mark},
 	{NULL, NULL, false, NULL},
@@ -585,13 +619,23 @@ static void request_init(struct er_req_s *r, struct er_proto_s *p, char *errbuf)
 	er_str_init(&r->err, errbuf, ER_ERR_MAX);
 }
 
-void er_proto_request(struct er_proto_s *p, char *line)
+/*
+ * One reply per line: the request it holds, or the error for a line that was rejected
+ * (@p rejected not NULL). The request and its error text live in this one frame, which
+ * er_proto_feed's loop does not duplicate while a request runs.
+ */
+static void answer(struct er_proto_s *p, char *line, const char *rejected)
 {
 	struct er_req_s r;
 	char errbuf[ER_ERR_MAX];
 	char *rest = line;
 
 	request_init(&r, p, errbuf);
+	if (rejected != NULL) {
+		fail(&r, rejected);
+		reply_error(&r);
+		return;
+	}
 	while (*rest == ' ') {
 		rest++;
 	}
@@ -623,25 +667,23 @@ void er_proto_request(struct er_proto_s *p, char *line)
 	reply_error(&r);
 }
 
+void er_proto_request(struct er_proto_s *p, char *line)
+{
+	answer(p, line, NULL);
+}
+
 void er_proto_feed(struct er_proto_s *p, const uint8_t *data, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
-		struct er_req_s r;
-		char errbuf[ER_ERR_MAX];
-
 		switch (er_line_feed(&p->line, data[i])) {
 		case ER_LINE_READY:
-			er_proto_request(p, p->line.buf);
+			answer(p, p->line.buf, NULL);
 			break;
 		case ER_LINE_TOO_LONG:
-			request_init(&r, p, errbuf);
-			fail(&r, "line too long");
-			reply_error(&r);
+			answer(p, p->line.buf, "line too long");
 			break;
 		case ER_LINE_INVALID:
-			request_init(&r, p, errbuf);
-			fail(&r, "invalid byte");
-			reply_error(&r);
+			answer(p, p->line.buf, "invalid byte");
 			break;
 		case ER_LINE_NONE:
 			break;

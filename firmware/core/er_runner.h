@@ -17,14 +17,17 @@
 struct er_batch_s {
 	uint32_t n_done;    /**< runs that returned 0 (n unless one failed) */
 	int status;         /**< 0, or the negative errno of the first failing run */
-	uint64_t cycles;    /**< er_port_cycles() across the window */
-	uint64_t elapsed_ns;/**< er_port_time_ns() across the window */
+	uint64_t cycles;    /**< cycles between the window's two counter readings */
+	uint64_t elapsed_ns;/**< nanoseconds between them */
 	size_t stack_bytes; /**< stack high-water mark of the batch (op, loop, trigger calls) */
 };
 
 /**
- * @brief Trigger high, @p n x op->run(), trigger low; on the port's measured stack.
- * Stops at the first failing run. Allocates nothing.
+ * @brief One unrecorded run of the op, then trigger high, counters read, @p n x op->run(),
+ * counters read, trigger low; on the port's measured stack. @p n may be 0: the window then
+ * holds only the trigger and the two readings, the overhead the host subtracts. Stops at
+ * the first failing run; a failing unrecorded run opens no window (n_done 0). Allocates
+ * nothing.
  * @param arena the arena op->prep used; checked to be untouched by the window
  * @retval 0 the batch ran (see @p batch->status for the op's own result)
  * @retval -EFAULT the op allocated from the arena inside the window

@@ -23,6 +23,7 @@ set(ER_OPS_FAMILIES
 
 set(ER_OPS_EXTRA_SOURCES
     ${ER_OPS_DIR}/er_ops_util.c
+    ${ER_OPS_DIR}/er_ops_conditions.c
     ${ER_OPS_DIR}/lib/er_kat.c
     ${ER_OPS_DIR}/lib/er_keccak.c
     ${ER_OPS_DIR}/lib/er_rc4.c

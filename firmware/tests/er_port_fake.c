@@ -10,11 +10,18 @@ struct er_fake_s er_fake;
 
 static uint8_t arena_buf[ER_FAKE_ARENA_BYTES];
 
-static const struct er_port_info_s info = {
+static const struct er_condition_s crypto_conditions[] = {
+	{"mbedtls_ecp_nist_optim", "on", 0},
+	{"mbedtls_mpi_window", NULL, 3},
+	{NULL, NULL, 0},
+};
+
+static struct er_port_info_s info = {
 	.board = "fake",
 	.cpu_hz = 64000000u,
 	.cycle_hz = 64000000u,
 	.crypto_backend = "none",
+	.crypto_conditions = crypto_conditions,
 };
 
 void er_fake_reset(void)
@@ -26,6 +33,7 @@ void er_fake_reset(void)
 
 const struct er_port_info_s *er_port_info(void)
 {
+	info.init_status = er_fake.init_status;
 	return &info;
 }
 
@@ -45,6 +53,19 @@ uint64_t er_port_cycles(void)
 uint64_t er_port_time_ns(void)
 {
 	return er_fake.now += er_fake.tick;
+}
+
+void er_port_stamp(struct er_port_stamp_s *stamp)
+{
+	stamp->time = er_fake.now += er_fake.tick;
+	stamp->cycles = stamp->time;
+}
+
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns)
+{
+	*cycles = to->cycles - from->cycles;
+	*elapsed_ns = to->time - from->time;
 }
 
 void er_port_arena(uint8_t **base, size_t *size)

@@ -29,6 +29,7 @@ struct er_fake_s {
 	uint32_t runs;      /**< runs of the test ops since the last prep */
 	uint32_t run_limit; /**< test ops fail with -ECANCELED beyond this many runs */
 	uint32_t releases;  /**< calls of a test op's release */
+	int init_status;    /**< what er_port_info() reports as the port's start-up result */
 	struct er_fake_edge_s edges[ER_FAKE_EDGES_MAX];
 	size_t n_edges;
 	char out[ER_FAKE_OUT_BYTES + 1]; /**< replies, NUL-terminated */

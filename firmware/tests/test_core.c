@@ -397,7 +397,9 @@ static void test_proto_hello_ops(void)
 		     "{\"ok\":true,\"protocol\":1,\"firmware\":\"" ER_FIRMWARE_VERSION
 		     "\",\"build\":\"" ER_BUILD_ID "\",\"board\":\"fake\",\"cpu_hz\":64000000,"
 		     "\"cycle_hz\":64000000,\"crypto\":\"none\",\"arena_bytes\":65536,"
-		     "\"payload_max\":16384,\"line_max\":255,\"n_ops\":8,\"trigger_drops\":7}\n");
+		     "\"payload_max\":16384,\"line_max\":255,\"n_ops\":8,\"trigger_drops\":7,"
+		     "\"port_status\":0,\"conditions\":{\"mbedtls_ecp_nist_optim\":\"on\","
+		     "\"mbedtls_mpi_window\":3}}\n");
 	const char *ops = say("ops\r\n");
 
 	ER_CHECK_HAS(ops, "{\"ok\":true,\"ops\":[{\"name\":\"count\",\"family\":\"hash\","
@@ -407,7 +409,7 @@ static void test_proto_hello_ops(void)
 			  "\"multiple\":16}},{\"name\":\"curvy\",\"family\":\"public-key\","
 			  "\"backend\":\"software\",\"curves\":[\"p256\",\"x25519\"]}]}\n");
 	ER_CHECK_INT(count_char(ops, strlen(ops), '\n'), 1);
-	ER_CHECK_HAS(say("help\n"), "\"run n=<1..1000000000>\"");
+	ER_CHECK_HAS(say("help\n"), "\"run n=<0..1000000000>\"");
 }
 
 /* Requests that must be refused, and the error each gets. */
@@ -428,11 +430,9 @@ static const struct {
 	{"ops x=1\n",
 	 "ops: unknown parameter 'x' (usage: ops)"},
 	{"run\n",
-	 "run: n required (allowed: 1..1000000000)"},
-	{"run n=0\n",
-	 "run: n=0 out of range (allowed: 1..1000000000)"},
+	 "run: n required (allowed: 0..1000000000)"},
 	{"run n=1000000001\n",
-	 "run: n=1000000001 out of range (allowed: 1..1000000000)"},
+	 "run: n=1000000001 out of range (allowed: 0..1000000000)"},
 	{"run n=-1\n",
 	 "run: n='-1' is not a decimal number"},
 	{"run n=5\n",
@@ -521,16 +521,25 @@ static void test_proto_prep_run(void)
 		     "\"prep_ns\":1000,\"arena_used\":1024}\n");
 	er_fake.n_edges = 0;
 	out = say("run n=7\n");
-	/* The fake clock advances one tick per reading: c0, t0, c1, t1. */
-	ER_CHECK_STR(out, "{\"ok\":true,\"op\":\"sized\",\"n\":7,\"n_done\":7,\"cycles\":2000,"
-			  "\"elapsed_ns\":2000,\"status\":0,\"stack_bytes\":4242}\n");
-	ER_CHECK_INT(er_fake.runs, 7);
+	/* The fake clock advances one tick per reading; the window reads it twice (one stamp
+	 * on each side of the loop) and converts nothing inside. */
+	ER_CHECK_STR(out, "{\"ok\":true,\"op\":\"sized\",\"n\":7,\"n_done\":7,\"cycles\":1000,"
+			  "\"elapsed_ns\":1000,\"status\":0,\"stack_bytes\":4242}\n");
+	ER_CHECK_INT(er_fake.runs, 8);
 	ER_CHECK_INT(er_fake.n_edges, 2);
 	ER_CHECK_INT(er_fake.edges[0].level, 1);
-	ER_CHECK_INT(er_fake.edges[0].runs, 0); /* no run before the rising edge */
+	ER_CHECK_INT(er_fake.edges[0].runs, 1); /* only the unrecorded warm-up run before it */
 	ER_CHECK_INT(er_fake.edges[0].accel, 0);
 	ER_CHECK_INT(er_fake.edges[1].level, 0);
-	ER_CHECK_INT(er_fake.edges[1].runs, 7); /* all of them before the falling edge */
+	ER_CHECK_INT(er_fake.edges[1].runs, 8); /* the 7 recorded ones before the falling edge */
+
+	/* n=0: a window of the trigger and the two readings only, no warm-up run. */
+	er_fake.n_edges = 0;
+	ER_CHECK_STR(say("run n=0\n"),
+		     "{\"ok\":true,\"op\":\"sized\",\"n\":0,\"n_done\":0,\"cycles\":1000,"
+		     "\"elapsed_ns\":1000,\"status\":0,\"stack_bytes\":4242}\n");
+	ER_CHECK_INT(er_fake.runs, 8);
+	ER_CHECK_INT(er_fake.n_edges, 2);
 
 	/* A failed prep keeps nothing; a bad request keeps the prepared op. */
 	ER_CHECK_HAS(say("prep sized key_bits=7\n"), "key_bits=7 not allowed");
@@ -563,15 +572,30 @@ static void test_proto_failures(void)
 	ER_CHECK_INT(proto.arena.used, 0);
 
 	ER_CHECK_HAS(say("prep fails-at-3\n"), "\"ok\":true");
+	/* The third run is the second recorded one (the first was the warm-up). */
 	ER_CHECK_STR(say("run n=10\n"),
-		     "{\"ok\":false,\"op\":\"fails-at-3\",\"n\":10,\"n_done\":2,\"cycles\":2000,"
-		     "\"elapsed_ns\":2000,\"status\":-5,\"stack_bytes\":4242,"
+		     "{\"ok\":false,\"op\":\"fails-at-3\",\"n\":10,\"n_done\":1,\"cycles\":1000,"
+		     "\"elapsed_ns\":1000,\"status\":-5,\"stack_bytes\":4242,"
 		     "\"error\":\"run: op failed: -5 (EIO)\"}\n");
 
 	/* An op that allocates inside the window is caught. */
 	ER_CHECK_HAS(say("prep greedy\n"), "\"ok\":true");
 	ER_CHECK_STR(say("run n=3\n"), "{\"ok\":false,\"error\":\"run: the op allocated from "
 				       "the arena inside the window\"}\n");
+	er_proto_release(&proto);
+}
+
+static void test_proto_port_not_started(void)
+{
+	fresh_session();
+	er_fake.init_status = -ENODEV;
+	ER_CHECK_HAS(say("hello\n"), "\"port_status\":-19,");
+	ER_CHECK_HAS(say("prep count\n"), "\"ok\":true");
+	ER_CHECK_STR(say("run n=1\n"),
+		     "{\"ok\":false,\"error\":\"run: the port did not start: -19 (ENODEV)\"}\n");
+	ER_CHECK_HAS(say("mark cycles=10\n"), "mark: the port did not start: -19 (ENODEV)");
+	ER_CHECK_INT(er_fake.n_edges, 0);
+	er_fake.init_status = 0;
 	er_proto_release(&proto);
 }
 
@@ -582,7 +606,7 @@ static void test_proto_idle_mark(void)
 	ER_CHECK_STR(say("idle ms=250\n"), "{\"ok\":true,\"idle_ns\":250001000}\n");
 	ER_CHECK_INT(er_fake.n_edges, 0); /* idle stays low */
 	ER_CHECK_STR(say("mark cycles=10500\n"),
-		     "{\"ok\":true,\"cycles\":11000,\"elapsed_ns\":11000}\n");
+		     "{\"ok\":true,\"cycles\":13000,\"elapsed_ns\":13000}\n");
 	ER_CHECK_INT(er_fake.n_edges, 2);
 	ER_CHECK_INT(er_fake.edges[0].level, 1);
 	ER_CHECK_INT(er_fake.edges[1].level, 0);
@@ -607,5 +631,6 @@ int main(void)
 	ER_RUN(test_proto_prep_run);
 	ER_RUN(test_proto_failures);
 	ER_RUN(test_proto_idle_mark);
+	ER_RUN(test_proto_port_not_started);
 	return er_test_summary();
 }

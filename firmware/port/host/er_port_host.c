@@ -34,6 +34,7 @@
 
 #include "er_op.h"
 #include "er_port.h"
+#include "er_ops_conditions.h"
 #include "er_stack.h"
 
 #define ER_HOST_ARENA_BYTES (4u * 1024u * 1024u)
@@ -44,8 +45,17 @@
 static _Alignas(64) uint8_t arena_buf[ER_HOST_ARENA_BYTES];
 static _Alignas(64) uint8_t stack_buf[ER_HOST_STACK_BYTES];
 
+/* ER_C_FLAGS: the compiler flags of the build type (port/host/CMakeLists.txt). */
+static const struct er_condition_s platform_conditions[] = {
+	{"optimization", ER_C_FLAGS, 0},
+	{"idle", "nanosleep", 0},
+	{NULL, NULL, 0},
+};
+
 static struct er_port_info_s info = {
 	.board = "host",
+	.crypto_conditions = er_crypto_conditions,
+	.platform_conditions = platform_conditions,
 	.cycle_hz = 1000000000u,
 	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
 };
@@ -157,6 +167,20 @@ static uint16_t wire_family(void)
 		}
 	}
 	return 0;
+}
+
+/* One clock, CLOCK_MONOTONIC in ns, behind both counters: one reading per stamp. */
+void er_port_stamp(struct er_port_stamp_s *stamp)
+{
+	stamp->time = er_port_time_ns();
+	stamp->cycles = stamp->time;
+}
+
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns)
+{
+	*cycles = to->cycles - from->cycles;
+	*elapsed_ns = to->time - from->time;
 }
 
 /* One 16-byte little-endian edge record; a socket that cannot take it costs a drop. */

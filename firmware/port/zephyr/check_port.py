@@ -33,6 +33,7 @@ REQUIRED_BOARDS = (
     "esp32_devkitc/esp32/procpu",
     "nucleo_f401re",
     "native_sim/native/64",
+    "mps2/an385",
 )
 
 #: Core headers that are the core's contract with a port (everything else in core/ is private).
@@ -97,11 +98,19 @@ def sample_boards(firmware: Path) -> set[str]:
 
 
 def check_sample(firmware: Path) -> list[str]:
-    """sample.yaml: list-valued twister keys written as lists."""
-    return [f"sample.yaml: {name}.{key} must be a YAML list (Zephyr >= 4.1)"
-            for name, section in _sample_sections(firmware).items()
-            for key in TWISTER_LIST_KEYS
-            if key in section and not isinstance(section[key], list)]
+    """sample.yaml: list-valued twister keys written as lists, and never in both ``common``
+    and a scenario: twister concatenates the two lists (twisterlib/config_parser.py,
+    ``get_scenario``), so a scenario could not narrow what ``common`` allows."""
+    sections = _sample_sections(firmware)
+    problems = [f"sample.yaml: {name}.{key} must be a YAML list (Zephyr >= 4.1)"
+                for name, section in sections.items()
+                for key in TWISTER_LIST_KEYS
+                if key in section and not isinstance(section[key], list)]
+    problems += [f"sample.yaml: {name}.{key} is added to common.{key} by twister, not put in its place"
+                 for name, section in sections.items() if name != "common"
+                 for key in ("platform_allow", "extra_args")
+                 if key in section and key in sections["common"]]
+    return problems
 
 
 def overlay_candidates(board: str) -> list[str]:

@@ -20,6 +20,7 @@
 #include <zephyr/timing/timing.h>
 #endif
 
+#include "er_ops_conditions.h"
 #include "er_port.h"
 #include "er_stack.h"
 
@@ -29,7 +30,7 @@
 #error "no trigger pin: add / { zephyr,user { trigger-gpios = <...>; }; } to the board overlay"
 #endif
 
-#define ER_NS_PER_S 1000000000ULL
+#define ER_NS_PER_S 1000000000U
 
 static const struct gpio_dt_spec trigger = GPIO_DT_SPEC_GET(ER_USER_NODE, trigger_gpios);
 static const struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));
@@ -42,6 +43,7 @@ static struct k_thread measured_thread;
 static struct er_port_info_s info = {
 	.board = CONFIG_BOARD_TARGET,
 	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
+	.crypto_conditions = er_crypto_conditions,
 };
 
 /* ---- cycle counter and time ---- */
@@ -59,6 +61,12 @@ static struct er_port_info_s info = {
  * period (every 16.8 s for a 64 MHz DWT), so two reads are never a wrap apart.
  */
 #define ER_READS_PER_WRAP 4U
+
+/* a * b / c, split so that no product overflows 64 bits (b, c < 2^32). */
+static uint64_t mul_div(uint64_t a, uint32_t b, uint32_t c)
+{
+	return a / c * b + a % c * b / c;
+}
 
 static uint32_t sys_hz;
 
@@ -187,10 +195,41 @@ uint64_t er_port_cycles(void)
 uint64_t er_port_time_ns(void)
 {
 	let_simulated_time_pass();
-	uint64_t cycles = sys_cycles();
+	return mul_div(sys_cycles(), ER_NS_PER_S, sys_hz);
+}
 
-	/* Split so that no product overflows 64 bits, whatever the uptime. */
-	return cycles / sys_hz * ER_NS_PER_S + cycles % sys_hz * ER_NS_PER_S / sys_hz;
+/*
+ * A window's stamps are the counters as read (er_runner.c converts nothing inside the
+ * window). Time: the kernel's 64-bit counter, or its 32-bit one widened (a short IRQ lock
+ * and an addition: the SysTick's 32 bits wrap every 172 s at 25 MHz, within a long batch).
+ * Cycles: the 32-bit timing counter as read; its wraps (every 67 s at 64 MHz) are counted
+ * from the time span, which is exact to far better than one wrap.
+ */
+void er_port_stamp(struct er_port_stamp_s *stamp)
+{
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	stamp->cycles = timing_counter_get();
+#endif
+	stamp->time = sys_cycles();
+}
+
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns)
+{
+	uint64_t sys = to->time - from->time;
+
+	*elapsed_ns = mul_div(sys, ER_NS_PER_S, sys_hz);
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	timing_t c0 = (timing_t)from->cycles;
+	timing_t c1 = (timing_t)to->cycles;
+	uint64_t within_wrap = timing_cycles_get(&c0, &c1);
+	uint64_t expected = mul_div(sys, info.cycle_hz, sys_hz);
+	uint64_t wraps = expected > within_wrap ? (expected - within_wrap + (1ULL << 31)) >> 32 : 0;
+
+	*cycles = within_wrap + (wraps << 32);
+#else
+	*cycles = sys;
+#endif
 }
 
 /* ---- trigger, info, arena, idle ---- */
@@ -208,6 +247,7 @@ uint32_t er_port_trigger_drops(void)
 
 const struct er_port_info_s *er_port_info(void)
 {
+	info.platform_conditions = er_port_zephyr_conditions();
 	return &info;
 }
 
@@ -236,7 +276,11 @@ static void measured_entry(void *p1, void *p2, void *p3)
 
 	(void)p2;
 	(void)p3;
+	/* No other thread (the system work queue is cooperative at a higher priority) takes
+	 * the CPU during the batch; interrupts (UART receive, the counter widening) still run. */
+	k_sched_lock();
 	m->ret = m->fn(m->arg);
+	k_sched_unlock();
 }
 
 /*
@@ -299,10 +343,20 @@ static int console_rx_init(void)
 {
 	int ret = uart_irq_callback_user_data_set(console, console_isr, NULL);
 
-	if (ret == 0) {
-		uart_irq_rx_enable(console);
+	if (ret != 0) {
+		return ret;
 	}
-	return ret;
+	uart_irq_rx_enable(console);
+	/* A byte the host sent while the board booted, before the interrupt was on, raises no
+	 * interrupt on some UARTs (QEMU's CMSDK UART: the firmware then never read again). */
+	unsigned int key = irq_lock();
+	unsigned char byte;
+
+	while (uart_poll_in(console, &byte) == 0) {
+		(void)k_msgq_put(&rx_queue, &byte, K_NO_WAIT);
+	}
+	irq_unlock(key);
+	return 0;
 }
 
 size_t er_port_zephyr_read(uint8_t *buf, size_t cap)
@@ -340,15 +394,20 @@ size_t er_port_zephyr_read(uint8_t *buf, size_t cap)
 
 int er_port_zephyr_init(void)
 {
-	if (!device_is_ready(trigger.port) || !device_is_ready(console)) {
+	if (!device_is_ready(console)) {
 		return -ENODEV;
 	}
-	int ret = gpio_pin_configure_dt(&trigger, GPIO_OUTPUT_INACTIVE);
+	int ret = console_rx_init();
 
 	if (ret != 0) {
 		return ret;
 	}
 	info.cycle_hz = counters_init();
 	info.cpu_hz = cpu_hz(info.cycle_hz);
-	return console_rx_init();
+	/* Without its trigger the board cannot be measured, but it can still say why: hello's
+	 * port_status carries the code and run and mark are refused. */
+	info.init_status = device_is_ready(trigger.port)
+				   ? gpio_pin_configure_dt(&trigger, GPIO_OUTPUT_INACTIVE)
+				   : -ENODEV;
+	return 0;
 }

@@ -11,9 +11,13 @@ int main(void)
 	static struct er_proto_s proto;
 	uint8_t buf[64];
 
-	/* Without its trigger pin or UART the board cannot be measured nor tell anyone. */
-	if (er_port_zephyr_init() != 0) {
-		return 0;
+	/* Without its console UART the board cannot tell anyone anything: the code goes to
+	 * main's return value (visible to a debugger). A trigger that failed is reported by
+	 * hello (port_status). */
+	int ret = er_port_zephyr_init();
+
+	if (ret != 0) {
+		return ret;
 	}
 	er_proto_init(&proto, &er_catalogue);
 	for (;;) {

@@ -179,6 +179,9 @@ class Dut:
         # Requests that timed out: each still gets exactly one reply line (PROTOCOL.md), which
         # must be skipped before the reply to the next request.
         self._unanswered = 0
+        # Before the first reply a board may print text of its own at reset (the ESP32's ROM
+        # bootloader does, whatever the firmware configures); such lines are not replies.
+        self._replied = False
 
     def _line(self, line: str, timeout: float, deadline: float) -> bytes:
         """The next reply line, or DutError naming the request ``line`` at the deadline."""
@@ -209,6 +212,11 @@ class Dut:
         deadline = time.monotonic() + timeout
         while True:
             raw = self._line(line, timeout, deadline)
+            if not self._replied and not raw.startswith(b"{"):
+                log.info("DUT %s: boot text before the first reply skipped: %r",
+                         self.transport.name, raw[:120])
+                continue
+            self._replied = True
             if not self._unanswered:
                 break
             self._unanswered -= 1

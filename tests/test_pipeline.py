@@ -43,15 +43,11 @@ class ScriptedDut:
         self.log.append("prep")
         return {"ok": True, "op": op, "selftest": "pass"}
 
-    def idle(self, seconds: float) -> float:
-        self.log.append("idle")
-        return seconds
-
-    def run(self, n: int, timeout_s: float) -> RunReply:
+    def run(self, n: int, timeout_s: float, settle_s: float = 0.0) -> RunReply:
         self.runs += 1
         if self.fail_at_run is not None and self.runs >= self.fail_at_run:
             raise DutError("DUT pid 1 did not answer 'run n=%d' within 1 s" % n)
-        self.log.append("run")
+        self.log.append(f"run settle={settle_s:g}" if settle_s else "run")
         self.last_n = n
         elapsed_ns = round(n * self.op_s * 1e9)
         return RunReply(n, cycles=100 * n, elapsed_ns=elapsed_ns, stack_bytes=0)
@@ -129,8 +125,11 @@ def test_stages_run_in_order_and_the_energy_is_the_closed_form() -> None:
     result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
     assert result.ok, result.reason
     assert result.point.family == "hash"  # from the catalogue
-    # prep, one unrecorded warm-up batch, then per window the stages in order
-    window = ["arm", "idle", "run", "collect", "correct", "annotate"]
+    # prep, one unrecorded batch, then per window the stages in order; the firmware idles
+    # the baseline span (guard + baseline of the fixture) between its warm-up run and the window
+    w = bench.fixture.windows
+    window = ["arm", f"run settle={w.guard_s + w.baseline_s:g}", "collect", "correct",
+              "annotate"]
     assert bench.log == ["prep", "run", *window, *window]
     duration_s = 500 * 20e-6
     for w in result.windows:

@@ -505,8 +505,10 @@ static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 	struct er_batch_s batch;
 	bool named;
 	uint64_t n = 0;
+	uint64_t settle_ms = 0;
 
 	if (arg_u64(r, "n", 0, 1000000000u, true, &named, &n) != 0 ||
+	    arg_u64(r, "settle_ms", 0, 60000, false, &named, &settle_ms) != 0 ||
 	    args_all_taken(r, cmd) != 0) {
 		return -EINVAL;
 	}
@@ -516,7 +518,7 @@ static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 	if (port_ready(r) != 0) {
 		return -EINVAL;
 	}
-	if (er_runner_run(p->op, (uint32_t)n, &p->arena, &batch) != 0) {
+	if (er_runner_run(p->op, (uint32_t)n, (uint32_t)settle_ms, &p->arena, &batch) != 0) {
 		return fail(r, "the op allocated from the arena inside the window");
 	}
 	reply_begin(r, batch.status == 0);
@@ -578,7 +580,7 @@ static const struct er_cmd_s commands[ER_N_COMMANDS] = {
 	{"help", "help", false, cmd_help},
 	{"prep", "prep <op> [key_bits=K] [payload_bytes=P] [curve=C] [seed=S] [backend=B]", true,
 	 cmd_prep},
-	{"run", "run n=<0..1000000000>", false, cmd_run},
+	{"run", "run n=<0..1000000000> [settle_ms=<0..60000>]", false, cmd_run},
 	{"idle", "idle ms=<1..60000>", false, cmd_idle},
 	{"mark", "mark cycles=<1..10000000000>", false, cmd_mark},
 	{NULL, NULL, false, NULL},

@@ -10,15 +10,17 @@ volatile uint32_t er_sink;
 struct batch_ctx_s {
 	const struct er_op_s *op;
 	uint32_t n;
+	uint32_t settle_ms;
 	struct er_batch_s *batch;
 };
 
 /*
  * One unrecorded run before the window: state an op computes lazily on its first use (RSA
  * blinding values, Montgomery constants of each modulus) and the caches are warm when the
- * first recorded run starts, so every recorded run does the same work. Then the window:
- * trigger high, raw counter reads around the loop, trigger low; the readings are
- * converted after the trigger falls.
+ * first recorded run starts, so every recorded run does the same work. Then settle_ms of
+ * idle, so the span just before the rising edge, where the host takes the idle baseline,
+ * holds no part of that run. Then the window: trigger high, raw counter reads around the
+ * loop, trigger low; the readings are converted after the trigger falls.
  */
 static int batch_window(void *arg)
 {
@@ -31,6 +33,9 @@ static int batch_window(void *arg)
 	uint32_t i = 0;
 	int status = n > 0 ? run() : 0;
 
+	if (status == 0 && ctx->settle_ms > 0) {
+		er_port_idle_ms(ctx->settle_ms);
+	}
 	if (status == 0) {
 		er_port_trigger(1, ctx->op->backend == ER_BACKEND_HARDWARE);
 		er_port_stamp(&s0);
@@ -49,10 +54,10 @@ static int batch_window(void *arg)
 	return status;
 }
 
-int er_runner_run(const struct er_op_s *op, uint32_t n, const struct er_arena_s *arena,
-		  struct er_batch_s *batch)
+int er_runner_run(const struct er_op_s *op, uint32_t n, uint32_t settle_ms,
+		  const struct er_arena_s *arena, struct er_batch_s *batch)
 {
-	struct batch_ctx_s ctx = {.op = op, .n = n, .batch = batch};
+	struct batch_ctx_s ctx = {.op = op, .n = n, .settle_ms = settle_ms, .batch = batch};
 	size_t used = arena->used;
 
 	*batch = (struct er_batch_s){0};

@@ -23,17 +23,18 @@ struct er_batch_s {
 };
 
 /**
- * @brief One unrecorded run of the op, then trigger high, counters read, @p n x op->run(),
- * counters read, trigger low; on the port's measured stack. @p n may be 0: the window then
- * holds only the trigger and the two readings, the overhead the host subtracts. Stops at
- * the first failing run; a failing unrecorded run opens no window (n_done 0). Allocates
- * nothing.
+ * @brief One unrecorded run of the op, @p settle_ms of idle, then trigger high, counters
+ * read, @p n x op->run(), counters read, trigger low; on the port's measured stack. @p n may
+ * be 0: the window then holds only the trigger and the two readings, the overhead the host
+ * subtracts. Stops at the first failing run; a failing unrecorded run opens no window
+ * (n_done 0). Allocates nothing.
+ * @param settle_ms idle between the unrecorded run and the window (the host's baseline span)
  * @param arena the arena op->prep used; checked to be untouched by the window
  * @retval 0 the batch ran (see @p batch->status for the op's own result)
  * @retval -EFAULT the op allocated from the arena inside the window
  */
-int er_runner_run(const struct er_op_s *op, uint32_t n, const struct er_arena_s *arena,
-		  struct er_batch_s *batch);
+int er_runner_run(const struct er_op_s *op, uint32_t n, uint32_t settle_ms,
+		  const struct er_arena_s *arena, struct er_batch_s *batch);
 
 /**
  * @brief Trigger high for a busy loop of at least @p cycles cycles of er_port_cycles().

@@ -41,7 +41,8 @@ void er_port_trigger(int high, int accel)
 {
 	if (er_fake.n_edges < ER_FAKE_EDGES_MAX) {
 		er_fake.edges[er_fake.n_edges++] =
-			(struct er_fake_edge_s){.level = high, .accel = accel, .runs = er_fake.runs};
+			(struct er_fake_edge_s){.level = high, .accel = accel, .runs = er_fake.runs,
+						.since_run = er_fake.now - er_fake.run_at};
 	}
 }
 
@@ -151,6 +152,7 @@ static int run_count(void)
 		return -ECANCELED;
 	}
 	er_fake.runs++;
+	er_fake.run_at = er_fake.now;
 	return 0;
 }
 

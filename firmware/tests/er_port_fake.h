@@ -20,13 +20,15 @@
 struct er_fake_edge_s {
 	int level;
 	int accel;
-	uint32_t runs; /**< er_fake.runs when the edge happened */
+	uint32_t runs;      /**< er_fake.runs when the edge happened */
+	uint64_t since_run; /**< clock ticks since the last run of a test op began */
 };
 
 struct er_fake_s {
 	uint64_t now;       /**< the clock: cycles and ns alike */
 	uint64_t tick;      /**< what every reading of the clock adds */
 	uint32_t runs;      /**< runs of the test ops since the last prep */
+	uint64_t run_at;    /**< the clock when the last run of a test op began */
 	uint32_t run_limit; /**< test ops fail with -ECANCELED beyond this many runs */
 	uint32_t releases;  /**< calls of a test op's release */
 	int init_status;    /**< what er_port_info() reports as the port's start-up result */

@@ -409,7 +409,7 @@ static void test_proto_hello_ops(void)
 			  "\"multiple\":16}},{\"name\":\"curvy\",\"family\":\"public-key\","
 			  "\"backend\":\"software\",\"curves\":[\"p256\",\"x25519\"]}]}\n");
 	ER_CHECK_INT(count_char(ops, strlen(ops), '\n'), 1);
-	ER_CHECK_HAS(say("help\n"), "\"run n=<0..1000000000>\"");
+	ER_CHECK_HAS(say("help\n"), "\"run n=<0..1000000000> [settle_ms=<0..60000>]\"");
 }
 
 /* Requests that must be refused, and the error each gets. */
@@ -533,12 +533,21 @@ static void test_proto_prep_run(void)
 	ER_CHECK_INT(er_fake.edges[1].level, 0);
 	ER_CHECK_INT(er_fake.edges[1].runs, 8); /* the 7 recorded ones before the falling edge */
 
+	/* settle_ms: the warm-up run, then that much idle, then the rising edge, so the host's
+	 * baseline span before the edge holds none of the warm-up run. */
+	er_fake.n_edges = 0;
+	ER_CHECK_HAS(say("run n=2 settle_ms=15\n"), "\"n_done\":2");
+	ER_CHECK_INT(er_fake.n_edges, 2);
+	ER_CHECK_INT(er_fake.edges[0].runs, 9); /* 8 before, then the warm-up run */
+	ER_CHECK(er_fake.edges[0].since_run >= 15u * 1000000u);
+	ER_CHECK_HAS(say("run n=1 settle_ms=60001\n"), "\"ok\":false");
+
 	/* n=0: a window of the trigger and the two readings only, no warm-up run. */
 	er_fake.n_edges = 0;
 	ER_CHECK_STR(say("run n=0\n"),
 		     "{\"ok\":true,\"op\":\"sized\",\"n\":0,\"n_done\":0,\"cycles\":1000,"
 		     "\"elapsed_ns\":1000,\"status\":0,\"stack_bytes\":4242}\n");
-	ER_CHECK_INT(er_fake.runs, 8);
+	ER_CHECK_INT(er_fake.runs, 11);
 	ER_CHECK_INT(er_fake.n_edges, 2);
 
 	/* A failed prep keeps nothing; a bad request keeps the prepared op. */

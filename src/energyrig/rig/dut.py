@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import logging
 import os
 import select
@@ -253,9 +254,19 @@ class Dut:
         words = [f"{k}={v}" for k, v in args.items() if v is not None]
         return self.request(" ".join(["prep", op, *words]), timeout_s)
 
-    def run(self, n: int, timeout_s: float) -> RunReply:
-        """Run ``n`` ops of the prepared op inside one trigger window."""
-        reply = self.request(f"run n={n}", timeout_s)
+    def run(self, n: int, timeout_s: float, settle_s: float = 0.0) -> RunReply:
+        """Run ``n`` ops of the prepared op inside one trigger window.
+
+        The firmware first runs the op once outside the window (warm-up), then idles
+        ``settle_s`` (rounded up to whole ms; the baseline span before the rising edge), then
+        opens the window. ``timeout_s`` is the wait for the reply beyond ``settle_s``.
+        """
+        request = f"run n={n}"
+        if settle_s > 0:
+            ms = _whole_ms(settle_s)
+            request += f" settle_ms={ms}"
+            timeout_s += ms / 1000
+        reply = self.request(request, timeout_s)
         return RunReply(n=int(reply["n"]), cycles=int(reply["cycles"]),
                         elapsed_ns=int(reply["elapsed_ns"]),
                         stack_bytes=int(reply.get("stack_bytes", 0)), raw=reply)
@@ -263,8 +274,13 @@ class Dut:
     def idle(self, seconds: float) -> float:
         """Stay idle (trigger low) for ``seconds`` (rounded up to whole ms); returns the
         time the firmware spent, s."""
-        ms = max(1, min(60000, int(-(-seconds * 1000 // 1))))
+        ms = _whole_ms(seconds)
         return self.request(f"idle ms={ms}", self.timeout_s + ms / 1000)["idle_ns"] * 1e-9
+
+
+def _whole_ms(seconds: float) -> int:
+    """``seconds`` rounded up to whole milliseconds, 1 .. 60000 (the firmware's range)."""
+    return max(1, min(60000, math.ceil(seconds * 1000)))
 
 
 class DutProcess:

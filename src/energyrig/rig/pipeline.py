@@ -15,8 +15,10 @@ Stages of a point (:func:`measure_point`):
    the firmware so a window holds at least ``measure.min_window_samples`` samples and its
    edge error bound stays under ``measure.max_edge_error`` of its energy, within what the
    instrument can record (:class:`~energyrig.instruments.family.Limits`).
-2. per window (:meth:`Measurement.window`): **arm** the instrument → **idle** the firmware
-   for the baseline span → **run** the batch inside one trigger window → **collect** the
+2. per window (:meth:`Measurement.window`): **arm** the instrument → **run**: the firmware
+   runs the op once outside the window (warm-up), idles for the baseline span
+   (``settle_ms``, so the idle power just before the rising edge holds none of the warm-up)
+   and runs the batch inside one trigger window → **collect** the
    record → **correct** it (:data:`Correction`; calibration plugs in here, the identity
    today) → **find** its window and integrate it (:mod:`energyrig.rig.energy`) → **check**
    it against its limits and the firmware's own time → **annotate** (the simulated bench
@@ -202,7 +204,7 @@ class Measurement:
             measurement._auto_batch()
         else:  # one unrecorded batch: warms up, and times the window to arm for
             measurement.batch_n = batch_n
-            reply = bench.dut.run(batch_n, fx.dut.timeout_s + m.probe_timeout_s * batch_n)
+            reply = bench.dut.run(batch_n, fx.dut.timeout_s + m.probe_timeout_s * (batch_n + 1))
             measurement.per_op_s = reply.elapsed_s / batch_n
         # Let the stream pass the probe windows, or the first armed window could be one of
         # them (a stream reaches the host this late).
@@ -245,19 +247,19 @@ class Measurement:
         m, dut = fx.measure, self.bench.dut
         target_s = AUTO_MARGIN * self._target_samples() * self.bench.limits.period_s
         n = 1
-        timeout = fx.dut.timeout_s + m.probe_timeout_s
+        timeout = fx.dut.timeout_s + 2 * m.probe_timeout_s  # the warm-up run and one op
         while True:
             reply = dut.run(n, timeout)
             per_op = max(reply.elapsed_s, 1e-9) / n
             if reply.elapsed_s >= min(PROBE_MIN_S, target_s) or n >= m.max_batch:
                 break
             n = min(m.max_batch, max(n + 1, math.ceil(PROBE_MIN_S / per_op)))
-            timeout = fx.dut.timeout_s + 10 * per_op * n
+            timeout = fx.dut.timeout_s + 10 * per_op * (n + 1)
         batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
         if batch > n and batch * per_op < PROBE_MIN_S * 1000:
             # One unrecorded batch of the chosen size (caches and clocks as in the windows)
             # times the op again: a short probe can misjudge it by a factor of two.
-            reply = dut.run(batch, fx.dut.timeout_s + 10 * per_op * batch)
+            reply = dut.run(batch, fx.dut.timeout_s + 10 * per_op * (batch + 1))
             per_op = max(reply.elapsed_s, 1e-9) / batch
             batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
         log.info("auto batch: %.3g s per op -> N = %d (%.0f samples per window)", per_op, batch,
@@ -306,16 +308,17 @@ class Measurement:
         self.batch_n = min(self.batch_n, fits)
 
     def _measure_window(self) -> tuple[Window, float]:
-        """arm → idle → run → collect → correct → find → check → annotate: the row and the
-        firmware's time of the batch, s."""
+        """arm → run (warm-up, idle, window) → collect → correct → find → check → annotate:
+        the row and the firmware's time of the batch, s."""
         bench = self.bench
         fx = bench.fixture
         m, w = fx.measure, fx.windows
         expected_s = self.per_op_s * self.batch_n
         bench.instrument.arm(pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s)
-        bench.dut.idle(w.guard_s + w.baseline_s)
         sent_ns = time.monotonic_ns()
-        reply = bench.dut.run(self.batch_n, fx.dut.timeout_s + 10 * expected_s)  # ops vary
+        # The firmware runs the op once (warm-up), idles the baseline span, then the batch.
+        reply = bench.dut.run(self.batch_n, fx.dut.timeout_s + 10 * (expected_s + self.per_op_s),
+                              settle_s=w.guard_s + w.baseline_s)  # ops vary (key generation)
         replied_ns = time.monotonic_ns()
         try:
             record = bench.instrument.collect(

@@ -466,7 +466,7 @@ def time_ops(fixture: Fixture, points: Sequence[Point]) -> dict[str, OpTiming]:
                 prep = dut.prep(point.op, key_bits=point.key_bits,
                                 payload_bytes=point.payload_bytes, curve=point.curve,
                                 backend=point.backend, timeout_s=m.probe_timeout_s)
-                run = dut.run(1, fixture.dut.timeout_s + m.probe_timeout_s)
+                run = dut.run(1, fixture.dut.timeout_s + 2 * m.probe_timeout_s)  # warm-up + 1
             except DutError as exc:
                 log.warning("%s: %s", config, exc)
                 continue

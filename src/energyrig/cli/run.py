@@ -106,8 +106,9 @@ _FIXTURE_HELP = "Bench definition (TOML); default: $ENERGYRIG_FIXTURE or fixture
 _RUN_HELP = (
     "Measure the time and energy of one operation on the bench.\n\n"
     "The firmware prepares the op (keys, buffers, its known-answer self-test) outside any "
-    "window; then, R times, it idles for the baseline span and runs a batch of N ops between "
-    "the trigger edges while the instrument records. Energy per op is the window's "
+    "window; then, R times, it runs the op once outside the window (warm-up), idles for the "
+    "baseline span and runs a batch of N ops between the trigger edges while the instrument "
+    "records. Energy per op is the window's "
     "integral of v·i divided by N; net energy subtracts the idle baseline measured just "
     "before the window. --batch auto picks N from probe runs timed by the firmware so a window "
     "holds enough samples (fixture: measure.min_window_samples, default 2000) and the edge "

@@ -1,0 +1,1 @@
+"""Calibration: the records and their store (:mod:`.store`)."""

@@ -1,21 +1,29 @@
-"""Calibration records and their store.
+"""Calibration records, their store, and the correction built from them.
 
 What is checked: a record round-trips through the store; ``latest`` takes each quantity's
 newest unexpired value of this instrument (a daily zero beside an older gain), ignores other
 instruments and says what expired; a corrupt, foreign or expired record is one ConfigError
-naming the file; the directory comes from the fixture or ``$ENERGYRIG_CALIBRATION_DIR``."""
+naming the file; the directory comes from the fixture or ``$ENERGYRIG_CALIBRATION_DIR``. The
+correction gives back the energy of a fault-free record from one with a known offset, gain
+and skew (known answer), whatever the chunking, and records what it applied."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from energyrig.calibration.store import (CALIBRATION_DIR_ENV, CalibrationStore,
+from energyrig.calibration.correction import CurrentCorrection, shift_current
+from energyrig.calibration.store import (CALIBRATION_DIR_ENV, Calibration, CalibrationStore,
                                          Identity, calibration_dir, from_file, load_record,
                                          new_record, select)
+from energyrig.capture import Chunk
+from energyrig.domain import UNCALIBRATED
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
+from energyrig.instruments.base import RecordedCapture
+from energyrig.rig.energy import WindowSettings, find_windows
 
 SIM = Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml"
 PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)", address="/dev/pts/3")
@@ -118,3 +126,77 @@ def test_the_store_is_the_fixtures_unless_the_environment_names_one(
     assert calibration_dir(fx) == tmp_path
     none = select("none", fx, PPK2)
     assert none.values == {} and "--calibration none" in none.problem()
+
+
+# -- the correction ---------------------------------------------------------------------------
+
+RATE_HZ = 100e3
+PERIOD_S = 1 / RATE_HZ
+SUPPLY_V = 3.0
+
+
+def _current(t_s: np.ndarray) -> np.ndarray:
+    """A board's current: 1 mA idle, a 10 mA window from 20 to 70 ms with a 50 Hz ripple."""
+    window = (t_s >= 20e-3) & (t_s < 70e-3)
+    return np.where(window, 10e-3 + 1e-3 * np.sin(2 * np.pi * 50 * t_s), 1e-3)
+
+
+def _record(offset_a: float = 0.0, gain: float = 1.0, skew_s: float = 0.0,
+            sizes: tuple[int, ...] = (10_000,)) -> RecordedCapture:
+    """The board read through an instrument with these faults, in chunks of ``sizes``."""
+    t = np.arange(sum(sizes)) * PERIOD_S
+    logic = ((t >= 20e-3) & (t < 70e-3)).astype(np.uint8)
+    current = gain * _current(t - skew_s) + offset_a
+    bounds = np.cumsum((0, *sizes))
+    chunks = tuple(Chunk(int(a), PERIOD_S, current[a:b], SUPPLY_V, logic[a:b])
+                   for a, b in zip(bounds[:-1], bounds[1:]))
+    return RecordedCapture("synthetic", chunks)
+
+
+def _net_j(record: RecordedCapture) -> float:
+    (window,) = find_windows(record, WindowSettings())
+    return window.net_energy_j
+
+
+def _fault_free_net_j() -> float:
+    return _net_j(_record())
+
+
+def test_the_correction_gives_back_the_energy_of_a_fault_free_record() -> None:
+    truth = _fault_free_net_j()
+    faulty = _record(offset_a=50e-6, gain=1.03, skew_s=40e-6)
+    assert abs(_net_j(faulty) / truth - 1) > 0.02  # what the faults do uncorrected
+    fixed = CurrentCorrection(offset_a=50e-6, gain=1.03, skew_s=40e-6)(faulty)
+    assert _net_j(fixed) == pytest.approx(truth, rel=1e-12)  # a whole-sample skew: exact
+    leading = CurrentCorrection(offset_a=-30e-6, gain=0.98, skew_s=-25e-6)
+    assert _net_j(leading(_record(offset_a=-30e-6, gain=0.98, skew_s=-25e-6))) == \
+        pytest.approx(truth, rel=2e-4)  # a fractional skew: interpolated
+
+
+def test_the_correction_is_the_same_chunk_by_chunk() -> None:
+    whole = _record(skew_s=37e-6)
+    split = _record(skew_s=37e-6, sizes=(1, 2, 997, 3, 0, 4000, 1, 4996))
+    for shift in (3.7, -3.7, 0.5, 12.0):
+        one = shift_current(whole.chunk_list, shift)[0]
+        many = np.concatenate(shift_current(split.chunk_list, shift))
+        np.testing.assert_array_equal(one, many)
+
+
+def test_the_corrected_record_carries_the_values_and_the_flag() -> None:
+    record = CurrentCorrection(offset_a=1e-6, gain=1.01, skew_s=0.0,
+                               flags=(UNCALIBRATED,))(_record())
+    assert record.corrections == (("offset_a", 1e-6), ("gain", 1.01), ("skew_s", 0.0))
+    assert record.flags == (UNCALIBRATED,)
+    (window,) = find_windows(record, WindowSettings())
+    assert window.samples == 5000
+
+
+def test_a_correction_of_an_incomplete_calibration_applies_what_it_has() -> None:
+    gain = new_record(load_fixture(SIM), PPK2, HELLO, {"gain": _value(1.02)}, now=T0)
+    cal = Calibration(PPK2, {"gain": gain.values["gain"]}, {"gain": gain.id}, "store x")
+    correction = CurrentCorrection.of(cal)
+    assert (correction.offset_a, correction.gain, correction.skew_s) == (0.0, 1.02, 0.0)
+    assert correction.flags == (UNCALIBRATED,)
+    with pytest.raises(ValueError, match="finite gain > 0"):
+        CurrentCorrection(gain=0.0)
+

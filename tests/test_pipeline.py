@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Chunk
-from energyrig.domain import Point, Window
+from energyrig.domain import UNCALIBRATED, Point, Window
 from energyrig.errors import DutError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
@@ -146,6 +147,18 @@ def test_the_correction_stage_changes_what_is_integrated() -> None:
     bench.correction = halve
     (w,) = measure_point(bench, POINT, until=reps_done(1), batch_n=500).windows
     assert w.energy_j == pytest.approx(SUPPLY_V * ACTIVE_A / 2 * 500 * 20e-6)
+
+
+def test_each_window_records_the_calibrations_corrections() -> None:
+    bench = ScriptedBench()
+    bench.correction = CurrentCorrection(offset_a=IDLE_A, gain=2.0, flags=(UNCALIBRATED,))
+    result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
+    for w in result.windows:
+        assert w.energy_j == pytest.approx(SUPPLY_V * (ACTIVE_A - IDLE_A) / 2 * 500 * 20e-6)
+        assert dict(w.corrections) == {"offset_a": IDLE_A, "gain": 2.0, "skew_s": 0.0}
+        assert UNCALIBRATED in w.flags
+    assert UNCALIBRATED in result.flags
+    assert result.figures()["windows"][0]["corrections"]["gain"] == 2.0
 
 
 def test_auto_batch_holds_the_target_samples() -> None:

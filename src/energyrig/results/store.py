@@ -99,6 +99,7 @@ WINDOW_SCHEMA = pa.schema([
     pa.field("mean_power_w", pa.float64()),
     pa.field("edge_error_j", pa.float64()),
     pa.field("flags", pa.string()),
+    pa.field("corrections", pa.string()),
     pa.field("cycles", pa.int64()),
     pa.field("true_energy_j", pa.float64()),
     pa.field("true_net_energy_j", pa.float64()),

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from energyrig.calibration.correction import CurrentCorrection
+from energyrig.calibration.store import Calibration, Identity, select
 from energyrig.domain import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE, Point, Window
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
@@ -52,23 +54,31 @@ class Bench:
     ----------
     fixture:
         The bench definition (:func:`energyrig.fixtures.load_fixture`).
+    calibration:
+        ``"latest"`` (the newest valid values of the store, :mod:`energyrig.calibration.store`),
+        ``"none"`` (measure uncalibrated, flagged so) or a record's path: selected when the
+        instrument has opened (its identity is needed). ``None``: no correction stage at all
+        (the records as the instrument gives them, unflagged: tests and library use).
 
     Attributes
     ----------
     hello:
         The firmware's ``hello`` reply (empty until the bench is open).
     correction:
-        The pipeline's correction stage for this bench's records (the identity until a
-        calibration is applied).
+        The pipeline's correction stage for this bench's records (the identity without a
+        calibration).
+    calibrated:
+        The calibration selected (``None`` until open, or without ``calibration``).
     calibration:
-        The calibration behind ``correction`` (id and values, for the run manifest), or
-        ``None``.
+        Its record for the run manifest (ids, values, what is missing), or ``None``.
     """
 
-    def __init__(self, fixture: Fixture) -> None:
+    def __init__(self, fixture: Fixture, calibration: str | None = None) -> None:
         self.fixture = fixture
         self.hello: dict[str, Any] = {}
         self.correction: Correction = no_correction
+        self.calibration_choice = calibration
+        self.calibrated: Calibration | None = None
         self.calibration: dict[str, Any] | None = None
         self._stack: ExitStack | None = None
         self._dut: Dut | None = None
@@ -130,8 +140,21 @@ class Bench:
                            f"{PROTOCOL}")
         instrument = family(fx.instrument.kind).open(fx.instrument, address)
         self._instrument = stack.enter_context(instrument)
+        if self.calibration_choice is not None:
+            self._calibrate(self.calibration_choice)
         log.info("bench %s open: firmware %s on %s", fx.name, self.hello.get("firmware"),
                  self.board)
+
+    def _calibrate(self, choice: str) -> None:
+        """Select the calibration ``choice`` names for the open instrument and make it the
+        correction stage (:class:`ConfigError` for a corrupt, foreign or expired record)."""
+        cal = select(choice, self.fixture, Identity.of(self.instrument.describe()))
+        self.calibrated, self.calibration = cal, cal.manifest()
+        self.correction = CurrentCorrection.of(cal)
+        if cal.complete:
+            log.info("calibration %s applied", cal.id)
+        else:
+            log.info("%s", cal.problem())
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -239,7 +262,8 @@ class SimBench(Bench):
         return [TRIGGER_DROPS]
 
 
-def open_bench(fixture: Fixture) -> Bench:
+def open_bench(fixture: Fixture, calibration: str | None = None) -> Bench:
     """The bench of ``fixture``: a :class:`SimBench` when it has ``[sim]``, else a
-    :class:`Bench` (use it in ``with``)."""
-    return SimBench(fixture) if fixture.sim is not None else Bench(fixture)
+    :class:`Bench` (use it in ``with``); ``calibration`` as :class:`Bench`'s."""
+    cls = SimBench if fixture.sim is not None else Bench
+    return cls(fixture, calibration)

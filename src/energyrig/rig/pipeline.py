@@ -17,8 +17,8 @@ Stages of a point (:func:`measure_point`):
    instrument can record (:class:`~energyrig.instruments.family.Limits`).
 2. per window (:meth:`Measurement.window`): **arm** the instrument → **idle** the firmware
    for the baseline span → **run** the batch inside one trigger window → **collect** the
-   record → **correct** it (:data:`Correction`; calibration plugs in here, the identity
-   today) → **find** its window and integrate it (:mod:`energyrig.rig.energy`) → **check**
+   record → **correct** it (:data:`Correction`: the bench's calibration,
+   :class:`energyrig.calibration.correction.Correction`, or the identity) → **find** its window and integrate it (:mod:`energyrig.rig.energy`) → **check**
    it against its limits and the firmware's own time → **annotate** (the simulated bench
    adds the truth) → a :class:`~energyrig.domain.Window` row.
 3. **batch growth**, owned here once: with ``auto``, a window that comes out short (the op ran
@@ -306,7 +306,7 @@ class Measurement:
 
     def _find(self, record: RecordedCapture) -> Window:
         """The record's trigger window (the longest, if it holds several), with the
-        record's own flags."""
+        record's own flags and the corrections applied to it."""
         w = self.bench.fixture.windows
         settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
                                   guard_s=w.guard_s, baseline_s=w.baseline_s,
@@ -321,7 +321,7 @@ class Measurement:
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
-        return replace(window, flags=(*window.flags, *flags))
+        return replace(window, flags=(*window.flags, *flags), corrections=record.corrections)
 
     def _check(self, win: Window, elapsed_s: float) -> list[str]:
         """Flags of the checks of a window against its limits and the firmware's time."""
@@ -414,7 +414,8 @@ class PointResult:
                            "energy_j": w.energy_j, "baseline_w": _finite(w.baseline_w),
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
-                           "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags)}
+                           "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),
+                           "corrections": dict(w.corrections)}
                           for w in self.windows]
         return out
 

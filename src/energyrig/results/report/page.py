@@ -7,7 +7,7 @@ SI values become text here, through :mod:`energyrig.units`.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,7 +202,7 @@ def _manifest_html(run: Run) -> str:
         "firmware": " ".join(str(fw[k]) for k in ("firmware", "build", "board", "crypto")
                              if k in fw) or "–",
         "software": f"energyrig {sw.get('energyrig', '?')} ({sw.get('git_revision') or 'no git'})",
-        "calibration": cal.get("id", "none") if cal else "none",
+        "calibration": _calibration_text(cal),
         "host": (m.get("host") or {}).get("hostname", "–"),
         "started": m.get("started_at") or "–",
         "ended": m.get("ended_at") or "not yet (in progress or interrupted)",
@@ -210,6 +210,16 @@ def _manifest_html(run: Run) -> str:
     }
     return "<dl>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>"
                             for k, v in items.items()) + "</dl>"
+
+
+def _calibration_text(cal: Mapping[str, Any]) -> str:
+    """The run's calibration: its record ids, and what is missing when incomplete."""
+    if not cal:
+        return "none"
+    text = cal.get("id") or "none"
+    if cal.get("complete") is False:
+        text += f" — UNCALIBRATED: {cal.get('problem')}"
+    return text
 
 
 def _conditions_html(run: Run) -> list[str]:

@@ -8,10 +8,11 @@ RIG := $(VENV)/bin/rig
 PY := $(VENV)/bin/python
 HOST_BUILD := build/host
 
-# runs/quick is replaced on each `make run` (rig sweep --overwrite says so). The default
-# simulated bench injects no instrument faults: it is swept uncalibrated, and the run says so.
+# runs/quick is replaced on each `make run` (rig sweep --overwrite says so). The simulated
+# bench is calibrated first, unattended, as an operator would before a sweep.
 run: deps firmware-host
-	$(RIG) sweep plans/quick.toml --out runs/quick --overwrite --allow-uncalibrated
+	$(RIG) calibrate all --yes
+	$(RIG) sweep plans/quick.toml --out runs/quick --overwrite
 	$(RIG) report runs/quick
 	@echo "open runs/quick/report/report.html (the run's tables: runs/quick/*.parquet)"
 

@@ -33,7 +33,7 @@ def faulty(tmp_path: Path) -> Path:
                                                                  str(DUT))
     faults = "".join(f"{k} = {v!r}\n" for k, v in FAULTS.items())
     path = tmp_path / "faulty.toml"
-    path.write_text(text.replace("[windows]", faults + "\n[windows]"))
+    path.write_text(text.replace("[sim.power]\n", "[sim.power]\n" + faults, 1))
     return path
 
 

@@ -43,3 +43,8 @@ class InstrumentError(EnergyrigError):
 
 class DutError(EnergyrigError):
     """The device under test did not answer, or answered with an error."""
+
+
+class CalibrationError(EnergyrigError):
+    """A calibration routine's measurement makes no sense (an open reference, a step that
+    never comes, a gain far from 1); nothing is stored."""

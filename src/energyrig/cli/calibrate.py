@@ -1,11 +1,13 @@
-"""``rig calibrate``: what the calibration store holds (``list``), what applies to a bench
-(``show``).
+"""``rig calibrate``: the routines (``zero``, ``gain``, ``skew``, ``all``), what the store
+holds (``list``) and what applies to a bench (``show``).
 
-A thin layer over :mod:`energyrig.calibration.store`; values are formatted only here.
+A thin layer over :mod:`energyrig.calibration.routines` and :mod:`energyrig.calibration.store`;
+prompts and formatting only here.
 """
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -18,7 +20,7 @@ from energyrig.fixtures import load_fixture
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
-    from energyrig.calibration.store import Calibration, Value
+    from energyrig.calibration.store import Calibration, Record, Value
 
 #: The help of ``--calibration`` of ``rig run`` and ``rig sweep``.
 CALIBRATION_HELP = ("Calibration to apply: 'latest' (each quantity's newest valid value in the "
@@ -47,7 +49,52 @@ def _calibration_table(cal: Calibration, now: datetime) -> Table:
     return table
 
 
+def _record_table(record: Record) -> Table:
+    table = Table(title=f"Calibration {record.id} of {record.instrument.label}")
+    for column in ("quantity", "value ± u (k=1)", "reference", "fit residual (rms)", "n",
+                   "valid until"):
+        table.add_column(column)
+    for q, v in record.values.items():
+        unit = "A" if v.method in ("zero", "gain") else v.unit
+        table.add_row(q, _value(v), v.reference,
+                      "-" if v.residual_rms is None else format_si(v.residual_rms, unit, 3),
+                      str(v.n), f"{v.expires_utc:%Y-%m-%d %H:%M}")
+    return table
+
+
 _FIXTURE_HELP = "Bench definition (TOML); default: $ENERGYRIG_FIXTURE or fixtures/sim.toml."
+
+_ROUTINES_HELP = {
+    "zero": "The offset of the current channel with its input open (on the simulated bench "
+            "the emulator opens it).",
+    "gain": "The gain of the current channel on the fixture's reference resistor "
+            "([calibration] reference_ohms), with the valid offset taken out.",
+    "skew": "The delay of the current channel behind the trigger channel, fitted on the "
+            "current steps of the firmware's mark windows.",
+    "all": "zero, gain and skew in that order, stored as one record: run it before an "
+           "overnight sweep.",
+}
+
+
+def _run_routines(names: tuple[str, ...], fixture: Optional[Path], yes: bool) -> None:
+    from energyrig.calibration.routines import calibrate
+    from energyrig.rig.bench import open_bench
+
+    err = Console(stderr=True)
+    with open_bench(load_fixture(fixture)) as bench:
+        def connect(load: str, ohms: float = math.inf) -> None:
+            instruction = bench.connect(load, ohms)  # type: ignore[arg-type]
+            if instruction is None:
+                return
+            if yes:
+                err.print(f"[yellow]--yes: assuming the bench is wired: {instruction}[/]")
+            else:
+                typer.prompt(f"{instruction}; then press Enter", default="",
+                             show_default=False, prompt_suffix=" ")
+
+        record, path = calibrate(bench, connect, names)
+    Console().print(_record_table(record))
+    typer.echo(f"calibration stored: {path}")
 
 
 def register(app: typer.Typer) -> None:
@@ -55,6 +102,21 @@ def register(app: typer.Typer) -> None:
     sub = typer.Typer(help="Calibrate the bench's instrument and show what is stored.",
                       no_args_is_help=True)
     app.add_typer(sub, name="calibrate")
+
+    def routine(name: str, names: tuple[str, ...]) -> None:
+        @sub.command(name, help=_ROUTINES_HELP[name] + " Exit code 2 when the measurement "
+                     "makes no sense (nothing is stored).")
+        def command(
+            fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
+            yes: bool = typer.Option(False, "--yes", "-y",
+                                     help="Do not prompt for rewiring (a real bench must be "
+                                          "wired already; the simulated one switches itself)."),
+        ) -> None:
+            _run_routines(names, fixture, yes)
+
+    for name in ("zero", "gain", "skew"):
+        routine(name, (name,))
+    routine("all", ("zero", "gain", "skew"))
 
     @sub.command("list")
     def list_(

@@ -20,7 +20,9 @@ it can make (the simulated bench's truth).
 from __future__ import annotations
 
 import logging
+import math
 import tempfile
+import time
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +40,7 @@ from energyrig.instruments.registry import family
 from energyrig.rig.dut import Dut, OpInfo, open_dut
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
+from energyrig.instruments.sim.switch import Load, LoadKind, set_load
 from energyrig.instruments.sim.truth import TruthFollower
 from energyrig.rig.pipeline import Correction, Measurement, no_correction
 
@@ -176,6 +179,12 @@ class Bench:
         return Measurement.prepare(self, point, batch_n=batch_n, seed=seed,
                                    min_samples=min_samples)
 
+    def connect(self, load: LoadKind, ohms: float = math.inf) -> str | None:
+        """Wire the bench for a calibration routine (:mod:`energyrig.calibration.routines`;
+        ``ohms``: the reference resistor): a real bench cannot rewire itself, so this returns
+        the operator's instruction."""
+        return WIRING[load].format(ohms=ohms)
+
     def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
         """A real bench knows nothing of a window beyond its record."""
         return row
@@ -184,6 +193,16 @@ class Bench:
         """A real bench adds no point-level flags."""
         return []
 
+
+#: What a calibration routine asks the operator to wire, for each load.
+WIRING: dict[str, str] = {
+    "open": "Open the instrument's current input: disconnect the board's supply from it (a "
+            "PPK2: unplug VOUT/VIN; a shunt: short the probe at its tip), keep the board "
+            "powered from elsewhere and the trigger wired",
+    "reference": "Connect the {ohms:g} ohm reference resistor across the supply in place of "
+                 "the board (keep the board powered from elsewhere and the trigger wired)",
+    "dut": "Connect the board to the instrument as for a measurement",
+}
 
 #: A window further than this many samples from its true edge is flagged ``stream_time_shift``.
 MAX_SHIFT_SAMPLES = 3
@@ -221,10 +240,12 @@ class SimBench(Bench):
         assert kind.emulator is not None  # the fixture loader refuses a kind without one
         self.workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-")))
         wire, truth = self.workdir / "trigger.wire", self.workdir / "truth.jsonl"
+        self.load_switch = self.workdir / "load.json"
         emulator = stack.enter_context(EmulatorProcess(
             PowerModel.from_dict(fx.sim.power.model_dump()), wire=wire, truth=truth,
             module=kind.emulator,
             extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(fx.sim.seed),
+                        "--load-switch", str(self.load_switch),
                         *kind.emulator_args(fx.instrument)]))
         self.truth = TruthFollower(truth)
         self._connect(stack, address=emulator.port, trigger_wire=wire)
@@ -236,6 +257,12 @@ class SimBench(Bench):
         limits = super().limits
         assert self.fixture.sim is not None
         return replace(limits, stream_lag_s=limits.stream_lag_s + self.fixture.sim.latency_s)
+
+    def connect(self, load: LoadKind, ohms: float = math.inf) -> None:
+        """Switch the emulator's input to ``load`` (:mod:`energyrig.instruments.sim.switch`;
+        ``ohms``: the reference resistor)."""
+        set_load(self.load_switch, Load(load, ohms))
+        time.sleep(self.limits.stream_lag_s)  # blocks rendered before the switch pass by
 
     def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
         """The window with the emulator's true energy, or flagged ``no_truth``."""

@@ -5,7 +5,8 @@ newest unexpired value of this instrument (a daily zero beside an older gain), i
 instruments and says what expired; a corrupt, foreign or expired record is one ConfigError
 naming the file; the directory comes from the fixture or ``$ENERGYRIG_CALIBRATION_DIR``. The
 correction gives back the energy of a fault-free record from one with a known offset, gain
-and skew (known answer), whatever the chunking, and records what it applied."""
+and skew (known answer), whatever the chunking, and records what it applied. The uncertainty
+budget's components are their closed forms, and unknown without a calibration."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -14,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from energyrig.calibration.budget import combined, energy_budget, time_budget
 from energyrig.calibration.correction import CurrentCorrection, shift_current
 from energyrig.calibration.store import (CALIBRATION_DIR_ENV, Calibration, CalibrationStore,
                                          Identity, calibration_dir, from_file, load_record,
                                          new_record, select)
 from energyrig.capture import Chunk
-from energyrig.domain import UNCALIBRATED
+from energyrig.domain import UNCALIBRATED, Window
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
@@ -200,3 +202,38 @@ def test_a_correction_of_an_incomplete_calibration_applies_what_it_has() -> None
     with pytest.raises(ValueError, match="finite gain > 0"):
         CurrentCorrection(gain=0.0)
 
+
+
+# -- the uncertainty budget -------------------------------------------------------------------
+
+def _window(net_j: float, duration_s: float = 0.05, edge_j: float = 3e-9) -> Window:
+    """A window of 5000 samples, 1 mW idle, whose net energy is ``net_j``."""
+    return Window(0.0, duration_s, 5000, net_j + 1e-3 * duration_s, 1e-3, edge_error_j=edge_j)
+
+
+CALIBRATED = {"id": "r1", "values": {"gain": {"value": 1.02, "u": 0.00102},
+                                     "skew_s": {"value": 7e-5, "u": 1e-6},
+                                     "offset_a": {"value": 4e-5, "u": 3e-7}}}
+
+
+def test_the_budget_has_its_components_in_closed_form() -> None:
+    windows = [_window(j) for j in (1.0e-4, 1.1e-4, 0.9e-4, 1.0e-4)]
+    budget = {c.name: c for c in energy_budget(windows, 10, CALIBRATED)}
+    per_op = np.array([1.0e-5, 1.1e-5, 0.9e-5, 1.0e-5])
+    assert budget["repeatability"].type == "A"
+    assert budget["repeatability"].u == pytest.approx(per_op.std(ddof=1) / 2)
+    assert budget["edge quantisation"].u == pytest.approx(3e-10 / np.sqrt(3) / 2)
+    assert budget["gain calibration"].u == pytest.approx(1e-5 * 0.001)
+    step_w = 1e-4 / 0.05  # window power less the baseline
+    assert budget["skew calibration"].u == pytest.approx(1e-6 * step_w / 10)
+    assert "r1" in budget["gain calibration"].source
+    total = combined(list(budget.values()))
+    assert total == pytest.approx(np.sqrt(sum(c.u ** 2 for c in budget.values())))
+    (rep, edge) = time_budget(windows, 10)
+    assert rep.u == 0.0 and edge.u == pytest.approx(1e-5 / np.sqrt(6) / 10 / 2)
+
+
+def test_without_a_calibration_the_uncertainty_is_unknown() -> None:
+    budget = energy_budget([_window(1e-4), _window(1.2e-4)], 10, None)
+    assert np.isnan(combined(budget))
+    assert [c.as_dict("j")["u_j"] for c in budget][2:] == [None, None]

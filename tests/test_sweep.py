@@ -4,6 +4,7 @@ resume, first against a scripted bench (to place failures and stops precisely), 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -467,6 +468,9 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
     # --allow-uncalibrated on an empty store: the manifest and every point say so
     assert run.manifest["calibration"]["complete"] is False
     assert all("uncalibrated" in f for f in run.points["flags"])
+    budget = json.loads(run.points["uncertainty_budget"].iloc[0])
+    assert [c["component"] for c in budget][-1] == "skew calibration"
+    assert run.points["net_energy_per_op_u_j"].isna().all()    # uncalibrated: no U stated
 
 
 def test_ctrl_c_stops_between_windows_and_the_run_resumes(

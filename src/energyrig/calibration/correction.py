@@ -60,7 +60,8 @@ class CurrentCorrection:
     def __post_init__(self) -> None:
         if not (self.gain > 0 and math.isfinite(self.gain) and math.isfinite(self.offset_a)
                 and math.isfinite(self.skew_s)):
-            raise ValueError(f"CurrentCorrection: need a finite gain > 0, offset and skew, got {self}")
+            raise ValueError("CurrentCorrection: need a finite gain > 0, offset and skew, "
+                             f"got {self}")
 
     @classmethod
     def of(cls, calibration: Calibration) -> CurrentCorrection:

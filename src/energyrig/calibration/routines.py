@@ -22,10 +22,10 @@ numpy:
   comes, or is lost in the noise, is refused.
 
 A routine returns readings (:class:`Reading`: value, standard uncertainty, reference,
-residual) and refuses nonsense with :class:`~energyrig.errors.CalibrationError`; :func:`calibrate` runs
-several in order and stores one record of their readings. What the operator must wire is
-asked through ``connect(load, ohms)``: the simulated bench switches its emulator, a real bench's
-CLI prompts. SI units.
+residual) and refuses nonsense with :class:`~energyrig.errors.CalibrationError`;
+:func:`calibrate` runs several in order and stores one record of their readings. What the
+operator must wire is asked through ``connect(load, ohms)``: the simulated bench switches its
+emulator, a real bench's CLI prompts. SI units.
 """
 from __future__ import annotations
 
@@ -154,7 +154,8 @@ def _arrays(record: RecordedCapture) -> tuple[F64, F64, npt.NDArray[np.bool_], f
                                               (len(c),)) for c in chunks])
     if any(c.logic is None for c in chunks):
         raise CalibrationError(f"{record.source}: the record has no trigger channel")
-    high = np.concatenate([(c.logic >> record.trigger_bit) & 1 for c in chunks  # type: ignore[operator]
+    bit = record.trigger_bit
+    high = np.concatenate([(c.logic >> bit) & 1 for c in chunks  # type: ignore[operator]
                            ]).astype(bool)
     return current, voltage, high, chunks[0].period_s
 

@@ -49,10 +49,16 @@ def result_table(fig: dict[str, Any]) -> Table:
     rows = [
         ("time per op", format_si(fig["time_per_op_s"], "s", digits=4, missing="-")),
         ("  95 % CI", _ci(fig["time_per_op_ci95_s"], "s")),
+        ("  U (k=2)", format_si(fig["time_per_op_u_s"], "s", digits=3, missing="-")),
         ("energy per op (gross)", _energy(fig["energy_per_op_j"])),
         ("  95 % CI", _ci(fig["energy_per_op_ci95_j"], "J")),
         ("energy per op (net of idle)", _energy(fig["net_energy_per_op_j"])),
         ("  95 % CI", _ci(fig["net_energy_per_op_ci95_j"], "J")),
+        ("  U (k=2)", format_si(fig["net_energy_per_op_u_j"], "J", digits=3,
+                                missing="- (not calibrated)")),
+        *((f"    u {c['component']} ({c['type']})", format_si(c["u_j"], "J", digits=3,
+                                                               missing="unknown"))
+          for c in fig["uncertainty_budget"]),
         ("mean power", format_si(fig["mean_power_w"], "W", digits=4, missing="-")),
         ("idle baseline", format_si(fig["baseline_w"], "W", digits=4, missing="-")),
         ("cycles per op (firmware)", "-" if fig["cycles_per_op"] is None

@@ -40,6 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from energyrig.calibration.budget import K, combined, energy_budget, time_budget
+from energyrig.calibration.routines import CalibrationBench
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
                               Window, summarise_per_op, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError
@@ -47,8 +49,7 @@ from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows
 
 if TYPE_CHECKING:
-    from energyrig.fixtures.schema import Fixture
-    from energyrig.instruments.base import Acquisition, RecordedCapture
+    from energyrig.instruments.base import RecordedCapture
     from energyrig.instruments.family import Limits
     from energyrig.rig.dut import Dut, OpInfo
 
@@ -74,23 +75,17 @@ def no_correction(record: RecordedCapture) -> RecordedCapture:
     return record
 
 
-class PipelineBench(Protocol):
-    """What the pipeline needs of an open bench (:class:`energyrig.rig.bench.Bench`)."""
+class PipelineBench(CalibrationBench, Protocol):
+    """What the pipeline needs of an open bench (:class:`energyrig.rig.bench.Bench`): what a
+    calibration routine needs (fixture, hello, DUT, instrument), and more."""
 
-    fixture: Fixture
     correction: Correction
 
     @property
     def board(self) -> str: ...
 
     @property
-    def hello(self) -> Mapping[str, Any]: ...
-
-    @property
     def dut(self) -> Dut: ...
-
-    @property
-    def instrument(self) -> Acquisition: ...
 
     @property
     def limits(self) -> Limits: ...
@@ -366,6 +361,8 @@ class PointResult:
         The firmware's ``prep`` reply (empty if prep failed).
     cycle_hz:
         Frequency of the firmware's cycle counter, Hz.
+    calibration:
+        The bench's calibration record (``Bench.calibration``), for the uncertainty budget.
     """
 
     point: Point
@@ -376,15 +373,27 @@ class PointResult:
     flags: tuple[str, ...] = ()
     prep: Mapping[str, Any] = field(default_factory=dict)
     cycle_hz: int = 0
+    calibration: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
+    def uncertainty(self) -> dict[str, Any]:
+        """The expanded uncertainties (k = 2) of the net energy per op (J) and the time per op
+        (s), ``None`` where unknown (a quantity not calibrated, one window), and the net
+        energy's budget (:mod:`energyrig.calibration.budget`)."""
+        energy = energy_budget(self.windows, self.batch_n, self.calibration)
+        timing = time_budget(self.windows, self.batch_n)
+        return {"net_energy_per_op_u_j": _finite(K * combined(energy)) if energy else None,
+                "time_per_op_u_s": _finite(K * combined(timing)) if timing else None,
+                "uncertainty_budget": [c.as_dict("j") for c in energy]}
+
     def figures(self) -> dict[str, Any]:
         """The result as one JSON-ready object (``rig run --json``): per-op figures are
         means over the windows (:func:`~energyrig.domain.summarise_per_op`),
-        ``*_ci95_*`` the Student-t 95 % interval of the mean."""
+        ``*_ci95_*`` the Student-t 95 % interval of the mean, ``*_u_*`` the expanded
+        uncertainty (k = 2) of :meth:`uncertainty`."""
         p = self.point
         frame = windows_frame(self.windows, self.batch_n)
         stats = summarise_per_op(frame)
@@ -402,6 +411,7 @@ class PointResult:
             out[key.replace("_per_op", "_per_op_ci95")] = \
                 [low, high] if math.isfinite(low) else None
         energy, duration = frame["energy_j"].sum(), frame["duration_s"].sum()
+        out.update(self.uncertainty())
         out["mean_power_w"] = float(energy / duration) if len(frame) else None
         out["baseline_w"] = _finite(float(frame["baseline_w"].median()))
         out["cycles_per_op"] = _finite(stats["cycles_per_op_mean"])
@@ -470,7 +480,8 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         while not until(windows):
             if stop():
                 return PointResult(prepared.point, "interrupted", "stop requested", n,
-                                   tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz)
+                                   tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz,
+                                   calibration=bench.calibration)
             row = prepared.window()
             if prepared.batch_n != n:  # the batch grew: the windows before are too small
                 windows.clear()
@@ -488,11 +499,12 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         log.log(logging.INFO if stop() else logging.WARNING, "point %s %s: %s", point.label,
                 status, reason)
         if prepared is None:
-            return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz)
+            return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz,
+                               calibration=bench.calibration)
         return PointResult(prepared.point, status, reason, prepared.batch_n, tuple(windows),
-                           _flags(windows), prepared.prep, cycle_hz)
+                           _flags(windows), prepared.prep, cycle_hz, bench.calibration)
     return PointResult(prepared.point, "ok", "", prepared.batch_n, tuple(windows),
-                       _flags(windows, extra), prepared.prep, cycle_hz)
+                       _flags(windows, extra), prepared.prep, cycle_hz, bench.calibration)
 
 
 def _flags(windows: Sequence[Window], extra: Sequence[str] = ()) -> tuple[str, ...]:

@@ -292,7 +292,8 @@ def _measure_and_store(bench: SweepBench, point: Point, plan: Plan, writer: RunW
         outcome.failed += 1
         progress.console.print(f"[red]failed[/] {label}: {result.reason}")
     else:
-        writer.write_point(result.point, list(result.windows), batch_n=result.batch_n)
+        writer.write_point(result.point, list(result.windows), batch_n=result.batch_n,
+                           uncertainty=result.uncertainty())
         outcome.measured += 1
     progress.advance(task)
     return failed

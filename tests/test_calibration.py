@@ -18,8 +18,8 @@ import pytest
 from energyrig.calibration.budget import combined, energy_budget, time_budget
 from energyrig.calibration.correction import CurrentCorrection, shift_current
 from energyrig.calibration.store import (CALIBRATION_DIR_ENV, Calibration, CalibrationStore,
-                                         Identity, calibration_dir, from_file, load_record,
-                                         new_record, select)
+                                         Identity, Measured, calibration_dir, from_file,
+                                         load_record, new_record, select)
 from energyrig.capture import Chunk
 from energyrig.domain import UNCALIBRATED, Window
 from energyrig.errors import ConfigError
@@ -34,9 +34,9 @@ T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 HELLO = {"board": "host", "firmware": "energyrig-fw 0.4.0"}
 
 
-def _value(value: float, u: float = 1e-9, method: str = "zero") -> dict[str, object]:
-    return {"value": value, "u": u, "method": method, "reference": "input open",
-            "residual_rms": 2e-7, "n": 1000}
+def _value(value: float, u: float = 1e-9, method: str = "zero") -> Measured:
+    return Measured(value=value, u=u, method=method, reference="input open", residual_rms=2e-7,
+                    n=1000)
 
 
 @pytest.fixture

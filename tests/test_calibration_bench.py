@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.calibration.store import CalibrationStore, Identity, new_record
+from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.fixtures import load_fixture
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +64,7 @@ def test_a_record_of_the_faults_takes_them_out(faulty: Path, tmp_path: Path) -> 
     values = {"offset_a": FAULTS["offset_a"], "gain": 1 + FAULTS["gain_error"],
               "skew_s": FAULTS["skew_s"]}
     CalibrationStore(store).save(new_record(load_fixture(faulty), SIM_PPK2, {}, {
-        q: {"value": v, "u": 0.0, "method": "test", "reference": "the emulator's faults"}
+        q: Measured(value=v, u=0.0, method="test", reference="the emulator's faults")
         for q, v in values.items()}))
     fixed, err = _run_json(faulty, store)
     assert "calibrated" not in err and "uncalibrated" not in fixed["flags"]
@@ -84,7 +84,7 @@ def test_a_bad_record_is_one_line_and_exit_2(faulty: Path, tmp_path: Path) -> No
 
     other = CalibrationStore(tmp_path / "other").save(new_record(
         load_fixture(faulty), Identity(kind="scope", name="RIGOL"), {},
-        {"gain": {"value": 1.0, "u": 0.0, "method": "test"}}))
+        {"gain": Measured(value=1.0, u=0.0, method="test")}))
     out = _rig("run", "--op", "sha256", "-f", str(faulty), "--calibration", str(other),
                store=tmp_path)
     assert out.returncode == 2

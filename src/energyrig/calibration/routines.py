@@ -21,9 +21,10 @@ numpy:
   differ, so the mean over windows resolves the skew below one sample. A step that never
   comes, or is lost in the noise, is refused.
 
-A routine returns readings (:class:`Reading`: value, standard uncertainty, reference,
-residual) and refuses nonsense with :class:`~energyrig.errors.CalibrationError`;
-:func:`calibrate` runs several in order and stores one record of their readings. What the
+A routine returns what it measured (:class:`~energyrig.calibration.store.Measured`: value,
+standard uncertainty, reference, residual) and refuses nonsense with
+:class:`~energyrig.errors.CalibrationError`; :func:`calibrate` runs several in order and
+stores one record of their readings. What the
 operator must wire is asked through ``connect(load, ohms)``: the simulated bench switches its
 emulator, a real bench's CLI prompts. SI units.
 """
@@ -32,15 +33,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.calibration.store import (CalibrationStore, Identity, Quantity, Record, Value,
-                                         calibration_dir, new_record)
+from energyrig.calibration.store import (CalibrationStore, Identity, Measured, Quantity,
+                                         Record, calibration_dir, new_record)
 from energyrig.errors import CalibrationError
 
 if TYPE_CHECKING:
@@ -88,36 +88,6 @@ class CalibrationBench(Protocol):
 
     @property
     def instrument(self) -> Acquisition: ...
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One measured quantity, as a record stores it (with its unit and expiry added).
-
-    Attributes
-    ----------
-    value, u:
-        The value and its standard uncertainty (k = 1), SI.
-    method:
-        The routine.
-    reference:
-        What it was measured against.
-    residual_rms:
-        Rms residual of the fit, in the fitted signal's unit (A, or s for the skew).
-    n:
-        Samples or edges it rests on.
-    """
-
-    value: float
-    u: float
-    method: str
-    reference: str
-    residual_rms: float
-    n: int
-
-    def as_value(self) -> dict[str, Any]:
-        """The fields of a :class:`~energyrig.calibration.store.Value` but unit and expiry."""
-        return asdict(self)
 
 
 def record_marks(bench: CalibrationBench, count: int, mark_s: float) -> list[RecordedCapture]:
@@ -188,7 +158,7 @@ def _steady(records: list[RecordedCapture], what: str) -> tuple[float, float, fl
 
 
 def zero(bench: CalibrationBench, connect: Connect, *, windows: int = 5,
-         mark_s: float = 20e-3) -> Reading:
+         mark_s: float = 20e-3) -> Measured:
     """The offset of the current channel with its input open, A."""
     connect("open")
     try:
@@ -204,11 +174,12 @@ def zero(bench: CalibrationBench, connect: Connect, *, windows: int = 5,
             "([calibration] reference_ohms) and run `rig calibrate gain`: the offset is the "
             "intercept of their line. Nothing stored")
     log.info("zero: offset %.4g A ± %.2g A (rms %.3g A, %d samples)", mean, u, rms, n)
-    return Reading(mean, u, "zero", "input open", rms, n)
+    return Measured(value=mean, u=u, method="zero", reference="input open", residual_rms=rms,
+                    n=n)
 
 
-def gain(bench: CalibrationBench, connect: Connect, *, offset: Reading | Value | None = None,
-         windows: int = 5, mark_s: float = 20e-3) -> dict[Quantity, Reading]:
+def gain(bench: CalibrationBench, connect: Connect, *, offset: Measured | None = None,
+         windows: int = 5, mark_s: float = 20e-3) -> dict[Quantity, Measured]:
     """The gain of the current channel (measured / true) on the fixture's reference
     resistors, and with two or more of them the offset too.
 
@@ -270,11 +241,13 @@ def gain(bench: CalibrationBench, connect: Connect, *, offset: Reading | Value |
             f"gain: the instrument reads {readings} on the {reference} references, a gain of "
             f"{value:.3g}: is the reference connected, and is it the resistor the fixture "
             "names? Nothing stored")
-    out: dict[Quantity, Reading] = {"gain": Reading(value, u, "gain", reference, residual, n)}
+    out: dict[Quantity, Measured] = {"gain": Measured(
+        value=value, u=u, method="gain", reference=reference, residual_rms=residual, n=n)}
     log.info("gain: %.6f ± %.2g (%s)", value, u, reference)
     if len(x) >= 2:
-        out["offset_a"] = Reading(intercept, u_intercept, "gain",
-                                  f"intercept of the line through {refs} ohm", residual, n)
+        out["offset_a"] = Measured(value=intercept, u=u_intercept, method="gain",
+                                   reference=f"intercept of the line through {refs} ohm",
+                                   residual_rms=residual, n=n)
         log.info("offset (intercept): %.4g A ± %.2g A", intercept, u_intercept)
     return out
 
@@ -321,7 +294,7 @@ def _step_offset(current: F64, high: npt.NDArray[np.bool_], period_s: float
 
 
 def skew(bench: CalibrationBench, connect: Connect, *, windows: int = 20,
-         mark_s: float = 5e-3) -> Reading:
+         mark_s: float = 5e-3) -> Measured:
     """The delay of the current channel behind the trigger channel, s (negative: it leads)."""
     connect("dut")
     records = record_marks(bench, windows, mark_s)
@@ -343,8 +316,9 @@ def skew(bench: CalibrationBench, connect: Connect, *, windows: int = 20,
     # phases against the sample clock differ) is the Type A uncertainty of the mean.
     u = math.hypot(std / math.sqrt(len(x)), period / math.sqrt(12 * len(x)))
     log.info("skew: %.4g s ± %.2g s over %d edges", value, u, len(x))
-    return Reading(value, u, "skew", "firmware mark step at the trigger's rising edge",
-                   std, len(x))
+    return Measured(value=value, u=u, method="skew",
+                    reference="firmware mark step at the trigger's rising edge",
+                    residual_rms=std, n=len(x))
 
 
 #: The routines ``rig calibrate all`` runs, in order: the gain needs the offset, the skew
@@ -369,7 +343,7 @@ def calibrate(bench: CalibrationBench, connect: Connect,
     fx = bench.fixture
     store = CalibrationStore(calibration_dir(fx))
     identity = Identity.of(bench.instrument.describe())
-    readings: dict[Quantity, Reading] = {}
+    readings: dict[Quantity, Measured] = {}
     fitted_offset = len(fx.calibration.reference_ohms) >= 2
     for name in (n for n in ORDER if n in names):
         if name == "zero" and not (fitted_offset and "gain" in names):
@@ -380,5 +354,5 @@ def calibrate(bench: CalibrationBench, connect: Connect,
         elif name == "skew":
             readings["skew_s"] = skew(bench, connect)
     record = new_record(fx, identity, bench.hello,
-                        {q: r.as_value() for q, r in readings.items()})
+                        readings)
     return record, store.save(record)

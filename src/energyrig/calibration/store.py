@@ -88,17 +88,16 @@ class Identity(Strict):
         return f"{self.kind} {self.name!r}"
 
 
-class Value(Strict):
-    """One calibrated quantity.
+class Measured(Strict):
+    """What a routine measured of one quantity (a :class:`Value` without its unit and
+    expiry, which the record adds).
 
     Attributes
     ----------
     value:
-        The value, in ``unit``.
+        The value, SI.
     u:
-        Its standard uncertainty (k = 1), in ``unit``.
-    unit:
-        ``"A"``, ``"s"`` or ``"1"``.
+        Its standard uncertainty (k = 1), SI.
     method:
         The routine that measured it (``zero``, ``gain``, ``skew``).
     reference:
@@ -108,18 +107,14 @@ class Value(Strict):
         (A for a current fit), or ``None``.
     n:
         Samples or points the value rests on.
-    expires_utc:
-        When it stops being valid.
     """
 
     value: float
     u: float = Field(ge=0)
-    unit: str
     method: str
     reference: str = ""
     residual_rms: float | None = None
     n: int | None = Field(None, ge=0)
-    expires_utc: datetime
 
     @field_validator("value", "u")
     @classmethod
@@ -127,6 +122,15 @@ class Value(Strict):
         if not math.isfinite(v):
             raise ValueError("must be a finite number")
         return v
+
+
+
+class Value(Measured):
+    """One calibrated quantity of a record: what was measured, its ``unit`` (``"A"``, ``"s"``
+    or ``"1"``) and when it stops being valid (``expires_utc``)."""
+
+    unit: str
+    expires_utc: datetime
 
     def expired(self, now: datetime) -> bool:
         return now >= self.expires_utc
@@ -156,7 +160,7 @@ class Record(Strict):
 
 
 def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
-               values: Mapping[Quantity, Mapping[str, Any]], *, now: datetime | None = None,
+               values: Mapping[Quantity, Measured], *, now: datetime | None = None,
                notes: tuple[str, ...] = ()) -> Record:
     """A record of ``values`` measured now on the bench of ``fixture``.
 
@@ -170,7 +174,7 @@ def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
     hello:
         The firmware's ``hello`` reply (board and firmware), empty without a DUT.
     values:
-        Each quantity's :class:`Value` fields but ``unit`` and ``expires_utc``.
+        What the routines measured of each quantity.
     now:
         The time of the measurement (default: now, UTC).
     """
@@ -178,7 +182,8 @@ def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
 
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     valid = fixture.calibration.valid_s
-    full = {q: Value(**v, unit=UNITS[q], expires_utc=now + timedelta(seconds=getattr(valid, q)))
+    full = {q: Value(**v.model_dump(), unit=UNITS[q],
+                     expires_utc=now + timedelta(seconds=getattr(valid, q)))
             for q, v in values.items()}
     record_id = f"{now:%Y%m%dT%H%M%SZ}-{instrument.kind}-{'+'.join(sorted(full))}"
     return Record(id=record_id, instrument=instrument, fixture=fixture.name or fixture.path.stem,

@@ -8,8 +8,10 @@ RIG := $(VENV)/bin/rig
 PY := $(VENV)/bin/python
 HOST_BUILD := build/host
 
-# runs/quick is replaced on each `make run` (rig sweep --overwrite says so).
+# runs/quick is replaced on each `make run` (rig sweep --overwrite says so). The simulated
+# bench is calibrated first, unattended, as an operator would before a sweep.
 run: deps firmware-host
+	$(RIG) calibrate all --yes
 	$(RIG) sweep plans/quick.toml --out runs/quick --overwrite
 	$(RIG) report runs/quick
 	@echo "open runs/quick/report/report.html (the run's tables: runs/quick/*.parquet)"

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Chunk
-from energyrig.domain import Point, Window
+from energyrig.domain import UNCALIBRATED, Point, Window
 from energyrig.errors import DutError, RecordTooShort
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
@@ -153,6 +154,28 @@ def test_the_correction_stage_changes_what_is_integrated() -> None:
     bench.correction = halve
     (w,) = measure_point(bench, POINT, until=reps_done(1), batch_n=500).windows
     assert w.energy_j == pytest.approx(SUPPLY_V * ACTIVE_A / 2 * 500 * 20e-6)
+
+
+def test_each_window_records_the_calibrations_corrections() -> None:
+    bench = ScriptedBench()
+    bench.correction = CurrentCorrection(offset_a=IDLE_A, gain=2.0, flags=(UNCALIBRATED,))
+    result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
+    for w in result.windows:
+        assert w.energy_j == pytest.approx(SUPPLY_V * (ACTIVE_A - IDLE_A) / 2 * 500 * 20e-6)
+        assert dict(w.corrections) == {"offset_a": IDLE_A, "gain": 2.0, "skew_s": 0.0}
+        assert UNCALIBRATED in w.flags
+    assert UNCALIBRATED in result.flags
+    fig = result.figures()
+    assert fig["windows"][0]["corrections"]["gain"] == 2.0
+    # no calibration record: the budget lists gain and skew as unknown, so no U is stated
+    assert fig["net_energy_per_op_u_j"] is None and fig["time_per_op_u_s"] is not None
+    assert [c["component"] for c in fig["uncertainty_budget"]] == \
+        ["repeatability", "edge quantisation", "gain calibration", "skew calibration"]
+    bench.calibration = {"id": "r1", "values": {"gain": {"value": 2.0, "u": 0.002},
+                                                "skew_s": {"value": 0.0, "u": 1e-6}}}
+    calibrated = measure_point(bench, POINT, until=reps_done(2), batch_n=500).figures()
+    u_gain = calibrated["net_energy_per_op_j"] * 0.001
+    assert calibrated["net_energy_per_op_u_j"] >= 2 * u_gain
 
 
 def test_auto_batch_holds_the_target_samples() -> None:

@@ -338,3 +338,22 @@ def test_a_window_without_baseline_does_not_blank_its_workload(tmp_path: Path) -
         run.points.loc[0, "net_energy_per_op_j_mean"])
     assert row["net_energy_per_op_j_mean"] == pytest.approx((1e-6 + 1.2e-6) / 2 / 10)
     assert row["energy_per_op_j_mean"] == pytest.approx(2.1e-7)
+
+
+def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
+    budget = [{"component": "repeatability", "type": "A", "u_j": 1.5e-9, "source": "windows"},
+              {"component": "gain calibration", "type": "B", "u_j": 2e-9, "source": "r1"},
+              {"component": "skew calibration", "type": "B", "u_j": None, "source": "none"}]
+    with RunWriter.create(tmp_path / "run", calibration={"id": "r1", "complete": False,
+                                                         "problem": "skew_s never calibrated"}
+                          ) as writer:
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [Window(0.0, 0.01, 100, 2e-4, 1e-3)] * 3, batch_n=100,
+                           uncertainty={"net_energy_per_op_u_j": 5e-9, "time_per_op_u_s": 1e-6,
+                                        "uncertainty_budget": budget})
+    page = write_report(tmp_path / "run").read_text()
+    assert "Uncertainty of the net energy per op" in page
+    section = page[page.index("Uncertainty of the net energy per op"):]
+    assert ">5 nJ<" in section and ">1.5 nJ<" in section and ">2 nJ<" in section
+    assert ">unknown<" in section                     # the skew: not calibrated
+    assert "r1 — UNCALIBRATED: skew_s never calibrated" in page

@@ -4,6 +4,7 @@ resume, first against a scripted bench (to place failures and stops precisely), 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -420,14 +421,16 @@ def _check_complete(run_dir: Path, expected: set[str]) -> None:
 
 
 def _start(plan_path: Path, run_dir: Path, **popen: Any) -> subprocess.Popen:
-    return subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir)),
+    return subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir),
+                                 "--allow-uncalibrated"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=run_dir.parent, env=WIDE, **popen)
 
 
 def _resume(run_dir: Path, expected: set[str]) -> str:
     """`rig sweep --resume` to the end; its stderr."""
-    done = subprocess.run(_rig("sweep", "--resume", str(run_dir)), capture_output=True,
+    done = subprocess.run(_rig("sweep", "--resume", str(run_dir), "--allow-uncalibrated"),
+                          capture_output=True,
                           text=True, cwd=run_dir.parent, timeout=300, env=WIDE)
     assert done.returncode == 0, done.stderr
     _check_complete(run_dir, expected)
@@ -459,8 +462,15 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
     written = dict(zip(before.points["point_key"], before.points["written_at"]))
 
     assert f"{len(expected) - len(written)} points measured" in _resume(run_dir, expected)
-    after = load(run_dir).points.set_index("point_key")["written_at"]
+    run = load(run_dir)
+    after = run.points.set_index("point_key")["written_at"]
     assert all(after[k] == t for k, t in written.items())      # stored points untouched
+    # --allow-uncalibrated on an empty store: the manifest and every point say so
+    assert run.manifest["calibration"]["complete"] is False
+    assert all("uncalibrated" in f for f in run.points["flags"])
+    budget = json.loads(run.points["uncertainty_budget"].iloc[0])
+    assert [c["component"] for c in budget][-1] == "skew calibration"
+    assert run.points["net_energy_per_op_u_j"].isna().all()    # uncalibrated: no U stated
 
 
 def test_ctrl_c_stops_between_windows_and_the_run_resumes(

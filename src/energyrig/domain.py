@@ -127,6 +127,9 @@ NO_TRUTH = "no_truth"                     # no truth window matches this window
 TRIGGER_DROPS = "trigger_drops"           # the DUT could not publish trigger edges
 TIME_SHIFT = "stream_time_shift"          # the window is off its true edges (uncounted loss)
 SIM_FLAGS = (TRUTH_LATE, NO_TRUTH, TRIGGER_DROPS, TIME_SHIFT)
+# Added by the correction stage (energyrig.calibration.correction):
+UNCALIBRATED = "uncalibrated"             # no complete, valid calibration was applied
+CALIBRATION_FLAGS = (UNCALIBRATED,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,9 @@ class Window:
         The emulator's ground truth on the simulated bench, J.
     lost_samples:
         Samples the instrument lost inside or at the edges of the window.
+    corrections:
+        What the correction stage took out of the record, ``(name, value)`` in SI units
+        (``offset_a``, ``gain``, ``skew_s``); empty when no calibration was asked for.
     """
 
     start_s: float
@@ -168,6 +174,7 @@ class Window:
     true_energy_j: float | None = None
     true_net_energy_j: float | None = None
     lost_samples: int = 0
+    corrections: tuple[tuple[str, float], ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -268,13 +275,20 @@ def join_flags(flags: Iterable[str] | str | None) -> str:
     return ",".join(sorted({f.strip() for f in items if f and f.strip()}))
 
 
+def join_corrections(corrections: Iterable[tuple[str, float]] | str | None) -> str:
+    """Corrections as the tables write them: ``offset_a=1.2e-06,gain=1.01,skew_s=2e-05``."""
+    if corrections is None or isinstance(corrections, (str, float)):
+        return corrections if isinstance(corrections, str) else ""
+    return ",".join(f"{name}={value:.9g}" for name, value in corrections)
+
+
 def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.DataFrame:
     """Windows as a table with the derived columns (``duration_s``, ``net_energy_j``,
     ``mean_power_w``) and the per-op columns of :data:`PER_OP` (window / ``batch_n``).
 
     ``windows`` is a sequence of :class:`Window` or a DataFrame with at least ``start_s``,
     ``end_s``, ``samples``, ``energy_j`` and ``baseline_w``; ``flags`` come out joined by
-    ``,`` (:func:`join_flags`).
+    ``,`` (:func:`join_flags`), ``corrections`` as text (:func:`join_corrections`).
     """
     import pandas as pd
 
@@ -289,6 +303,7 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     else:
         df = pd.DataFrame([asdict(w) for w in windows], columns=list(WINDOW_FIELDS))
     df["flags"] = [join_flags(None if isinstance(f, float) else f) for f in df["flags"]]
+    df["corrections"] = [join_corrections(c) for c in df["corrections"]]
     df["edge_error_j"] = df["edge_error_j"].fillna(0.0)
     df["lost_samples"] = df["lost_samples"].fillna(0)
     df["duration_s"] = df["end_s"] - df["start_s"]

@@ -48,3 +48,8 @@ class DutError(EnergyrigError):
 class RecordTooShort(InstrumentError):
     """A recorder's record ended before the trigger window did: the batch outlasted the time
     the record was planned for (a loaded host, an op whose time varies)."""
+
+
+class CalibrationError(EnergyrigError):
+    """A calibration routine's measurement makes no sense (an open reference, a step that
+    never comes, a gain far from 1); nothing is stored."""

@@ -12,7 +12,7 @@ import sys
 import typer
 
 from energyrig import __version__
-from energyrig.cli import analyze, instruments, report, run, sweep
+from energyrig.cli import analyze, calibrate, instruments, report, run, sweep
 from energyrig.errors import EnergyrigError
 
 app = typer.Typer(
@@ -27,7 +27,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (analyze, instruments, report, run, sweep):
+for module in (analyze, calibrate, instruments, report, run, sweep):
     module.register(app)
 
 

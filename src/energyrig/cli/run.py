@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from energyrig.domain import ENERGY_FLAGS, PIPELINE_FLAGS, SIM_FLAGS, Point
+from energyrig.cli.calibrate import CALIBRATION_HELP
+from energyrig.domain import CALIBRATION_FLAGS, ENERGY_FLAGS, PIPELINE_FLAGS, SIM_FLAGS, Point
 from energyrig.fixtures import load_fixture
 from energyrig.rig.dut import OpInfo, open_dut
 
@@ -48,10 +49,16 @@ def result_table(fig: dict[str, Any]) -> Table:
     rows = [
         ("time per op", format_si(fig["time_per_op_s"], "s", digits=4, missing="-")),
         ("  95 % CI", _ci(fig["time_per_op_ci95_s"], "s")),
+        ("  U (k=2)", format_si(fig["time_per_op_u_s"], "s", digits=3, missing="-")),
         ("energy per op (gross)", _energy(fig["energy_per_op_j"])),
         ("  95 % CI", _ci(fig["energy_per_op_ci95_j"], "J")),
         ("energy per op (net of idle)", _energy(fig["net_energy_per_op_j"])),
         ("  95 % CI", _ci(fig["net_energy_per_op_ci95_j"], "J")),
+        ("  U (k=2)", format_si(fig["net_energy_per_op_u_j"], "J", digits=3,
+                                missing="- (not calibrated)")),
+        *((f"    u {c['component']} ({c['type']})", format_si(c["u_j"], "J", digits=3,
+                                                               missing="unknown"))
+          for c in fig["uncertainty_budget"]),
         ("mean power", format_si(fig["mean_power_w"], "W", digits=4, missing="-")),
         ("idle baseline", format_si(fig["baseline_w"], "W", digits=4, missing="-")),
         ("cycles per op (firmware)", "-" if fig["cycles_per_op"] is None
@@ -115,11 +122,15 @@ _RUN_HELP = (
     "error bound stays under measure.max_edge_error (0.1 %).\n\n"
     "On the simulated bench (the default fixture) the rig starts the host firmware and an "
     "emulated PPK2 and also reports the emulator's true energy.\n\n"
+    "The instrument's calibration (rig calibrate) is applied to every record: by default each "
+    "quantity's newest valid value; a missing or expired one is warned about and the windows "
+    "are flagged uncalibrated.\n\n"
     "Examples:\n\n"
     "  rig run --op aes-cbc-encrypt --key-bits 128 --payload-bytes 1024\n\n"
     "  rig run --op ecdsa-sign --curve p256 --payload-bytes 32 --reps 20 --json\n\n"
     "  rig run --op rsa-keygen --key-bits 2048 --batch 1 --reps 3 -f fixtures/board.toml\n\n"
-    f"Flags: {', '.join(ENERGY_FLAGS + PIPELINE_FLAGS + SIM_FLAGS)}. Exit code 1 when the measurement failed "
+    f"Flags: {', '.join(ENERGY_FLAGS + PIPELINE_FLAGS + SIM_FLAGS + CALIBRATION_FLAGS)}. "
+    "Exit code 1 when the measurement failed "
     "(self-test, DUT timeout), 2 for a bad fixture or bench."
 )
 
@@ -143,6 +154,7 @@ def register(app: typer.Typer) -> None:
         seed: Optional[int] = typer.Option(None, "--seed",
                                            help="Key/payload seed of the firmware."),
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
+        calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
         from energyrig.rig.bench import open_bench  # instruments and emulators: only here
@@ -156,7 +168,10 @@ def register(app: typer.Typer) -> None:
         with Progress(*columns, console=err, transient=True,
                       disable=not err.is_terminal) as bar:
             task = bar.add_task("opening the bench", total=None)
-            with open_bench(fx) as bench:
+            with open_bench(fx, calibration) as bench:
+                assert bench.calibrated is not None
+                if not bench.calibrated.complete:
+                    err.print(f"[yellow]warning: {bench.calibrated.problem()}[/]")
                 point = Point(op=op, board=bench.board, backend=backend, key_bits=key_bits,
                               payload_bytes=payload_bytes, curve=curve)
                 total = reps or fx.measure.reps

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from energyrig.cli.calibrate import CALIBRATION_HELP
 from energyrig.fixtures import load_fixture
 from energyrig.units import format_duration
 
@@ -83,6 +84,11 @@ def register(app: typer.Typer) -> None:
         probe: bool = typer.Option(
             False, "--probe", help="With --dry-run: time each configuration once on the DUT "
                                    "(prep and one op) so slow ops count in the estimate."),
+        calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
+        allow_uncalibrated: bool = typer.Option(
+            False, "--allow-uncalibrated",
+            help="Sweep even when a bench is not fully calibrated (the manifest, every "
+                 "point and the report say so)."),
     ) -> None:
         """Measure every point of a plan on a bench into a run directory.
 
@@ -93,6 +99,10 @@ def register(app: typer.Typer) -> None:
         the next starts. Combinations an op cannot take are listed as skipped;
         a point that fails (self-test, DUT not answering) is stored as failed
         with the reason, and the sweep goes on.
+
+        Each bench's calibration (rig calibrate) is applied to every record;
+        the sweep refuses to start on a bench that is not fully calibrated
+        unless given --allow-uncalibrated.
 
         Ctrl-C stops after the current window; `rig sweep --resume RUN_DIR`
         continues. Then `rig report RUN_DIR`. Plans: docs/sweep.md.
@@ -107,15 +117,18 @@ def register(app: typer.Typer) -> None:
         """
         # the plan, the sweep and the results store (pandas, pyarrow): only here
         from energyrig.rig.plan import load_plan
-        from energyrig.rig.sweep import dry_run, plan_fixtures, resume_sweep, start_sweep, time_ops
+        from energyrig.rig.sweep import (calibrated_benches, dry_run, plan_fixtures,
+                                         resume_sweep, start_sweep, time_ops)
 
         console = Console(stderr=True)
         fx = load_fixture(fixture) if fixture is not None else None
+        calibrated = {"bench_factory": calibrated_benches(calibration),
+                      "require_calibration": not allow_uncalibrated}
         if resume is not None:
             if plan is not None or out is not None or dry:
                 raise typer.BadParameter("--resume takes the run directory only (its plan "
                                          "and seed are in its manifest)")
-            outcome = resume_sweep(resume, fixture=fx, console=console)
+            outcome = resume_sweep(resume, fixture=fx, console=console, **calibrated)
         elif plan is None:
             raise typer.BadParameter("give a PLAN (or --resume RUN_DIR)")
         else:
@@ -125,7 +138,7 @@ def register(app: typer.Typer) -> None:
                                        timer=time_ops if probe else None), Console())
                 return
             outcome = start_sweep(p, out or _default_out(p.title), fixture=fx,
-                                  console=console, overwrite=overwrite)
+                                  console=console, overwrite=overwrite, **calibrated)
         _print_outcome(outcome, console)
         if not outcome.complete:
             raise typer.Exit(130)  # stopped by Ctrl-C/SIGTERM: resumable

@@ -94,12 +94,16 @@ class RecordedCapture:
         Which logic bit carries the trigger (0 = D0).
     flags:
         Instrument-level remarks about the record, empty when clean.
+    corrections:
+        What a correction stage took out of the samples, ``(name, value)`` in SI units
+        (empty as the instrument gave it).
     """
 
     source: str
     chunk_list: tuple[Chunk, ...]
     trigger_bit: int = 0
     flags: tuple[str, ...] = ()
+    corrections: tuple[tuple[str, float], ...] = ()
 
     def chunks(self) -> Iterator[Chunk]:
         """Yield the chunks in time order."""

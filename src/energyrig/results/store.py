@@ -99,6 +99,7 @@ WINDOW_SCHEMA = pa.schema([
     pa.field("mean_power_w", pa.float64()),
     pa.field("edge_error_j", pa.float64()),
     pa.field("flags", pa.string()),
+    pa.field("corrections", pa.string()),
     pa.field("cycles", pa.int64()),
     pa.field("true_energy_j", pa.float64()),
     pa.field("true_net_energy_j", pa.float64()),
@@ -112,6 +113,9 @@ POINT_SCHEMA = pa.schema([
     pa.field("n_flagged", pa.int64()),
     *(pa.field(f"{col}_{stat}", pa.float64()) for col in SUMMARISED for stat in STAT_SUFFIXES),
     *(pa.field(f"{col}_mean", pa.float64()) for col in AVERAGED),
+    pa.field("net_energy_per_op_u_j", pa.float64()),
+    pa.field("time_per_op_u_s", pa.float64()),
+    pa.field("uncertainty_budget", pa.string()),
     pa.field("flags", pa.string()),
     pa.field("written_at", pa.timestamp("us", tz="UTC")),
 ])
@@ -174,15 +178,20 @@ def _set_factors(df: pd.DataFrame, point: Point, batch_n: int) -> None:
     df["batch_n"] = batch_n
 
 
-def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, reason: str
-               ) -> pd.DataFrame:
-    """The one-row points table of a point from its windows."""
+def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, reason: str,
+               uncertainty: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """The one-row points table of a point from its windows (and its uncertainty: the
+    expanded figures and the budget, written as JSON)."""
     row: dict[str, Any] = {"status": status, "reason": reason or None,
                            "n_windows": len(win),
                            "n_flagged": int((win["flags"] != "").sum()) if len(win) else 0,
                            "flags": join_flags(",".join(win["flags"])) if len(win) else "",
                            "written_at": _now()}
     row.update(summarise_per_op(win))
+    if uncertainty is not None:
+        row.update(net_energy_per_op_u_j=uncertainty["net_energy_per_op_u_j"],
+                   time_per_op_u_s=uncertainty["time_per_op_u_s"],
+                   uncertainty_budget=json.dumps(uncertainty["uncertainty_budget"]))
     df = pd.DataFrame([row])
     _set_factors(df, point, batch_n)
     return df
@@ -432,7 +441,8 @@ class RunWriter:
         return frozenset(self._done)
 
     def write_point(self, point: Point, windows: Sequence[Window] | pd.DataFrame, *,
-                    batch_n: int, status: Status = "ok", reason: str = "") -> bool:
+                    batch_n: int, status: Status = "ok", reason: str = "",
+                    uncertainty: Mapping[str, Any] | None = None) -> bool:
         """Store one finished point and its windows, atomically.
 
         Parameters
@@ -446,6 +456,9 @@ class RunWriter:
         status, reason:
             ``"ok"``, or ``"failed"`` with the reason (windows measured before the failure
             may be given and are kept).
+        uncertainty:
+            The point's expanded uncertainties and budget
+            (:meth:`energyrig.rig.pipeline.PointResult.uncertainty`), if known.
 
         Returns
         -------
@@ -462,7 +475,7 @@ class RunWriter:
             log.info("point %s already stored; not written again", point.key)
             return False
         win = _windows_frame(point, batch_n, windows)
-        pts = _summarise(point, batch_n, win, status, reason)
+        pts = _summarise(point, batch_n, win, status, reason, uncertainty)
         parts = self.path / PARTS
         parts.mkdir(exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parts))

@@ -20,13 +20,17 @@ it can make (the simulated bench's truth).
 from __future__ import annotations
 
 import logging
+import math
 import tempfile
+import time
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from energyrig.calibration.correction import CurrentCorrection
+from energyrig.calibration.store import Calibration, Identity, select
 from energyrig.domain import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE, Point, Window
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
@@ -36,6 +40,7 @@ from energyrig.instruments.registry import family
 from energyrig.rig.dut import Dut, OpInfo, open_dut
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
+from energyrig.instruments.sim.switch import Load, LoadKind, set_load
 from energyrig.instruments.sim.truth import TruthFollower
 from energyrig.rig.pipeline import Correction, Measurement, no_correction
 
@@ -52,23 +57,31 @@ class Bench:
     ----------
     fixture:
         The bench definition (:func:`energyrig.fixtures.load_fixture`).
+    calibration:
+        ``"latest"`` (the newest valid values of the store, :mod:`energyrig.calibration.store`),
+        ``"none"`` (measure uncalibrated, flagged so) or a record's path: selected when the
+        instrument has opened (its identity is needed). ``None``: no correction stage at all
+        (the records as the instrument gives them, unflagged: tests and library use).
 
     Attributes
     ----------
     hello:
         The firmware's ``hello`` reply (empty until the bench is open).
     correction:
-        The pipeline's correction stage for this bench's records (the identity until a
-        calibration is applied).
+        The pipeline's correction stage for this bench's records (the identity without a
+        calibration).
+    calibrated:
+        The calibration selected (``None`` until open, or without ``calibration``).
     calibration:
-        The calibration behind ``correction`` (id and values, for the run manifest), or
-        ``None``.
+        Its record for the run manifest (ids, values, what is missing), or ``None``.
     """
 
-    def __init__(self, fixture: Fixture) -> None:
+    def __init__(self, fixture: Fixture, calibration: str | None = None) -> None:
         self.fixture = fixture
         self.hello: dict[str, Any] = {}
         self.correction: Correction = no_correction
+        self.calibration_choice = calibration
+        self.calibrated: Calibration | None = None
         self.calibration: dict[str, Any] | None = None
         self._stack: ExitStack | None = None
         self._dut: Dut | None = None
@@ -130,8 +143,21 @@ class Bench:
                            f"{PROTOCOL}")
         instrument = family(fx.instrument.kind).open(fx.instrument, address)
         self._instrument = stack.enter_context(instrument)
+        if self.calibration_choice is not None:
+            self._calibrate(self.calibration_choice)
         log.info("bench %s open: firmware %s on %s", fx.name, self.hello.get("firmware"),
                  self.board)
+
+    def _calibrate(self, choice: str) -> None:
+        """Select the calibration ``choice`` names for the open instrument and make it the
+        correction stage (:class:`ConfigError` for a corrupt, foreign or expired record)."""
+        cal = select(choice, self.fixture, Identity.of(self.instrument.describe()))
+        self.calibrated, self.calibration = cal, cal.manifest()
+        self.correction = CurrentCorrection.of(cal)
+        if cal.complete:
+            log.info("calibration %s applied", cal.id)
+        else:
+            log.info("%s", cal.problem())
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -153,6 +179,12 @@ class Bench:
         return Measurement.prepare(self, point, batch_n=batch_n, seed=seed,
                                    min_samples=min_samples)
 
+    def connect(self, load: LoadKind, ohms: float = math.inf) -> str | None:
+        """Wire the bench for a calibration routine (:mod:`energyrig.calibration.routines`;
+        ``ohms``: the reference resistor): a real bench cannot rewire itself, so this returns
+        the operator's instruction."""
+        return WIRING[load].format(ohms=ohms)
+
     def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
         """A real bench knows nothing of a window beyond its record."""
         return row
@@ -161,6 +193,16 @@ class Bench:
         """A real bench adds no point-level flags."""
         return []
 
+
+#: What a calibration routine asks the operator to wire, for each load.
+WIRING: dict[str, str] = {
+    "open": "Open the instrument's current input: disconnect the board's supply from it (a "
+            "PPK2: unplug VOUT/VIN; a shunt: short the probe at its tip), keep the board "
+            "powered from elsewhere and the trigger wired",
+    "reference": "Connect the {ohms:g} ohm reference resistor across the supply in place of "
+                 "the board (keep the board powered from elsewhere and the trigger wired)",
+    "dut": "Connect the board to the instrument as for a measurement",
+}
 
 #: A window further than this many samples from its true edge is flagged ``stream_time_shift``.
 MAX_SHIFT_SAMPLES = 3
@@ -198,10 +240,12 @@ class SimBench(Bench):
         assert kind.emulator is not None  # the fixture loader refuses a kind without one
         self.workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-")))
         wire, truth = self.workdir / "trigger.wire", self.workdir / "truth.jsonl"
+        self.load_switch = self.workdir / "load.json"
         emulator = stack.enter_context(EmulatorProcess(
             PowerModel.from_dict(fx.sim.power.model_dump()), wire=wire, truth=truth,
             module=kind.emulator,
             extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(fx.sim.seed),
+                        "--load-switch", str(self.load_switch),
                         *kind.emulator_args(fx.instrument)]))
         self.truth = TruthFollower(truth)
         self._connect(stack, address=emulator.port, trigger_wire=wire)
@@ -213,6 +257,12 @@ class SimBench(Bench):
         limits = super().limits
         assert self.fixture.sim is not None
         return replace(limits, stream_lag_s=limits.stream_lag_s + self.fixture.sim.latency_s)
+
+    def connect(self, load: LoadKind, ohms: float = math.inf) -> None:
+        """Switch the emulator's input to ``load`` (:mod:`energyrig.instruments.sim.switch`;
+        ``ohms``: the reference resistor)."""
+        set_load(self.load_switch, Load(load, ohms))
+        time.sleep(self.limits.stream_lag_s)  # blocks rendered before the switch pass by
 
     def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
         """The window with the emulator's true energy, or flagged ``no_truth``."""
@@ -239,7 +289,8 @@ class SimBench(Bench):
         return [TRIGGER_DROPS]
 
 
-def open_bench(fixture: Fixture) -> Bench:
+def open_bench(fixture: Fixture, calibration: str | None = None) -> Bench:
     """The bench of ``fixture``: a :class:`SimBench` when it has ``[sim]``, else a
-    :class:`Bench` (use it in ``with``)."""
-    return SimBench(fixture) if fixture.sim is not None else Bench(fixture)
+    :class:`Bench` (use it in ``with``); ``calibration`` as :class:`Bench`'s."""
+    cls = SimBench if fixture.sim is not None else Bench
+    return cls(fixture, calibration)

@@ -18,9 +18,10 @@ Stages of a point (:func:`measure_point`):
 2. per window (:meth:`Measurement.window`): **arm** the instrument → **run**: the firmware
    runs the op once outside the window (warm-up), idles for the baseline span
    (``settle_ms``, so the idle power just before the rising edge holds none of the warm-up)
-   and runs the batch inside one trigger window → **collect** the
-   record → **correct** it (:data:`Correction`; calibration plugs in here, the identity
-   today) → **find** its window and integrate it (:mod:`energyrig.rig.energy`) → **check**
+   and runs the batch inside one trigger window → **collect** the record → **correct** it
+   (:data:`Correction`: the bench's calibration,
+   :class:`energyrig.calibration.correction.Correction`, or the identity) → **find** its
+   window and integrate it (:mod:`energyrig.rig.energy`) → **check**
    it against its limits and the firmware's own time → **annotate** (the simulated bench
    adds the truth) → a :class:`~energyrig.domain.Window` row.
 3. **batch size changes**, owned here once: with ``auto``, a window that comes out short (the
@@ -45,6 +46,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from energyrig.calibration.budget import K, combined, energy_budget, time_budget
+from energyrig.calibration.routines import CalibrationBench
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
                               Window, summarise_per_op, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
@@ -52,8 +55,7 @@ from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows
 
 if TYPE_CHECKING:
-    from energyrig.fixtures.schema import Fixture
-    from energyrig.instruments.base import Acquisition, RecordedCapture
+    from energyrig.instruments.base import RecordedCapture
     from energyrig.instruments.family import Limits
     from energyrig.rig.dut import Dut, OpInfo
 
@@ -79,23 +81,17 @@ def no_correction(record: RecordedCapture) -> RecordedCapture:
     return record
 
 
-class PipelineBench(Protocol):
-    """What the pipeline needs of an open bench (:class:`energyrig.rig.bench.Bench`)."""
+class PipelineBench(CalibrationBench, Protocol):
+    """What the pipeline needs of an open bench (:class:`energyrig.rig.bench.Bench`): what a
+    calibration routine needs (fixture, hello, DUT, instrument), and more."""
 
-    fixture: Fixture
     correction: Correction
 
     @property
     def board(self) -> str: ...
 
     @property
-    def hello(self) -> Mapping[str, Any]: ...
-
-    @property
     def dut(self) -> Dut: ...
-
-    @property
-    def instrument(self) -> Acquisition: ...
 
     @property
     def limits(self) -> Limits: ...
@@ -334,7 +330,7 @@ class Measurement:
 
     def _find(self, record: RecordedCapture) -> Window:
         """The record's trigger window (the longest, if it holds several), with the
-        record's own flags."""
+        record's own flags and the corrections applied to it."""
         w = self.bench.fixture.windows
         settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
                                   guard_s=w.guard_s, baseline_s=w.baseline_s,
@@ -349,7 +345,7 @@ class Measurement:
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
-        return replace(window, flags=(*window.flags, *flags))
+        return replace(window, flags=(*window.flags, *flags), corrections=record.corrections)
 
     def _check(self, win: Window, elapsed_s: float) -> list[str]:
         """Flags of the checks of a window against its limits and the firmware's time."""
@@ -394,6 +390,8 @@ class PointResult:
         The firmware's ``prep`` reply (empty if prep failed).
     cycle_hz:
         Frequency of the firmware's cycle counter, Hz.
+    calibration:
+        The bench's calibration record (``Bench.calibration``), for the uncertainty budget.
     """
 
     point: Point
@@ -404,15 +402,27 @@ class PointResult:
     flags: tuple[str, ...] = ()
     prep: Mapping[str, Any] = field(default_factory=dict)
     cycle_hz: int = 0
+    calibration: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
+    def uncertainty(self) -> dict[str, Any]:
+        """The expanded uncertainties (k = 2) of the net energy per op (J) and the time per op
+        (s), ``None`` where unknown (a quantity not calibrated, one window), and the net
+        energy's budget (:mod:`energyrig.calibration.budget`)."""
+        energy = energy_budget(self.windows, self.batch_n, self.calibration)
+        timing = time_budget(self.windows, self.batch_n)
+        return {"net_energy_per_op_u_j": _finite(K * combined(energy)) if energy else None,
+                "time_per_op_u_s": _finite(K * combined(timing)) if timing else None,
+                "uncertainty_budget": [c.as_dict("j") for c in energy]}
+
     def figures(self) -> dict[str, Any]:
         """The result as one JSON-ready object (``rig run --json``): per-op figures are
         means over the windows (:func:`~energyrig.domain.summarise_per_op`),
-        ``*_ci95_*`` the Student-t 95 % interval of the mean."""
+        ``*_ci95_*`` the Student-t 95 % interval of the mean, ``*_u_*`` the expanded
+        uncertainty (k = 2) of :meth:`uncertainty`."""
         p = self.point
         frame = windows_frame(self.windows, self.batch_n)
         stats = summarise_per_op(frame)
@@ -430,6 +440,7 @@ class PointResult:
             out[key.replace("_per_op", "_per_op_ci95")] = \
                 [low, high] if math.isfinite(low) else None
         energy, duration = frame["energy_j"].sum(), frame["duration_s"].sum()
+        out.update(self.uncertainty())
         out["mean_power_w"] = float(energy / duration) if len(frame) else None
         out["baseline_w"] = _finite(float(frame["baseline_w"].median()))
         out["cycles_per_op"] = _finite(stats["cycles_per_op_mean"])
@@ -442,7 +453,8 @@ class PointResult:
                            "energy_j": w.energy_j, "baseline_w": _finite(w.baseline_w),
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
-                           "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags)}
+                           "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),
+                           "corrections": dict(w.corrections)}
                           for w in self.windows]
         return out
 
@@ -497,7 +509,8 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         while not until(windows):
             if stop():
                 return PointResult(prepared.point, "interrupted", "stop requested", n,
-                                   tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz)
+                                   tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz,
+                                   calibration=bench.calibration)
             row = prepared.window()
             if prepared.batch_n != n:  # the batch grew: the windows before are too small
                 windows.clear()
@@ -515,11 +528,12 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         log.log(logging.INFO if stop() else logging.WARNING, "point %s %s: %s", point.label,
                 status, reason)
         if prepared is None:
-            return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz)
+            return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz,
+                               calibration=bench.calibration)
         return PointResult(prepared.point, status, reason, prepared.batch_n, tuple(windows),
-                           _flags(windows), prepared.prep, cycle_hz)
+                           _flags(windows), prepared.prep, cycle_hz, bench.calibration)
     return PointResult(prepared.point, "ok", "", prepared.batch_n, tuple(windows),
-                       _flags(windows, extra), prepared.prep, cycle_hz)
+                       _flags(windows, extra), prepared.prep, cycle_hz, bench.calibration)
 
 
 def _flags(windows: Sequence[Window], extra: Sequence[str] = ()) -> tuple[str, ...]:

@@ -58,10 +58,16 @@ BenchFactory = Callable[[Fixture], ContextManager[PointBench]]
 
 
 def open_bench(fixture: Fixture) -> ContextManager[PointBench]:
-    """The bench of ``fixture`` (:func:`energyrig.rig.bench.open_bench`)."""
+    """The bench of ``fixture`` (:func:`energyrig.rig.bench.open_bench`), uncorrected."""
+    return calibrated_benches(None)(fixture)
+
+
+def calibrated_benches(calibration: str | None) -> BenchFactory:
+    """Benches that apply ``calibration`` (``"latest"``, ``"none"``, a record's path;
+    ``None``: no correction stage), as :class:`energyrig.rig.bench.Bench` takes it."""
     from energyrig.rig.bench import open_bench as open_fixture_bench  # instruments, emulators
 
-    return open_fixture_bench(fixture)
+    return lambda fixture: open_fixture_bench(fixture, calibration)
 
 
 # --- stopping -----------------------------------------------------------------------------
@@ -191,6 +197,27 @@ def survey(plan: Plan, fixtures: Sequence[Fixture],
     return boards
 
 
+def check_calibrated(boards: Sequence[BoardPlan], *, required: bool) -> None:
+    """Refuse (``required``) or warn about a board whose bench applies an incomplete or no
+    calibration; a bench without a correction stage (``calibration`` ``None``) is not
+    asked.
+
+    Raises
+    ------
+    ConfigError
+        ``required`` and a board is not fully calibrated (names its fixture and why).
+    """
+    for b in boards:
+        if b.calibration is None or b.calibration["complete"]:
+            continue
+        problem = b.calibration["problem"]
+        if required:
+            raise ConfigError(b.fixture.path, "calibration",
+                              f"{problem}; a sweep refuses to measure uncalibrated unless "
+                              "given --allow-uncalibrated")
+        log.warning("%s: %s; its points are flagged uncalibrated", b.name, problem)
+
+
 def _distinct_boards(plan: Plan, names: list[str]) -> None:
     if len(set(names)) != len(names):
         raise ConfigError(plan.path, "fixture", f"the fixtures measure boards {names}; give "
@@ -265,7 +292,8 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
         outcome.failed += 1
         progress.console.print(f"[red]failed[/] {label}: {result.reason}")
     else:
-        writer.write_point(result.point, list(result.windows), batch_n=result.batch_n)
+        writer.write_point(result.point, list(result.windows), batch_n=result.batch_n,
+                           uncertainty=result.uncertainty())
         outcome.measured += 1
     progress.advance(task)
     return failed
@@ -311,7 +339,8 @@ def _finish(writer: RunWriter, boards: list[BoardPlan], plan: Plan, bench_factor
 
 def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = None,
                 bench_factory: BenchFactory = open_bench, console: Console | None = None,
-                stop: StopRequest | None = None, overwrite: bool = False) -> SweepOutcome:
+                stop: StopRequest | None = None, overwrite: bool = False,
+                require_calibration: bool = False) -> SweepOutcome:
     """Run ``plan`` into a new run directory, on ``fixture`` or else on the plan's fixtures
     (one after another), else on the default fixture.
 
@@ -319,6 +348,9 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
     ----------
     overwrite:
         Replace a run already in ``run_dir`` (refused while a sweep is writing it).
+    require_calibration:
+        Refuse to start when a bench is not fully calibrated (:func:`check_calibrated`);
+        ``bench_factory`` applies the calibration (:func:`calibrated_benches`).
     """
     run_dir = Path(run_dir)
     plan = plan.with_seed()
@@ -332,6 +364,7 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
                                 "give --overwrite")
     with stop.handle_signals(console):
         boards = survey(plan, fixtures, bench_factory)
+        check_calibrated(boards, required=require_calibration)
         with RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
                               **_manifest_parts(boards)) as writer:
             return _finish(writer, boards, plan, bench_factory, console, stop)
@@ -339,9 +372,11 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
 
 def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
                  bench_factory: BenchFactory = open_bench, console: Console | None = None,
-                 stop: StopRequest | None = None) -> SweepOutcome:
+                 stop: StopRequest | None = None,
+                 require_calibration: bool = False) -> SweepOutcome:
     """Continue the sweep of ``run_dir``: same plan, seed and order; points already stored
-    (measured, failed or skipped) are not measured again.
+    (measured, failed or skipped) are not measured again. ``require_calibration`` as
+    :func:`start_sweep`.
 
     ``fixture`` replaces the one recorded in the run's manifest (a run on one fixture only).
     """
@@ -362,6 +397,7 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
     # The writer first: a run another sweep is writing is refused before any bench opens.
     with stop.handle_signals(console), RunWriter.resume(run_dir) as writer:
         boards = survey(plan, fixtures, bench_factory)
+        check_calibrated(boards, required=require_calibration)
         if _manifest_parts(boards)["firmware"] != manifest.get("firmware"):
             log.warning("resuming %s with other firmware than it began with", run_dir)
         return _finish(writer, boards, plan, bench_factory, console, stop)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from energyrig.instruments.sim.switch import BOARD, Load
 from energyrig.instruments.sim.wire import FAMILY_NAMES, EdgeArray, family_name
 
 F64 = npt.NDArray[np.float64]
@@ -344,15 +345,22 @@ def logic_level(t_ns: I64, edges: EdgeArray) -> npt.NDArray[np.uint8]:
 
 
 def measured_current(model: PowerModel, t_ns: I64, edges: EdgeArray,
-                     rng: np.random.Generator) -> F64:
+                     rng: np.random.Generator, load: Load = BOARD,
+                     supply_v: float | None = None) -> F64:
     """Current as a faulty, noisy instrument reports it, A.
 
-    ``skew_s`` delays the current against the logic channel; then gain error, offset and
-    white noise of rms ``noise_a``.
+    ``load`` is what the input is connected to (:mod:`~energyrig.instruments.sim.switch`):
+    the board (``skew_s`` delays its current against the logic channel), nothing, or a
+    reference resistor across ``supply_v`` (default the model's), V. Then gain error, offset
+    and white noise of rms ``noise_a``.
     """
     t_ns = np.asarray(t_ns, dtype=np.int64)
-    skew_ns = int(round(model.skew_s * 1e9))
-    current = model_current(model, t_ns - skew_ns, edges)
+    if load.kind == "dut":
+        skew_ns = int(round(model.skew_s * 1e9))
+        current = model_current(model, t_ns - skew_ns, edges)
+    else:
+        volts = model.supply_v if supply_v is None else supply_v
+        current = np.full(t_ns.shape, volts / load.ohms)  # open: ohms = inf
     if model.gain_error:
         current = current * (1.0 + model.gain_error)
     if model.offset_a:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+from pathlib import Path
 import select
 import struct
 import sys
@@ -61,6 +62,7 @@ from energyrig.instruments.ppk2.protocol import (
     regulator_mv,
 )
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
+from energyrig.instruments.sim.switch import LoadSwitch
 from energyrig.instruments.sim.process import (
     EmulatorProcess,
     emulator_parser,
@@ -134,8 +136,10 @@ class Ppk2Emulator(OpenCloseBase):
                  truth: str | os.PathLike[str] | None = None,
                  calibration: Ppk2Calibration = DEFAULT_CALIBRATION, latency_s: float = 0.05,
                  block_s: float = 0.005, tx_buffer_s: float = 0.5,
-                 metadata_split_s: float = 0.0, seed: int = 0) -> None:
+                 metadata_split_s: float = 0.0, seed: int = 0,
+                 load_switch: str | os.PathLike[str] | None = None) -> None:
         self.model = model
+        self.switch = LoadSwitch(None if load_switch is None else Path(load_switch))
         self.calibration = calibration
         self.latency_ns = int(latency_s * 1e9)
         self.block_s = block_s
@@ -347,7 +351,8 @@ class Ppk2Emulator(OpenCloseBase):
         if n <= 0:
             return
         t_ns = self._t0_ns + (self._next_k + np.arange(n, dtype=np.int64)) * SAMPLE_PERIOD_NS
-        current = measured_current(self.model, t_ns, self._edges, self._rng)
+        current = measured_current(self.model, t_ns, self._edges, self._rng,
+                                   self.switch.load(), self.supply_v)
         if not self._powered:
             current = np.zeros_like(current) + self.model.offset_a
         words = encode_words(current, self.calibration, self.vdd_mv,
@@ -414,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     args, model = parse_emulator_args(parser, argv)
     with Ppk2Emulator(model, wire=args.wire, truth=args.truth, latency_s=args.latency_s,
                       block_s=args.block_s, tx_buffer_s=args.tx_buffer_s,
-                      metadata_split_s=args.metadata_split_s, seed=args.seed) as emu:
+                      metadata_split_s=args.metadata_split_s, seed=args.seed,
+                      load_switch=args.load_switch) as emu:
         serve_until_stopped(emu.port)
     return 0
 

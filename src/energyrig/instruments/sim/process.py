@@ -38,6 +38,9 @@ def emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
                         help="power model as JSON (fields of PowerModel and a board "
                              "profile, e.g. '{\"profile\": \"nrf52840\", \"noise_a\": 1e-6}')")
     parser.add_argument("--seed", type=int, default=0, help="noise/fault seed")
+    parser.add_argument("--load-switch", type=Path,
+                        help="JSON file naming what the current input sees "
+                             "(energyrig.instruments.sim.switch; default: the board)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what it does")
     return parser
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 import re
 import socket
 import sys
@@ -56,6 +57,7 @@ import numpy.typing as npt
 from energyrig.instruments.base import OpenCloseBase
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, number, steps_125
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
+from energyrig.instruments.sim.switch import LoadSwitch
 from energyrig.instruments.sim.process import (
     emulator_parser,
     parse_emulator_args,
@@ -176,10 +178,11 @@ class ScopeEmulator(OpenCloseBase):
                  wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None, shunt_ohms: float = 1.0,
                  adc_noise_lsb: float = 0.5, latency_s: float = 0.05, port: int = 0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, load_switch: str | os.PathLike[str] | None = None) -> None:
         if dialect not in EMULATED:
             raise ValueError(f"scope emulator speaks {', '.join(EMULATED)}, not {dialect!r}")
         self.model = model
+        self.switch = LoadSwitch(None if load_switch is None else Path(load_switch))
         self.dialect: Dialect = DIALECTS[dialect]
         self.encoding = EMULATED[dialect]
         self.shunt_ohms = shunt_ohms
@@ -395,7 +398,7 @@ class ScopeEmulator(OpenCloseBase):
         rate, points = self.sample_rate()
         t_ns = self._t0_ns + np.rint(np.arange(points) * (1e9 / rate)).astype(np.int64)
         edges = self._edges
-        current = measured_current(self.model, t_ns, edges, self._rng)
+        current = measured_current(self.model, t_ns, edges, self._rng, self.switch.load())
         signals = {self.SUPPLY_CH: self.model.supply_v + current * self.shunt_ohms,
                    self.SHUNT_CH: current * self.shunt_ohms,
                    self.TRIGGER_CH: logic_level(t_ns, edges) * self.model.supply_v}
@@ -736,7 +739,8 @@ def main(argv: list[str] | None = None) -> int:
     args, model = parse_emulator_args(parser, argv)
     with ScopeEmulator(model, dialect=args.dialect, wire=args.wire, truth=args.truth,
                        shunt_ohms=args.shunt_ohms, adc_noise_lsb=args.adc_noise_lsb,
-                       latency_s=args.latency_s, port=args.port, seed=args.seed) as emu:
+                       latency_s=args.latency_s, port=args.port, seed=args.seed,
+                       load_switch=args.load_switch) as emu:
         serve_until_stopped(emu.resource)
     return 0
 

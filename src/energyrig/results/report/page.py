@@ -7,7 +7,8 @@ SI values become text here, through :mod:`energyrig.units`.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,7 +203,7 @@ def _manifest_html(run: Run) -> str:
         "firmware": " ".join(str(fw[k]) for k in ("firmware", "build", "board", "crypto")
                              if k in fw) or "–",
         "software": f"energyrig {sw.get('energyrig', '?')} ({sw.get('git_revision') or 'no git'})",
-        "calibration": cal.get("id", "none") if cal else "none",
+        "calibration": _calibration_text(cal),
         "host": (m.get("host") or {}).get("hostname", "–"),
         "started": m.get("started_at") or "–",
         "ended": m.get("ended_at") or "not yet (in progress or interrupted)",
@@ -210,6 +211,16 @@ def _manifest_html(run: Run) -> str:
     }
     return "<dl>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(str(v))}</dd>"
                             for k, v in items.items()) + "</dl>"
+
+
+def _calibration_text(cal: Mapping[str, Any]) -> str:
+    """The run's calibration: its record ids, and what is missing when incomplete."""
+    if not cal:
+        return "none"
+    text = cal.get("id") or "none"
+    if cal.get("complete") is False:
+        text += f" — UNCALIBRATED: {cal.get('problem')}"
+    return text
 
 
 def _conditions_html(run: Run) -> list[str]:
@@ -286,6 +297,39 @@ def _factorial_html(tables: ReportTables, images: Images) -> list[str]:
             _allocation_table(design.allocation)]
 
 
+def _budget_cell(component: str) -> Callable[[pd.Series], str]:
+    def cell(row: pd.Series) -> str:
+        found = [c for c in json.loads(row["uncertainty_budget"] or "[]")
+                 if c["component"] == component]
+        return format_si(found[0]["u_j"], "J", missing="unknown") if found else "–"
+    return cell
+
+
+BUDGET_COMPONENTS = ("repeatability", "edge quantisation", "gain calibration",
+                     "skew calibration")
+UNCERTAINTY_COLUMNS = (
+    Column("point", lambda r: config_label(r) + (f" #{int(r['rep'])}" if r["rep"] else ""),
+           numeric=False),
+    Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
+    Column("U (k=2)", lambda r: format_si(r["net_energy_per_op_u_j"], "J",
+                                          missing="– (not calibrated)")),
+    *(Column(f"u {name}", _budget_cell(name)) for name in BUDGET_COMPONENTS),
+)
+
+
+def _uncertainty_html(points: pd.DataFrame) -> list[str]:
+    """Each measured point's expanded uncertainty and its budget (docs/calibration.md); a
+    run written before the budget existed has none."""
+    ok = points[points["status"] == "ok"]
+    if "uncertainty_budget" not in ok.columns or ok["uncertainty_budget"].isna().all():
+        return []
+    return ["<h2>Uncertainty of the net energy per op</h2>",
+            "<p class='note'>Expanded uncertainty U (k = 2) and its standard components per "
+            "op, in the way of the GUM: repeatability (Type A), edge quantisation and the "
+            "calibration's gain and skew (Type B). Unknown without a calibration.</p>",
+            _table(ok, UNCERTAINTY_COLUMNS)]
+
+
 def page_html(run: Run, tables: ReportTables, images: Images) -> str:
     """The report page of ``run``.
 
@@ -320,6 +364,7 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
         parts.extend(_families_html(tables, images))
         parts.extend(_comparisons_html(tables))
         parts.extend(_factorial_html(tables, images))
+        parts.extend(_uncertainty_html(tables.points))
     problems = tables.points[tables.points["status"] != "ok"]
     parts.append("<h2>Failed and skipped points</h2>")
     parts.append(_table(problems, PROBLEM_COLUMNS) if len(problems) else "<p>None.</p>")

@@ -1,0 +1,376 @@
+"""Calibration records and the store that holds them.
+
+A **record** is one small JSON file written by a calibration routine: who the instrument is
+(:class:`Identity`), the fixture, board and firmware it was measured on, who ran it, when and
+with which software, and each quantity it measured (:class:`Value`: the value, its standard
+uncertainty, the reference used, the fit's residual, and when it expires). ::
+
+    {"format": 1, "id": "20261123T160512Z-ppk2-offset_a",
+     "instrument": {"kind": "ppk2", "name": "PPK2 (HW 1)", "address": "/dev/ttyACM0"},
+     "fixture": "sim", "board": "host", "firmware": "energyrig-fw 0.4.0",
+     "created_utc": "2026-11-23T16:05:12Z", "operator": "ana@bench1",
+     "software": "energyrig 0.4.0",
+     "values": {"offset_a": {"value": 1.2e-06, "u": 3e-08, "unit": "A", "method": "zero",
+                             "reference": "input open", "residual_rms": 2e-07, "n": 20000,
+                             "expires_utc": "2026-11-24T16:05:12Z"}}}
+
+The **store** is a directory of records (:func:`calibration_dir`: the fixture's
+``[calibration] dir``, or ``$ENERGYRIG_CALIBRATION_DIR``). What applies to a bench is a
+:class:`Calibration`: for each quantity, the newest unexpired value of a record of that
+instrument (:meth:`CalibrationStore.latest`), so a daily ``rig calibrate zero`` and a gain
+calibrated last month combine; or one record named on the command line (:func:`from_file`),
+which must be for this instrument and unexpired.
+
+Every problem with a record is a :class:`~energyrig.errors.ConfigError` naming the file.
+Units are SI (A, s; ``gain`` is dimensionless: measured / true current).
+"""
+from __future__ import annotations
+
+import getpass
+import json
+import logging
+import math
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from pydantic import Field, field_validator
+
+from energyrig.config import Strict, validate
+from energyrig.errors import ConfigError
+
+if TYPE_CHECKING:
+    from energyrig.fixtures.schema import Fixture
+    from energyrig.instruments.family import InstrumentInfo
+
+log = logging.getLogger(__name__)
+
+#: Environment variable that overrides the fixture's calibration directory.
+CALIBRATION_DIR_ENV = "ENERGYRIG_CALIBRATION_DIR"
+#: The record format this module writes and reads.
+FORMAT = 1
+
+#: The quantities the correction stage applies: offset of the current channel (A), its gain
+#: (measured / true, 1), and the delay of the current channel behind the trigger channel (s).
+Quantity = Literal["offset_a", "gain", "skew_s"]
+QUANTITIES: tuple[Quantity, ...] = get_args(Quantity)
+UNITS: dict[Quantity, str] = {"offset_a": "A", "gain": "1", "skew_s": "s"}
+#: The routine that measures each quantity (``rig calibrate ROUTINE``).
+ROUTINES: dict[Quantity, str] = {"offset_a": "zero", "gain": "gain", "skew_s": "skew"}
+
+
+class Identity(Strict):
+    """Which instrument a record belongs to.
+
+    ``kind`` and ``name`` (a scope's ``*IDN?`` with its serial number, the PPK2's hardware
+    revision) must match; ``address`` is where it was reached, recorded for the operator
+    (a USB port or an emulator's pty changes between sessions).
+    """
+
+    kind: str
+    name: str
+    address: str = ""
+
+    @classmethod
+    def of(cls, info: InstrumentInfo) -> Identity:
+        """The identity of an open acquisition (its ``describe()``)."""
+        return cls(kind=info.kind, name=info.name, address=info.address)
+
+    def matches(self, other: Identity) -> bool:
+        return (self.kind, self.name) == (other.kind, other.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.name!r}"
+
+
+class Measured(Strict):
+    """What a routine measured of one quantity (a :class:`Value` without its unit and
+    expiry, which the record adds).
+
+    Attributes
+    ----------
+    value:
+        The value, SI.
+    u:
+        Its standard uncertainty (k = 1), SI.
+    method:
+        The routine that measured it (``zero``, ``gain``, ``skew``).
+    reference:
+        What it was measured against (``"10.00 ohm ± 0.1 % at 3.000 V"``, ``"input open"``).
+    residual_rms:
+        Root mean square residual of the fit behind it, in ``unit`` of the fitted signal
+        (A for a current fit), or ``None``.
+    n:
+        Samples or points the value rests on.
+    """
+
+    value: float
+    u: float = Field(ge=0)
+    method: str
+    reference: str = ""
+    residual_rms: float | None = None
+    n: int | None = Field(None, ge=0)
+
+    @field_validator("value", "u")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("must be a finite number")
+        return v
+
+
+
+class Value(Measured):
+    """One calibrated quantity of a record: what was measured, its ``unit`` (``"A"``, ``"s"``
+    or ``"1"``) and when it stops being valid (``expires_utc``)."""
+
+    unit: str
+    expires_utc: datetime
+
+    def expired(self, now: datetime) -> bool:
+        return now >= self.expires_utc
+
+
+class Record(Strict):
+    """One calibration record (the module docstring shows one)."""
+
+    format: Literal[1] = FORMAT
+    id: str = Field(min_length=1)
+    instrument: Identity
+    fixture: str
+    board: str | None = None
+    firmware: str | None = None
+    created_utc: datetime
+    operator: str
+    software: str
+    values: dict[Quantity, Value] = Field(min_length=1)
+    notes: tuple[str, ...] = ()
+
+    @field_validator("values")
+    @classmethod
+    def _gain_positive(cls, values: dict[Quantity, Value]) -> dict[Quantity, Value]:
+        if "gain" in values and not values["gain"].value > 0:
+            raise ValueError("gain must be > 0 (measured / true current)")
+        return values
+
+
+def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
+               values: Mapping[Quantity, Measured], *, now: datetime | None = None,
+               notes: tuple[str, ...] = ()) -> Record:
+    """A record of ``values`` measured now on the bench of ``fixture``.
+
+    Parameters
+    ----------
+    fixture:
+        The bench definition (its name, and each quantity's validity ``[calibration]
+        valid_s``).
+    instrument:
+        Who was calibrated.
+    hello:
+        The firmware's ``hello`` reply (board and firmware), empty without a DUT.
+    values:
+        What the routines measured of each quantity.
+    now:
+        The time of the measurement (default: now, UTC).
+    """
+    from energyrig import __version__
+
+    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    valid = fixture.calibration.valid_s
+    full = {q: Value(**v.model_dump(), unit=UNITS[q],
+                     expires_utc=now + timedelta(seconds=getattr(valid, q)))
+            for q, v in values.items()}
+    record_id = f"{now:%Y%m%dT%H%M%SZ}-{instrument.kind}-{'+'.join(sorted(full))}"
+    return Record(id=record_id, instrument=instrument, fixture=fixture.name or fixture.path.stem,
+                  board=hello.get("board"), firmware=hello.get("firmware"), created_utc=now,
+                  operator=f"{getpass.getuser()}@{socket.gethostname()}",
+                  software=f"energyrig {__version__}", values=full, notes=notes)
+
+
+def load_record(path: Path) -> Record:
+    """Read one record.
+
+    Raises
+    ------
+    ConfigError
+        The file is missing, not JSON, or not a calibration record (names the field).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(path, "", "no such calibration file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, "", f"cannot read the calibration ({exc})") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(path, "", f"corrupt calibration record: not valid JSON ({exc})") \
+            from exc
+    return validate(Record, data, path)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What applies to one instrument: each quantity's value and the record it came from.
+
+    Attributes
+    ----------
+    instrument:
+        The instrument it applies to.
+    values:
+        The valid value of each quantity calibrated.
+    sources:
+        The record id each value comes from.
+    origin:
+        Where it was selected: ``"store DIR"``, ``"file PATH"`` or ``"none"`` (the operator
+        chose to measure uncalibrated: no values).
+    expired:
+        Quantities whose newest value has expired (and none valid is left).
+    """
+
+    instrument: Identity
+    values: Mapping[Quantity, Value]
+    sources: Mapping[Quantity, str]
+    origin: str
+    expired: tuple[Quantity, ...] = ()
+
+    @property
+    def missing(self) -> tuple[Quantity, ...]:
+        """Quantities with no valid value: never calibrated, or expired."""
+        return tuple(q for q in QUANTITIES if q not in self.values)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    @property
+    def id(self) -> str | None:
+        """The ids of the records used, joined by ``+`` (``None``: none)."""
+        return "+".join(sorted(set(self.sources.values()))) or None
+
+    def problem(self) -> str:
+        """What is missing, in one phrase with the routines that fix it (``""``: nothing)."""
+        if self.complete:
+            return ""
+        if self.origin == "none":
+            return f"{self.instrument.label} is measured uncalibrated (--calibration none)"
+        parts = [f"{q} {'expired' if q in self.expired else 'never calibrated'}"
+                 for q in self.missing]
+        fix = " ".join(sorted({ROUTINES[q] for q in self.missing}))
+        return (f"{self.instrument.label} is not fully calibrated ({', '.join(parts)}; "
+                f"run `rig calibrate {fix}` or `rig calibrate all`)")
+
+    def manifest(self) -> dict[str, Any]:
+        """What a run manifest records: ids, values with uncertainties, what is missing."""
+        return {"id": self.id, "instrument": self.instrument.model_dump(),
+                "origin": self.origin, "complete": self.complete,
+                "problem": self.problem() or None, "missing": list(self.missing),
+                "expired": list(self.expired),
+                "values": {q: {"value": v.value, "u": v.u, "unit": v.unit,
+                               "record": self.sources[q],
+                               "expires_utc": v.expires_utc.isoformat()}
+                           for q, v in self.values.items()}}
+
+
+def calibration_dir(fixture: Fixture) -> Path:
+    """The store of ``fixture``: ``$ENERGYRIG_CALIBRATION_DIR``, else its ``[calibration]
+    dir`` (relative to the fixture file)."""
+    env = os.environ.get(CALIBRATION_DIR_ENV)
+    if env:
+        return Path(env)
+    return fixture.path.parent / fixture.calibration.dir
+
+
+class CalibrationStore:
+    """A directory of calibration records (``*.json``).
+
+    Parameters
+    ----------
+    directory:
+        Where the records are (created on the first :meth:`save`).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def records(self) -> list[tuple[Path, Record]]:
+        """Every record, oldest first.
+
+        Raises
+        ------
+        ConfigError
+            A file in the directory is not a valid record (corrupt files are not skipped
+            silently: remove or repair it).
+        """
+        if not self.directory.is_dir():
+            return []
+        found = [(p, load_record(p)) for p in sorted(self.directory.glob("*.json"))]
+        return sorted(found, key=lambda pr: pr[1].created_utc)
+
+    def save(self, record: Record) -> Path:
+        """Write ``record`` as ``<id>.json`` (atomically) and return its path."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / f"{record.id}.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+        log.info("calibration %s written to %s", record.id, path)
+        return path
+
+    def latest(self, instrument: Identity, now: datetime | None = None) -> Calibration:
+        """For each quantity, the newest unexpired value among this instrument's records."""
+        now = now or datetime.now(UTC)
+        values: dict[Quantity, Value] = {}
+        sources: dict[Quantity, str] = {}
+        seen: set[Quantity] = set()
+        for _, record in reversed(self.records()):
+            if not record.instrument.matches(instrument):
+                continue
+            for q, v in record.values.items():
+                seen.add(q)
+                if q not in values and not v.expired(now):
+                    values[q], sources[q] = v, record.id
+        expired = tuple(q for q in QUANTITIES if q in seen and q not in values)
+        return Calibration(instrument, values, sources, f"store {self.directory}", expired)
+
+
+def from_file(path: Path, instrument: Identity, now: datetime | None = None) -> Calibration:
+    """The calibration of one record named by the operator, which must fit the bench.
+
+    Raises
+    ------
+    ConfigError
+        The record is corrupt, for another instrument, or one of its values has expired.
+    """
+    now = now or datetime.now(UTC)
+    record = load_record(path)
+    if not record.instrument.matches(instrument):
+        raise ConfigError(path, "instrument", f"is for {record.instrument.label}, not for this "
+                                              f"bench's {instrument.label}")
+    for q, v in record.values.items():
+        if v.expired(now):
+            raise ConfigError(path, f"values.{q}", f"expired on {v.expires_utc:%Y-%m-%d %H:%M} "
+                                                   f"UTC (run `rig calibrate {ROUTINES[q]}`)")
+    return Calibration(instrument, dict(record.values), {q: record.id for q in record.values},
+                       f"file {path}")
+
+
+def select(choice: str, fixture: Fixture, instrument: Identity,
+           now: datetime | None = None) -> Calibration:
+    """The calibration ``--calibration choice`` names for this bench: ``"latest"`` (the
+    store's, :meth:`CalibrationStore.latest`), ``"none"`` (no values) or a record's path.
+
+    Raises
+    ------
+    ConfigError
+        A record in the store, or the one named, is corrupt; the one named is for another
+        instrument or has expired.
+    """
+    if choice == "none":
+        return Calibration(instrument, {}, {}, "none")
+    if choice == "latest":
+        return CalibrationStore(calibration_dir(fixture)).latest(instrument, now)
+    return from_file(Path(choice), instrument, now)

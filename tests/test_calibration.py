@@ -1,0 +1,239 @@
+"""Calibration records, their store, and the correction built from them.
+
+What is checked: a record round-trips through the store; ``latest`` takes each quantity's
+newest unexpired value of this instrument (a daily zero beside an older gain), ignores other
+instruments and says what expired; a corrupt, foreign or expired record is one ConfigError
+naming the file; the directory comes from the fixture or ``$ENERGYRIG_CALIBRATION_DIR``. The
+correction gives back the energy of a fault-free record from one with a known offset, gain
+and skew (known answer), whatever the chunking, and records what it applied. The uncertainty
+budget's components are their closed forms, and unknown without a calibration."""
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from energyrig.calibration.budget import combined, energy_budget, time_budget
+from energyrig.calibration.correction import CurrentCorrection, shift_current
+from energyrig.calibration.store import (CALIBRATION_DIR_ENV, Calibration, CalibrationStore,
+                                         Identity, Measured, calibration_dir, from_file,
+                                         load_record, new_record, select)
+from energyrig.capture import Chunk
+from energyrig.domain import UNCALIBRATED, Window
+from energyrig.errors import ConfigError
+from energyrig.fixtures import load_fixture
+from energyrig.instruments.base import RecordedCapture
+from energyrig.rig.energy import WindowSettings, find_windows
+
+SIM = Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml"
+PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)", address="/dev/pts/3")
+SCOPE = Identity(kind="scope", name="RIGOL TECHNOLOGIES,DS1104Z,DS1ZA000000000,00.04.04.SP4")
+T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+HELLO = {"board": "host", "firmware": "energyrig-fw 0.4.0"}
+
+
+def _value(value: float, u: float = 1e-9, method: str = "zero") -> Measured:
+    return Measured(value=value, u=u, method=method, reference="input open", residual_rms=2e-7,
+                    n=1000)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> CalibrationStore:
+    return CalibrationStore(tmp_path / "cal")
+
+
+def test_a_record_round_trips_with_units_and_expiry_from_the_fixture(
+        store: CalibrationStore) -> None:
+    fx = load_fixture(SIM)
+    record = new_record(fx, PPK2, HELLO, {"offset_a": _value(1.2e-6),
+                                          "gain": _value(1.01, 1e-4, "gain")}, now=T0)
+    path = store.save(record)
+    assert path.name == f"{record.id}.json" and record.id == "20261123T120000Z-ppk2-gain+offset_a"
+    back = load_record(path)
+    assert back == record
+    assert (back.fixture, back.board, back.firmware) == ("sim", "host", "energyrig-fw 0.4.0")
+    assert back.values["offset_a"].unit == "A" and back.values["gain"].unit == "1"
+    assert back.values["offset_a"].expires_utc == T0 + timedelta(days=1)
+    assert back.values["gain"].expires_utc == T0 + timedelta(days=90)
+    assert back.software.startswith("energyrig ") and "@" in back.operator
+
+
+def test_latest_combines_each_quantitys_newest_valid_value(store: CalibrationStore) -> None:
+    fx = load_fixture(SIM)
+    store.save(new_record(fx, PPK2, HELLO, {"offset_a": _value(9e-6), "gain": _value(1.02),
+                                            "skew_s": _value(2e-5)}, now=T0))
+    store.save(new_record(fx, PPK2, HELLO, {"offset_a": _value(1e-6)},
+                          now=T0 + timedelta(days=3)))
+    store.save(new_record(fx, SCOPE, HELLO, {"gain": _value(0.5)},
+                          now=T0 + timedelta(days=4)))
+    cal = store.latest(PPK2, now=T0 + timedelta(days=3, hours=1))
+    assert {q: v.value for q, v in cal.values.items()} == \
+        {"offset_a": 1e-6, "gain": 1.02, "skew_s": 2e-5}
+    assert cal.sources["offset_a"] == "20261126T120000Z-ppk2-offset_a"
+    assert cal.complete and cal.problem() == ""
+    assert cal.id == "20261123T120000Z-ppk2-gain+offset_a+skew_s+20261126T120000Z-ppk2-offset_a"
+
+    later = store.latest(PPK2, now=T0 + timedelta(days=5))  # the daily zero has expired
+    assert later.missing == ("offset_a",) and later.expired == ("offset_a",)
+    assert "offset_a expired" in later.problem() and "rig calibrate zero" in later.problem()
+    manifest = later.manifest()
+    assert manifest["complete"] is False and manifest["missing"] == ["offset_a"]
+    assert manifest["values"]["gain"]["record"].endswith("gain+offset_a+skew_s")
+
+    nothing = store.latest(Identity(kind="ppk2", name="PPK2 (HW 1)"), now=T0)
+    assert nothing.values == {} and "never calibrated" in nothing.problem()
+
+
+def test_a_corrupt_record_in_the_store_is_one_error_naming_it(store: CalibrationStore) -> None:
+    store.directory.mkdir(parents=True)
+    bad = store.directory / "broken.json"
+    bad.write_text('{"format": 1, "id": ')
+    with pytest.raises(ConfigError, match=r"broken\.json: corrupt calibration record"):
+        store.latest(PPK2)
+    bad.write_text('{"format": 1, "id": "x", "instrument": {"kind": "ppk2", "name": "p"}}')
+    with pytest.raises(ConfigError, match=r"broken\.json: fixture: required field"):
+        store.records()
+
+
+def test_a_gain_that_is_not_positive_is_refused(store: CalibrationStore) -> None:
+    with pytest.raises(ValueError, match="gain must be > 0"):
+        new_record(load_fixture(SIM), PPK2, HELLO, {"gain": _value(0.0)}, now=T0)
+
+
+def test_a_named_record_must_be_for_this_instrument_and_unexpired(
+        store: CalibrationStore) -> None:
+    fx = load_fixture(SIM)
+    path = store.save(new_record(fx, PPK2, HELLO, {"offset_a": _value(1e-6)}, now=T0))
+    cal = from_file(path, PPK2, now=T0 + timedelta(hours=1))
+    assert cal.values["offset_a"].value == 1e-6 and cal.origin == f"file {path}"
+    assert not cal.complete  # gain and skew are missing
+    with pytest.raises(ConfigError, match=r"\.json: instrument: is for ppk2 .* not for this "
+                                          r"bench's scope"):
+        from_file(path, SCOPE, now=T0)
+    with pytest.raises(ConfigError, match=r"values\.offset_a: expired on 2026-11-24 12:00 UTC "
+                                          r"\(run `rig calibrate zero`\)"):
+        from_file(path, PPK2, now=T0 + timedelta(days=2))
+    with pytest.raises(ConfigError, match="no such calibration file"):
+        from_file(path.with_name("gone.json"), PPK2)
+
+
+def test_the_store_is_the_fixtures_unless_the_environment_names_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fx = load_fixture(SIM)
+    monkeypatch.delenv(CALIBRATION_DIR_ENV)
+    assert calibration_dir(fx) == SIM.parent / "calibration"
+    monkeypatch.setenv(CALIBRATION_DIR_ENV, str(tmp_path))
+    assert calibration_dir(fx) == tmp_path
+    none = select("none", fx, PPK2)
+    assert none.values == {} and "--calibration none" in none.problem()
+
+
+# -- the correction ---------------------------------------------------------------------------
+
+RATE_HZ = 100e3
+PERIOD_S = 1 / RATE_HZ
+SUPPLY_V = 3.0
+
+
+def _current(t_s: np.ndarray) -> np.ndarray:
+    """A board's current: 1 mA idle, a 10 mA window from 20 to 70 ms with a 50 Hz ripple."""
+    window = (t_s >= 20e-3) & (t_s < 70e-3)
+    return np.where(window, 10e-3 + 1e-3 * np.sin(2 * np.pi * 50 * t_s), 1e-3)
+
+
+def _record(offset_a: float = 0.0, gain: float = 1.0, skew_s: float = 0.0,
+            sizes: tuple[int, ...] = (10_000,)) -> RecordedCapture:
+    """The board read through an instrument with these faults, in chunks of ``sizes``."""
+    t = np.arange(sum(sizes)) * PERIOD_S
+    logic = ((t >= 20e-3) & (t < 70e-3)).astype(np.uint8)
+    current = gain * _current(t - skew_s) + offset_a
+    bounds = np.cumsum((0, *sizes))
+    chunks = tuple(Chunk(int(a), PERIOD_S, current[a:b], SUPPLY_V, logic[a:b])
+                   for a, b in zip(bounds[:-1], bounds[1:]))
+    return RecordedCapture("synthetic", chunks)
+
+
+def _net_j(record: RecordedCapture) -> float:
+    (window,) = find_windows(record, WindowSettings())
+    return window.net_energy_j
+
+
+def _fault_free_net_j() -> float:
+    return _net_j(_record())
+
+
+def test_the_correction_gives_back_the_energy_of_a_fault_free_record() -> None:
+    truth = _fault_free_net_j()
+    faulty = _record(offset_a=50e-6, gain=1.03, skew_s=40e-6)
+    assert abs(_net_j(faulty) / truth - 1) > 0.02  # what the faults do uncorrected
+    fixed = CurrentCorrection(offset_a=50e-6, gain=1.03, skew_s=40e-6)(faulty)
+    assert _net_j(fixed) == pytest.approx(truth, rel=1e-12)  # a whole-sample skew: exact
+    leading = CurrentCorrection(offset_a=-30e-6, gain=0.98, skew_s=-25e-6)
+    assert _net_j(leading(_record(offset_a=-30e-6, gain=0.98, skew_s=-25e-6))) == \
+        pytest.approx(truth, rel=2e-4)  # a fractional skew: interpolated
+
+
+def test_the_correction_is_the_same_chunk_by_chunk() -> None:
+    whole = _record(skew_s=37e-6)
+    split = _record(skew_s=37e-6, sizes=(1, 2, 997, 3, 0, 4000, 1, 4996))
+    for shift in (3.7, -3.7, 0.5, 12.0):
+        one = shift_current(whole.chunk_list, shift)[0]
+        many = np.concatenate(shift_current(split.chunk_list, shift))
+        np.testing.assert_array_equal(one, many)
+
+
+def test_the_corrected_record_carries_the_values_and_the_flag() -> None:
+    record = CurrentCorrection(offset_a=1e-6, gain=1.01, skew_s=0.0,
+                               flags=(UNCALIBRATED,))(_record())
+    assert record.corrections == (("offset_a", 1e-6), ("gain", 1.01), ("skew_s", 0.0))
+    assert record.flags == (UNCALIBRATED,)
+    (window,) = find_windows(record, WindowSettings())
+    assert window.samples == 5000
+
+
+def test_a_correction_of_an_incomplete_calibration_applies_what_it_has() -> None:
+    gain = new_record(load_fixture(SIM), PPK2, HELLO, {"gain": _value(1.02)}, now=T0)
+    cal = Calibration(PPK2, {"gain": gain.values["gain"]}, {"gain": gain.id}, "store x")
+    correction = CurrentCorrection.of(cal)
+    assert (correction.offset_a, correction.gain, correction.skew_s) == (0.0, 1.02, 0.0)
+    assert correction.flags == (UNCALIBRATED,)
+    with pytest.raises(ValueError, match="finite gain > 0"):
+        CurrentCorrection(gain=0.0)
+
+
+
+# -- the uncertainty budget -------------------------------------------------------------------
+
+def _window(net_j: float, duration_s: float = 0.05, edge_j: float = 3e-9) -> Window:
+    """A window of 5000 samples, 1 mW idle, whose net energy is ``net_j``."""
+    return Window(0.0, duration_s, 5000, net_j + 1e-3 * duration_s, 1e-3, edge_error_j=edge_j)
+
+
+CALIBRATED = {"id": "r1", "values": {"gain": {"value": 1.02, "u": 0.00102},
+                                     "skew_s": {"value": 7e-5, "u": 1e-6},
+                                     "offset_a": {"value": 4e-5, "u": 3e-7}}}
+
+
+def test_the_budget_has_its_components_in_closed_form() -> None:
+    windows = [_window(j) for j in (1.0e-4, 1.1e-4, 0.9e-4, 1.0e-4)]
+    budget = {c.name: c for c in energy_budget(windows, 10, CALIBRATED)}
+    per_op = np.array([1.0e-5, 1.1e-5, 0.9e-5, 1.0e-5])
+    assert budget["repeatability"].type == "A"
+    assert budget["repeatability"].u == pytest.approx(per_op.std(ddof=1) / 2)
+    assert budget["edge quantisation"].u == pytest.approx(3e-10 / np.sqrt(3) / 2)
+    assert budget["gain calibration"].u == pytest.approx(1e-5 * 0.001)
+    step_w = 1e-4 / 0.05  # window power less the baseline
+    assert budget["skew calibration"].u == pytest.approx(1e-6 * step_w / 10)
+    assert "r1" in budget["gain calibration"].source
+    total = combined(list(budget.values()))
+    assert total == pytest.approx(np.sqrt(sum(c.u ** 2 for c in budget.values())))
+    (rep, edge) = time_budget(windows, 10)
+    assert rep.u == 0.0 and edge.u == pytest.approx(1e-5 / np.sqrt(6) / 10 / 2)
+
+
+def test_without_a_calibration_the_uncertainty_is_unknown() -> None:
+    budget = energy_budget([_window(1e-4), _window(1.2e-4)], 10, None)
+    assert np.isnan(combined(budget))
+    assert [c.as_dict("j")["u_j"] for c in budget][2:] == [None, None]

@@ -1,0 +1,102 @@
+"""Calibration routines on the simulated benches (emulated PPK2 and scope with faults).
+
+What is checked: ``calibrate(all)`` finds the emulator's offset, gain and skew (both signs of
+each, both instruments; the offset as the intercept of the two references' line, since a
+PPK2 cannot show a current below zero) within reach of their uncertainties and stores one
+record that the bench then applies to read the truth within 0.2 %; a routine whose
+measurement makes no sense — the board still on an open input, an offset below the range, an
+open reference, a step that never comes, one reference without an offset — refuses with
+CalibrationError and stores nothing."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from energyrig.calibration.routines import ORDER, calibrate
+from energyrig.calibration.store import CalibrationStore
+from energyrig.errors import CalibrationError
+from energyrig.fixtures import load_fixture
+from energyrig.rig.bench import open_bench
+from energyrig.rig.pipeline import measure_point, reps_done
+from energyrig.domain import Point
+
+ROOT = Path(__file__).resolve().parents[1]
+DUT = ROOT / "build" / "host" / "energyrig-dut"
+
+pytestmark = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
+
+
+def _faulty(tmp_path: Path, base: str, *, one_reference: bool = False, **faults: float) -> Path:
+    text = (ROOT / "fixtures" / base).read_text().replace("../build/host/energyrig-dut",
+                                                           str(DUT))
+    if one_reference:
+        text = text.replace("reference_ohms = [1000.0, 10000.0]", "reference_ohms = [1000.0]")
+    lines = "".join(f"{k} = {v!r}\n" for k, v in faults.items())
+    path = tmp_path / base
+    path.write_text(text.replace("[sim.power]\n", "[sim.power]\n" + lines, 1))
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CalibrationStore:
+    monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(tmp_path / "cal"))
+    return CalibrationStore(tmp_path / "cal")
+
+
+@pytest.mark.parametrize("base, faults, tol", [
+    ("sim.toml", {"offset_a": 40e-6, "gain_error": 0.02, "skew_s": 70e-6},
+     {"offset_a": 2e-6, "gain": 2e-3, "skew_s": 5e-6}),
+    ("sim-scope.toml", {"offset_a": -50e-6, "gain_error": -0.03, "skew_s": -60e-6},
+     {"offset_a": 100e-6, "gain": 3e-3, "skew_s": 3e-6}),
+])
+def test_all_finds_the_faults_and_run_then_reads_the_truth(
+        tmp_path: Path, store: CalibrationStore, base: str, faults: dict[str, float],
+        tol: dict[str, float]) -> None:
+    fixture = load_fixture(_faulty(tmp_path, base, **faults))
+    with open_bench(fixture) as bench:
+        record, path = calibrate(bench, bench.connect, ORDER)
+    assert path.parent == store.directory and [p for p, _ in store.records()] == [path]
+    expected = {"offset_a": faults["offset_a"], "gain": 1 + faults["gain_error"],
+                "skew_s": faults["skew_s"]}
+    for q, value in expected.items():
+        got = record.values[q]
+        assert got.value == pytest.approx(value, abs=tol[q]), q
+        assert 0 < got.u < tol[q], q
+
+    with open_bench(fixture, "latest") as bench:
+        assert bench.calibrated is not None and bench.calibrated.complete
+        result = measure_point(bench, Point(op="sha256", board=bench.board, payload_bytes=1024),
+                               until=reps_done(4))
+    fig = result.figures()
+    assert "uncalibrated" not in fig["flags"]
+    assert fig["net_energy_per_op_j"] == pytest.approx(fig["true_net_energy_per_op_j"],
+                                                       rel=2e-3)
+
+
+def test_nonsense_is_refused_and_nothing_is_stored(tmp_path: Path,
+                                                   store: CalibrationStore) -> None:
+    fixture = load_fixture(_faulty(tmp_path, "sim.toml", one_reference=True, offset_a=5e-6))
+    with open_bench(fixture) as bench:
+        with pytest.raises(CalibrationError, match="follows the firmware's trigger"):
+            calibrate(bench, lambda load, ohms=0: bench.connect("dut"), ["zero"])  # board on
+        with pytest.raises(CalibrationError, match="one reference needs a valid offset"):
+            calibrate(bench, bench.connect, ["gain"])
+        with pytest.raises(CalibrationError, match=r"a gain of .*: is the reference connected"):
+            calibrate(bench, lambda load, ohms=0: bench.connect(
+                "open" if load == "reference" else load), ["zero", "gain"])
+        with pytest.raises(CalibrationError, match="no current step"):
+            calibrate(bench, lambda load, ohms=0: bench.connect("open"), ["skew"])  # board gone
+        assert store.records() == []
+        _, path = calibrate(bench, bench.connect, ["zero", "gain"])
+    assert [p for p, _ in store.records()] == [path]
+    # A PPK2 cannot show a current below zero: the open input cannot give a negative offset,
+    # the line through two references can.
+    (tmp_path / "below").mkdir()
+    below = load_fixture(_faulty(tmp_path / "below", "sim.toml", offset_a=-20e-6))
+    with open_bench(below) as bench:
+        with pytest.raises(CalibrationError, match="bottom of the range"):
+            calibrate(bench, bench.connect, ["zero"])
+        record, _ = calibrate(bench, bench.connect, ["gain"])
+    assert record.values["offset_a"].value == pytest.approx(-20e-6, abs=1e-6)
+    assert record.values["gain"].value == pytest.approx(1.0, abs=2e-3)

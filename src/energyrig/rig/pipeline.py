@@ -115,8 +115,9 @@ class PreparedPoint(Protocol):
 
     @property
     def batch_n(self) -> int:
-        """Ops per window. It may grow after a window: windows measured before belong to
-        the smaller batch and are dropped."""
+        """Ops per window. It may change after a window (grown for a short window, shrunk
+        for an outlasted record): windows measured before belong to the old batch and are
+        dropped."""
         ...
 
     @property

@@ -267,6 +267,11 @@ def describe_finite(values: npt.ArrayLike, confidence: float = 0.95) -> Summary 
     return describe(x, confidence) if x.size else None
 
 
+def finite_or_none(x: float) -> float | None:
+    """``x``, or ``None`` where it is NaN or infinite (JSON has no NaN)."""
+    return x if math.isfinite(x) else None
+
+
 def join_flags(flags: Iterable[str] | str | None) -> str:
     """Flags as the tables write them: sorted, unique, joined by ``,``."""
     if flags is None:

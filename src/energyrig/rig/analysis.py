@@ -8,13 +8,12 @@
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
-from energyrig.domain import Window, describe_finite, windows_frame
+from energyrig.domain import Window, describe_finite, finite_or_none, windows_frame
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 from energyrig.rig.energy import Glitch, UnpairedEdge, WindowFinder, WindowSettings, find_windows
@@ -28,10 +27,6 @@ JSON_FIELDS = ("start_s", "end_s", "duration_s", "samples", "energy_j", "baselin
 FIGURES = ("energy_j", "net_energy_j", "duration_s", "mean_power_w")
 PER_OP_FIGURES = {"energy_j": "energy_per_op_j", "net_energy_j": "net_energy_per_op_j",
                   "duration_s": "time_per_op_s"}
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 @dataclass(frozen=True)
@@ -75,14 +70,14 @@ def _json_value(value: object) -> object:
     """A window field for JSON: NaN as null, flags as a list."""
     if isinstance(value, tuple):
         return list(value)
-    return _finite(value) if isinstance(value, float) else value
+    return finite_or_none(value) if isinstance(value, float) else value
 
 
 def _describe(values: pd.Series) -> dict[str, float | int | None] | None:
     d = describe_finite(values.to_numpy(dtype="float64", na_value=float("nan")))
     if d is None:
         return None
-    return {k: (_finite(v) if isinstance(v, float) else v) for k, v in asdict(d).items()}
+    return {k: (finite_or_none(v) if isinstance(v, float) else v) for k, v in asdict(d).items()}
 
 
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,

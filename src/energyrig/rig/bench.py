@@ -37,11 +37,11 @@ from energyrig.fixtures.schema import Fixture
 from energyrig.instruments.base import Acquisition
 from energyrig.instruments.family import Limits
 from energyrig.instruments.registry import family
-from energyrig.rig.dut import Dut, OpInfo, open_dut
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.switch import Load, LoadKind, set_load
 from energyrig.instruments.sim.truth import TruthFollower
+from energyrig.rig.dut import Dut, OpInfo, open_dut
 from energyrig.rig.pipeline import Correction, Measurement, no_correction
 
 log = logging.getLogger(__name__)
@@ -231,6 +231,7 @@ class SimBench(Bench):
 
     truth: TruthFollower | None = None
     workdir: Path | None = None
+    load_switch: Path | None = None
     _trigger_drops = 0
 
     def _open(self, stack: ExitStack) -> None:
@@ -261,6 +262,7 @@ class SimBench(Bench):
     def connect(self, load: LoadKind, ohms: float = math.inf) -> None:
         """Switch the emulator's input to ``load`` (:mod:`energyrig.instruments.sim.switch`;
         ``ohms``: the reference resistor)."""
+        assert self.load_switch is not None  # set when the bench opened
         set_load(self.load_switch, Load(load, ohms))
         time.sleep(self.limits.stream_lag_s)  # blocks rendered before the switch pass by
 

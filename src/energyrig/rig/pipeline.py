@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from energyrig.calibration.budget import K, combined, energy_budget, time_budget
 from energyrig.calibration.routines import CalibrationBench
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
-                              Window, summarise_per_op, windows_frame)
+                              Window, finite_or_none, summarise_per_op, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows
@@ -415,8 +415,8 @@ class PointResult:
         energy's budget (:mod:`energyrig.calibration.budget`)."""
         energy = energy_budget(self.windows, self.batch_n, self.calibration)
         timing = time_budget(self.windows, self.batch_n)
-        return {"net_energy_per_op_u_j": _finite(K * combined(energy)) if energy else None,
-                "time_per_op_u_s": _finite(K * combined(timing)) if timing else None,
+        return {"net_energy_per_op_u_j": finite_or_none(K * combined(energy)) if energy else None,
+                "time_per_op_u_s": finite_or_none(K * combined(timing)) if timing else None,
                 "uncertainty_budget": [c.as_dict("j") for c in energy]}
 
     def figures(self) -> dict[str, Any]:
@@ -433,35 +433,31 @@ class PointResult:
                        "curve": p.curve, "backend": p.backend},
             "board": p.board, "family": p.family, "batch_n": self.batch_n,
             "reps": len(self.windows),
-            "samples_per_window": _finite(float(frame["samples"].median())),
+            "samples_per_window": finite_or_none(float(frame["samples"].median())),
         }
         for key in ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j"):
             low, high = stats[f"{key}_ci_low"], stats[f"{key}_ci_high"]
-            out[key] = _finite(stats[f"{key}_mean"])
+            out[key] = finite_or_none(stats[f"{key}_mean"])
             out[key.replace("_per_op", "_per_op_ci95")] = \
                 [low, high] if math.isfinite(low) else None
         energy, duration = frame["energy_j"].sum(), frame["duration_s"].sum()
         out.update(self.uncertainty())
         out["mean_power_w"] = float(energy / duration) if len(frame) else None
-        out["baseline_w"] = _finite(float(frame["baseline_w"].median()))
-        out["cycles_per_op"] = _finite(stats["cycles_per_op_mean"])
+        out["baseline_w"] = finite_or_none(float(frame["baseline_w"].median()))
+        out["cycles_per_op"] = finite_or_none(stats["cycles_per_op_mean"])
         out["cycle_hz"] = self.cycle_hz
         for key in ("true_energy_per_op_j", "true_net_energy_per_op_j"):
             if math.isfinite(stats[f"{key}_mean"]):
                 out[key] = stats[f"{key}_mean"]
         out["flags"] = list(self.flags)
         out["windows"] = [{"start_s": w.start_s, "end_s": w.end_s, "samples": w.samples,
-                           "energy_j": w.energy_j, "baseline_w": _finite(w.baseline_w),
+                           "energy_j": w.energy_j, "baseline_w": finite_or_none(w.baseline_w),
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
                            "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),
                            "corrections": dict(w.corrections)}
                           for w in self.windows]
         return out
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 Until = Callable[[Sequence[Window]], bool]
@@ -513,7 +509,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                                    tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz,
                                    calibration=bench.calibration)
             row = prepared.window()
-            if prepared.batch_n != n:  # the batch grew: the windows before are too small
+            if prepared.batch_n != n:  # the batch changed: the windows before are of the old one
                 windows.clear()
                 n = prepared.batch_n
             windows.append(row)

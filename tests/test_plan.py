@@ -2,6 +2,7 @@
 real catalogue (skipped combinations listed with reasons), seeded order, the shipped plans."""
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_levels_an_op_cannot_take_are_skipped_with_reasons(tmp_path: Path,
                                                             target: Target) -> None:
     plan = plan_of(tmp_path, """
         [factors]
-        op = ["aes-ecb-encrypt", "rsa-encrypt", "no-such-op"]
+        op = ["aes-ecb-encrypt", "rsa-encrypt"]
         key_bits = [128, 2048]
         payload_bytes = [100, 128, 2097152]
         backend = ["software", "hardware"]
@@ -110,7 +111,7 @@ def test_levels_an_op_cannot_take_are_skipped_with_reasons(tmp_path: Path,
     by_levels = {(s.point.op, s.point.key_bits, s.point.payload_bytes, s.point.backend): s.reason
                  for s in expansion.skipped}
     # aes: 5 of 6 sizes x keys; rsa: 5 of 6; one per op on the missing hardware backend
-    assert len(by_levels) == len(expansion.skipped) == 5 + 5 + 3 + 1
+    assert len(by_levels) == len(expansion.skipped) == 5 + 5 + 2
     assert by_levels[("aes-ecb-encrypt", 128, 100, "software")] == (
         "aes-ecb-encrypt: payload_bytes=100 not a multiple of 16")
     assert by_levels[("aes-ecb-encrypt", 128, 2097152, "software")].startswith(
@@ -118,12 +119,35 @@ def test_levels_an_op_cannot_take_are_skipped_with_reasons(tmp_path: Path,
     assert "key_bits=2048 not allowed (allowed: 128, 192, 256)" in \
         by_levels[("aes-ecb-encrypt", 2048, 100, "software")]
     assert "payload_bytes=128 outside 1..117" in by_levels[("rsa-encrypt", 2048, 128, "software")]
-    assert by_levels[("no-such-op", None, None, "software")] == (
-        "no-such-op: not in the firmware's catalogue on host")
     assert by_levels[("aes-ecb-encrypt", None, None, "hardware")] == (
         "aes-ecb-encrypt: no hardware backend on host")
     assert sorted((p.op, p.key_bits, p.payload_bytes) for p in expansion.points) == [
         ("aes-ecb-encrypt", 128, 128), ("rsa-encrypt", 2048, 100)]
+
+
+@pytest.mark.parametrize(("op", "problem"), [
+    ("sha265", "'sha265' is not in the firmware's catalogue on host; did you mean sha256"),
+    ("no-such-op", "'no-such-op' is not in the firmware's catalogue on host (`rig ops` lists"),
+])
+def test_an_op_not_in_the_catalogue_is_an_error_with_the_nearest_names(
+        tmp_path: Path, target: Target, op: str, problem: str) -> None:
+    plan = plan_of(tmp_path, f"""
+        [factors]
+        op = ["aes-ecb-encrypt", "{op}"]
+        payload_bytes = [16]
+        """)
+    with pytest.raises(ConfigError, match=re.escape(f"plan.toml: factors.op: {problem}")):
+        expand(plan, target)
+
+
+@pytest.mark.parametrize("op", ["sha256 payload_bytes=128", "sha256\\nhello", "shä256", "SHA256"])
+def test_an_op_name_the_protocol_cannot_carry_is_refused_at_load(tmp_path: Path,
+                                                                 op: str) -> None:
+    with pytest.raises(ConfigError, match=r"plan.toml: factors\[0\]\.op: op .* is not a valid name"):
+        plan_of(tmp_path, f"""
+            [factors]
+            op = ["{op}"]
+            """)
 
 
 def test_left_out_key_bits_and_curves_take_every_allowed_level(tmp_path: Path,

@@ -191,7 +191,7 @@ def test_failed_points_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> Non
         min_windows = 3
         max_windows = 3
         [factors]
-        op = ["broken", "hangs", "sha256", "aes-ecb-encrypt", "nope"]
+        op = ["broken", "hangs", "sha256", "aes-ecb-encrypt"]
         key_bits = [128, 512]
         payload_bytes = [64, 100]
         """)
@@ -205,8 +205,7 @@ def test_failed_points_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> Non
     assert set(failed.loc["hangs", "n_windows"]) == {1}     # the window before the hang is kept
     assert "did not answer" in failed.loc["hangs", "reason"].iloc[0]
     skipped = pts[pts["status"] == "skipped"]
-    assert len(skipped) == outcome.skipped == 3 + 1    # aes: 3 of 4 (key, size); nope
-    assert "not in the firmware's catalogue" in skipped.loc["nope", "reason"]
+    assert len(skipped) == outcome.skipped == 3        # aes: 3 of 4 (key, size)
     # Opened to survey, to measure, and again after each failed point but a last one.
     last_failed = bench.prepared[-1].startswith(("op=broken", "op=hangs"))
     assert bench.opened == 2 + 4 - last_failed
@@ -294,12 +293,27 @@ def test_overwrite_replaces_a_run_and_refuses_a_live_one(tmp_path: Path) -> None
         with pytest.raises(RunError, match="another sweep"):
             resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
         assert unopened.opened == 0
-    (tmp_path / "other").mkdir()
-    (tmp_path / "other" / "notes.txt").write_text("mine")
-    with pytest.raises(RunError, match="not a run directory"):
-        start_sweep(plan, tmp_path / "other", fixture=load_fixture(SIM),
-                    bench_factory=factory(ScriptedBench()), console=QUIET, overwrite=True)
-    assert (tmp_path / "other" / "notes.txt").exists()
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_sweep_never_writes_into_or_deletes_a_folder_with_files_it_did_not_write(
+        tmp_path: Path, overwrite: bool) -> None:
+    plan = make_plan(tmp_path, HASHES)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    unopened = ScriptedBench()
+    with pytest.raises(RunError, match=r"other: holds files .*\(notes.txt\)"):
+        start_sweep(plan, other, fixture=load_fixture(SIM), bench_factory=factory(unopened),
+                    console=QUIET, overwrite=overwrite)
+    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"] and unopened.opened == 0
+    # A run with the operator's notes put in it afterwards: --overwrite keeps both.
+    run(tmp_path, plan, ScriptedBench())
+    (tmp_path / "run" / "notes.txt").write_text("mine")
+    before = sorted(p.name for p in (tmp_path / "run").iterdir())
+    with pytest.raises(RunError, match=r"run: holds a run and files it did not write "
+                                       r"\(notes.txt\); not removed"):
+        run(tmp_path, plan, ScriptedBench(), overwrite=True)
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == before
 
 
 # --- several boards ----------------------------------------------------------------------

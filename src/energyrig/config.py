@@ -24,9 +24,11 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class Strict(BaseModel):
-    """Unknown keys are errors (a misspelt key must not be silently ignored); frozen."""
+    """Unknown keys are errors (a misspelt key must not be silently ignored); NaN and
+    infinity are errors (``offset_a = nan`` would turn every energy into NaN or worse, with
+    nothing flagged); frozen."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def between(value: float, low: float, high: float, unit: str) -> float:

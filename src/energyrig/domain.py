@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -29,6 +30,31 @@ if TYPE_CHECKING:  # numpy, scipy and pandas load where a summary is computed
 
 Status = Literal["ok", "failed", "skipped"]
 STATUSES: tuple[Status, ...] = ("ok", "failed", "skipped")
+
+
+#: A word of the firmware protocol (``firmware/PROTOCOL.md``: lowercase names, no spaces).
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+#: A printable name without spaces (a Zephyr board target has a ``/``).
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/-]{0,127}")
+_NAMES = {"op": _WORD, "backend": _WORD, "curve": _WORD, "board": _LABEL, "family": _WORD}
+
+
+def check_name(factor: str, value: object) -> str:
+    """``value`` if it is a valid name for ``factor`` (``op``, ``backend``, ``curve``: one
+    word of the firmware protocol; ``board``, ``family``: one printable name).
+
+    Raises
+    ------
+    ValueError
+        Naming the factor, the value and what a valid name is made of.
+    """
+    if not isinstance(value, str) or not _NAMES[factor].fullmatch(value):
+        rule = ("letters, digits and '-_.+/', no spaces" if factor == "board"
+                else "lowercase letters, digits, '-', '_' and '.'")
+        raise ValueError(f"{factor} {value!r} is not a valid name ({rule})")
+    return value
+#: The whole-number factors and their smallest values.
+_WHOLE = {"key_bits": 1, "payload_bytes": 0, "cpu_hz": 1, "rep": 0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +78,28 @@ class Point:
     family: str | None = None
 
     def __post_init__(self) -> None:
+        """Every factor as the firmware protocol and the results store can carry it.
+
+        Raises
+        ------
+        ValueError
+            Naming the factor: a word sent to the DUT (op, backend, curve) that is not one
+            protocol word (``'sha256 payload_bytes=128'`` would smuggle in a parameter the
+            point does not record), a board or family that is not one printable name, a
+            number that is not whole or is out of range.
+        """
+        for name in _NAMES:
+            if getattr(self, name) is not None:
+                check_name(name, getattr(self, name))
         # 128, 128.0 and numpy.int64(128) must give the same key: store plain ints.
-        for name in ("key_bits", "payload_bytes", "cpu_hz", "rep"):
+        for name, low in _WHOLE.items():
             value = getattr(self, name)
             if value is None:
                 continue
             if isinstance(value, bool) or not float(value).is_integer():
-                raise ValueError(f"Point.{name} must be a whole number, not {value!r}")
+                raise ValueError(f"{name} must be a whole number, not {value!r}")
+            if value < low:
+                raise ValueError(f"{name} must be >= {low}, not {value!r}")
             object.__setattr__(self, name, int(value))
 
     @property

@@ -95,7 +95,7 @@ _HELP = (
 def register(app: typer.Typer) -> None:
     @app.command(help=_HELP)
     def analyze(
-        capture: Path = typer.Argument(..., help="Capture file: .csv (or any kind the rig reads)."),
+        capture: Path = typer.Argument(..., metavar="CAPTURE", help="Capture file: .csv (or any kind the rig reads)."),
         batch: Optional[int] = typer.Option(
             None, "--batch", "-n", min=1,
             help="Operations the firmware ran inside each window: adds per-op figures."),
@@ -134,11 +134,11 @@ def register(app: typer.Typer) -> None:
         from energyrig.instruments.files import parse_voltage
         from energyrig.rig.analysis import analyze_file
 
-        options = CaptureOptions(trigger=trigger, trigger_level_v=trigger_level,
-                                 trigger_hysteresis_v=trigger_hysteresis,
-                                 current=current, voltage=parse_voltage(voltage),
-                                 shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale)
         try:
+            options = CaptureOptions(trigger=trigger, trigger_level_v=trigger_level,
+                                     trigger_hysteresis_v=trigger_hysteresis,
+                                     current=current, voltage=parse_voltage(voltage),
+                                     shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale)
             settings = WindowSettings(active_high=not active_low, min_pulse_s=min_pulse,
                                       guard_s=guard, baseline_s=baseline, min_samples=min_samples)
         except ValueError as exc:

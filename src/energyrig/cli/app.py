@@ -25,31 +25,60 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Click's plain help: it wraps at the terminal's width instead of cutting words in
+    # boxes, and does not show flags as taking a value (Typer's rich help prints "<bool>").
+    rich_markup_mode=None,
 )
 
 for module in (analyze, calibrate, instruments, report, run, sweep):
     module.register(app)
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"energyrig {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the rig does."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
 ) -> None:
-    if version:
-        typer.echo(f"energyrig {__version__}")
-        raise typer.Exit()
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
 
 
+#: Click's usage errors (a bad option value, a missing argument): the base of BadParameter,
+#: whichever Click Typer runs on.
+_UsageError = typer.BadParameter.__mro__[1]
+
+
 def main() -> None:
-    """Entry point of the ``rig`` console script."""
+    """Entry point of the ``rig`` console script.
+
+    Every mistake an operator can make ends in one line on stderr, ``rig: error: ...``,
+    and exit code 2: a wrong option (naming it), or an :class:`EnergyrigError` (naming the
+    file and field). Ctrl-C exits with 130.
+    """
     try:
-        app()
+        code = app(standalone_mode=False)
     except EnergyrigError as exc:
         typer.echo(f"rig: error: {exc}", err=True)
         sys.exit(2)
+    except _UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `rig` alone: the help is the answer
+            typer.echo(exc.format_message())
+            sys.exit(0)
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        typer.echo(f"rig: error: {exc.format_message()}{where}", err=True)
+        sys.exit(2)
+    except RuntimeError as exc:  # Click's Abort: Ctrl-C or end of input at a prompt
+        if isinstance(exc.__cause__, (KeyboardInterrupt, EOFError)):
+            sys.exit(130)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

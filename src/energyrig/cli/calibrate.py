@@ -144,7 +144,7 @@ def register(app: typer.Typer) -> None:
     @sub.command()
     def show(
         record: Optional[Path] = typer.Argument(
-            None, dir_okay=False, help="A record to check against the bench (default: what "
+            None, metavar="RECORD", dir_okay=False, help="A record to check against the bench (default: what "
                                        "'latest' selects)."),
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the selection as JSON."),

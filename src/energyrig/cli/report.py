@@ -11,7 +11,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def report(
-        run_dir: Path = typer.Argument(..., help="A run directory written by `rig sweep`.",
+        run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory written by `rig sweep`.",
                                        file_okay=False),
         out: Path | None = typer.Option(None, "--out", "-o", file_okay=False,
                                         help="Where to write report.html and its PNG "

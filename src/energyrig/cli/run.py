@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -162,6 +163,11 @@ def register(app: typer.Typer) -> None:
 
         batch_n = _batch(batch)
         fx = load_fixture(fixture)
+        try:  # the point's words go to the DUT: checked before any bench opens
+            point = Point(op=op, board=fx.dut.board, backend=backend, key_bits=key_bits,
+                          payload_bytes=payload_bytes, curve=curve)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
         err = Console(stderr=True)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn())
@@ -172,8 +178,7 @@ def register(app: typer.Typer) -> None:
                 assert bench.calibrated is not None
                 if not bench.calibrated.complete:
                     err.print(f"[yellow]warning: {bench.calibrated.problem()}[/]")
-                point = Point(op=op, board=bench.board, backend=backend, key_bits=key_bits,
-                              payload_bytes=payload_bytes, curve=curve)
+                point = replace(point, board=bench.board)
                 total = reps or fx.measure.reps
 
                 def progress(stage: str, done: int) -> None:

@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def sweep(
         plan: Optional[Path] = typer.Argument(
-            None, dir_okay=False, help="The plan (TOML): factors, levels, repetitions, "
+            None, metavar="PLAN", dir_okay=False, help="The plan (TOML): factors, levels, repetitions, "
                                        "adaptive rule. See plans/quick.toml."),
         fixture: Optional[Path] = typer.Option(
             None, "--fixture", "-f", dir_okay=False,

@@ -149,7 +149,7 @@ class CsvCapture:
         if len(bad):
             i = int(bad[0])
             raise CaptureError(self.source, f"line {row0 + i + 2}: column '{name}' has "
-                                            f"{column.iloc[i]!r}, not a finite number")
+                                            f"'{column.iloc[i]}', not a finite number")
         return values
 
     def _check_logic(self, trigger: npt.NDArray[np.float64], row0: int) -> None:

@@ -5,6 +5,7 @@ generic and of each family, import it without importing the table that names the
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,31 @@ class CaptureOptions:
     current_scale_a_per_v: float | None = None
     voltage: str | float | None = None
     chunk_samples: int = DEFAULT_CHUNK_SAMPLES
+
+    def __post_init__(self) -> None:
+        """Every number finite and in range: a NaN or negative voltage would otherwise turn
+        into NaN or negative energies with nothing flagged.
+
+        Raises
+        ------
+        ValueError
+            Naming the attribute, its allowed range and the value given.
+        """
+        positive = {"shunt_ohms": ("ohm", self.shunt_ohms),
+                    "voltage": ("V", self.voltage if isinstance(self.voltage, float) else None)}
+        for name, (unit, value) in positive.items():
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0 {unit}, got {value}")
+        for name, value in (("trigger_level_v", self.trigger_level_v),
+                            ("current_scale_a_per_v", self.current_scale_a_per_v)):
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value}")
+        if self.trigger_hysteresis_v is not None and not (
+                math.isfinite(self.trigger_hysteresis_v) and self.trigger_hysteresis_v >= 0):
+            raise ValueError("trigger_hysteresis_v must be a finite number >= 0 V, "
+                             f"got {self.trigger_hysteresis_v}")
+        if self.chunk_samples < 1:
+            raise ValueError(f"chunk_samples must be >= 1, got {self.chunk_samples}")
 
     def amperes_per_volt(self, source: str | Path) -> float:
         """Factor turning the current channel's values into amperes (1 if neither is given)."""

@@ -64,6 +64,35 @@ WINDOWS = "windows.parquet"
 POINTS = "points.parquet"
 PARTS = "parts"
 LOCK = ".lock"
+#: What the rig writes in a run directory: its tables, parts, lock and atomic-write
+#: leftovers, and what ``rig report`` and a footprint add. Anything else is the operator's.
+RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, LOCK, "report",
+                         f".{MANIFEST}.tmp", f".{WINDOWS}.tmp", f".{POINTS}.tmp"})
+
+
+def foreign_entries(run_dir: Path) -> list[str]:
+    """Names in ``run_dir`` the rig did not write (none when it does not exist)."""
+    if not run_dir.is_dir():
+        return []
+    return sorted(p.name for p in run_dir.iterdir() if p.name not in RUN_ENTRIES)
+
+
+def check_new_run_dir(path: Path) -> None:
+    """A :class:`RunError` unless a new run can be written at ``path``: a run is written
+    only into a new or empty directory, never among files it did not write."""
+    if (path / MANIFEST).exists():
+        raise RunError(path, "already holds a run; resume it, choose another --out or give "
+                             "--overwrite")
+    if path.exists() and not path.is_dir():
+        raise RunError(path, "is a file, not a directory; choose another --out")
+    if foreign := foreign_entries(path):
+        raise RunError(path, f"holds files that are not a run ({listed(foreign)}); a run is "
+                             "written only into a new or empty directory")
+
+
+def listed(names: Sequence[str]) -> str:
+    """``a, b, c and 4 more``: a few names for a one-line message."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 class RunError(EnergyrigError):
     """A run directory is missing, malformed, or already being written."""
@@ -385,8 +414,7 @@ class RunWriter:
             Parts kept before they are folded into the top-level tables.
         """
         path = Path(run_dir)
-        if (path / MANIFEST).exists():
-            raise RunError(path, "already holds a run; resume it or choose another --out")
+        check_new_run_dir(path)
         path.mkdir(parents=True, exist_ok=True)
         manifest = {
             "format": 1,

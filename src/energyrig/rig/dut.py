@@ -207,6 +207,9 @@ class Dut:
             No complete reply within the timeout (naming the request), a reply that is not
             JSON, or ``"ok": false`` (with the firmware's error).
         """
+        if not line.isascii() or not line.isprintable():
+            raise DutError(f"DUT {self.transport.name}: {line!r} is not one line of printable "
+                           "ASCII (firmware/PROTOCOL.md): not sent")
         timeout = self.timeout_s if timeout_s is None else timeout_s
         log.debug("DUT %s <- %s", self.transport.name, line)
         self.transport.write(line.encode("ascii") + b"\n")

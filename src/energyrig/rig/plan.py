@@ -41,6 +41,7 @@ Every malformed field is a :class:`~energyrig.errors.ConfigError` naming the fil
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import random
 import secrets
@@ -50,12 +51,12 @@ from itertools import product
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from energyrig.config import Strict, read_toml, validate
 from energyrig.errors import ConfigError
 from energyrig.results.compare import Compare
-from energyrig.domain import Point
+from energyrig.domain import Point, check_name
 from energyrig.rig.dut import OpInfo
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,13 @@ class Factors(Strict):
     @classmethod
     def _no_repeats(cls, v: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
         return None if v is None else _unique(v)
+
+    @field_validator("op", "curve", "backend")
+    @classmethod
+    def _words(cls, v: tuple[str, ...] | None, info: ValidationInfo) -> tuple[str, ...] | None:
+        for name in v or ():
+            check_name(str(info.field_name), name)
+        return v
 
     @field_validator("key_bits", "payload_bytes", "cpu_hz")
     @classmethod
@@ -306,6 +314,19 @@ def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: 
         yield levels, reason
 
 
+def _check_known(name: str, target: Target, plan: Plan, block: int) -> None:
+    """A ConfigError when ``name`` is not in ``target``'s catalogue (a typo must not be
+    skipped quietly), suggesting the nearest names."""
+    names = sorted({o.name for o in target.ops})
+    if name in names:
+        return
+    near = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {' or '.join(near)}?" if near else " (`rig ops` lists them)"
+    where = f"factors[{block}].op" if len(plan.factors) > 1 else "factors.op"
+    raise ConfigError(plan.path, where,
+                      f"{name!r} is not in the firmware's catalogue on {target.board}{hint}")
+
+
 def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     """The measurement points of ``plan`` on ``target``, shuffled, and the skipped ones.
 
@@ -333,11 +354,10 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
         for name, backend in product(factors.op, factors.backend):
             info = target.op(name, backend)
             if info is None:
-                known = any(o.name == name for o in target.ops)
-                reason = (f"{name}: no {backend} backend on {target.board}" if known else
-                          f"{name}: not in the firmware's catalogue on {target.board}")
+                _check_known(name, target, plan, block)
                 point = Point(op=name, board=target.board, backend=backend)
-                skipped.setdefault(point.key, Skipped(point, reason))
+                skipped.setdefault(point.key, Skipped(
+                    point, f"{name}: no {backend} backend on {target.board}"))
                 continue
             for levels, reason in _choices(info, factors, target, plan, block):
                 point = Point(op=name, board=target.board, backend=backend,

@@ -47,7 +47,8 @@ from energyrig.errors import ConfigError, DutError
 from energyrig.domain import PER_OP, Point, Window, describe_finite
 from energyrig.fixtures.loader import load_fixture
 from energyrig.fixtures.schema import Fixture
-from energyrig.results.store import MANIFEST, RunError, RunWriter, read_manifest
+from energyrig.results.store import (MANIFEST, RunError, RunWriter, check_new_run_dir,
+                                     foreign_entries, listed, read_manifest)
 from energyrig.rig.dut import open_dut
 from energyrig.rig.pipeline import PointBench, measure_point
 from energyrig.rig.plan import Expansion, Plan, Skipped, Target, expand, plan_from_record
@@ -359,9 +360,7 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
     stop = stop if stop is not None else StopRequest()
     if overwrite:
         remove_run(run_dir, console)
-    elif (run_dir / MANIFEST).exists():  # refuse before the benches are opened
-        raise RunError(run_dir, "already holds a run; resume it, choose another --out or "
-                                "give --overwrite")
+    check_new_run_dir(run_dir)  # refused before the benches are opened
     with stop.handle_signals(console):
         boards = survey(plan, fixtures, bench_factory)
         check_calibrated(boards, required=require_calibration)
@@ -407,12 +406,15 @@ def remove_run(run_dir: Path, console: Console | None = None) -> None:
     """Delete the run in ``run_dir`` (if any) so a new one can start there.
 
     Refused (:class:`RunError`) while a sweep is writing it, or when the directory holds
-    files but no run."""
+    anything the rig did not write (a run directory with the operator's notes in it, or no
+    run at all): ``--overwrite`` deletes only what a run wrote."""
     if not run_dir.exists():
         return
+    if foreign := foreign_entries(run_dir):
+        what = "a run and files it did not write" if (run_dir / MANIFEST).exists() else \
+            "files but no run (no manifest.json)"
+        raise RunError(run_dir, f"holds {what} ({listed(foreign)}); not removed")
     if not (run_dir / MANIFEST).exists():
-        if any(run_dir.iterdir()):
-            raise RunError(run_dir, "is not a run directory (no manifest.json); not removed")
         return
     RunWriter.resume(run_dir).close(finished=False)  # refused if another sweep holds it
     shutil.rmtree(run_dir)

@@ -2,7 +2,9 @@
 
 Writes N points of W windows each through RunWriter (one atomic, fsynced part per point),
 loads the run while it is in progress (every point still a part), closes it (consolidation)
-and loads it again. Reference: the same windows table written by pandas in one
+and loads it again. The first and the last merge (every 256 points the parts are folded
+into a new segment) are timed, with the resident memory after each: both should not grow
+with the run. Reference: the same windows table written by pandas in one
 ``to_parquet`` call and read back by ``read_parquet`` (no atomicity, no resume).
 
     .venv/bin/python benchmarks/results_store.py [--points 1000] [--windows 20] [--json]
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import resource
 import tempfile
 import time
@@ -34,10 +38,14 @@ def run(n_points: int, n_windows: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         writer = RunWriter.create(run_dir)
+        merges: list[tuple[int, float, float]] = []  # (points stored, merge s, RSS MB after)
         t0 = time.perf_counter()
         for i in range(n_points):
             point = Point(op="aes-ecb-encrypt", board="b", key_bits=128, payload_bytes=16 * i)
+            t_point = time.perf_counter()
             writer.write_point(point, _windows(rng, n_windows), batch_n=1000)
+            if (i + 1) % writer.consolidate_every == 0:  # this write folded the parts in
+                merges.append((i + 1, time.perf_counter() - t_point, _rss_mb()))
         t_write = time.perf_counter() - t0
         t0 = time.perf_counter()
         in_progress = load(run_dir)
@@ -62,8 +70,18 @@ def run(n_points: int, n_windows: int) -> dict[str, float]:
         "write_ms_per_point": 1e3 * t_write / n_points,
         "load_in_progress_s": t_load_parts, "close_s": t_close, "load_closed_s": t_load,
         "reference_bulk_write_s": t_ref_write, "reference_read_s": t_ref_read,
+        "first_merge_s": merges[0][1] if merges else math.nan,
+        "last_merge_s": merges[-1][1] if merges else math.nan,
+        "rss_first_merge_mb": merges[0][2] if merges else math.nan,
+        "rss_last_merge_mb": merges[-1][2] if merges else math.nan,
         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def _rss_mb() -> float:
+    """The process's resident memory now, MB (Linux)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from scipy import stats
 
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load, load_many, query
+from energyrig.results import store
 from energyrig.results.store import PARTS
 
 AES = Point(op="aes-ecb-encrypt", family="symmetric", board="nrf52840dk", key_bits=128,
@@ -185,7 +186,6 @@ def test_resume_after_a_crash_loses_and_repeats_nothing(tmp_path: Path) -> None:
 
 def test_a_reader_racing_a_consolidation_still_sees_every_point(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from energyrig.results import store
 
     run_dir = tmp_path / "run"
     writer = RunWriter.create(run_dir)
@@ -220,6 +220,41 @@ def test_a_crash_during_consolidation_leaves_no_duplicates(tmp_path: Path) -> No
     shutil.copytree(saved, run_dir / PARTS)  # as if the parts were not yet removed
     run = load(run_dir)
     assert len(run.points) == 2 and len(run.windows) == 12
+    with RunWriter.resume(run_dir) as w:  # the next writer removes the leftover parts
+        assert len(w.done()) == 2 and not any((run_dir / PARTS).iterdir())
+    assert len(pd.read_parquet(run_dir / "points.parquet")) == 2
+    assert len(pd.read_parquet(run_dir / "windows.parquet")) == 12
+
+
+def test_a_merge_reads_only_the_new_parts_and_a_run_from_before_segments_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = tmp_path / "run"
+    with RunWriter.create(run_dir, consolidate_every=2) as w:
+        read: list[list[Path]] = []
+        real_read = store._read
+        monkeypatch.setattr(store, "_read", lambda d, paths, schema: read.append(paths)
+                            or real_read(d, paths, schema))
+        for kb in range(1, 7):
+            w.write_point(Point(op="x", board="b", key_bits=kb), windows(2), batch_n=1)
+        # three merges, each of the two new parts only (windows and points tables)
+        assert [len(paths) for paths in read] == [2] * 6
+        assert all(PARTS in str(p) for paths in read for p in paths)
+    assert sorted(p.name for p in (run_dir / "points.parquet").iterdir()) == [
+        "seg-000001.parquet", "seg-000002.parquet", "seg-000003.parquet"]
+    assert len(pd.read_parquet(run_dir / "points.parquet")) == 6  # pandas: one line
+    # A run written before segments: single files, read as they are, segments on resume.
+    old = tmp_path / "old"
+    shutil.copytree(run_dir, old)
+    for name in ("windows.parquet", "points.parquet"):
+        table = pd.read_parquet(old / name)
+        shutil.rmtree(old / name)
+        table.to_parquet(old / name)
+    assert len(load(old).points) == 6
+    with RunWriter.resume(old) as w:
+        assert len(w.done()) == 6
+        w.write_point(Point(op="x", board="b", key_bits=7), windows(2), batch_n=1)
+    assert (old / "points.parquet").is_dir() and len(load(old).points) == 7
+    assert len(load(old).windows) == 14
 
 
 def test_parts_are_folded_in_as_the_run_grows(tmp_path: Path) -> None:
@@ -237,8 +272,8 @@ def test_parts_are_folded_in_as_the_run_grows(tmp_path: Path) -> None:
 def test_a_corrupt_table_is_named(tmp_path: Path) -> None:
     with RunWriter.create(tmp_path / "run") as w:
         w.write_point(AES, windows(), batch_n=10)
-    (tmp_path / "run" / "points.parquet").write_bytes(b"PAR1 truncated")
-    with pytest.raises(RunError, match="points.parquet"):
+    (tmp_path / "run" / "points.parquet" / "seg-000001.parquet").write_bytes(b"PAR1 truncated")
+    with pytest.raises(RunError, match="points.parquet/seg-000001.parquet"):
         load(tmp_path / "run")
 
 

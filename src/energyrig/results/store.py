@@ -3,19 +3,28 @@
 Layout of ``RUN_DIR``::
 
     manifest.json        plan, fixture, firmware hello, software, calibration, host, times, seed
-    windows.parquet      one row per trigger window, with its point's factors
-    points.parquet       one row per point: status, counts, mean/median/std/95 % CI per op
+    windows.parquet/     one row per trigger window, with its point's factors (segments)
+    points.parquet/      one row per point: status, counts, mean/median/std/95 % CI per op
     parts/<id>/          one finished point not yet consolidated (windows.parquet, point.parquet)
     .lock                held by the one writer of the run
+
+``windows.parquet`` and ``points.parquet`` are directories of segments
+(``seg-000001.parquet``, ...), a Parquet dataset that ``pandas.read_parquet`` reads whole in
+one call. (Runs written before segments hold single files there; they are read as they are
+and become directories when resumed.)
 
 Writing is atomic per point: :meth:`RunWriter.write_point` writes both tables of a point
 into a temporary directory, syncs them and renames the directory into ``parts/`` (one
 ``rename``, atomic on POSIX). A crash leaves either the whole point or nothing. The point's
 key (its factors without ``batch_n``) names the directory, so a point that is already stored
 is never written twice: :meth:`RunWriter.done` tells a resuming sweep what to skip.
-:meth:`RunWriter.close` folds the parts into the two top-level tables. Readers
-(:func:`load`) take the top-level tables plus any parts, dropping duplicates by key, so a run
-is readable while a sweep is writing it and after a crash at any instant.
+Every ``consolidate_every`` points, and at :meth:`RunWriter.close`, the parts are folded
+into one new segment of each table; nothing already folded is read or rewritten, so a merge
+costs the same at point 256 as at point 25 600 and the writer's memory stays flat. Readers
+(:func:`load`) take the segments plus any parts, dropping duplicates by key, so a run is
+readable while a sweep is writing it and after a crash at any instant (a crash between a
+new segment and the removal of its parts leaves duplicates of the newest segment only,
+which the next writer removes).
 
 All quantities are SI (s, J, W); per-op columns are the window's figure divided by
 ``batch_n``.
@@ -248,18 +257,46 @@ def _read(run_dir: Path, paths: list[Path], schema: pa.Schema) -> pd.DataFrame:
     return table.to_pandas(types_mapper=_NULLABLE.get)
 
 
+def _segments(table: Path) -> list[Path]:
+    """The files of a top-level table: its segments, or the single file of an older run."""
+    if table.is_dir():
+        return sorted(table.glob("seg-*.parquet"))
+    return [table] if table.exists() else []
+
+
+def _part_dirs(run_dir: Path) -> list[Path]:
+    parts = run_dir / PARTS
+    return sorted(p for p in parts.iterdir() if not p.name.startswith(".")) \
+        if parts.is_dir() else []
+
+
+def _segment_name(number: int) -> str:
+    return f"seg-{number:06d}.parquet"
+
+
+def _point_keys(run_dir: Path, paths: list[Path]) -> list[str]:
+    """The ``point_key`` column of some points tables (only that column is read)."""
+    if not paths:
+        return []
+    try:
+        table = ds.dataset([str(p) for p in paths], format="parquet",
+                           schema=POINT_SCHEMA).to_table(columns=["point_key"])
+    except pa.ArrowInvalid as exc:
+        raise RunError(run_dir, f"unreadable table ({exc}); move the file named away to "
+                                "read the rest") from None
+    return table.column("point_key").to_pylist()
+
+
 def _collect(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Top-level tables plus every part, without duplicates.
 
-    The parts are listed before anything is read; if one vanishes while being read, a
-    writer consolidated it into the top-level tables meanwhile and the read starts over.
+    The files are listed before anything is read; if one vanishes while being read, a
+    writer consolidated it into a segment meanwhile and the read starts over.
     """
     for _ in range(_RETRIES):
-        parts = run_dir / PARTS
-        part_dirs = sorted(p for p in parts.iterdir() if not p.name.startswith(".")) \
-            if parts.is_dir() else []
+        part_dirs = _part_dirs(run_dir)
         try:
-            tables = [_read(run_dir, [*([run_dir / name] if (run_dir / name).exists() else []),
+            tables = [_read(run_dir, [*_segments(run_dir / name),
                                       *(p / name for p in part_dirs)], schema)
                       for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA))]
         except FileNotFoundError:
@@ -442,10 +479,9 @@ class RunWriter:
         manifest = read_manifest(path)
         writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)
         writer._lock()
-        _, points = _collect(path)
-        writer._done = set(points["point_key"])
-        parts = path / PARTS
-        writer._parts = sum(1 for _ in parts.iterdir()) if parts.is_dir() else 0
+        writer._done = set(_point_keys(path, [*_segments(path / POINTS),
+                                              *(p / POINTS for p in _part_dirs(path))]))
+        writer._parts = len(_part_dirs(path))
         manifest["resumed_at"] = [*manifest.get("resumed_at", []), _now().isoformat()]
         manifest["ended_at"] = None
         _write_json(manifest, path / MANIFEST)
@@ -463,6 +499,25 @@ class RunWriter:
         # Leftovers of a write interrupted before its rename are not part of the run.
         for tmp in (self.path / PARTS).glob(".tmp-*"):
             shutil.rmtree(tmp)
+        self._finish_interrupted_merge()
+
+    def _finish_interrupted_merge(self) -> None:
+        """Make the tables segment directories (a run from before segments) and remove the
+        parts a crash left behind after they were folded into the newest segment."""
+        for name in (WINDOWS, POINTS):
+            table = self.path / name
+            legacy = self.path / f".{name}.legacy"
+            if table.is_file():
+                os.replace(table, legacy)
+            if legacy.exists():
+                table.mkdir(exist_ok=True)
+                os.replace(legacy, table / _segment_name(0))
+                _fsync_dir(table)
+        newest = _segments(self.path / POINTS)[-1:]
+        folded = set(_point_keys(self.path, newest))
+        for part in _part_dirs(self.path):
+            if set(_point_keys(self.path, [part / POINTS])) <= folded:
+                shutil.rmtree(part)
 
     def done(self) -> frozenset[str]:
         """Keys (:attr:`Point.key`) of the points already stored, whatever their status."""
@@ -528,22 +583,27 @@ class RunWriter:
         return self.write_point(point, (), batch_n=1, status="skipped", reason=reason)
 
     def consolidate(self) -> None:
-        """Fold the parts into ``windows.parquet`` and ``points.parquet``.
+        """Fold the parts into one new segment of ``windows.parquet`` and ``points.parquet``.
 
-        The top-level tables are replaced atomically before the parts are removed; a crash
-        in between leaves duplicates that every reader drops.
+        Only the parts are read, so the cost does not grow with the run. The segments are
+        renamed into place (windows first, points last) before the parts are removed; a
+        crash in between leaves duplicates that every reader drops and the next writer
+        removes (:meth:`_finish_interrupted_merge`).
         """
-        parts = self.path / PARTS
-        if not parts.is_dir() or not any(parts.iterdir()):
-            if not (self.path / POINTS).exists():
-                _write_parquet(WINDOW_SCHEMA.empty_table(), self.path / WINDOWS)
-                _write_parquet(POINT_SCHEMA.empty_table(), self.path / POINTS)
+        part_dirs = _part_dirs(self.path)
+        number = len(_segments(self.path / POINTS)) + 1
+        if not part_dirs and number > 1:
             return
-        windows, points = _collect(self.path)
-        _write_parquet(_to_table(windows, WINDOW_SCHEMA), self.path / WINDOWS)
-        _write_parquet(_to_table(points, POINT_SCHEMA), self.path / POINTS)
-        _fsync_dir(self.path)
-        shutil.rmtree(parts)
+        for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA)):
+            table = (_read(self.path, [p / name for p in part_dirs], schema) if part_dirs
+                     else schema.empty_table().to_pandas(types_mapper=_NULLABLE.get))
+            (self.path / name).mkdir(exist_ok=True)
+            _write_parquet(_to_table(table, schema), self.path / name / _segment_name(number))
+            _fsync_dir(self.path / name)
+        for part in part_dirs:
+            shutil.rmtree(part)
+        if (self.path / PARTS).is_dir() and not any((self.path / PARTS).iterdir()):
+            (self.path / PARTS).rmdir()
         self._parts = 0
 
     def close(self, *, finished: bool = True) -> None:

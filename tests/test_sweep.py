@@ -85,6 +85,7 @@ class ScriptedBench:
     board: str = "bench"
     hello: Mapping[str, Any] = field(default_factory=lambda: {"board": "bench", "build": "t"})
     calibration: Mapping[str, Any] | None = None
+    broken: frozenset[str] = frozenset({"broken"})
 
     def ops(self) -> Sequence[OpInfo]:
         return CATALOGUE
@@ -95,7 +96,7 @@ class ScriptedBench:
     def prepare(self, point: Point, *, batch_n: int | None = None, seed: int | None = None,
                 min_samples: int | None = None) -> Prepared:
         self.prepared.append(point.key)
-        if point.op == "broken":
+        if point.op in self.broken:
             raise DutError("broken: self-test failed")
         return Prepared(self, point, batch_n or 10, np.random.default_rng(len(self.prepared)))
 
@@ -214,6 +215,36 @@ def test_failed_points_are_recorded_and_the_sweep_goes_on(tmp_path: Path) -> Non
     assert run_.manifest["plan"]["factors"][0]["op"][0] == "broken"
     assert run_.manifest["fixture"]["path"] == str(SIM)
     assert run_.manifest["firmware"] == {"board": "bench", "build": "t"}
+
+
+def test_failed_points_are_measured_again_on_request_and_both_attempts_are_kept(
+        tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, """
+        [adaptive]
+        min_windows = 2
+        max_windows = 2
+        [factors]
+        op = ["broken", "sha256"]
+        payload_bytes = [8, 16]
+        """)
+    first = run(tmp_path, plan, ScriptedBench())
+    assert (first.complete, first.all_ok, first.failed) == (True, False, 2)
+    again = resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench()),
+                         console=QUIET)
+    assert (again.measured, again.failed_before, again.all_ok) == (0, 2, False)
+    fixed = ScriptedBench(broken=frozenset())
+    retried = resume_sweep(tmp_path / "run", bench_factory=factory(fixed), console=QUIET,
+                           retry_failed=True)
+    assert (retried.measured, retried.failed, retried.all_ok) == (2, 0, True)
+    assert sorted(fixed.prepared) == sorted(p for p in fixed.prepared if "op=broken" in p)
+    newest = load(tmp_path / "run")
+    assert len(newest.points) == 4 and set(newest.points["status"]) == {"ok"}
+    assert set(newest.points.query("op == 'broken'")["attempt"]) == {2}
+    assert len(newest.windows) == 8  # two windows per point, of its newest attempt only
+    every = load(tmp_path / "run", all_attempts=True).points.query("op == 'broken'")
+    assert sorted(zip(every["attempt"], every["status"])) == [
+        (1, "failed"), (1, "failed"), (2, "ok"), (2, "ok")]
+    assert set(every.query("attempt == 1")["reason"]) == {"broken: self-test failed"}
 
 
 def test_an_error_after_a_stop_request_is_not_a_failed_point(tmp_path: Path) -> None:
@@ -531,7 +562,7 @@ def test_a_crashed_dut_fails_one_point_and_the_bench_is_reopened(
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err
+    assert proc.returncode == 3, err  # complete, with a failed point
     final = load(run_dir)
     assert sorted(final.points["point_key"]) == sorted(expected)
     failed = final.points[final.points["status"] == "failed"]

@@ -4,6 +4,7 @@ A thin layer over :mod:`energyrig.rig.sweep`; durations are formatted only here.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -17,6 +18,7 @@ from energyrig.fixtures import load_fixture
 from energyrig.units import format_duration
 
 if TYPE_CHECKING:
+    from energyrig.domain import Point
     from energyrig.rig.sweep import DryRun, SweepOutcome
 
 
@@ -40,6 +42,21 @@ def _print_dry_run(d: DryRun, console: Console) -> None:
                   f"{format_duration(d.max_s)}" + (" (ops timed on the DUT)" if d.timed else
                                                    " (ops slower than a window take longer: "
                                                    "--probe times them)"))
+    configs_table = Table(title="Points to measure (each configuration × its repetitions)")
+    for column in ("board", "configuration", "repetitions")[len(boards) == 1:]:
+        configs_table.add_column(column)
+    seen: dict[str, list[Point]] = {}
+    for point in d.points:
+        seen.setdefault(point.config_key, []).append(point)
+    def order(group: list[Point]) -> tuple:
+        p = group[0]
+        return (p.board, p.op, p.backend, p.key_bits or 0, p.curve or "", p.payload_bytes or 0,
+                p.cpu_hz or 0)
+
+    for group in sorted(seen.values(), key=order):
+        first = replace(group[0], rep=0)
+        configs_table.add_row(*(first.board, first.label, str(len(group)))[len(boards) == 1:])
+    console.print(configs_table)
     if d.skipped:
         table = Table(title="Skipped combinations")
         for column in ("board", "op", "reason")[len(boards) == 1:]:
@@ -56,6 +73,26 @@ def _print_outcome(o: SweepOutcome, console: Console) -> None:
     if not o.complete:
         console.print(f"[yellow]stopped ({o.stopped or 'interrupted'}) with {o.remaining} "
                       f"points left; continue with: rig sweep --resume {o.run_dir}[/]")
+
+
+def _refuse_conflicts(*, resume: bool, plan: bool, out: bool, dry: bool, probe: bool,
+                      overwrite: bool, retry_failed: bool) -> None:
+    """A usage error for options that contradict each other (none is ignored silently)."""
+    conflicts = [
+        (resume and plan, "--resume takes the run directory only (its plan and seed are in "
+                          "its manifest): give no PLAN"),
+        (resume and (out or overwrite or dry), "--resume continues a run: --out, "
+                                               "--overwrite and --dry-run do not apply"),
+        (not resume and not plan, "give a PLAN (or --resume RUN_DIR)"),
+        (retry_failed and not resume, "--retry-failed works with --resume RUN_DIR"),
+        (probe and not dry, "--probe works with --dry-run (it times the ops for the "
+                            "estimate)"),
+        (dry and (out or overwrite), "--dry-run writes nothing: --out and --overwrite do "
+                                     "not apply"),
+    ]
+    for conflict, message in conflicts:
+        if conflict:
+            raise typer.BadParameter(message)
 
 
 def register(app: typer.Typer) -> None:
@@ -76,8 +113,12 @@ def register(app: typer.Typer) -> None:
             None, "--resume", file_okay=False,
             help="Continue the run in this directory after a crash or Ctrl-C; measures "
                  "only the points it does not hold yet."),
+        retry_failed: bool = typer.Option(
+            False, "--retry-failed", help="With --resume: measure the points stored as failed "
+                                          "again (the failed attempt is kept in the run)."),
         overwrite: bool = typer.Option(
-            False, "--overwrite", help="Replace a run already in --out (it is deleted)."),
+            False, "--overwrite", help="Replace a run already in --out (only what the run "
+                                       "wrote is deleted; refused if it holds other files)."),
         dry: bool = typer.Option(
             False, "--dry-run", help="Print the points, the skipped combinations and a "
                                      "duration estimate; measure nothing."),
@@ -120,18 +161,17 @@ def register(app: typer.Typer) -> None:
         from energyrig.rig.sweep import (calibrated_benches, dry_run, plan_fixtures,
                                          resume_sweep, start_sweep, time_ops)
 
+        _refuse_conflicts(resume=resume is not None, plan=plan is not None, out=out is not None,
+                          dry=dry, probe=probe, overwrite=overwrite, retry_failed=retry_failed)
         console = Console(stderr=True)
         fx = load_fixture(fixture) if fixture is not None else None
         calibrated = {"bench_factory": calibrated_benches(calibration),
                       "require_calibration": not allow_uncalibrated}
         if resume is not None:
-            if plan is not None or out is not None or dry:
-                raise typer.BadParameter("--resume takes the run directory only (its plan "
-                                         "and seed are in its manifest)")
-            outcome = resume_sweep(resume, fixture=fx, console=console, **calibrated)
-        elif plan is None:
-            raise typer.BadParameter("give a PLAN (or --resume RUN_DIR)")
+            outcome = resume_sweep(resume, fixture=fx, console=console,
+                                   retry_failed=retry_failed, **calibrated)
         else:
+            assert plan is not None
             p = load_plan(plan)
             if dry:
                 _print_dry_run(dry_run(p, plan_fixtures(p, fx),
@@ -142,3 +182,5 @@ def register(app: typer.Typer) -> None:
         _print_outcome(outcome, console)
         if not outcome.complete:
             raise typer.Exit(130)  # stopped by Ctrl-C/SIGTERM: resumable
+        if not outcome.all_ok:
+            raise typer.Exit(3)  # complete, with failed points: --resume --retry-failed

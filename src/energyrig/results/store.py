@@ -123,6 +123,7 @@ _FACTOR_FIELDS: list[pa.Field] = [
     pa.field("cpu_hz", pa.int64()),
     pa.field("rep", pa.int64()),
     pa.field("batch_n", pa.int64()),
+    pa.field("attempt", pa.int64()),
 ]
 WINDOW_SCHEMA = pa.schema([
     *_FACTOR_FIELDS,
@@ -274,21 +275,27 @@ def _segment_name(number: int) -> str:
     return f"seg-{number:06d}.parquet"
 
 
-def _point_keys(run_dir: Path, paths: list[Path]) -> list[str]:
-    """The ``point_key`` column of some points tables (only that column is read)."""
+def _stored(run_dir: Path, paths: list[Path]) -> pd.DataFrame:
+    """``point_key``, ``attempt`` and ``status`` of some points tables (only those columns
+    are read; ``attempt`` 1 where a run from before retries has none)."""
     if not paths:
-        return []
+        return pd.DataFrame({"point_key": [], "attempt": [], "status": []})
     try:
-        table = ds.dataset([str(p) for p in paths], format="parquet",
-                           schema=POINT_SCHEMA).to_table(columns=["point_key"])
+        table = ds.dataset([str(p) for p in paths], format="parquet", schema=POINT_SCHEMA
+                           ).to_table(columns=["point_key", "attempt", "status"])
     except pa.ArrowInvalid as exc:
         raise RunError(run_dir, f"unreadable table ({exc}); move the file named away to "
                                 "read the rest") from None
-    return table.column("point_key").to_pylist()
+    return table.to_pandas(types_mapper=_NULLABLE.get).fillna({"attempt": 1})
 
 
-def _collect(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Top-level tables plus every part, without duplicates.
+def _identities(stored: pd.DataFrame) -> set[tuple[str, int]]:
+    return set(zip(stored["point_key"], stored["attempt"].astype(int), strict=True))
+
+
+def _collect(run_dir: Path, all_attempts: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Top-level tables plus every part, without duplicates: of a point measured again
+    (``rig sweep --resume --retry-failed``) only its newest attempt, unless ``all_attempts``.
 
     The files are listed before anything is read; if one vanishes while being read, a
     writer consolidated it into a segment meanwhile and the read starts over.
@@ -304,12 +311,18 @@ def _collect(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         break
     else:
         raise RunError(run_dir, f"its parts kept changing over {_RETRIES} reads")
-    win, pts = tables
-    pts = (pts.drop_duplicates(["point_key"], keep="last")
-           .sort_values("written_at", kind="stable", ignore_index=True))
-    order = pd.Series(np.arange(len(pts)), index=pts["point_key"])
-    win = (win.drop_duplicates(["point_key", "window"], keep="last")
-           .assign(_order=lambda w: w["point_key"].map(order))
+    win, pts = (t.fillna({"attempt": 1}) for t in tables)
+    pts = pts.drop_duplicates(["point_key", "attempt"], keep="last")
+    if not all_attempts:  # the newest attempt of each point and its windows
+        pts = pts.sort_values("attempt", kind="stable").drop_duplicates("point_key",
+                                                                         keep="last")
+    pts = pts.sort_values("written_at", kind="stable", ignore_index=True)
+    order = pd.Series(np.arange(len(pts)),
+                      index=pd.MultiIndex.from_frame(pts[["point_key", "attempt"]]))
+    win = win.drop_duplicates(["point_key", "attempt", "window"], keep="last")
+    win = (win.assign(_order=order.reindex(pd.MultiIndex.from_frame(
+                  win[["point_key", "attempt"]])).to_numpy())
+           .dropna(subset="_order")
            .sort_values(["_order", "window"], kind="stable", ignore_index=True)
            .drop(columns="_order"))
     return win, pts
@@ -351,20 +364,32 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     """The manifest of a run directory, or :class:`RunError` naming what is wrong."""
     path = Path(run_dir) / MANIFEST
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunError(run_dir, f"no {MANIFEST}: not a run directory") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RunError(run_dir, f"{MANIFEST} is not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise RunError(run_dir, f"cannot read {MANIFEST} ({exc.strerror})") from None
+    if not isinstance(manifest, dict):
+        raise RunError(run_dir, f"{MANIFEST}: not a run manifest (a JSON object expected, "
+                                f"found {type(manifest).__name__})")
+    if manifest.get("format") != 1 or not isinstance(manifest.get("plan"), dict):
+        raise RunError(run_dir, f"{MANIFEST}: not a run manifest of this rig (needs "
+                                f"\"format\": 1 and a \"plan\" object)")
+    return manifest
 
 
-def load(run_dir: str | Path) -> Run:
+def load(run_dir: str | Path, *, all_attempts: bool = False) -> Run:
     """Load a run directory, finished or still being written.
 
     Parameters
     ----------
     run_dir:
         Directory made by :class:`RunWriter`.
+    all_attempts:
+        Every attempt of a point measured again after it failed (``attempt`` 1, 2, ...);
+        by default only the newest one, so each point is one row.
 
     Returns
     -------
@@ -373,7 +398,7 @@ def load(run_dir: str | Path) -> Run:
     """
     path = Path(run_dir)
     manifest = read_manifest(path)
-    windows, points = _collect(path)
+    windows, points = _collect(path, all_attempts)
     return Run(path=path, manifest=manifest, windows=windows, points=points)
 
 
@@ -427,6 +452,8 @@ class RunWriter:
     consolidate_every: int = 256
     _lock_fd: int | None = field(default=None, repr=False)
     _done: set[str] = field(default_factory=set, repr=False)
+    _failed: dict[str, int] = field(default_factory=dict, repr=False)
+    _attempt: dict[str, int] = field(default_factory=dict, repr=False)
     _parts: int = field(default=0, repr=False)
 
     @classmethod
@@ -479,8 +506,14 @@ class RunWriter:
         manifest = read_manifest(path)
         writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)
         writer._lock()
-        writer._done = set(_point_keys(path, [*_segments(path / POINTS),
-                                              *(p / POINTS for p in _part_dirs(path))]))
+        stored = (_stored(path, [*_segments(path / POINTS),
+                                 *(p / POINTS for p in _part_dirs(path))])
+                  .sort_values("attempt", kind="stable")
+                  .drop_duplicates("point_key", keep="last"))
+        writer._done = set(stored["point_key"])
+        failed = stored[stored["status"] == "failed"]
+        writer._failed = dict(zip(failed["point_key"], failed["attempt"].astype(int),
+                                  strict=True))
         writer._parts = len(_part_dirs(path))
         manifest["resumed_at"] = [*manifest.get("resumed_at", []), _now().isoformat()]
         manifest["ended_at"] = None
@@ -513,15 +546,30 @@ class RunWriter:
                 table.mkdir(exist_ok=True)
                 os.replace(legacy, table / _segment_name(0))
                 _fsync_dir(table)
-        newest = _segments(self.path / POINTS)[-1:]
-        folded = set(_point_keys(self.path, newest))
+        folded = _identities(_stored(self.path, _segments(self.path / POINTS)[-1:]))
         for part in _part_dirs(self.path):
-            if set(_point_keys(self.path, [part / POINTS])) <= folded:
+            if _identities(_stored(self.path, [part / POINTS])) <= folded:
                 shutil.rmtree(part)
 
     def done(self) -> frozenset[str]:
         """Keys (:attr:`Point.key`) of the points already stored, whatever their status."""
         return frozenset(self._done)
+
+    def failed(self) -> frozenset[str]:
+        """Keys of the points stored as failed before this writer opened the run and not
+        being retried."""
+        return frozenset(self._failed)
+
+    def retry_failed(self) -> frozenset[str]:
+        """Let the points stored as failed be written again, as their next attempt (the
+        failed attempt stays in the run: ``load(run, all_attempts=True)``). Returns their
+        keys."""
+        for key, attempt in self._failed.items():
+            self._done.discard(key)
+            self._attempt[key] = attempt + 1
+        keys = frozenset(self._failed)
+        self._failed = {}
+        return keys
 
     def write_point(self, point: Point, windows: Sequence[Window] | pd.DataFrame, *,
                     batch_n: int, status: Status = "ok", reason: str = "",
@@ -557,15 +605,17 @@ class RunWriter:
         if point.key in self._done:
             log.info("point %s already stored; not written again", point.key)
             return False
-        win = _windows_frame(point, batch_n, windows)
-        pts = _summarise(point, batch_n, win, status, reason, uncertainty)
+        attempt = self._attempt.get(point.key, 1)
+        win = _windows_frame(point, batch_n, windows).assign(attempt=attempt)
+        pts = _summarise(point, batch_n, win, status, reason, uncertainty).assign(
+            attempt=attempt)
         parts = self.path / PARTS
         parts.mkdir(exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parts))
         _write_parquet(_to_table(win, WINDOW_SCHEMA), tmp / WINDOWS)
         _write_parquet(_to_table(pts, POINT_SCHEMA), tmp / POINTS)
         _fsync_dir(tmp)
-        os.rename(tmp, parts / point.part_id)
+        os.rename(tmp, parts / (point.part_id + (f"-{attempt}" if attempt > 1 else "")))
         _fsync_dir(parts)
         self._done.add(point.key)
         self._parts += 1

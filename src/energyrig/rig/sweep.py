@@ -152,6 +152,7 @@ class SweepOutcome:
     failed: int = 0
     skipped: int = 0
     already_done: int = 0
+    failed_before: int = 0
     stopped: str = ""
 
     @property
@@ -162,6 +163,11 @@ class SweepOutcome:
     @property
     def complete(self) -> bool:
         return self.remaining == 0
+
+    @property
+    def all_ok(self) -> bool:
+        """Complete, and no point of the run stored as failed (now or before)."""
+        return self.complete and self.failed == 0 and self.failed_before == 0
 
 
 def _progress(console: Console) -> Progress:
@@ -249,6 +255,7 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
         outcome.skipped += writer.write_skipped(s.point, s.reason)
     todo = [(b, [p for p in b.expansion.points if p.key not in done]) for b in boards]
     outcome.already_done = outcome.total - sum(len(points) for _, points in todo)
+    outcome.failed_before = len(writer.failed())
     first = True
     with _progress(console) as progress:
         task = progress.add_task("sweep", total=outcome.total, completed=outcome.already_done)
@@ -371,11 +378,12 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
 
 def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
                  bench_factory: BenchFactory = open_bench, console: Console | None = None,
-                 stop: StopRequest | None = None,
-                 require_calibration: bool = False) -> SweepOutcome:
+                 stop: StopRequest | None = None, require_calibration: bool = False,
+                 retry_failed: bool = False) -> SweepOutcome:
     """Continue the sweep of ``run_dir``: same plan, seed and order; points already stored
-    (measured, failed or skipped) are not measured again. ``require_calibration`` as
-    :func:`start_sweep`.
+    (measured, failed or skipped) are not measured again, except, with ``retry_failed``,
+    the failed ones (each measured again as its next attempt; the failed attempt stays in
+    the run). ``require_calibration`` as :func:`start_sweep`.
 
     ``fixture`` replaces the one recorded in the run's manifest (a run on one fixture only).
     """
@@ -395,6 +403,8 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
     stop = stop if stop is not None else StopRequest()
     # The writer first: a run another sweep is writing is refused before any bench opens.
     with stop.handle_signals(console), RunWriter.resume(run_dir) as writer:
+        if retry_failed and (retried := writer.retry_failed()):
+            console.print(f"measuring {len(retried)} failed points again")
         boards = survey(plan, fixtures, bench_factory)
         check_calibrated(boards, required=require_calibration)
         if _manifest_parts(boards)["firmware"] != manifest.get("firmware"):

@@ -8,7 +8,7 @@ import pytest
 
 from energyrig.errors import CaptureError
 from energyrig.instruments.sim.power import FamilyCurrent, PeriodicLoad, PowerModel
-from energyrig.instruments.sim.truth import TruthRecorder, read_truth
+from energyrig.instruments.sim.truth import TruthFollower, TruthRecorder, read_truth
 from energyrig.instruments.sim.wire import edge_records
 
 
@@ -67,3 +67,28 @@ def test_a_broken_line_names_its_number(tmp_path: Path) -> None:
                     '"model": {}}\n{"kind": "window", "seq": 1}\n')
     with pytest.raises(CaptureError, match="line 2"):
         read_truth(path)
+
+
+def test_the_log_is_rotated_and_a_follower_loses_no_window(tmp_path: Path) -> None:
+    model = PowerModel(idle_a=1e-6, active_a=3e-3)
+    path = tmp_path / "truth.jsonl"
+    rec = TruthRecorder(path, rotate_bytes=2000)  # a window line is ~250 bytes
+    follower = TruthFollower(path)
+    rec.stream_started(0, 1_000, 3.0, model)
+    seen = 0
+    for k in range(60):
+        t = 1_000_000 * (k + 1)
+        rec.feed(edge_records([t, t + 500_000], [1, 0]), model, 3.0, True)
+        if k % 3 == 0:  # the follower reads now and then, as the bench does per window
+            follower.read()
+            seen += len(follower.windows)
+            follower.windows.clear()
+    rec.close()
+    follower.read()
+    seen += len(follower.windows)
+    assert seen == 60 and follower.stream is not None
+    assert path.stat().st_size <= 2000 + 300
+    assert (tmp_path / "truth.jsonl.1").stat().st_size <= 2000 + 300
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["truth.jsonl", "truth.jsonl.1"]
+    streams, windows = read_truth(path)  # each generation starts with its time base
+    assert len(streams) == 1 and streams[0].period_ns == 1_000 and windows

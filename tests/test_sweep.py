@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -496,17 +497,22 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
     finally:
         if proc.poll() is None:
             proc.kill()
-        # the DUT and the emulator lost their parent (and hold its pipes): this test's to stop
-        for child in children:
+        # the DUT (a parent-death signal) and the emulator (it watches its parent) die with
+        # the rig; whatever did not is this test's to stop
+        _, alive = psutil.wait_procs(children, timeout=10)
+        for child in alive:
             with contextlib.suppress(psutil.NoSuchProcess):
-                child.terminate()
-        psutil.wait_procs(children, timeout=10)
+                child.kill()
         proc.communicate(timeout=30)
+    assert len(children) >= 2 and not alive, [c.cmdline() for c in alive]
+    left = list(Path(tempfile.gettempdir()).glob(f"rig-{proc.pid}-*"))
+    assert left  # SIGKILL left the bench's temporary directory; the next rig removes it
     before = load(run_dir)
     assert before.in_progress and 3 <= len(before.points) < len(expected)
     written = dict(zip(before.points["point_key"], before.points["written_at"]))
 
     assert f"{len(expected) - len(written)} points measured" in _resume(run_dir, expected)
+    assert not any(p.exists() for p in left)
     run = load(run_dir)
     after = run.points.set_index("point_key")["written_at"]
     assert all(after[k] == t for k, t in written.items())      # stored points untouched

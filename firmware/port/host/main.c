@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -131,6 +132,15 @@ int main(int argc, char **argv)
 	if (mode == 0 || optind != argc) {
 		usage(stderr);
 		return 2;
+	}
+	/*
+	 * Die with the rig: a SIGKILLed rig cannot stop its DUT, and a batch may run for
+	 * minutes. The check after prctl() closes the race with a parent that died before it.
+	 */
+	pid_t parent = getppid();
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+		return 1;
 	}
 	/* A vanished reader is a lost link (EPIPE), not a death; TERM and INT end the session. */
 	struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: read() returns EINTR */

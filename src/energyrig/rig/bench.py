@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import shutil
 import tempfile
 import time
 from contextlib import ExitStack
@@ -208,6 +210,31 @@ WIRING: dict[str, str] = {
 MAX_SHIFT_SAMPLES = 3
 
 
+def _workdir(stack: ExitStack) -> Path:
+    """A temporary directory for the simulated bench's wire, truth log and load switch,
+    removed when ``stack`` closes. Its name carries the rig's pid, so the directories of a
+    rig that was killed (SIGKILL leaves no chance to clean up) are removed by the next one."""
+    tmp = Path(tempfile.gettempdir())
+    for old in tmp.glob("rig-*-*"):
+        pid = old.name.split("-")[1]
+        if pid.isdigit() and old.is_dir() and not _alive(int(pid)):
+            log.info("removing %s, left by a rig that is gone", old)
+            shutil.rmtree(old, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(prefix=f"rig-{os.getpid()}-"))
+    stack.callback(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 class SimBench(Bench):
     """The bench of a fixture with ``[sim]``: a bench whose instrument is an emulator and
     whose DUT is the host build.
@@ -239,7 +266,7 @@ class SimBench(Bench):
         assert fx.sim is not None
         kind = family(fx.instrument.kind)
         assert kind.emulator is not None  # the fixture loader refuses a kind without one
-        self.workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-")))
+        self.workdir = _workdir(stack)
         wire, truth = self.workdir / "trigger.wire", self.workdir / "truth.jsonl"
         self.load_switch = self.workdir / "load.json"
         emulator = stack.enter_context(EmulatorProcess(

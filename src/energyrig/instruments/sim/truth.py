@@ -26,6 +26,11 @@ they are what the rig must cope with. A window while DUT power was off (PPK2 sou
 has energy 0.
 
 Read it with :func:`read_truth` or ``pandas.read_json(path, lines=True)``.
+
+The log is bounded: past :data:`ROTATE_BYTES` the recorder renames it to ``<path>.1``
+(replacing the previous one) and starts a new one with the current ``stream`` line, so an
+overnight sweep keeps at most two generations (about 4 KB/s of windows would otherwise grow
+without end). :class:`TruthFollower` finishes the old generation before the new one.
 """
 from __future__ import annotations
 
@@ -88,6 +93,15 @@ class TruthStream:
         return best
 
 
+#: Size past which a truth log is rotated, bytes.
+ROTATE_BYTES = 16 * 2**20
+
+
+def previous_generation(path: Path) -> Path:
+    """Where a rotated truth log goes: ``truth.jsonl.1``."""
+    return path.with_name(path.name + ".1")
+
+
 class TruthRecorder:
     """Pairs trigger edges into windows and appends their true energy to the log.
 
@@ -95,11 +109,15 @@ class TruthRecorder:
     ----------
     path:
         The JSONL file (created or truncated).
+    rotate_bytes:
+        Size past which the log is rotated (:data:`ROTATE_BYTES`).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], rotate_bytes: int = ROTATE_BYTES) -> None:
         self.path = Path(path)
+        self.rotate_bytes = rotate_bytes
         self._file: IO[str] = self.path.open("w", encoding="utf-8")
+        self._stream_line = ""
         self._rise: np.void | None = None  # the rising edge's record
         self._rise_late = False
         self.windows = 0
@@ -108,8 +126,17 @@ class TruthRecorder:
         self._file.close()
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._file.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        line = json.dumps(obj, separators=(",", ":")) + "\n"
+        if obj["kind"] == "stream":
+            self._stream_line = line
+        self._file.write(line)
         self._file.flush()
+        if self._file.tell() > self.rotate_bytes:
+            self._file.close()
+            os.replace(self.path, previous_generation(self.path))
+            self._file = self.path.open("w", encoding="utf-8")
+            self._file.write(self._stream_line)  # the new generation's time base
+            self._file.flush()
 
     def stream_started(self, t0_ns: int, period_ns: int, supply_v: float,
                        model: PowerModel) -> None:
@@ -181,14 +208,24 @@ class TruthFollower:
         self._offset = 0
         self._partial = ""
         self._lineno = 0
+        self._inode: int | None = None
 
     def read(self) -> None:
-        """Take the lines written since the last read (a partial last line waits)."""
-        if not self.path.exists():
+        """Take the lines written since the last read (a partial last line waits); after a
+        rotation, the rest of the previous generation first."""
+        try:
+            fh = self.path.open(encoding="utf-8")
+        except FileNotFoundError:
             return
-        with self.path.open(encoding="utf-8") as fh:
+        with fh:
+            inode = os.fstat(fh.fileno()).st_ino
+            text = ""
+            if self._inode is not None and inode != self._inode:
+                text = self._rest_of_previous_generation()
+                self._offset = 0
+            self._inode = inode
             fh.seek(self._offset)
-            text = fh.read()
+            text += fh.read()
             self._offset = fh.tell()
         lines = (self._partial + text).split("\n")
         self._partial = lines.pop()
@@ -201,6 +238,21 @@ class TruthFollower:
                 self.stream = record
             else:
                 self.windows.append(record)
+
+    def _rest_of_previous_generation(self) -> str:
+        """What the recorder wrote to the log this follower was reading before it was
+        rotated, from where the follower stopped."""
+        try:
+            with previous_generation(self.path).open(encoding="utf-8") as fh:
+                if os.fstat(fh.fileno()).st_ino == self._inode:
+                    fh.seek(self._offset)
+                    return fh.read()
+        except FileNotFoundError:
+            pass
+        log.warning("truth: %s was rotated twice between two reads; the windows in between "
+                    "have no truth", self.path)
+        self._partial = ""
+        return ""
 
     def match(self, sent_ns: int, replied_ns: int) -> TruthWindow | None:
         """The truth window of the batch whose ``run`` request was sent at ``sent_ns`` and

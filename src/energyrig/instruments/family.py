@@ -167,6 +167,12 @@ def _no_emulator_args(config: Any) -> list[str]:
     return []
 
 
+#: Faults of an instrument's stream (lost samples, corrupt bytes, a cable pulled), each
+#: emulated by some emulators only; offset, gain and skew are the power model's and every
+#: emulator applies them.
+STREAM_FAULTS = ("drop_rate", "corrupt_rate", "disconnect_after_s")
+
+
 @dataclass(frozen=True)
 class Family:
     """One instrument family, as the rig sees it.
@@ -193,6 +199,9 @@ class Family:
         ``emulator_args(config)`` -> the emulator's options beyond the shared command line.
     file_kinds:
         The capture files this family's software writes that ``rig analyze`` reads.
+    emulator_faults:
+        The stream faults of the power model (:data:`STREAM_FAULTS`) the emulator
+        emulates; a ``[sim]`` fixture that sets another is refused, not silently ignored.
     """
 
     kind: str
@@ -202,3 +211,4 @@ class Family:
     emulator: str | None = None
     emulator_args: Callable[[Any], list[str]] = _no_emulator_args
     file_kinds: tuple[FileKind, ...] = ()
+    emulator_faults: frozenset[str] = frozenset()

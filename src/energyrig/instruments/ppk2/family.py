@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from energyrig.instruments.family import Family, FileKind, Found
+from energyrig.instruments.family import STREAM_FAULTS, Family, FileKind, Found
 from energyrig.instruments.ppk2.config import Ppk2Config
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ FAMILY = Family(
     open=open_ppk2,
     scan=scan,
     emulator="energyrig.instruments.sim.ppk2",
+    emulator_faults=frozenset(STREAM_FAULTS),
     file_kinds=(FileKind("raw PPK2 stream", (".ppk2",), _is_ppk2_raw,
                          "energyrig.instruments.ppk2.rawfile:open_ppk2_capture"),),
 )

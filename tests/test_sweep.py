@@ -24,6 +24,7 @@ from rich.console import Console
 
 from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures import load_fixture
+from energyrig.fixtures.loader import FIXTURE_DIRS_ENV
 from energyrig.fixtures.schema import Fixture
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
@@ -112,6 +113,12 @@ def factory(bench: ScriptedBench, *others: ScriptedBench):
         opened.opened += 1
         yield opened
     return open_bench
+
+
+@pytest.fixture(autouse=True)
+def _trust_test_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixtures these tests write run the host DUT: trust their directory."""
+    monkeypatch.setenv(FIXTURE_DIRS_ENV, str(tmp_path))
 
 
 def board_fixture(tmp_path: Path, board: str) -> Fixture:
@@ -325,6 +332,30 @@ def test_overwrite_replaces_a_run_and_refuses_a_live_one(tmp_path: Path) -> None
         with pytest.raises(RunError, match="another sweep"):
             resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
         assert unopened.opened == 0
+
+def test_a_plan_or_a_run_directory_cannot_run_a_program_from_an_untrusted_fixture(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(FIXTURE_DIRS_ENV)
+    elsewhere = board_fixture(tmp_path, "x")          # runs a program: dut.command
+    plan = make_plan(tmp_path, HASHES, head=f"fixture = '{elsewhere.path}'")
+    unopened = ScriptedBench()
+    with pytest.raises(ConfigError, match=r"plan.toml: fixture: .*sim-x.toml runs a program "
+                                          r"\(dut.command\) and is not in a trusted"):
+        start_sweep(plan, tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+    assert unopened.opened == 0 and not (tmp_path / "run").exists()
+    # Named by the operator it is fine; a resume then refuses what the manifest names ...
+    start_sweep(plan, tmp_path / "run", fixture=elsewhere,
+                bench_factory=factory(ScriptedBench()), console=QUIET)
+    with pytest.raises(ConfigError, match="manifest.json: fixture.path: .*not in a trusted"):
+        resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+    # ... and, trusted, refuses a fixture changed since the run began.
+    monkeypatch.setenv(FIXTURE_DIRS_ENV, str(tmp_path))
+    elsewhere.path.write_text(elsewhere.path.read_text() + "\n# edited\n")
+    with pytest.raises(RunError, match="sim-x.toml changed since the run began; resume with "
+                                       "--fixture FILE"):
+        resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+    assert unopened.opened == 0
+
 
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_a_sweep_never_writes_into_or_deletes_a_folder_with_files_it_did_not_write(

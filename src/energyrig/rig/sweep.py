@@ -45,7 +45,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, Text
 
 from energyrig.errors import ConfigError, DutError
 from energyrig.domain import PER_OP, Point, Window, describe_finite
-from energyrig.fixtures.loader import load_fixture
+from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.store import (MANIFEST, RunError, RunWriter, check_new_run_dir,
                                      foreign_entries, listed, read_manifest)
@@ -235,7 +235,10 @@ def plan_fixtures(plan: Plan, fixture: Fixture | None = None) -> list[Fixture]:
     """``fixture`` if given, else the plan's fixtures, else the default fixture."""
     if fixture is not None:
         return [fixture]
-    return [load_fixture(p) for p in plan.fixture_paths()] or [load_fixture()]
+    fixtures = [load_fixture(p) for p in plan.fixture_paths()]
+    for fx in fixtures:
+        check_trusted(fx, plan.path, "fixture")
+    return fixtures or [load_fixture()]
 
 
 def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
@@ -309,7 +312,7 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
 
 def _fixture_record(fixture: Fixture) -> dict[str, Any]:
     return {**fixture.model_dump(mode="json", exclude={"path"}),
-            "path": str(fixture.path.resolve())}
+            "path": str(fixture.path.resolve()), "sha256": fixture_digest(fixture)}
 
 
 def _manifest_parts(boards: Sequence[BoardPlan]) -> dict[str, Any]:
@@ -328,11 +331,22 @@ def _manifest_parts(boards: Sequence[BoardPlan]) -> dict[str, Any]:
 
 
 def _recorded_fixtures(run_dir: Path, manifest: Mapping[str, Any]) -> list[Fixture]:
+    """The fixtures a run was measured on, as its manifest names them: each must be in a
+    trusted directory and unchanged since the run began (a run directory must not be able
+    to run commands: docs/security.md)."""
     recorded = manifest.get("fixture") or {}
-    paths = [f.get("path") for f in recorded.get("fixtures", [recorded])]
-    if not all(paths):
+    entries = recorded.get("fixtures", [recorded])
+    if not all(f.get("path") for f in entries):
         raise RunError(run_dir, "its manifest names no fixture; give --fixture")
-    return [load_fixture(p) for p in paths]
+    fixtures = []
+    for entry in entries:
+        fx = load_fixture(entry["path"])
+        check_trusted(fx, run_dir / MANIFEST, "fixture.path")
+        if entry.get("sha256") not in (None, fixture_digest(fx)):
+            raise RunError(run_dir, f"{fx.path} changed since the run began; resume with "
+                                    "--fixture FILE to measure on it as it is now")
+        fixtures.append(fx)
+    return fixtures
 
 
 def _finish(writer: RunWriter, boards: list[BoardPlan], plan: Plan, bench_factory: BenchFactory,

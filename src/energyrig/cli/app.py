@@ -63,7 +63,7 @@ def main() -> None:
     file and field). Ctrl-C exits with 130.
     """
     try:
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="rig")
     except EnergyrigError as exc:
         typer.echo(f"rig: error: {exc}", err=True)
         sys.exit(2)

@@ -103,9 +103,10 @@ def _batch(value: str) -> int | None:
     try:
         n = int(value)
     except ValueError:
-        raise typer.BadParameter("N (an integer >= 1) or 'auto'") from None
+        raise typer.BadParameter(f"{value!r}: give N (an integer >= 1) or 'auto'",
+                                 param_hint="'--batch'") from None
     if n < 1:
-        raise typer.BadParameter("N must be >= 1")
+        raise typer.BadParameter(f"{n}: N must be >= 1", param_hint="'--batch'")
     return n
 
 

@@ -9,17 +9,26 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.synthetic import make_run
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
-from energyrig.results.footprint import (FOOTPRINT, Footprint, Memory, OpFootprint, elf_defines,
-                                         elf_memory, op_of_id, read_footprint,
-                                         run_footprint_path, write_footprint)
+from energyrig.results.footprint import (
+    FOOTPRINT,
+    Footprint,
+    Memory,
+    OpFootprint,
+    elf_defines,
+    elf_memory,
+    op_of_id,
+    read_footprint,
+    run_footprint_path,
+    write_footprint,
+)
 from energyrig.results.report import write_report
 from energyrig.rig.footprint import build_footprint, build_with, catalogue_ids
-from support.synthetic import make_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -28,7 +37,7 @@ DUT = "energyrig-dut"
 
 def _ops_reply(build_dir: Path) -> list[str]:
     """The op names of the built DUT's `ops` reply."""
-    out = subprocess.run([str(build_dir / DUT), "--stdio"], input="ops\n", text=True,
+    out = subprocess.run([str(build_dir / DUT), "--stdio"], input="ops\n", text=True, check=True,
                          capture_output=True, timeout=30).stdout
     return [op["name"] for op in json.loads(out.splitlines()[0])["ops"]]
 

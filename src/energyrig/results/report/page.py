@@ -347,21 +347,21 @@ def _footprint_html(tables: ReportTables) -> list[str]:
         build = ", ".join(v for v in (f"Zephyr {fp.zephyr}" if fp.zephyr else None,
                                       fp.crypto, fp.toolchain) if v)
         parts += [f"<h3>{html.escape(fp.board)}: build {html.escape(fp.build_id)}</h3>",
-                  f"<p>{html.escape(build)}. Without any op the firmware takes "
-                  f"{_fmt_int(fp.empty.flash_bytes)} B of flash and "
-                  f"{_fmt_int(fp.empty.ram_bytes)} B of static RAM; with all "
-                  f"{len(fp.ops)} ops {_fmt_int(fp.full.flash_bytes)} B and "
-                  f"{_fmt_int(fp.full.ram_bytes)} B.</p>",
+                  (f"<p>{html.escape(build)}. Without any op the firmware takes "
+                   f"{_fmt_int(fp.empty.flash_bytes)} B of flash and "
+                   f"{_fmt_int(fp.empty.ram_bytes)} B of static RAM; with all "
+                   f"{len(fp.ops)} ops {_fmt_int(fp.full.flash_bytes)} B and "
+                   f"{_fmt_int(fp.full.ram_bytes)} B.</p>"),
                   _table(rows, FOOTPRINT_COLUMNS) if len(rows) else
                   "<p>The footprint has none of the ops measured.</p>"]
     if not parts:
         return []
     return ["<h2>Footprint</h2>",
-            "<p class='note'>What each op measured adds to the firmware built without any op, "
-            "built with that op alone (the way pqm4 measures code size): flash is code, "
-            "constants and initial values; RAM is static RAM only (the op's buffers come from "
-            "the arena, its stack is the run's <code>stack_bytes</code>). Ops sharing code "
-            "each count it.</p>", *parts]
+            ("<p class='note'>What each op measured adds to the firmware built without any op, "
+             "built with that op alone (the way pqm4 measures code size): flash is code, "
+             "constants and initial values; RAM is static RAM only (the op's buffers come from "
+             "the arena, its stack is the run's <code>stack_bytes</code>). Ops sharing code "
+             "each count it.</p>"), *parts]
 
 
 def page_html(run: Run, tables: ReportTables, images: Images) -> str:

@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make run   installs what is needed and runs the main job on the simulated bench
 #   make test  installs what is needed and runs every test (C and Python)
-.PHONY: run test deps firmware-host firmware-zephyr test-mbedtls36 clean
+.PHONY: run test deps firmware-host firmware-zephyr firmware-footprint test-mbedtls36 clean
 
 VENV := .venv
 RIG := $(VENV)/bin/rig
@@ -37,6 +37,12 @@ firmware-zephyr:
 	@test -f "$$ZEPHYR_BASE/VERSION" || { echo "ZEPHYR_BASE must name a Zephyr tree (firmware/README.md)"; exit 2; }
 	cmake -G Ninja -S firmware -B $(ZEPHYR_BUILD) -DBOARD=$(BOARD)
 	cmake --build $(ZEPHYR_BUILD)
+
+# Flash and RAM per op of that build (firmware/README.md): the firmware with an empty
+# catalogue, then each op alone (ER_OPS_ONLY), into $(ZEPHYR_BUILD)/footprint.json. The
+# build directory ends with the whole catalogue again.
+firmware-footprint: deps firmware-zephyr
+	$(PY) -m energyrig.rig.footprint $(ZEPHYR_BUILD)
 
 # The firmware and its C tests built against mbedTLS 3.6 LTS, the one Zephyr's module ships
 # (needs cargo: the source comes from a crates.io package). Not part of `make test`.

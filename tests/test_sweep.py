@@ -28,6 +28,7 @@ from energyrig.fixtures.loader import FIXTURE_DIRS_ENV
 from energyrig.fixtures.schema import Fixture
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
+from energyrig.results.footprint import Footprint, Memory, run_footprints, write_footprint
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
 from energyrig.rig.sweep import (OpTiming, StopRequest, dry_run, enough_windows, read_target,
@@ -405,6 +406,19 @@ def test_a_plan_over_two_fixtures_measures_each_board_on_its_bench(tmp_path: Pat
     assert {k.split("board=")[1].split("|")[0] for k in b.prepared} == {"b"}
     with pytest.raises(ConfigError, match="board"):
         survey(plan, [fixtures[0]] * 2, factory(ScriptedBench(), a))
+
+
+def test_the_sweep_keeps_the_footprint_the_fixture_names(tmp_path: Path) -> None:
+    footprint = Footprint(board="host", zephyr=None, crypto=None, toolchain="cc",
+                          build_id="t", empty=Memory(flash_bytes=100, ram_bytes=10),
+                          full=Memory(flash_bytes=300, ram_bytes=10), ops=())
+    write_footprint(footprint, tmp_path / "fp.json")
+    fixture = tmp_path / "bench.toml"
+    fixture.write_text(SIM.read_text(encoding="utf-8").replace(
+        "[instrument]", 'footprint = "fp.json"\n\n[instrument]', 1), encoding="utf-8")
+    start_sweep(make_plan(tmp_path, HASHES), tmp_path / "run", fixture=load_fixture(fixture),
+                bench_factory=factory(ScriptedBench()), console=QUIET)
+    assert run_footprints(tmp_path / "run") == {"bench": footprint}
 
 
 def test_dry_run_over_two_fixtures(tmp_path: Path) -> None:

@@ -82,6 +82,17 @@ struct er_op_s {
 	void (*release)(void);
 };
 
+/**
+ * @brief Defines the op @c er_op_<id> of the catalogue: <tt>ER_OP(sha256) = {...};</tt>
+ *
+ * ops/ops.cmake finds every op of a family file by this macro at the start of a line and
+ * lists it in the generated catalogue (ER_OPS_ONLY selects some). @p id is the op's name
+ * with '_' for '-'; an op on a hardware backend adds @c _hw. Each op is its own object, so
+ * a build whose catalogue leaves it out leaves out its code (--gc-sections). Declares the
+ * op as well: <tt>extern ER_OP(sha3_256);</tt>
+ */
+#define ER_OP(id) const struct er_op_s er_op_##id
+
 /** Keeps a result alive: ops fold a byte of every output into it. */
 extern volatile uint32_t er_sink;
 

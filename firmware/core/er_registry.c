@@ -65,21 +65,18 @@ size_t er_registry_count(const struct er_registry_s *reg)
 {
 	size_t n = 0;
 
-	for (size_t f = 0; f < reg->n_families; f++) {
-		n += *reg->families[f].len;
+	for (size_t i = 0; i < reg->n_ops; i++) {
+		n += reg->ops[i] != NULL;
 	}
 	return n;
 }
 
 const struct er_op_s *er_registry_at(const struct er_registry_s *reg, size_t index)
 {
-	for (size_t f = 0; f < reg->n_families; f++) {
-		size_t len = *reg->families[f].len;
-
-		if (index < len) {
-			return &reg->families[f].ops[index];
+	for (size_t i = 0; i < reg->n_ops; i++) {
+		if (reg->ops[i] != NULL && index-- == 0) {
+			return reg->ops[i];
 		}
-		index -= len;
 	}
 	return NULL;
 }

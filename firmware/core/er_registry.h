@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file
- * @brief The op registry: the families of the catalogue, lookup, and parameter checks.
+ * @brief The op registry: the ops of the catalogue, lookup, and parameter checks.
  *
- * The firmware's catalogue (@ref er_catalogue) is generated at configure time from the
- * family list in ops/ops.cmake; tests build their own registries of test ops.
+ * The firmware's catalogue (@ref er_catalogue) is generated at configure time from the ops
+ * the family files of ops/ops.cmake define (ER_OP); tests build their own registries of
+ * test ops.
  */
 #ifndef ER_REGISTRY_H_
 #define ER_REGISTRY_H_
@@ -15,15 +16,13 @@
 #include "er_op.h"
 #include "er_str.h"
 
-/** One family: ops/er_ops_<name>.c exports er_ops_<name>[] and er_ops_<name>_len. */
-struct er_family_s {
-	const struct er_op_s *ops;
-	const size_t *len;
-};
-
+/**
+ * A list of ops. A NULL entry is an op the build left out (the catalogue refers to each op
+ * weakly: a family leaves an op out when its mbedTLS module is not built); it is skipped.
+ */
 struct er_registry_s {
-	const struct er_family_s *families;
-	size_t n_families;
+	const struct er_op_s *const *ops;
+	size_t n_ops;
 };
 
 /** The firmware's catalogue (generated er_catalogue.c). */

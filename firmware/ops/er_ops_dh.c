@@ -170,11 +170,11 @@ static int dh_run_shared(void)
 
 static const uint16_t dh_key_bits[] = {512, 768, 1024, 2048, 0};
 
-const struct er_op_s er_ops_dh[] = {
-	{"dh-keygen", "public-key", {.key_bits = dh_key_bits}, ER_BACKEND_SOFTWARE, dh_selftest,
-	 dh_prep_keygen, dh_run_keygen, dh_release},
-	{"dh-shared", "public-key", {.key_bits = dh_key_bits}, ER_BACKEND_SOFTWARE, dh_selftest,
-	 dh_prep_shared, dh_run_shared, dh_release},
+ER_OP(dh_keygen) = {
+	"dh-keygen", "public-key", {.key_bits = dh_key_bits}, ER_BACKEND_SOFTWARE, dh_selftest,
+	dh_prep_keygen, dh_run_keygen, dh_release,
 };
-
-const size_t er_ops_dh_len = sizeof(er_ops_dh) / sizeof(er_ops_dh[0]);
+ER_OP(dh_shared) = {
+	"dh-shared", "public-key", {.key_bits = dh_key_bits}, ER_BACKEND_SOFTWARE, dh_selftest,
+	dh_prep_shared, dh_run_shared, dh_release,
+};

@@ -235,11 +235,11 @@ static const uint16_t dsa_key_bits[] = {1024, 2048, 0};
 		.payload_multiple = 1,                                                     \
 	}
 
-const struct er_op_s er_ops_dsa[] = {
-	{"dsa-sign", "public-key", DSA_SPEC, ER_BACKEND_SOFTWARE, dsa_selftest, dsa_prep_sign,
-	 dsa_run_sign, dsa_release},
-	{"dsa-verify", "public-key", DSA_SPEC, ER_BACKEND_SOFTWARE, dsa_selftest, dsa_prep_verify,
-	 dsa_run_verify, dsa_release},
+ER_OP(dsa_sign) = {
+	"dsa-sign", "public-key", DSA_SPEC, ER_BACKEND_SOFTWARE, dsa_selftest, dsa_prep_sign,
+	dsa_run_sign, dsa_release,
 };
-
-const size_t er_ops_dsa_len = sizeof(er_ops_dsa) / sizeof(er_ops_dsa[0]);
+ER_OP(dsa_verify) = {
+	"dsa-verify", "public-key", DSA_SPEC, ER_BACKEND_SOFTWARE, dsa_selftest, dsa_prep_verify,
+	dsa_run_verify, dsa_release,
+};

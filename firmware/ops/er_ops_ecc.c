@@ -468,17 +468,23 @@ static const enum er_curve ecdh_curves[] = {ER_CURVE_P256, ER_CURVE_X25519, ER_C
 		.payload_multiple = 1,                                                     \
 	}
 
-const struct er_op_s er_ops_ecc[] = {
-	{"ecdsa-keygen", "public-key", {.curves = ecdsa_curves}, ER_BACKEND_SOFTWARE,
-	 ecdsa_selftest_keygen, ecc_prep, ecc_run_keygen, ecc_release},
-	{"ecdsa-sign", "public-key", ECDSA_MSG_SPEC, ER_BACKEND_SOFTWARE, ecdsa_selftest_sign,
-	 ecc_prep, ecdsa_run_sign, ecc_release},
-	{"ecdsa-verify", "public-key", ECDSA_MSG_SPEC, ER_BACKEND_SOFTWARE, ecdsa_selftest_verify,
-	 ecdsa_prep_verify, ecdsa_run_verify, ecc_release},
-	{"ecdh-keygen", "public-key", {.curves = ecdh_curves}, ER_BACKEND_SOFTWARE,
-	 ecdh_selftest_keygen, ecc_prep, ecc_run_keygen, ecc_release},
-	{"ecdh-shared", "public-key", {.curves = ecdh_curves}, ER_BACKEND_SOFTWARE,
-	 ecdh_selftest_shared, ecdh_prep_shared, ecdh_run_shared, ecc_release},
+ER_OP(ecdsa_keygen) = {
+	"ecdsa-keygen", "public-key", {.curves = ecdsa_curves}, ER_BACKEND_SOFTWARE,
+	ecdsa_selftest_keygen, ecc_prep, ecc_run_keygen, ecc_release,
 };
-
-const size_t er_ops_ecc_len = sizeof(er_ops_ecc) / sizeof(er_ops_ecc[0]);
+ER_OP(ecdsa_sign) = {
+	"ecdsa-sign", "public-key", ECDSA_MSG_SPEC, ER_BACKEND_SOFTWARE, ecdsa_selftest_sign,
+	ecc_prep, ecdsa_run_sign, ecc_release,
+};
+ER_OP(ecdsa_verify) = {
+	"ecdsa-verify", "public-key", ECDSA_MSG_SPEC, ER_BACKEND_SOFTWARE, ecdsa_selftest_verify,
+	ecdsa_prep_verify, ecdsa_run_verify, ecc_release,
+};
+ER_OP(ecdh_keygen) = {
+	"ecdh-keygen", "public-key", {.curves = ecdh_curves}, ER_BACKEND_SOFTWARE,
+	ecdh_selftest_keygen, ecc_prep, ecc_run_keygen, ecc_release,
+};
+ER_OP(ecdh_shared) = {
+	"ecdh-shared", "public-key", {.curves = ecdh_curves}, ER_BACKEND_SOFTWARE,
+	ecdh_selftest_shared, ecdh_prep_shared, ecdh_run_shared, ecc_release,
+};

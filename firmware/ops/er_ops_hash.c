@@ -348,24 +348,20 @@ ER_HASH_OP_FNS(er_sha3_256, er_hash_sha3_256, 32U, er_hash_kat_sha3_256)
 ER_HASH_OP_FNS(er_sha3_512, er_hash_sha3_512, 64U, er_hash_kat_sha3_512)
 
 /* Ops whose algorithm mbedTLS was built without are left out of the catalogue. */
-const struct er_op_s er_ops_hash[] = {
 #if defined(MBEDTLS_MD5_C)
-	ER_HASH_OP("md5", er_md5, er_hash_prep, NULL),
+ER_OP(md5) = ER_HASH_OP("md5", er_md5, er_hash_prep, NULL);
 #endif
 #if defined(MBEDTLS_SHA1_C)
-	ER_HASH_OP("sha1", er_sha1, er_hash_prep, NULL),
+ER_OP(sha1) = ER_HASH_OP("sha1", er_sha1, er_hash_prep, NULL);
 #endif
 #if defined(MBEDTLS_SHA256_C)
-	ER_HASH_OP("sha256", er_sha256, er_hash_prep, NULL),
+ER_OP(sha256) = ER_HASH_OP("sha256", er_sha256, er_hash_prep, NULL);
 #endif
 #if defined(MBEDTLS_SHA512_C)
-	ER_HASH_OP("sha512", er_sha512, er_hash_prep, NULL),
+ER_OP(sha512) = ER_HASH_OP("sha512", er_sha512, er_hash_prep, NULL);
 #endif
-	ER_HASH_OP("sha3-256", er_sha3_256, er_hash_prep, NULL),
-	ER_HASH_OP("sha3-512", er_sha3_512, er_hash_prep, NULL),
+ER_OP(sha3_256) = ER_HASH_OP("sha3-256", er_sha3_256, er_hash_prep, NULL);
+ER_OP(sha3_512) = ER_HASH_OP("sha3-512", er_sha3_512, er_hash_prep, NULL);
 #if defined(MBEDTLS_SHA256_C) && defined(MBEDTLS_MD_C)
-	ER_HASH_OP("hmac-sha256", er_hmac, er_hmac_prep, er_hmac_release),
+ER_OP(hmac_sha256) = ER_HASH_OP("hmac-sha256", er_hmac, er_hmac_prep, er_hmac_release);
 #endif
-};
-
-const size_t er_ops_hash_len = sizeof(er_ops_hash) / sizeof(er_ops_hash[0]);

@@ -276,12 +276,8 @@ ER_BLOCK_OP_FNS(er_rc6_dec, er_rc6_alg, false, params->key_bits / 8U)
 		.prep = id##_prep, .run = id##_run, .release = NULL,                       \
 	}
 
-const struct er_op_s er_ops_legacy[] = {
-	ER_LEGACY_OP("rc4", er_rc4, NULL, 1U),
-	ER_LEGACY_OP("rc5-encrypt", er_rc5_enc, NULL, ER_RC5_BLOCK),
-	ER_LEGACY_OP("rc5-decrypt", er_rc5_dec, NULL, ER_RC5_BLOCK),
-	ER_LEGACY_OP("rc6-encrypt", er_rc6_enc, er_ops_key_bits_aes, ER_RC6_BLOCK),
-	ER_LEGACY_OP("rc6-decrypt", er_rc6_dec, er_ops_key_bits_aes, ER_RC6_BLOCK),
-};
-
-const size_t er_ops_legacy_len = sizeof(er_ops_legacy) / sizeof(er_ops_legacy[0]);
+ER_OP(rc4) = ER_LEGACY_OP("rc4", er_rc4, NULL, 1U);
+ER_OP(rc5_encrypt) = ER_LEGACY_OP("rc5-encrypt", er_rc5_enc, NULL, ER_RC5_BLOCK);
+ER_OP(rc5_decrypt) = ER_LEGACY_OP("rc5-decrypt", er_rc5_dec, NULL, ER_RC5_BLOCK);
+ER_OP(rc6_encrypt) = ER_LEGACY_OP("rc6-encrypt", er_rc6_enc, er_ops_key_bits_aes, ER_RC6_BLOCK);
+ER_OP(rc6_decrypt) = ER_LEGACY_OP("rc6-decrypt", er_rc6_dec, er_ops_key_bits_aes, ER_RC6_BLOCK);

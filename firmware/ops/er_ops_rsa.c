@@ -429,17 +429,20 @@ static const uint16_t rsa_key_bits[] = {1024, 2048, 3072, 4096, 0};
 		.payload_multiple = 1,                                                     \
 	}
 
-const struct er_op_s er_ops_rsa[] = {
-	{"rsa-keygen", "public-key", {.key_bits = rsa_key_bits}, ER_BACKEND_SOFTWARE,
-	 rsa_selftest_keygen, rsa_prep_keygen, rsa_run_keygen, rsa_release},
-	{"rsa-encrypt", "public-key", RSA_SPEC(1, RSA_MSG_MAX), ER_BACKEND_SOFTWARE,
-	 rsa_selftest_crypt, rsa_prep_encrypt, rsa_run_encrypt, rsa_release},
-	{"rsa-decrypt", "public-key", RSA_SPEC(1, RSA_MSG_MAX), ER_BACKEND_SOFTWARE,
-	 rsa_selftest_crypt, rsa_prep_decrypt, rsa_run_decrypt, rsa_release},
-	{"rsa-sign", "public-key", RSA_SPEC(1, ER_OPS_PAYLOAD_MAX), ER_BACKEND_SOFTWARE,
-	 rsa_selftest_sig, rsa_prep_sign, rsa_run_sign, rsa_release},
-	{"rsa-verify", "public-key", RSA_SPEC(1, ER_OPS_PAYLOAD_MAX), ER_BACKEND_SOFTWARE,
-	 rsa_selftest_sig, rsa_prep_verify, rsa_run_verify, rsa_release},
-};
+/* An op on a message of 1 .. max bytes: its self-test is rsa_selftest_<kat>, its prep and
+ * run rsa_prep_<verb> and rsa_run_<verb>. */
+#define RSA_MSG_OP(op_name, max, kat, verb)                                                \
+	{                                                                                  \
+		.name = op_name, .family = "public-key", .spec = RSA_SPEC(1, max),         \
+		.backend = ER_BACKEND_SOFTWARE, .selftest = rsa_selftest_##kat,            \
+		.prep = rsa_prep_##verb, .run = rsa_run_##verb, .release = rsa_release,    \
+	}
 
-const size_t er_ops_rsa_len = sizeof(er_ops_rsa) / sizeof(er_ops_rsa[0]);
+ER_OP(rsa_keygen) = {
+	"rsa-keygen", "public-key", {.key_bits = rsa_key_bits}, ER_BACKEND_SOFTWARE,
+	rsa_selftest_keygen, rsa_prep_keygen, rsa_run_keygen, rsa_release,
+};
+ER_OP(rsa_encrypt) = RSA_MSG_OP("rsa-encrypt", RSA_MSG_MAX, crypt, encrypt);
+ER_OP(rsa_decrypt) = RSA_MSG_OP("rsa-decrypt", RSA_MSG_MAX, crypt, decrypt);
+ER_OP(rsa_sign) = RSA_MSG_OP("rsa-sign", ER_OPS_PAYLOAD_MAX, sig, sign);
+ER_OP(rsa_verify) = RSA_MSG_OP("rsa-verify", ER_OPS_PAYLOAD_MAX, sig, verify);

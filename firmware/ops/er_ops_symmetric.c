@@ -494,34 +494,35 @@ ER_SYM_OP_FNS(er_chachapoly_enc, ER_SYM_CHACHAPOLY, true)
 #endif
 
 /* Ops whose mode mbedTLS was built without are left out of the catalogue. */
-const struct er_op_s er_ops_symmetric[] = {
-	ER_SYM_OP("aes-ecb-encrypt", er_aes_ecb_enc, er_ops_key_bits_aes, ER_SYM_BLOCK),
-	ER_SYM_OP("aes-ecb-decrypt", er_aes_ecb_dec, er_ops_key_bits_aes, ER_SYM_BLOCK),
+ER_OP(aes_ecb_encrypt) =
+	ER_SYM_OP("aes-ecb-encrypt", er_aes_ecb_enc, er_ops_key_bits_aes, ER_SYM_BLOCK);
+ER_OP(aes_ecb_decrypt) =
+	ER_SYM_OP("aes-ecb-decrypt", er_aes_ecb_dec, er_ops_key_bits_aes, ER_SYM_BLOCK);
 #if defined(MBEDTLS_CIPHER_MODE_CBC)
-	ER_SYM_OP("aes-cbc-encrypt", er_aes_cbc_enc, er_ops_key_bits_aes, ER_SYM_BLOCK),
-	ER_SYM_OP("aes-cbc-decrypt", er_aes_cbc_dec, er_ops_key_bits_aes, ER_SYM_BLOCK),
+ER_OP(aes_cbc_encrypt) =
+	ER_SYM_OP("aes-cbc-encrypt", er_aes_cbc_enc, er_ops_key_bits_aes, ER_SYM_BLOCK);
+ER_OP(aes_cbc_decrypt) =
+	ER_SYM_OP("aes-cbc-decrypt", er_aes_cbc_dec, er_ops_key_bits_aes, ER_SYM_BLOCK);
 #endif
 #if defined(MBEDTLS_CIPHER_MODE_CTR)
-	ER_SYM_OP("aes-ctr-encrypt", er_aes_ctr_enc, er_ops_key_bits_aes, 1U),
-	ER_SYM_OP("aes-ctr-decrypt", er_aes_ctr_dec, er_ops_key_bits_aes, 1U),
+ER_OP(aes_ctr_encrypt) = ER_SYM_OP("aes-ctr-encrypt", er_aes_ctr_enc, er_ops_key_bits_aes, 1U);
+ER_OP(aes_ctr_decrypt) = ER_SYM_OP("aes-ctr-decrypt", er_aes_ctr_dec, er_ops_key_bits_aes, 1U);
 #endif
 #if defined(MBEDTLS_GCM_C)
-	ER_SYM_OP("aes-gcm-encrypt", er_aes_gcm_enc, er_ops_key_bits_aes, 1U),
-	ER_SYM_OP("aes-gcm-decrypt", er_aes_gcm_dec, er_ops_key_bits_aes, 1U),
+ER_OP(aes_gcm_encrypt) = ER_SYM_OP("aes-gcm-encrypt", er_aes_gcm_enc, er_ops_key_bits_aes, 1U);
+ER_OP(aes_gcm_decrypt) = ER_SYM_OP("aes-gcm-decrypt", er_aes_gcm_dec, er_ops_key_bits_aes, 1U);
 #endif
 #if defined(MBEDTLS_CHACHAPOLY_C)
-	ER_SYM_OP("chacha20poly1305-encrypt", er_chachapoly_enc, NULL, 1U),
+ER_OP(chacha20poly1305_encrypt) =
+	ER_SYM_OP("chacha20poly1305-encrypt", er_chachapoly_enc, NULL, 1U);
 #endif
-	{
-		.name = "aes-keygen",
-		.family = "symmetric",
-		.spec = {.key_bits = er_ops_key_bits_aes},
-		.backend = ER_BACKEND_SOFTWARE,
-		.selftest = er_keygen_selftest,
-		.prep = er_keygen_prep,
-		.run = er_keygen_run,
-		.release = er_sym_release,
-	},
+ER_OP(aes_keygen) = {
+	.name = "aes-keygen",
+	.family = "symmetric",
+	.spec = {.key_bits = er_ops_key_bits_aes},
+	.backend = ER_BACKEND_SOFTWARE,
+	.selftest = er_keygen_selftest,
+	.prep = er_keygen_prep,
+	.run = er_keygen_run,
+	.release = er_sym_release,
 };
-
-const size_t er_ops_symmetric_len = sizeof(er_ops_symmetric) / sizeof(er_ops_symmetric[0]);

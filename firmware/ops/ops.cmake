@@ -2,12 +2,15 @@
 # The op families of the catalogue. Included by the host build and the Zephyr build:
 # plain CMake, no platform logic.
 #
-# To add a family X: append X to ER_OPS_FAMILIES (one line). The file er_ops_X.c in this
-# directory must export
-#     const struct er_op_s er_ops_X[];
-#     const size_t er_ops_X_len;
-# Helper sources of a family (a cipher written in this project, say) go to
-# ER_OPS_EXTRA_SOURCES, one per line.
+# To add an op: define it in its family's file, `ER_OP(<id>) = {...};` at the start of a
+# line (core/er_op.h); nothing else. To add a family X: append X to ER_OPS_FAMILIES (one
+# line) and define its ops in er_ops_X.c in this directory. Helper sources of a family (a
+# cipher written in this project, say) go to ER_OPS_EXTRA_SOURCES, one per line.
+#
+# ER_OPS_ONLY (cache) selects the ops of the generated catalogue: `all` (the default),
+# `none` (the empty catalogue: the firmware without any op, as the footprint's base), or a
+# ;-list of op ids or names (`sha256;aes-ctr-encrypt`). With --gc-sections an op left out
+# of the catalogue leaves its code out of the build.
 set(ER_OPS_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 set(ER_OPS_FAMILIES
@@ -35,20 +38,54 @@ set(ER_OPS_EXTRA_SOURCES
     ${ER_OPS_DIR}/lib/er_dh.c
 )
 
-set(ER_OPS_SOURCES ${ER_OPS_EXTRA_SOURCES})
+# The family files, in catalogue order; a port appends its own (Zephyr's hwcrypto).
+set(ER_OPS_FAMILY_SOURCES "")
 foreach(family IN LISTS ER_OPS_FAMILIES)
-    list(APPEND ER_OPS_SOURCES ${ER_OPS_DIR}/er_ops_${family}.c)
+    list(APPEND ER_OPS_FAMILY_SOURCES ${ER_OPS_DIR}/er_ops_${family}.c)
 endforeach()
+set(ER_OPS_SOURCES ${ER_OPS_EXTRA_SOURCES} ${ER_OPS_FAMILY_SOURCES})
 
-# Writes the catalogue C file (the registry of every family above) to OUT_FILE.
+set(ER_OPS_ONLY "all" CACHE STRING
+    "Ops of the catalogue: all, none, or a ;-list of op ids or names (ops/ops.cmake)")
+
+# Writes the catalogue C file to OUT_FILE: the ops ER_OP defines in ER_OPS_FAMILY_SOURCES,
+# as many as ER_OPS_ONLY selects, in the order of the files. Configure runs again when a
+# family file changes.
 function(er_ops_generate_catalogue OUT_FILE)
+    set(ids "")
+    foreach(source IN LISTS ER_OPS_FAMILY_SOURCES)
+        set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
+        file(STRINGS ${source} lines REGEX "^ER_OP\\([a-z0-9_]+\\)")
+        foreach(line IN LISTS lines)
+            string(REGEX REPLACE "^ER_OP\\(([a-z0-9_]+)\\).*" "\\1" id "${line}")
+            list(APPEND ids ${id})
+        endforeach()
+    endforeach()
+
+    if(ER_OPS_ONLY STREQUAL "all")
+        set(selected ${ids})
+    elseif(ER_OPS_ONLY STREQUAL "none")
+        set(selected "")
+    else()
+        string(REPLACE "-" "_" wanted "${ER_OPS_ONLY}")
+        foreach(id IN LISTS wanted)
+            if(NOT id IN_LIST ids)
+                string(REPLACE ";" " " known "${ids}")
+                message(FATAL_ERROR "ER_OPS_ONLY: no op '${id}' in this build (ops: ${known})")
+            endif()
+        endforeach()
+        string(REPLACE ";" "|" pattern "${wanted}")
+        set(selected ${ids})
+        list(FILTER selected INCLUDE REGEX "^(${pattern})$")
+    endif()
+    message(STATUS "energyrig catalogue (ER_OPS_ONLY=${ER_OPS_ONLY}): ${selected}")
+
     set(ER_CATALOGUE_DECLS "")
     set(ER_CATALOGUE_ENTRIES "")
-    list(LENGTH ER_OPS_FAMILIES ER_CATALOGUE_COUNT)
-    foreach(family IN LISTS ER_OPS_FAMILIES)
-        string(APPEND ER_CATALOGUE_DECLS
-            "extern const struct er_op_s er_ops_${family}[];\nextern const size_t er_ops_${family}_len;\n")
-        string(APPEND ER_CATALOGUE_ENTRIES "\t{er_ops_${family}, &er_ops_${family}_len},\n")
+    foreach(id IN LISTS selected)
+        string(APPEND ER_CATALOGUE_DECLS "extern ER_OP(${id}) __attribute__((weak));\n")
+        string(APPEND ER_CATALOGUE_ENTRIES "\t&er_op_${id},\n")
     endforeach()
+    list(LENGTH selected ER_CATALOGUE_COUNT)
     configure_file(${ER_OPS_DIR}/../core/er_catalogue.c.in ${OUT_FILE} @ONLY)
 endfunction()

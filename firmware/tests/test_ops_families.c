@@ -11,14 +11,8 @@
 
 #include "er_drbg.h"
 #include "er_op.h"
+#include "er_registry.h"
 #include "er_test.h"
-
-extern const struct er_op_s er_ops_symmetric[];
-extern const size_t er_ops_symmetric_len;
-extern const struct er_op_s er_ops_legacy[];
-extern const size_t er_ops_legacy_len;
-extern const struct er_op_s er_ops_hash[];
-extern const size_t er_ops_hash_len;
 
 /* Two buffers of the largest payload and some slack. */
 static uint8_t arena_mem[2U * 1024U * 1024U + 4096U];
@@ -74,16 +68,19 @@ static void exercise(const struct er_op_s *op, struct er_arena_s *arena)
 	}
 }
 
-static void check_family(const struct er_op_s *ops, size_t n)
+/* Every op of the catalogue in @p family ("symmetric": also the legacy ciphers). */
+static void check_family(const char *family)
 {
 	struct er_arena_s arena;
 	struct er_arena_s tiny;
+	const struct er_op_s *op;
 
 	er_arena_init(&arena, arena_mem, sizeof(arena_mem));
 	er_arena_init(&tiny, arena_mem, 8);
-	for (size_t i = 0; i < n; i++) {
-		const struct er_op_s *op = &ops[i];
-
+	for (size_t i = 0; (op = er_registry_at(&er_catalogue, i)) != NULL; i++) {
+		if (strcmp(op->family, family) != 0) {
+			continue;
+		}
 		ER_CHECK_INT(op->selftest(), 0);
 		exercise(op, &arena);
 		if (op->spec.payload_max != 0) {
@@ -101,24 +98,14 @@ static void check_family(const struct er_op_s *ops, size_t n)
 	}
 }
 
-static const struct er_op_s *find(const struct er_op_s *ops, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(ops[i].name, name) == 0) {
-			return &ops[i];
-		}
-	}
-	return NULL;
-}
-
 /* A self-test run between prep and run leaves the prepared op as it was. */
 static void test_selftest_between_prep_and_run(void)
 {
 	const struct er_op_s *const picks[] = {
-		find(er_ops_symmetric, er_ops_symmetric_len, "aes-ecb-encrypt"),
-		find(er_ops_symmetric, er_ops_symmetric_len, "aes-gcm-decrypt"),
-		find(er_ops_legacy, er_ops_legacy_len, "rc6-decrypt"),
-		find(er_ops_hash, er_ops_hash_len, "hmac-sha256"),
+		er_registry_find(&er_catalogue, "aes-ecb-encrypt", ER_BACKEND_SOFTWARE),
+		er_registry_find(&er_catalogue, "aes-gcm-decrypt", ER_BACKEND_SOFTWARE),
+		er_registry_find(&er_catalogue, "rc6-decrypt", ER_BACKEND_SOFTWARE),
+		er_registry_find(&er_catalogue, "hmac-sha256", ER_BACKEND_SOFTWARE),
 	};
 	struct er_arena_s arena;
 
@@ -153,25 +140,19 @@ static void test_selftest_between_prep_and_run(void)
 	}
 }
 
-static void test_symmetric(void)
+static void test_symmetric_and_legacy(void)
 {
-	check_family(er_ops_symmetric, er_ops_symmetric_len);
-}
-
-static void test_legacy(void)
-{
-	check_family(er_ops_legacy, er_ops_legacy_len);
+	check_family("symmetric");
 }
 
 static void test_hash(void)
 {
-	check_family(er_ops_hash, er_ops_hash_len);
+	check_family("hash");
 }
 
 int main(void)
 {
-	ER_RUN(test_symmetric);
-	ER_RUN(test_legacy);
+	ER_RUN(test_symmetric_and_legacy);
 	ER_RUN(test_hash);
 	ER_RUN(test_selftest_between_prep_and_run);
 	return er_test_summary();

@@ -124,19 +124,16 @@ static int hw_run(void)
 	return ret;
 }
 
-const struct er_op_s er_ops_hwcrypto[] = {
-	{
-		.name = "aes-ecb-encrypt",
-		.family = "symmetric",
-		.spec = {.key_bits = hw_key_bits,
-			 .payload_min = HW_BLOCK,
-			 .payload_max = ER_OPS_PAYLOAD_MAX,
-			 .payload_multiple = HW_BLOCK},
-		.backend = ER_BACKEND_HARDWARE,
-		.selftest = hw_selftest,
-		.prep = hw_prep,
-		.run = hw_run,
-		.release = hw_release,
-	},
+ER_OP(aes_ecb_encrypt_hw) = {
+	.name = "aes-ecb-encrypt",
+	.family = "symmetric",
+	.spec = {.key_bits = hw_key_bits,
+		 .payload_min = HW_BLOCK,
+		 .payload_max = ER_OPS_PAYLOAD_MAX,
+		 .payload_multiple = HW_BLOCK},
+	.backend = ER_BACKEND_HARDWARE,
+	.selftest = hw_selftest,
+	.prep = hw_prep,
+	.run = hw_run,
+	.release = hw_release,
 };
-const size_t er_ops_hwcrypto_len = sizeof(er_ops_hwcrypto) / sizeof(er_ops_hwcrypto[0]);

@@ -20,6 +20,7 @@ from rich.table import Table
 from energyrig.cli.calibrate import CALIBRATION_HELP
 from energyrig.domain import CALIBRATION_FLAGS, ENERGY_FLAGS, PIPELINE_FLAGS, SIM_FLAGS, Point
 from energyrig.fixtures import load_fixture
+from energyrig.results.footprint import Footprint, read_footprint
 from energyrig.rig.dut import OpInfo, open_dut
 
 if TYPE_CHECKING:
@@ -80,20 +81,44 @@ def result_table(fig: dict[str, Any]) -> Table:
     return table
 
 
-def ops_table(hello: dict[str, Any], ops: list[OpInfo]) -> Table:
-    """The firmware catalogue (its ``hello`` and ``ops`` replies) as a table."""
-    table = Table(title=f"Ops of firmware {hello.get('firmware')} on {hello.get('board')} "
-                        f"({hello.get('crypto')})")
-    for label in ("op", "family", "backend", "key bits", "curves", "payload bytes"):
-        table.add_column(label)
+def _bytes(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}".replace(",", " ")
+
+
+def _sizes(footprint: Footprint, op: OpInfo) -> dict[str, int | None]:
+    """``flash_bytes`` and ``ram_bytes`` of ``op`` in ``footprint`` (``None``: not in it)."""
+    size = footprint.of(op.name, op.backend)
+    return {"flash_bytes": None if size is None else size.flash_bytes,
+            "ram_bytes": None if size is None else size.ram_bytes}
+
+
+def ops_table(hello: dict[str, Any], ops: list[OpInfo], footprint: Footprint | None = None
+              ) -> Table:
+    """The firmware catalogue (its ``hello`` and ``ops`` replies) as a table; with a
+    ``footprint``, each op's flash and RAM (what it adds to the firmware without any op)."""
+    title = (f"Ops of firmware {hello.get('firmware')} on {hello.get('board')} "
+             f"({hello.get('crypto')})")
+    if footprint is not None:
+        title += (f"\nflash and RAM per op: footprint of {footprint.board} build "
+                  f"{footprint.build_id}, {_bytes(footprint.empty.flash_bytes)} B flash and "
+                  f"{_bytes(footprint.empty.ram_bytes)} B RAM without any op")
+        if footprint.build_id != hello.get("build"):
+            title += f" (the DUT runs build {hello.get('build')})"
+    table = Table(title=title)
+    labels = ["op", "family", "backend", "key bits", "curves", "payload bytes"]
+    for label in labels + (["flash bytes", "RAM bytes"] if footprint is not None else []):
+        table.add_column(label, justify="right" if label.endswith("s bytes") else "left",
+                         no_wrap=label == "op")
     for op in ops:
         payload = "-"
         if op.payload is not None:
             low, high, multiple = op.payload
             payload = f"{low}..{high}" + (f" ×{multiple}" if multiple > 1 else "")
-        table.add_row(op.name, op.family, op.backend,
-                      ", ".join(map(str, op.key_bits)) or "-", ", ".join(op.curves) or "-",
-                      payload)
+        row = [op.name, op.family, op.backend, ", ".join(map(str, op.key_bits)) or "-",
+               ", ".join(op.curves) or "-", payload]
+        if footprint is not None:
+            row += [_bytes(v) for v in _sizes(footprint, op).values()]
+        table.add_row(*row)
     return table
 
 
@@ -192,17 +217,32 @@ def register(app: typer.Typer) -> None:
         _report(result, as_json)
 
     @app.command(help="List the firmware's catalogue of ops (from its `ops` reply). Only the "
-                      "DUT is opened (on the simulated bench: the host build, no emulator).")
+                      "DUT is opened (on the simulated bench: the host build, no emulator). "
+                      "With a footprint (--footprint, or the fixture's dut.footprint), also "
+                      "each op's flash and RAM: what it adds to the firmware built without "
+                      "any op (make firmware-footprint; firmware/README.md).")
     def ops(
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
+        footprint: Optional[Path] = typer.Option(
+            None, "--footprint", help="footprint.json of the DUT's firmware (default: the "
+                                      "fixture's dut.footprint, if any)."),
         as_json: bool = typer.Option(False, "--json", help="Print the catalogue as JSON."),
     ) -> None:
-        with open_dut(load_fixture(fixture)) as dut:
+        fx = load_fixture(fixture)
+        path = footprint or fx.footprint_path
+        sizes = read_footprint(path) if path is not None else None
+        with open_dut(fx) as dut:
             hello, catalogue = dut.hello(), dut.ops()
         if as_json:
-            typer.echo(json.dumps([vars(o) for o in catalogue], indent=1))
+            typer.echo(json.dumps([_op_record(o, sizes) for o in catalogue], indent=1))
         else:
-            _console().print(ops_table(hello, catalogue))
+            _console().print(ops_table(hello, catalogue, sizes))
+
+
+def _op_record(op: OpInfo, footprint: Footprint | None) -> dict[str, Any]:
+    """An op of ``rig ops --json``: its catalogue entry, and with a footprint its
+    ``flash_bytes`` and ``ram_bytes`` (null where the footprint has none)."""
+    return vars(op) if footprint is None else {**vars(op), **_sizes(footprint, op)}
 
 
 def _console() -> Console:

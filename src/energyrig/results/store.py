@@ -75,8 +75,8 @@ PARTS = "parts"
 LOCK = ".lock"
 #: What the rig writes in a run directory: its tables, parts, lock and atomic-write
 #: leftovers, and what ``rig report`` and a footprint add. Anything else is the operator's.
-RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, LOCK, "report",
-                         f".{MANIFEST}.tmp", f".{WINDOWS}.tmp", f".{POINTS}.tmp"})
+RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, LOCK, "report", "footprint",
+                         f".{MANIFEST}.tmp", f".{WINDOWS}.legacy", f".{POINTS}.legacy"})
 
 
 def foreign_entries(run_dir: Path) -> list[str]:

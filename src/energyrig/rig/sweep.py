@@ -47,6 +47,8 @@ from energyrig.errors import ConfigError, DutError
 from energyrig.domain import PER_OP, Point, Window, describe_finite
 from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
+from energyrig.results.footprint import (Footprint, read_footprint, run_footprint_path,
+                                         write_footprint)
 from energyrig.results.store import (MANIFEST, RunError, RunWriter, check_new_run_dir,
                                      foreign_entries, listed, read_manifest)
 from energyrig.rig.dut import open_dut
@@ -184,6 +186,7 @@ class BoardPlan:
     expansion: Expansion
     hello: dict[str, Any]
     calibration: Mapping[str, Any] | None
+    footprint: Footprint | None = None
 
     @property
     def name(self) -> str:
@@ -193,13 +196,16 @@ class BoardPlan:
 def survey(plan: Plan, fixtures: Sequence[Fixture],
            bench_factory: BenchFactory = open_bench) -> list[BoardPlan]:
     """Open each fixture's bench once to read its firmware and catalogue, and expand the
-    plan on it. Two fixtures must not name the same board (their points would collide)."""
+    plan on it; read the footprint the fixture names. Two fixtures must not name the same
+    board (their points would collide)."""
     boards: list[BoardPlan] = []
     for fixture in fixtures:
+        path = fixture.footprint_path
+        footprint = read_footprint(path) if path is not None else None
         with bench_factory(fixture) as bench:
             target = Target.from_dut(bench.hello, bench.ops(), board=bench.board)
             boards.append(BoardPlan(fixture, expand(plan, target), dict(bench.hello),
-                                bench.calibration))
+                                bench.calibration, footprint))
     _distinct_boards(plan, [b.name for b in boards])
     return boards
 
@@ -351,6 +357,9 @@ def _recorded_fixtures(run_dir: Path, manifest: Mapping[str, Any]) -> list[Fixtu
 
 def _finish(writer: RunWriter, boards: list[BoardPlan], plan: Plan, bench_factory: BenchFactory,
             console: Console, stop: StopRequest) -> SweepOutcome:
+    for b in boards:  # the footprint of the firmware measured now, also on a resume
+        if b.footprint is not None:
+            write_footprint(b.footprint, run_footprint_path(writer.path, b.name))
     outcome = execute(boards, writer, plan, bench_factory=bench_factory, stop=stop,
                       console=console)
     if not outcome.complete:

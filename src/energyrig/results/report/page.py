@@ -330,6 +330,40 @@ def _uncertainty_html(points: pd.DataFrame) -> list[str]:
             _table(ok, UNCERTAINTY_COLUMNS)]
 
 
+FOOTPRINT_COLUMNS = (
+    Column("op", lambda r: f"{r['op']} ({r['backend']})" if r["backend"] != "software"
+           else str(r["op"]), numeric=False),
+    Column("flash", lambda r: f"{_fmt_int(r['flash_bytes'])} B"),
+    Column("RAM", lambda r: f"{_fmt_int(r['ram_bytes'])} B"),
+)
+
+
+def _footprint_html(tables: ReportTables) -> list[str]:
+    """Flash and RAM per op from the footprint of each board's firmware the run keeps
+    (``make firmware-footprint``; absent for a fixture that names none)."""
+    parts: list[str] = []
+    for board, fp in tables.footprints.items():
+        rows = tables.footprint[tables.footprint["board"] == board]
+        build = ", ".join(v for v in (f"Zephyr {fp.zephyr}" if fp.zephyr else None,
+                                      fp.crypto, fp.toolchain) if v)
+        parts += [f"<h3>{html.escape(fp.board)}: build {html.escape(fp.build_id)}</h3>",
+                  (f"<p>{html.escape(build)}. Without any op the firmware takes "
+                   f"{_fmt_int(fp.empty.flash_bytes)} B of flash and "
+                   f"{_fmt_int(fp.empty.ram_bytes)} B of static RAM; with all "
+                   f"{len(fp.ops)} ops {_fmt_int(fp.full.flash_bytes)} B and "
+                   f"{_fmt_int(fp.full.ram_bytes)} B.</p>"),
+                  _table(rows, FOOTPRINT_COLUMNS) if len(rows) else
+                  "<p>The footprint has none of the ops measured.</p>"]
+    if not parts:
+        return []
+    return ["<h2>Footprint</h2>",
+            ("<p class='note'>What each op measured adds to the firmware built without any op, "
+             "built with that op alone (the way pqm4 measures code size): flash is code, "
+             "constants and initial values; RAM is static RAM only (the op's buffers come from "
+             "the arena, its stack is the run's <code>stack_bytes</code>). Ops sharing code "
+             "each count it.</p>"), *parts]
+
+
 def page_html(run: Run, tables: ReportTables, images: Images) -> str:
     """The report page of ``run``.
 
@@ -365,6 +399,7 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
         parts.extend(_comparisons_html(tables))
         parts.extend(_factorial_html(tables, images))
         parts.extend(_uncertainty_html(tables.points))
+    parts.extend(_footprint_html(tables))
     problems = tables.points[tables.points["status"] != "ok"]
     parts.append("<h2>Failed and skipped points</h2>")
     parts.append(_table(problems, PROBLEM_COLUMNS) if len(problems) else "<p>None.</p>")

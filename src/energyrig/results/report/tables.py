@@ -8,7 +8,7 @@ variation. Values stay SI; they become text only in the page and the figures.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ import pandas as pd
 
 from energyrig.domain import summarise_per_op
 from energyrig.results.compare import recorded_comparisons
+from energyrig.results.footprint import Footprint, run_footprints
 from energyrig.results.stats import (
     CONFIG,
     PairedComparison,
@@ -297,6 +298,10 @@ class ReportTables:
         Whether the pairs are the plan's (``[[compare]]``).
     factorial:
         The 2^k design of the ok points, if they form one.
+    footprints:
+        The footprint of each board's firmware the run keeps, by board.
+    footprint:
+        :func:`footprint_table` of the points.
     """
 
     points: pd.DataFrame
@@ -308,6 +313,8 @@ class ReportTables:
     comparison_notes: list[str]
     planned_comparisons: bool
     factorial: Factorial | None
+    footprints: dict[str, Footprint] = field(default_factory=dict)
+    footprint: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ok(self) -> pd.DataFrame:
@@ -345,10 +352,13 @@ def report_tables(run: Run) -> ReportTables:
     ok = points[points["status"] == "ok"]
     windows = run.windows[run.windows["point_key"].isin(ok["point_key"])]
     summary = summarise_workloads(windows) if len(windows) else pd.DataFrame()
+    footprints = run_footprints(run.path)
+    sizes = {"footprints": footprints, "footprint": footprint_table(points, footprints)}
     if summary.empty:
         return ReportTables(points=points, windows=windows, summary=summary, fits={},
                             relative=pd.DataFrame(), comparisons=pd.DataFrame(),
-                            comparison_notes=[], planned_comparisons=False, factorial=None)
+                            comparison_notes=[], planned_comparisons=False, factorial=None,
+                            **sizes)
     planned = recorded_comparisons(run.manifest.get("plan") or {}, run.path / "manifest.json")
     pairs = [c.selectors() for c in planned] or auto_comparisons(ok)
     table, notes = comparisons(ok, pairs)
@@ -358,4 +368,19 @@ def report_tables(run: Run) -> ReportTables:
                         fits={col: payload_regression(ok, f"{col}_mean") for col, _ in METRICS},
                         relative=relative_to_reference(summary), comparisons=table,
                         comparison_notes=notes, planned_comparisons=bool(planned),
-                        factorial=design)
+                        factorial=design, **sizes)
+
+
+def footprint_table(points: pd.DataFrame, footprints: dict[str, Footprint]) -> pd.DataFrame:
+    """Flash and RAM of each op the run has points of, from its board's footprint (what the
+    op adds to the firmware without any op, bytes): board, op, backend, flash_bytes,
+    ram_bytes, in the order of the footprint."""
+    rows = []
+    for board, footprint in footprints.items():
+        ran = points.loc[points["board"].astype(str).str.replace("/", "_") == board,
+                         ["op", "backend"]]
+        pairs = set(ran.itertuples(index=False, name=None))
+        rows += [{"board": board, "op": o.op, "backend": o.backend,
+                  "flash_bytes": o.flash_bytes, "ram_bytes": o.ram_bytes}
+                 for o in footprint.ops if (o.op, o.backend) in pairs]
+    return pd.DataFrame(rows, columns=["board", "op", "backend", "flash_bytes", "ram_bytes"])

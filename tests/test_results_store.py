@@ -325,3 +325,28 @@ def test_manifest_is_plain_json(tmp_path: Path) -> None:
     assert manifest["plan"] == {"name": "quick", "reps": 3}
     assert manifest["calibration"] == {"id": "cal-1"}
     assert manifest["started_at"] <= manifest["ended_at"]
+
+
+def test_a_full_disk_stores_nothing_half_and_keeps_the_points_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = tmp_path / "run"
+    writer = RunWriter.create(run_dir)
+    writer.write_point(AES, windows(), batch_n=10)
+    real = store.pq.write_table
+
+    def full(table: object, where: object, *args: object, **kw: object) -> None:
+        real(table, where, *args, **kw)  # a partial file, then the error
+        raise OSError(28, "No space left on device", str(where))
+
+    monkeypatch.setattr(store.pq, "write_table", full)
+    with pytest.raises(RunError, match=r"run: cannot store point sha256 64 B: No space left "
+                                       r"on device .*resume the run"):
+        writer.write_point(SHA, windows(), batch_n=10)
+    assert not list((run_dir / PARTS).glob(".*"))  # no temporary directory or file left
+    with pytest.raises(RuntimeError), writer:  # a sweep ended by an error: one error only
+        raise RuntimeError("the sweep's own error")
+    monkeypatch.setattr(store.pq, "write_table", real)
+    with RunWriter.resume(run_dir) as again:
+        assert again.done() == {AES.key}
+        again.write_point(SHA, windows(), batch_n=10)
+    assert len(load(run_dir).points) == 2

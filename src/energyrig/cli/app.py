@@ -74,6 +74,10 @@ def main() -> None:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
         typer.echo(f"rig: error: {exc.format_message()}{where}", err=True)
         sys.exit(2)
+    except OSError as exc:  # the machine's trouble (a full disk), not the rig's: one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"rig: error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
     except RuntimeError as exc:  # Click's Abort: Ctrl-C or end of input at a prompt
         if isinstance(exc.__cause__, (KeyboardInterrupt, EOFError)):
             sys.exit(130)

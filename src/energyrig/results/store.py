@@ -183,12 +183,17 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:
-    """Write a table to ``path`` through a temporary name and an atomic rename."""
+    """Write a table to ``path`` through a temporary name and an atomic rename (on failure,
+    a disk full say, nothing is left behind)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp)
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _write_json(data: Mapping[str, Any], path: Path) -> None:
@@ -611,12 +616,21 @@ class RunWriter:
             attempt=attempt)
         parts = self.path / PARTS
         parts.mkdir(exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parts))
-        _write_parquet(_to_table(win, WINDOW_SCHEMA), tmp / WINDOWS)
-        _write_parquet(_to_table(pts, POINT_SCHEMA), tmp / POINTS)
-        _fsync_dir(tmp)
-        os.rename(tmp, parts / (point.part_id + (f"-{attempt}" if attempt > 1 else "")))
-        _fsync_dir(parts)
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parts))
+            try:
+                _write_parquet(_to_table(win, WINDOW_SCHEMA), tmp / WINDOWS)
+                _write_parquet(_to_table(pts, POINT_SCHEMA), tmp / POINTS)
+                _fsync_dir(tmp)
+                os.rename(tmp, parts / (point.part_id + (f"-{attempt}" if attempt > 1 else "")))
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            _fsync_dir(parts)
+        except OSError as exc:
+            raise RunError(self.path, f"cannot store point {point.label}: {exc.strerror} "
+                                      f"({exc.filename}); the points stored before are "
+                                      "intact: resume the run when this is fixed") from None
         self._done.add(point.key)
         self._parts += 1
         if self._parts >= self.consolidate_every:
@@ -675,4 +689,11 @@ class RunWriter:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         # An interrupted sweep (Ctrl-C, an error) keeps its points but stays "in progress".
-        self.close(finished=exc_type is None)
+        if exc_type is None:
+            self.close()
+            return
+        try:  # the error that ended the sweep is the one to report, not a second one here
+            self.close(finished=False)
+        except (OSError, RunError) as close_error:
+            log.warning("%s: the run could not be closed cleanly (%s); its parts are kept "
+                        "and read as they are", self.path, close_error)

@@ -24,6 +24,7 @@ import logging
 import os
 import select
 import subprocess
+import termios
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -57,6 +58,11 @@ class DutTransport(Protocol):
     def close(self) -> None: ...
 
 
+#: What a serial port or pty raises when the link breaks: pyserial's own error, the OS's,
+#: and termios.error (not an OSError) from tcdrain/ioctl on a pty whose DUT just died.
+_LINK_ERRORS = (serial.SerialException, OSError, termios.error)
+
+
 class SerialTransport:
     """A serial port or pty through pyserial."""
 
@@ -64,25 +70,28 @@ class SerialTransport:
         self.name = port
         try:
             self._ser = serial.Serial(port, baudrate=baudrate, timeout=0)
-        except (serial.SerialException, OSError) as exc:
+        except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {port}: cannot open the port ({exc})") from exc
 
     def write(self, data: bytes) -> None:
         try:
             self._ser.write(data)
             self._ser.flush()
-        except (serial.SerialException, OSError) as exc:
+        except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {self.name}: write failed ({exc})") from exc
 
     def read_some(self, timeout_s: float) -> bytes:
         try:
             ready, _, _ = select.select([self._ser.fileno()], [], [], max(0.0, timeout_s))
             return self._ser.read(self._ser.in_waiting or 1) if ready else b""
-        except (serial.SerialException, OSError) as exc:
+        except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {self.name}: read failed ({exc})") from exc
 
     def close(self) -> None:
-        self._ser.close()
+        try:
+            self._ser.close()
+        except _LINK_ERRORS as exc:  # the DUT died first: nothing is left to close cleanly
+            log.info("DUT on %s: closing the port: %s", self.name, exc)
 
 
 class ProcessTransport:

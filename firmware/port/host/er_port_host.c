@@ -205,13 +205,24 @@ static void wire_send(uint64_t t_ns, int high, int accel, uint16_t family)
 	}
 }
 
+/*
+ * A rising edge is stamped ER_HOST_RISE_LEAD_NS ahead, sent, and then waited for, so the
+ * wire send (and a preemption while the emulator wakes up to read it) falls before the
+ * window rather than inside it: the window holds the ops and the two counter reads, as on a
+ * board, not the host's syscall. A send slower than the lead still lands inside (rare).
+ */
+#define ER_HOST_RISE_LEAD_NS 2000000u
+
 /* The family is looked up before the edge's time is taken: outside the window. */
 void er_port_trigger(int high, int accel)
 {
 	if (wire_fd >= 0) {
 		uint16_t family = high ? wire_family() : 0;
+		uint64_t t_ns = er_port_time_ns() + (high ? ER_HOST_RISE_LEAD_NS : 0u);
 
-		wire_send(er_port_time_ns(), high, accel, family);
+		wire_send(t_ns, high, accel, family);
+		while (high && er_port_time_ns() < t_ns) {
+		}
 	}
 }
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.calibration.routines import ORDER, calibrate
-from energyrig.calibration.store import CalibrationStore
+from energyrig.calibration.routines import calibrate
+from energyrig.calibration.store import ORDER, CalibrationStore
 from energyrig.errors import CalibrationError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.sim.power import PROFILES

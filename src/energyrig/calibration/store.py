@@ -411,3 +411,32 @@ def select(choice: str, fixture: Fixture, instrument: Identity,
     if choice == "latest":
         return CalibrationStore(calibration_dir(fixture)).latest(instrument, now, build)
     return from_file(Path(choice), instrument, now, build)
+
+
+def select_for_capture(choice: str, fixture: Fixture, now: datetime | None = None
+                       ) -> Calibration:
+    """The calibration ``--calibration choice`` names for a capture file (``rig analyze``),
+    which names neither its instrument nor its firmware build: ``"latest"`` takes the
+    store's for the one instrument its records are of (its window overhead does not apply:
+    the build is unknown), a record's path that record (its overhead too), ``"none"``
+    nothing.
+
+    Raises
+    ------
+    ConfigError
+        A record is corrupt or expired, or the store holds records of several instruments
+        (or none).
+    """
+    if choice == "none":
+        return Calibration(Identity(kind="capture", name="file"), {}, {}, "none")
+    if choice != "latest":
+        return from_file(Path(choice), load_record(Path(choice)).instrument, now)
+    store = CalibrationStore(calibration_dir(fixture))
+    instruments = {(r.instrument.kind, r.instrument.name): r.instrument
+                   for _, r in store.records()}
+    if len(instruments) != 1:
+        names = ", ".join(i.label for i in instruments.values()) or "none"
+        raise ConfigError(store.directory, "", f"holds records of {len(instruments)} "
+                                               f"instruments ({names}): name the capture's "
+                                               "record with --calibration PATH")
+    return store.latest(next(iter(instruments.values())), now)

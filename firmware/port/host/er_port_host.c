@@ -206,14 +206,9 @@ static void wire_send(uint64_t t_ns, int high, int accel, uint16_t family)
 }
 
 /*
- * A rising edge is stamped ER_HOST_RISE_LEAD_NS ahead, sent, and then waited for, so the
- * wire send (and a preemption while the emulator wakes up to read it) falls before the
- * window rather than inside it: the window holds the ops and the two counter reads, as on a
- * board, not the host's syscall. A send slower than the lead still lands inside (rare).
+ * The family is looked up before the edge's time is taken: outside the window. A rising
+ * edge is stamped ER_HOST_RISE_LEAD_NS ahead and waited for (er_port_host.h).
  */
-#define ER_HOST_RISE_LEAD_NS 2000000u
-
-/* The family is looked up before the edge's time is taken: outside the window. */
 void er_port_trigger(int high, int accel)
 {
 	if (wire_fd >= 0) {

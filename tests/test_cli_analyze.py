@@ -4,13 +4,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.cli.app import app
+from energyrig.fixtures import load_fixture
 from energyrig.rig.analysis import JSON_FIELDS, analyze_file
 
 DATA = Path(__file__).parent / "data"
@@ -128,11 +131,6 @@ def test_frame_joins_flags_as_the_results_store_does() -> None:
 
 def test_a_calibration_is_applied_as_rig_run_applies_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from datetime import UTC, datetime
-
-    from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
-    from energyrig.fixtures import load_fixture
-
     def measured(value: float) -> Measured:
         return Measured(value=value, u=0.0, method="test")
 

@@ -12,7 +12,8 @@ Three benches: faults off (the fixture as it is); faults on (offset, gain error,
 skew, dropped samples, uncalibrated), where the error must show; and the same faults after
 ``rig calibrate all`` (``calibration.routines.calibrate`` into a temporary store), measured
 with that calibration, side by side. ``--random-faults SEED`` draws the faults as issue 10's
-acceptance test does — offset ±50 µA, gain ±3 %, skew ±100 µs — except that on a PPK2 bench
+acceptance test does — offset ±50 µA, gain ±3 %, skew ±100 µs, a window overhead of 20 to
+200 µs at 1 to 5 mA above the board's idle current — except that on a PPK2 bench
 the offset is drawn in 0..+50 µA: the PPK2 cannot show a current below zero, and an offset
 below minus the board's idle current (3 µA on the simulated nRF52840) clips the baseline,
 which no calibration can undo (docs/calibration.md). Each row also says whether the truth
@@ -45,10 +46,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from energyrig.calibration.routines import ORDER, calibrate
-from energyrig.calibration.store import CALIBRATION_DIR_ENV
+from energyrig.calibration.routines import calibrate
+from energyrig.calibration.store import CALIBRATION_DIR_ENV, ORDER
 from energyrig.fixtures import Fixture, load_fixture
 from energyrig.domain import Point
+from energyrig.instruments.sim.power import PowerModel
 from energyrig.rig.bench import Bench, open_bench
 from energyrig.rig.pipeline import PointResult, measure_point, reps_done
 
@@ -109,9 +111,13 @@ def random_faults(fixture: Fixture, seed: int) -> dict[str, float]:
     docstring: a PPK2's offset only upwards)."""
     rng = np.random.default_rng(seed)
     low = 0.0 if fixture.instrument.kind == "ppk2" else -50e-6
+    assert fixture.sim is not None
+    idle_a = PowerModel.from_dict(fixture.sim.power.model_dump()).idle_a
     return {"offset_a": float(rng.uniform(low, 50e-6)),
             "gain_error": float(rng.uniform(-0.03, 0.03)),
-            "skew_s": float(rng.uniform(-100e-6, 100e-6)), "drop_rate": 1e-4}
+            "skew_s": float(rng.uniform(-100e-6, 100e-6)), "drop_rate": 1e-4,
+            "overhead_s": float(rng.uniform(20e-6, 200e-6)),
+            "overhead_a": idle_a + float(rng.uniform(1e-3, 5e-3))}
 
 
 def measure_case(bench: Bench, case: Case, faults: str) -> dict[str, Any]:

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from energyrig.calibration.budget import combined, energy_budget, time_budget
-from energyrig.calibration.correction import CurrentCorrection, shift_current
+from energyrig.calibration.correction import CurrentCorrection
 from energyrig.calibration.store import (CALIBRATION_DIR_ENV, Calibration, CalibrationStore,
-                                         Identity, Measured, calibration_dir, from_file,
-                                         load_record, new_record, select)
+                                         Identity, Measured, build_of, calibration_dir,
+                                         from_file, load_record, new_record, select)
 from energyrig.capture import Chunk
 from energyrig.domain import UNCALIBRATED, Window
 from energyrig.errors import ConfigError
@@ -31,7 +31,8 @@ SIM = Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml"
 PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)", address="/dev/pts/3")
 SCOPE = Identity(kind="scope", name="RIGOL TECHNOLOGIES,DS1104Z,DS1ZA000000000,00.04.04.SP4")
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
-HELLO = {"board": "host", "firmware": "energyrig-fw 0.4.0"}
+HELLO = {"board": "host", "firmware": "energyrig-fw 0.4.0", "build": "g1234abc"}
+BUILD = build_of(HELLO)
 
 
 def _value(value: float, u: float = 1e-9, method: str = "zero") -> Measured:
@@ -63,24 +64,33 @@ def test_a_record_round_trips_with_units_and_expiry_from_the_fixture(
 def test_latest_combines_each_quantitys_newest_valid_value(store: CalibrationStore) -> None:
     fx = load_fixture(SIM)
     store.save(new_record(fx, PPK2, HELLO, {"offset_a": _value(9e-6), "gain": _value(1.02),
-                                            "skew_s": _value(2e-5)}, now=T0))
+                                            "skew_s": _value(2e-5), "overhead_s": _value(3e-5),
+                                            "overhead_j": _value(2e-7)}, now=T0))
     store.save(new_record(fx, PPK2, HELLO, {"offset_a": _value(1e-6)},
                           now=T0 + timedelta(days=3)))
     store.save(new_record(fx, SCOPE, HELLO, {"gain": _value(0.5)},
                           now=T0 + timedelta(days=4)))
-    cal = store.latest(PPK2, now=T0 + timedelta(days=3, hours=1))
+    # Another firmware build's overhead, newer: it does not apply to this build.
+    store.save(new_record(fx, PPK2, {**HELLO, "build": "g999"}, {"overhead_s": _value(1.0),
+                                                                  "overhead_j": _value(1.0)},
+                          now=T0 + timedelta(days=3)))
+    cal = store.latest(PPK2, now=T0 + timedelta(days=3, hours=1), build=BUILD)
     assert {q: v.value for q, v in cal.values.items()} == \
-        {"offset_a": 1e-6, "gain": 1.02, "skew_s": 2e-5}
+        {"offset_a": 1e-6, "gain": 1.02, "skew_s": 2e-5, "overhead_s": 3e-5, "overhead_j": 2e-7}
     assert cal.sources["offset_a"] == "20261126T120000Z-ppk2-offset_a"
     assert cal.complete and cal.problem() == ""
-    assert cal.id == "20261123T120000Z-ppk2-gain+offset_a+skew_s+20261126T120000Z-ppk2-offset_a"
+    assert cal.id == ("20261123T120000Z-ppk2-gain+offset_a+overhead_j+overhead_s+skew_s+"
+                      "20261126T120000Z-ppk2-offset_a")
+    unknown = store.latest(PPK2, now=T0 + timedelta(days=3, hours=1))  # firmware not known
+    assert unknown.missing == ("overhead_s", "overhead_j")
+    assert "rig calibrate overhead" in unknown.problem()
 
-    later = store.latest(PPK2, now=T0 + timedelta(days=5))  # the daily zero has expired
+    later = store.latest(PPK2, now=T0 + timedelta(days=5), build=BUILD)  # the zero expired
     assert later.missing == ("offset_a",) and later.expired == ("offset_a",)
     assert "offset_a expired" in later.problem() and "rig calibrate zero" in later.problem()
     manifest = later.manifest()
     assert manifest["complete"] is False and manifest["missing"] == ["offset_a"]
-    assert manifest["values"]["gain"]["record"].endswith("gain+offset_a+skew_s")
+    assert manifest["values"]["gain"]["record"].endswith("offset_a+overhead_j+overhead_s+skew_s")
 
     nothing = store.latest(Identity(kind="ppk2", name="PPK2 (HW 1)"), now=T0)
     assert nothing.values == {} and "never calibrated" in nothing.problem()
@@ -117,6 +127,12 @@ def test_a_named_record_must_be_for_this_instrument_and_unexpired(
         from_file(path, PPK2, now=T0 + timedelta(days=2))
     with pytest.raises(ConfigError, match="no such calibration file"):
         from_file(path.with_name("gone.json"), PPK2)
+    other = store.save(new_record(fx, PPK2, {**HELLO, "build": "g999"},
+                                  {"overhead_s": _value(1e-5), "overhead_j": _value(1e-7)},
+                                  now=T0))
+    with pytest.raises(ConfigError, match=r"firmware: its window overhead is of host firmware "
+                                          r"energyrig-fw 0.4.0 \(g999\), not of this bench's"):
+        from_file(other, PPK2, now=T0, build=BUILD)
 
 
 def test_the_store_is_the_fixtures_unless_the_environment_names_one(
@@ -179,15 +195,19 @@ def test_the_correction_is_the_same_chunk_by_chunk() -> None:
     whole = _record(skew_s=37e-6)
     split = _record(skew_s=37e-6, sizes=(1, 2, 997, 3, 0, 4000, 1, 4996))
     for shift in (3.7, -3.7, 0.5, 12.0):
-        one = shift_current(whole.chunk_list, shift)[0]
-        many = np.concatenate(shift_current(split.chunk_list, shift))
-        np.testing.assert_array_equal(one, many)
+        correction = CurrentCorrection(offset_a=1e-6, gain=1.01, skew_s=shift * PERIOD_S)
+        (one,) = correction(whole).chunk_list
+        many = list(correction.chunks(iter(split.chunk_list)))  # streamed as a file is
+        assert [len(c) for c in many] == [len(c) for c in split.chunk_list]
+        np.testing.assert_allclose(np.concatenate([c.current_a for c in many]), one.current_a,
+                                   rtol=1e-15, atol=0)
 
 
 def test_the_corrected_record_carries_the_values_and_the_flag() -> None:
     record = CurrentCorrection(offset_a=1e-6, gain=1.01, skew_s=0.0,
                                flags=(UNCALIBRATED,))(_record())
-    assert record.corrections == (("offset_a", 1e-6), ("gain", 1.01), ("skew_s", 0.0))
+    assert record.corrections == (("offset_a", 1e-6), ("gain", 1.01), ("skew_s", 0.0),
+                                  ("overhead_s", 0.0), ("overhead_j", 0.0))
     assert record.flags == (UNCALIBRATED,)
     (window,) = find_windows(record, WindowSettings())
     assert window.samples == 5000
@@ -213,7 +233,9 @@ def _window(net_j: float, duration_s: float = 0.05, edge_j: float = 3e-9) -> Win
 
 CALIBRATED = {"id": "r1", "values": {"gain": {"value": 1.02, "u": 0.00102},
                                      "skew_s": {"value": 7e-5, "u": 1e-6},
-                                     "offset_a": {"value": 4e-5, "u": 3e-7}}}
+                                     "offset_a": {"value": 4e-5, "u": 3e-7},
+                                     "overhead_s": {"value": 2e-4, "u": 2e-5},
+                                     "overhead_j": {"value": 2e-6, "u": 4e-7}}}
 
 
 def test_the_budget_has_its_components_in_closed_form() -> None:
@@ -227,13 +249,15 @@ def test_the_budget_has_its_components_in_closed_form() -> None:
     step_w = 1e-4 / 0.05  # window power less the baseline
     assert budget["skew calibration"].u == pytest.approx(1e-6 * step_w / 10)
     assert "r1" in budget["gain calibration"].source
+    assert budget["window overhead"].u == pytest.approx(4e-7 / 10)  # the same in each window
     total = combined(list(budget.values()))
     assert total == pytest.approx(np.sqrt(sum(c.u ** 2 for c in budget.values())))
-    (rep, edge) = time_budget(windows, 10)
+    (rep, edge, overhead) = time_budget(windows, 10, CALIBRATED)
     assert rep.u == 0.0 and edge.u == pytest.approx(1e-5 / np.sqrt(6) / 10 / 2)
+    assert overhead.u == pytest.approx(2e-5 / 10)
 
 
 def test_without_a_calibration_the_uncertainty_is_unknown() -> None:
     budget = energy_budget([_window(1e-4), _window(1.2e-4)], 10, None)
     assert np.isnan(combined(budget))
-    assert [c.as_dict("j")["u_j"] for c in budget][2:] == [None, None]
+    assert [c.as_dict("j")["u_j"] for c in budget][2:] == [None, None, None]

@@ -17,6 +17,7 @@ import pytest
 
 from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.fixtures import load_fixture
+from energyrig.rig.dut import open_dut
 
 ROOT = Path(__file__).resolve().parents[1]
 DUT = ROOT / "build" / "host" / "energyrig-dut"
@@ -62,8 +63,10 @@ def test_a_record_of_the_faults_takes_them_out(faulty: Path, tmp_path: Path) -> 
     assert _error(raw) == pytest.approx(0.03, abs=0.015)  # the gain, less a little skew
 
     values = {"offset_a": FAULTS["offset_a"], "gain": 1 + FAULTS["gain_error"],
-              "skew_s": FAULTS["skew_s"]}
-    CalibrationStore(store).save(new_record(load_fixture(faulty), SIM_PPK2, {}, {
+              "skew_s": FAULTS["skew_s"], "overhead_s": 0.0, "overhead_j": 0.0}
+    with open_dut(load_fixture(faulty)) as dut:  # the overhead is of this firmware build
+        hello = dut.hello()
+    CalibrationStore(store).save(new_record(load_fixture(faulty), SIM_PPK2, hello, {
         q: Measured(value=v, u=0.0, method="test", reference="the emulator's faults")
         for q, v in values.items()}))
     fixed, err = _run_json(faulty, store)

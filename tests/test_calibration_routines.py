@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.calibration.routines import ORDER, calibrate
-from energyrig.calibration.store import CalibrationStore
+from energyrig.calibration.routines import calibrate
+from energyrig.calibration.store import ORDER, CalibrationStore
 from energyrig.errors import CalibrationError
 from energyrig.fixtures import load_fixture
+from energyrig.instruments.sim.power import PROFILES
 from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
 from energyrig.domain import Point
@@ -45,9 +46,11 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CalibrationStore:
 
 
 @pytest.mark.parametrize("base, faults, tol", [
-    ("sim.toml", {"offset_a": 40e-6, "gain_error": 0.02, "skew_s": 70e-6},
+    ("sim.toml", {"offset_a": 40e-6, "gain_error": 0.02, "skew_s": 70e-6, "overhead_s": 150e-6,
+                  "overhead_a": 3e-3},
      {"offset_a": 2e-6, "gain": 2e-3, "skew_s": 5e-6}),
-    ("sim-scope.toml", {"offset_a": -50e-6, "gain_error": -0.03, "skew_s": -60e-6},
+    ("sim-scope.toml", {"offset_a": -50e-6, "gain_error": -0.03, "skew_s": -60e-6,
+                        "overhead_s": 80e-6, "overhead_a": 40e-3},
      {"offset_a": 100e-6, "gain": 3e-3, "skew_s": 3e-6}),
 ])
 def test_all_finds_the_faults_and_run_then_reads_the_truth(
@@ -63,6 +66,11 @@ def test_all_finds_the_faults_and_run_then_reads_the_truth(
         got = record.values[q]
         assert got.value == pytest.approx(value, abs=tol[q]), q
         assert 0 < got.u < tol[q], q
+    # The emulated overhead, and the host DUT's own (its rising edge's wire send) on top.
+    board = PROFILES[fixture.sim.power.profile]  # type: ignore[index, union-attr]
+    overhead = faults["overhead_s"] * (faults["overhead_a"] - board["idle_a"]) * board["supply_v"]
+    assert record.values["overhead_s"].value > faults["overhead_s"] * 0.9
+    assert record.values["overhead_j"].value > overhead * 0.9
 
     with open_bench(fixture, "latest") as bench:
         assert bench.calibrated is not None and bench.calibrated.complete

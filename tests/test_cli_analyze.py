@@ -4,13 +4,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.cli.app import app
+from energyrig.fixtures import load_fixture
 from energyrig.rig.analysis import JSON_FIELDS, analyze_file
 
 DATA = Path(__file__).parent / "data"
@@ -124,3 +127,43 @@ def test_frame_joins_flags_as_the_results_store_does() -> None:
     frame = Analysis("x.csv", (w,), (), ()).frame()
     # windows.parquet holds the flags of a window as "dropped_samples,glitch" too
     assert frame.loc[0, "flags"] == "dropped_samples,glitch"
+
+
+def test_a_calibration_is_applied_as_rig_run_applies_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def measured(value: float) -> Measured:
+        return Measured(value=value, u=0.0, method="test")
+
+    fx = load_fixture(Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml")
+    store = CalibrationStore(tmp_path / "cal")
+    ppk2 = Identity(kind="ppk2", name="PPK2 (serial 1)")
+    path = store.save(new_record(fx, ppk2, {"board": "nrf52840dk"}, {
+        "offset_a": measured(0.0), "gain": measured(2.0), "skew_s": measured(0.0),
+        "overhead_s": measured(1e-4), "overhead_j": measured(1e-6)}))
+    raw = analyze_file(CAPTURE).windows
+    out = rig("analyze", str(CAPTURE), "--json", "--calibration", str(path))
+    assert out.returncode == 0, out.stderr
+    fixed = json.loads(out.stdout)["windows"]
+    for got, w in zip(fixed, raw, strict=True):
+        assert got["net_energy_j"] == pytest.approx(w.net_energy_j / 2 - 1e-6, rel=1e-9)
+        assert got["duration_s"] == pytest.approx(w.duration_s - 1e-4, rel=1e-9)
+        assert got["flags"] == []
+
+    # 'latest': the store's one instrument; no firmware build, so no overhead: flagged.
+    monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(store.directory))
+    out = rig("analyze", str(CAPTURE), "--json", "--calibration", "latest")
+    assert out.returncode == 0, out.stderr
+    assert "overhead_s never calibrated" in " ".join(out.stderr.split())
+    assert all(w["flags"] == ["uncalibrated"] for w in json.loads(out.stdout)["windows"])
+    store.save(new_record(fx, Identity(kind="scope", name="RIGOL"), {}, {"gain": measured(1.0)},
+                          now=datetime(2026, 1, 1, tzinfo=UTC)))
+    out = rig("analyze", str(CAPTURE), "--calibration", "latest")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert "rig: error: " in out.stderr and "holds records of 2 instruments" in out.stderr
+    expired = store.save(new_record(fx, ppk2, {}, {"offset_a": measured(0.0)},
+                                    now=datetime(2020, 1, 1, tzinfo=UTC)))
+    out = rig("analyze", str(CAPTURE), "--calibration", str(expired))
+    assert out.returncode == 2 and "values.offset_a: expired on 2020-01-02" in out.stderr
+    (tmp_path / "bad.json").write_text("{")
+    out = rig("analyze", str(CAPTURE), "--calibration", str(tmp_path / "bad.json"))
+    assert out.returncode == 2 and "corrupt calibration record" in out.stderr

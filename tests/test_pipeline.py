@@ -158,21 +158,29 @@ def test_the_correction_stage_changes_what_is_integrated() -> None:
 
 def test_each_window_records_the_calibrations_corrections() -> None:
     bench = ScriptedBench()
-    bench.correction = CurrentCorrection(offset_a=IDLE_A, gain=2.0, flags=(UNCALIBRATED,))
+    bench.correction = CurrentCorrection(offset_a=IDLE_A, gain=2.0, overhead_s=100e-6,
+                                         overhead_j=1e-6, flags=(UNCALIBRATED,))
     result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
     for w in result.windows:
-        assert w.energy_j == pytest.approx(SUPPLY_V * (ACTIVE_A - IDLE_A) / 2 * 500 * 20e-6)
-        assert dict(w.corrections) == {"offset_a": IDLE_A, "gain": 2.0, "skew_s": 0.0}
+        # the overhead's energy above the baseline, and the baseline over its time, are out
+        assert w.energy_j == pytest.approx(SUPPLY_V * (ACTIVE_A - IDLE_A) / 2 * 500 * 20e-6
+                                           - 1e-6 - w.baseline_w * 100e-6)
+        assert w.duration_s == pytest.approx(500 * 20e-6 - 100e-6)
+        assert dict(w.corrections) == {"offset_a": IDLE_A, "gain": 2.0, "skew_s": 0.0,
+                                       "overhead_s": 100e-6, "overhead_j": 1e-6}
         assert UNCALIBRATED in w.flags
     assert UNCALIBRATED in result.flags
     fig = result.figures()
     assert fig["windows"][0]["corrections"]["gain"] == 2.0
     # no calibration record: the budget lists gain and skew as unknown, so no U is stated
-    assert fig["net_energy_per_op_u_j"] is None and fig["time_per_op_u_s"] is not None
+    assert fig["net_energy_per_op_u_j"] is None and fig["time_per_op_u_s"] is None
     assert [c["component"] for c in fig["uncertainty_budget"]] == \
-        ["repeatability", "edge quantisation", "gain calibration", "skew calibration"]
+        ["repeatability", "edge quantisation", "gain calibration", "skew calibration",
+         "window overhead"]
     bench.calibration = {"id": "r1", "values": {"gain": {"value": 2.0, "u": 0.002},
-                                                "skew_s": {"value": 0.0, "u": 1e-6}}}
+                                                "skew_s": {"value": 0.0, "u": 1e-6},
+                                                "overhead_s": {"value": 1e-4, "u": 1e-6},
+                                                "overhead_j": {"value": 1e-6, "u": 1e-8}}}
     calibrated = measure_point(bench, POINT, until=reps_done(2), batch_n=500).figures()
     u_gain = calibrated["net_energy_per_op_j"] * 0.001
     assert calibrated["net_energy_per_op_u_j"] >= 2 * u_gain

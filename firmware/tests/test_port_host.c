@@ -140,7 +140,9 @@ static void test_wire_never_blocks(void)
 	}
 	ER_CHECK(er_port_trigger_drops() > 0);
 	ER_CHECK_INT(received + er_port_trigger_drops(), edges);
-	ER_CHECK(spent < 1000000000u);
+	/* Each rising edge waits out its lead (er_port_host.h), never the reader; a loaded
+	 * machine may take the waiting process off its core for as long again. */
+	ER_CHECK(spent < 1000000000u + (uint64_t)edges * ER_HOST_RISE_LEAD_NS);
 	printf("  %u edges in %.1f ms: %u received, %u dropped\n", edges, (double)spent / 1e6,
 	       received, er_port_trigger_drops());
 

@@ -20,7 +20,7 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 if TYPE_CHECKING:  # numpy, scipy and pandas load where a summary is computed
@@ -201,7 +201,11 @@ class Window:
         Samples the instrument lost inside or at the edges of the window.
     corrections:
         What the correction stage took out of the record, ``(name, value)`` in SI units
-        (``offset_a``, ``gain``, ``skew_s``); empty when no calibration was asked for.
+        (``offset_a``, ``gain``, ``skew_s``, ``overhead_s``, ``overhead_j``); empty when no
+        calibration was asked for.
+    overhead_s:
+        The fixed time of an empty window taken out of :attr:`duration_s`, s
+        (:func:`take_out_overhead`; its energy is out of ``energy_j`` then).
     """
 
     start_s: float
@@ -216,11 +220,12 @@ class Window:
     true_net_energy_j: float | None = None
     lost_samples: int = 0
     corrections: tuple[tuple[str, float], ...] = ()
+    overhead_s: float = 0.0
 
     @property
     def duration_s(self) -> float:
-        """``end_s − start_s``, s."""
-        return self.end_s - self.start_s
+        """``end_s − start_s − overhead_s``: the time of the window's ops, s."""
+        return self.end_s - self.start_s - self.overhead_s
 
     @property
     def net_energy_j(self) -> float:
@@ -234,6 +239,20 @@ class Window:
 
 
 WINDOW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Window))
+
+
+def take_out_overhead(window: Window) -> Window:
+    """``window`` less the window overhead its ``corrections`` name: ``overhead_s`` out of
+    its time, and out of its gross energy ``overhead_j`` (the empty window's energy above
+    the idle baseline) plus the baseline over ``overhead_s`` (none without a baseline), so
+    the net energy loses ``overhead_j``. The window as it is when there is none."""
+    applied = dict(window.corrections)
+    overhead_s, overhead_j = applied.get("overhead_s", 0.0), applied.get("overhead_j", 0.0)
+    if not (overhead_s or overhead_j):
+        return window
+    idle_j = window.baseline_w * overhead_s if math.isfinite(window.baseline_w) else 0.0
+    return replace(window, energy_j=window.energy_j - overhead_j - idle_j,
+                   overhead_s=overhead_s)
 
 # Per-op columns: name -> the window column divided by batch_n.
 PER_OP: dict[str, str] = {
@@ -352,7 +371,8 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     df["corrections"] = [join_corrections(c) for c in df["corrections"]]
     df["edge_error_j"] = df["edge_error_j"].fillna(0.0)
     df["lost_samples"] = df["lost_samples"].fillna(0)
-    df["duration_s"] = df["end_s"] - df["start_s"]
+    df["overhead_s"] = df["overhead_s"].fillna(0.0)
+    df["duration_s"] = df["end_s"] - df["start_s"] - df["overhead_s"]
     df["net_energy_j"] = net_energy(df["energy_j"], df["baseline_w"], df["duration_s"])
     df["mean_power_w"] = df["energy_j"] / df["duration_s"]
     for per_op, source in PER_OP.items():

@@ -50,6 +50,12 @@ class RecordTooShort(InstrumentError):
     the record was planned for (a loaded host, an op whose time varies)."""
 
 
+class NoTriggerWindow(InstrumentError):
+    """The trigger never rose in an armed record: no sample caught the window (a window
+    shorter than a sample: the empty window of ``run n=0`` on a fast board), or the trigger
+    is not wired."""
+
+
 class CalibrationError(EnergyrigError):
     """A calibration routine's measurement makes no sense (an open reference, a step that
     never comes, a gain far from 1); nothing is stored."""

@@ -205,13 +205,19 @@ static void wire_send(uint64_t t_ns, int high, int accel, uint16_t family)
 	}
 }
 
-/* The family is looked up before the edge's time is taken: outside the window. */
+/*
+ * The family is looked up before the edge's time is taken: outside the window. A rising
+ * edge is stamped ER_HOST_RISE_LEAD_NS ahead and waited for (er_port_host.h).
+ */
 void er_port_trigger(int high, int accel)
 {
 	if (wire_fd >= 0) {
 		uint16_t family = high ? wire_family() : 0;
+		uint64_t t_ns = er_port_time_ns() + (high ? ER_HOST_RISE_LEAD_NS : 0u);
 
-		wire_send(er_port_time_ns(), high, accel, family);
+		wire_send(t_ns, high, accel, family);
+		while (high && er_port_time_ns() < t_ns) {
+		}
 	}
 }
 

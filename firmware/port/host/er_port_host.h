@@ -10,6 +10,14 @@
 #include "er_op.h"
 
 /**
+ * A rising edge is stamped this far ahead (ns), sent, and then waited for, so the wire send
+ * (and a preemption while the emulator wakes up to read it) falls before the window rather
+ * than inside it: the window holds the ops and the two counter reads, as on a board, not
+ * the host's syscall. A send slower than the lead still lands inside (rare).
+ */
+#define ER_HOST_RISE_LEAD_NS 2000000u
+
+/**
  * @brief Configure the port before the first request.
  * @param board the board name reported by @c hello
  * @param out_fd where replies go

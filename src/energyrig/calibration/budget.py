@@ -18,13 +18,16 @@ Net energy per op:
 - **skew calibration** (B): a skew error δ moves the window against the current by δ, which
   changes its net energy by δ times (window power − baseline); the skew's standard
   uncertainty times that;
+- **window overhead** (B): the overhead energy's standard uncertainty from its record, over
+  N (every window has the same overhead taken out, so it does not shrink with √n);
 - the offset cancels in the net energy (the baseline carries it), so it has no component.
 
 A quantity the calibration lacks gives a component of unknown size (NaN), and so does the
 combined figure: no uncertainty is stated for an uncalibrated measurement.
 
-Time per op: repeatability (A) and the edge timing (B: each edge within ± half a sample,
-a rectangular distribution, so T / √6 for the two edges of a window, over √n).
+Time per op: repeatability (A), the edge timing (B: each edge within ± half a sample,
+a rectangular distribution, so T / √6 for the two edges of a window, over √n) and the window
+overhead (B: its time's standard uncertainty over N).
 SI units: J, s.
 """
 from __future__ import annotations
@@ -98,10 +101,19 @@ def energy_budget(windows: Sequence[Window], batch_n: int,
         skew["u"] * abs(step_w) / batch_n if skew else math.nan,
         f"u of the skew in {record} times (window power - baseline)" if skew
         else "skew not calibrated: unknown"))
+    out.append(_overhead(values.get("overhead_j"), batch_n, record))
     return out
 
 
-def time_budget(windows: Sequence[Window], batch_n: int) -> list[Component]:
+def _overhead(value: Mapping[str, Any] | None, batch_n: int, record: str) -> Component:
+    """The window overhead's component: its standard uncertainty over N."""
+    return Component("window overhead", "B", value["u"] / batch_n if value else math.nan,
+                     f"u of the window overhead in {record} / N" if value
+                     else "window overhead not calibrated: unknown")
+
+
+def time_budget(windows: Sequence[Window], batch_n: int,
+                calibration: Mapping[str, Any] | None = None) -> list[Component]:
     """The budget of the time per op of ``windows``, s."""
     rows = [w for w in windows if w.samples > 0]
     if not rows:
@@ -113,4 +125,6 @@ def time_budget(windows: Sequence[Window], batch_n: int) -> list[Component]:
                       f"standard deviation of {n} windows' time / sqrt(n)"),
             Component("edge timing", "B", period / math.sqrt(6) / batch_n / math.sqrt(n),
                       "each edge within half a sample, rectangular: T / sqrt(6) per window, "
-                      "over sqrt(n) windows")]
+                      "over sqrt(n) windows"),
+            _overhead(((calibration or {}).get("values") or {}).get("overhead_s"), batch_n,
+                      (calibration or {}).get("id") or "no calibration")]

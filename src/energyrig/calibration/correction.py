@@ -13,14 +13,18 @@ samples of the record are held beyond its ends). Positions count received sample
 across a gap of lost samples the shift is off by the samples lost (they are flagged anyway).
 
 The corrected record carries the values applied (``corrections``, which each window
-records) and, when the calibration is incomplete or absent, the flag ``uncalibrated``.
-SI units: A, s.
+records) and, when the calibration is incomplete or absent, the flag ``uncalibrated``. The
+values include the window overhead of the board's firmware build (``overhead_s``,
+``overhead_j``), which is not in the samples: the pipeline takes it out of each window it
+finds (:func:`energyrig.domain.take_out_overhead`). A capture read from a file is corrected
+as it streams (:meth:`CurrentCorrection.chunks`), in bounded memory.
+SI units: A, s, J.
 """
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -48,6 +52,9 @@ class CurrentCorrection:
         Gain of the current channel, measured / true (divided out; > 0).
     skew_s:
         Delay of the current channel behind the trigger channel, s (negative: it leads).
+    overhead_s, overhead_j:
+        The fixed time (s) and energy above the idle baseline (J) of an empty trigger window
+        on the board's firmware build, taken out of each window.
     flags:
         Added to every record (``uncalibrated`` when the calibration is incomplete).
     """
@@ -55,43 +62,67 @@ class CurrentCorrection:
     offset_a: float = 0.0
     gain: float = 1.0
     skew_s: float = 0.0
+    overhead_s: float = 0.0
+    overhead_j: float = 0.0
     flags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not (self.gain > 0 and math.isfinite(self.gain) and math.isfinite(self.offset_a)
-                and math.isfinite(self.skew_s)):
-            raise ValueError("CurrentCorrection: need a finite gain > 0, offset and skew, "
-                             f"got {self}")
+        if not (self.gain > 0 and all(map(math.isfinite, (
+                self.gain, self.offset_a, self.skew_s, self.overhead_s, self.overhead_j)))):
+            raise ValueError("CurrentCorrection: need a finite gain > 0, offset, skew and "
+                             f"overhead, got {self}")
 
     @classmethod
     def of(cls, calibration: Calibration) -> CurrentCorrection:
         """The correction of a calibration: the quantities it has (the identity for the
         others), flagged ``uncalibrated`` unless it is complete."""
         v = calibration.values
-        return cls(offset_a=v["offset_a"].value if "offset_a" in v else 0.0,
-                   gain=v["gain"].value if "gain" in v else 1.0,
-                   skew_s=v["skew_s"].value if "skew_s" in v else 0.0,
-                   flags=() if calibration.complete else (UNCALIBRATED,))
+        given = {q: v[q].value for q in ("offset_a", "gain", "skew_s", "overhead_s",
+                                         "overhead_j") if q in v}
+        return cls(**given, flags=() if calibration.complete else (UNCALIBRATED,))
 
     @property
     def applied(self) -> tuple[tuple[str, float], ...]:
         """The values applied, as each window records them."""
-        return (("offset_a", self.offset_a), ("gain", self.gain), ("skew_s", self.skew_s))
+        return (("offset_a", self.offset_a), ("gain", self.gain), ("skew_s", self.skew_s),
+                ("overhead_s", self.overhead_s), ("overhead_j", self.overhead_j))
 
     def __call__(self, record: RecordedCapture) -> RecordedCapture:
         """``record`` with offset, gain and skew taken out of its current."""
-        chunks = record.chunk_list
-        currents: Sequence[F64] = [c.current_a for c in chunks]
-        if self.skew_s and chunks:
-            currents = shift_current(chunks, self.skew_s / chunks[0].period_s)
-        out = tuple(replace(c, current_a=(i - self.offset_a) / self.gain)
-                    for c, i in zip(chunks, currents, strict=True))
-        return replace(record, chunk_list=out, flags=(*record.flags, *self.flags),
-                       corrections=self.applied)
+        return replace(record, chunk_list=tuple(self.chunks(record.chunk_list)),
+                       flags=(*record.flags, *self.flags), corrections=self.applied)
+
+    def chunks(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        """Consecutive chunks of one capture with offset, gain and skew taken out, as they
+        come: each is yielded once the chunks after it hold the samples its shift reads
+        (a few: the skew's), so a long capture is corrected in bounded memory."""
+        held: list[Chunk] = []
+        done = 0  # chunks of `held` already yielded
+        margin = 0
+        for chunk in chunks:
+            if not held:
+                margin = math.ceil(abs(self.skew_s) / chunk.period_s) + 1
+            held.append(chunk)
+            while done < len(held) and sum(len(c) for c in held[done + 1:]) >= margin:
+                yield self._corrected(held, done)
+                done += 1
+            while done > 1 and sum(len(c) for c in held[1:done]) >= margin:
+                held.pop(0)
+                done -= 1
+        for k in range(done, len(held)):
+            yield self._corrected(held, k)
+
+    def _corrected(self, context: Sequence[Chunk], k: int) -> Chunk:
+        """Chunk ``k`` of the consecutive ``context`` corrected."""
+        chunk = context[k]
+        current = chunk.current_a
+        if self.skew_s and len(chunk):
+            current = shifted(context, k, self.skew_s / chunk.period_s)
+        return replace(chunk, current_a=(current - self.offset_a) / self.gain)
 
 
-def shift_current(chunks: Sequence[Chunk], shift: float) -> list[F64]:
-    """Each chunk's current read ``shift`` samples later: ``out[j] = i(j + shift)``, by
+def shifted(chunks: Sequence[Chunk], k: int, shift: float) -> F64:
+    """Chunk ``k``'s current read ``shift`` samples later: ``out[j] = i(j + shift)``, by
     linear interpolation over the received samples of the whole sequence (beyond its ends,
     its first and last samples).
 
@@ -99,24 +130,23 @@ def shift_current(chunks: Sequence[Chunk], shift: float) -> list[F64]:
     ----------
     chunks:
         Consecutive chunks of one record.
+    k:
+        The chunk to shift.
     shift:
         Samples (fractional; negative reads earlier ones).
     """
+    chunk = chunks[k]
+    if not len(chunk):
+        return chunk.current_a
     lengths = np.array([len(c) for c in chunks], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)))
     total = int(starts[-1])
     margin = math.ceil(abs(shift)) + 1
-    out: list[F64] = []
-    for k, chunk in enumerate(chunks):
-        if not len(chunk):
-            out.append(chunk.current_a)
-            continue
-        lo = max(0, int(starts[k]) - margin)
-        hi = min(total, int(starts[k + 1]) + margin)
-        first = int(np.searchsorted(starts, lo, side="right")) - 1
-        last = int(np.searchsorted(starts, hi, side="left"))
-        context = np.concatenate([c.current_a for c in chunks[first:last]])
-        context = context[lo - int(starts[first]):hi - int(starts[first])]
-        positions = np.arange(starts[k], starts[k + 1], dtype=np.float64) + shift
-        out.append(np.interp(positions, np.arange(lo, hi, dtype=np.float64), context))
-    return out
+    lo = max(0, int(starts[k]) - margin)
+    hi = min(total, int(starts[k + 1]) + margin)
+    first = int(np.searchsorted(starts, lo, side="right")) - 1
+    last = int(np.searchsorted(starts, hi, side="left"))
+    context = np.concatenate([c.current_a for c in chunks[first:last]])
+    context = context[lo - int(starts[first]):hi - int(starts[first])]
+    positions = np.arange(starts[k], starts[k + 1], dtype=np.float64) + shift
+    return np.interp(positions, np.arange(lo, hi, dtype=np.float64), context)

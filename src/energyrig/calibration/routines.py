@@ -1,4 +1,4 @@
-"""Calibration routines: measure offset, gain and skew on an open bench.
+"""Calibration routines: measure offset, gain, skew and the window overhead on an open bench.
 
 Each routine records a few trigger windows made by the firmware's ``mark`` request (a busy
 loop of a known length with the trigger high: ``firmware/PROTOCOL.md``), so every instrument
@@ -20,6 +20,9 @@ numpy:
   compared with the trigger's first high sample; the edges' phases against the sample clock
   differ, so the mean over windows resolves the skew below one sample. A step that never
   comes, or is lost in the noise, is refused.
+- :func:`overhead`: the board connected: the firmware's empty window (``run n=0``), whose
+  time and energy above idle every window of ops carries too; its records are corrected
+  with the offset, gain and skew known first, since its energy is a few samples' worth.
 
 A routine returns what it measured (:class:`~energyrig.calibration.store.Measured`: value,
 standard uncertainty, reference, residual) and refuses nonsense with
@@ -39,9 +42,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.calibration.store import (CalibrationStore, Identity, Measured, Quantity,
-                                         Record, calibration_dir, new_record)
-from energyrig.errors import CalibrationError
+from energyrig.calibration.correction import CurrentCorrection
+from energyrig.calibration.store import (ORDER, CalibrationStore, Identity, Measured,
+                                         Quantity, Record, build_of, calibration_dir,
+                                         new_record)
+from energyrig.errors import CalibrationError, NoTriggerWindow
 
 if TYPE_CHECKING:
     from energyrig.fixtures.schema import Fixture
@@ -98,20 +103,25 @@ def record_marks(bench: CalibrationBench, count: int, mark_s: float) -> list[Rec
     DutError, InstrumentError
         The firmware or the instrument failed.
     """
-    fx = bench.fixture
-    m, w = fx.measure, fx.windows
     cycle_hz = float(bench.hello.get("cycle_hz") or 0)
     if cycle_hz <= 0:
         raise CalibrationError(f"the firmware reports no cycle_hz ({bench.hello}); a mark "
                                "window cannot be timed")
-    records = []
-    for _ in range(count):
-        bench.instrument.arm(pre_s=m.pre_s, window_s=mark_s, post_s=m.post_s)
-        bench.dut.idle(w.guard_s + w.baseline_s)
-        bench.dut.request(f"mark cycles={max(1, round(mark_s * cycle_hz))}",
-                          fx.dut.timeout_s + 10 * mark_s)
-        records.append(bench.instrument.collect(timeout_s=m.post_s + 5.0 + 10 * mark_s))
-    return records
+    line = f"mark cycles={max(1, round(mark_s * cycle_hz))}"
+    return [_record(bench, line, mark_s) for _ in range(count)]
+
+
+def _record(bench: CalibrationBench, line: str, window_s: float,
+            wait_s: float = 5.0) -> RecordedCapture:
+    """One record of the trigger window the firmware request ``line`` makes (of about
+    ``window_s``) after the idle span the baseline needs; ``wait_s``: how long after the
+    window's margin the instrument may take to deliver it."""
+    fx = bench.fixture
+    m, w = fx.measure, fx.windows
+    bench.instrument.arm(pre_s=m.pre_s, window_s=window_s, post_s=m.post_s)
+    bench.dut.idle(w.guard_s + w.baseline_s)
+    bench.dut.request(line, fx.dut.timeout_s + 10 * window_s)
+    return bench.instrument.collect(timeout_s=m.post_s + wait_s + 10 * window_s)
 
 
 def _arrays(record: RecordedCapture) -> tuple[F64, F64, npt.NDArray[np.bool_], float]:
@@ -321,9 +331,99 @@ def skew(bench: CalibrationBench, connect: Connect, *, windows: int = 20,
                     residual_rms=std, n=len(x))
 
 
-#: The routines ``rig calibrate all`` runs, in order: the gain needs the offset, the skew
-#: neither; each name is a quantity's routine (:data:`~energyrig.calibration.store.ROUTINES`).
-ORDER: tuple[str, ...] = ("zero", "gain", "skew")
+def _prep_any(bench: CalibrationBench) -> None:
+    """Prepare the catalogue's first op (``run`` needs one; ``run n=0`` runs none of it)."""
+    op = bench.dut.request("ops")["ops"][0]
+    args = {"key_bits": (op.get("key_bits") or [None])[0],
+            "curve": (op.get("curves") or [None])[0],
+            "payload_bytes": (op.get("payload") or {}).get("min")}
+    words = [f"{k}={v}" for k, v in args.items() if v is not None]
+    bench.dut.request(" ".join(["prep", op["name"], *words]), bench.fixture.dut.timeout_s)
+
+
+def _empty_window(record: RecordedCapture, guard_s: float, baseline_s: float
+                  ) -> tuple[float, float, float]:
+    """Time (s), energy above the idle baseline (J) and edge error bound (J: one sample of
+    power at each edge) of the one trigger window of ``record``: ``T·Σp`` over its high
+    samples, less the mean power of the ``baseline_s`` that ends ``guard_s`` before it, as
+    :mod:`energyrig.rig.energy` defines them."""
+    current, voltage, high, period = _arrays(record)
+    power = current * voltage
+    rises = np.flatnonzero(high[1:] & ~high[:-1]) + 1
+    if len(rises) != 1 or high[-1]:
+        raise CalibrationError(f"overhead: {record.source}: {len(rises)} trigger windows where "
+                               "`run n=0` makes one (is something else driving the trigger?). "
+                               "Nothing stored")
+    k = int(rises[0])
+    end = k + int(np.argmin(high[k:]))
+    stop = k - round(guard_s / period)
+    base = power[max(0, stop - max(1, round(baseline_s / period))):max(0, stop)]
+    if not len(base):
+        raise CalibrationError(f"overhead: {record.source}: no idle span before the window "
+                               "(measure.pre_s too short). Nothing stored")
+    duration = (end - k) * period
+    edges = period * (max(abs(power[k - 1]), abs(power[k])) + max(abs(power[end - 1]),
+                                                                  abs(power[end])))
+    return duration, float(power[k:end].sum() * period - base.mean() * duration), edges
+
+
+def overhead(bench: CalibrationBench, connect: Connect, correction: Callable[
+        [RecordedCapture], RecordedCapture], *, windows: int = 40) -> dict[Quantity, Measured]:
+    """The fixed cost of an empty trigger window (``run n=0``: the trigger edges and the
+    firmware's two counter reads) on this board and firmware build: its time (s) and its
+    energy above the idle baseline (J), each the mean over ``windows`` records corrected by
+    ``correction`` (the offset, gain and skew known). A window shorter than a sample is
+    caught by a sample in proportion to its length, so a record without one counts as 0
+    and the mean stays unbiased; a window far longer than the median (the firmware
+    preempted: a loaded host) is left out. Its uncertainty is the spread over the records, at least
+    the quantisation T / sqrt(12 n) (and the edge bound / sqrt(3 n) for the energy).
+
+    Raises
+    ------
+    CalibrationError
+        A record holds more than one window, or the empty window draws clearly less than
+        idle (an unsteady baseline).
+    """
+    connect("dut")
+    _prep_any(bench)
+    w = bench.fixture.windows
+    limits = bench.instrument.limits()
+    wait_s, period = limits.stream_lag_s + 1.0, limits.period_s
+    times, energies, edges = [], [], []
+    for _ in range(windows):
+        try:
+            record = correction(_record(bench, "run n=0", 1e-3, wait_s))
+        except NoTriggerWindow:
+            times.append(0.0)
+            energies.append(0.0)
+            continue
+        t, e, edge = _empty_window(record, w.guard_s, w.baseline_s)
+        times.append(t)
+        energies.append(e)
+        edges.append(edge)
+    # A window the firmware was preempted in (a loaded host) is no fixed cost: beyond the
+    # median by more than 3 samples and 5 median deviations, it is left out.
+    t, e = np.asarray(times), np.asarray(energies)
+    median = float(np.median(t))
+    keep = t <= median + max(3 * period, 5 * float(np.median(np.abs(t - median))))
+    t, e, n = t[keep], e[keep], int(keep.sum())
+    u_s = math.hypot(float(np.std(t, ddof=1)) / math.sqrt(n), period / math.sqrt(12 * n))
+    edge = float(np.mean(edges)) if edges else 0.0
+    u_j = math.hypot(float(np.std(e, ddof=1)) / math.sqrt(n), edge / math.sqrt(3 * n))
+    value_s, value_j = float(t.mean()), float(e.mean())
+    if value_j < -4 * u_j:
+        raise CalibrationError(
+            f"overhead: the empty window draws {value_j:.3g} J ± {u_j:.2g} J less than idle: "
+            "the idle current is not steady (run `rig calibrate baseline`). Nothing stored")
+    reference = f"run n=0 on {build_of(bench.hello)}"
+    log.info("overhead: %.4g s ± %.2g s, %.4g J ± %.2g J (%d windows seen, %d of %d kept)",
+             value_s, u_s, value_j, u_j, len(edges), n, len(times))
+    return {"overhead_s": Measured(value=value_s, u=u_s, method="overhead", reference=reference,
+                                   n=n),
+            "overhead_j": Measured(value=value_j, u=u_j, method="overhead", reference=reference,
+                                   n=n)}
+
+
 
 
 def calibrate(bench: CalibrationBench, connect: Connect,
@@ -343,16 +443,20 @@ def calibrate(bench: CalibrationBench, connect: Connect,
     fx = bench.fixture
     store = CalibrationStore(calibration_dir(fx))
     identity = Identity.of(bench.instrument.describe())
+    stored = store.latest(identity).values
     readings: dict[Quantity, Measured] = {}
     fitted_offset = len(fx.calibration.reference_ohms) >= 2
     for name in (n for n in ORDER if n in names):
         if name == "zero" and not (fitted_offset and "gain" in names):
             readings["offset_a"] = zero(bench, connect)
         elif name == "gain":
-            offset = readings.get("offset_a") or store.latest(identity).values.get("offset_a")
-            readings.update(gain(bench, connect, offset=offset))
+            readings.update(gain(bench, connect,
+                                 offset=readings.get("offset_a") or stored.get("offset_a")))
         elif name == "skew":
             readings["skew_s"] = skew(bench, connect)
-    record = new_record(fx, identity, bench.hello,
-                        readings)
+        elif name == "overhead":
+            known = {q: (readings.get(q) or stored[q]).value
+                     for q in ("offset_a", "gain", "skew_s") if q in readings or q in stored}
+            readings.update(overhead(bench, connect, CurrentCorrection(**known)))
+    record = new_record(fx, identity, bench.hello, readings)
     return record, store.save(record)

@@ -55,12 +55,28 @@ CALIBRATION_DIR_ENV = "ENERGYRIG_CALIBRATION_DIR"
 FORMAT = 1
 
 #: The quantities the correction stage applies: offset of the current channel (A), its gain
-#: (measured / true, 1), and the delay of the current channel behind the trigger channel (s).
-Quantity = Literal["offset_a", "gain", "skew_s"]
+#: (measured / true, 1), the delay of the current channel behind the trigger channel (s),
+#: and the fixed cost of an empty trigger window on the board's firmware build: its time (s)
+#: and its energy above the idle baseline (J).
+Quantity = Literal["offset_a", "gain", "skew_s", "overhead_s", "overhead_j"]
 QUANTITIES: tuple[Quantity, ...] = get_args(Quantity)
-UNITS: dict[Quantity, str] = {"offset_a": "A", "gain": "1", "skew_s": "s"}
+UNITS: dict[Quantity, str] = {"offset_a": "A", "gain": "1", "skew_s": "s", "overhead_s": "s",
+                              "overhead_j": "J"}
 #: The routine that measures each quantity (``rig calibrate ROUTINE``).
-ROUTINES: dict[Quantity, str] = {"offset_a": "zero", "gain": "gain", "skew_s": "skew"}
+ROUTINES: dict[Quantity, str] = {"offset_a": "zero", "gain": "gain", "skew_s": "skew",
+                                 "overhead_s": "overhead", "overhead_j": "overhead"}
+#: The routines ``rig calibrate all`` runs, in order: the gain needs the offset, the skew
+#: neither, the overhead all three (its windows are corrected with them).
+ORDER: tuple[str, ...] = tuple(dict.fromkeys(ROUTINES.values()))
+#: Quantities of the board and its firmware build rather than of the instrument: they apply
+#: only where the record's :func:`build_of` is the bench's.
+BUILD_QUANTITIES: tuple[Quantity, ...] = ("overhead_s", "overhead_j")
+
+
+def build_of(hello: Mapping[str, Any]) -> str:
+    """The board and firmware build a ``hello`` reply names (``"host energyrig-fw 0.1.0
+    (g1234abc)"``): what a window overhead belongs to."""
+    return f"{hello.get('board')} firmware {hello.get('firmware')} ({hello.get('build')})"
 
 
 class Identity(Strict):
@@ -145,6 +161,7 @@ class Record(Strict):
     fixture: str
     board: str | None = None
     firmware: str | None = None
+    build: str | None = None
     created_utc: datetime
     operator: str
     software: str
@@ -157,6 +174,11 @@ class Record(Strict):
         if "gain" in values and not values["gain"].value > 0:
             raise ValueError("gain must be > 0 (measured / true current)")
         return values
+
+    @property
+    def firmware_build(self) -> str:
+        """:func:`build_of` the firmware the record was measured on."""
+        return build_of({"board": self.board, "firmware": self.firmware, "build": self.build})
 
 
 def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
@@ -187,7 +209,8 @@ def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
             for q, v in values.items()}
     record_id = f"{now:%Y%m%dT%H%M%SZ}-{instrument.kind}-{'+'.join(sorted(full))}"
     return Record(id=record_id, instrument=instrument, fixture=fixture.name or fixture.path.stem,
-                  board=hello.get("board"), firmware=hello.get("firmware"), created_utc=now,
+                  board=hello.get("board"), firmware=hello.get("firmware"),
+                  build=hello.get("build"), created_utc=now,
                   operator=f"{getpass.getuser()}@{socket.gethostname()}",
                   software=f"energyrig {__version__}", values=full, notes=notes)
 
@@ -320,8 +343,11 @@ class CalibrationStore:
         log.info("calibration %s written to %s", record.id, path)
         return path
 
-    def latest(self, instrument: Identity, now: datetime | None = None) -> Calibration:
-        """For each quantity, the newest unexpired value among this instrument's records."""
+    def latest(self, instrument: Identity, now: datetime | None = None,
+               build: str | None = None) -> Calibration:
+        """For each quantity, the newest unexpired value among this instrument's records;
+        for the :data:`BUILD_QUANTITIES`, among those measured on firmware ``build``
+        (:func:`build_of`; ``None``: the firmware is not known, they do not apply)."""
         now = now or datetime.now(UTC)
         values: dict[Quantity, Value] = {}
         sources: dict[Quantity, str] = {}
@@ -330,6 +356,8 @@ class CalibrationStore:
             if not record.instrument.matches(instrument):
                 continue
             for q, v in record.values.items():
+                if q in BUILD_QUANTITIES and record.firmware_build != build:
+                    continue
                 seen.add(q)
                 if q not in values and not v.expired(now):
                     values[q], sources[q] = v, record.id
@@ -337,19 +365,27 @@ class CalibrationStore:
         return Calibration(instrument, values, sources, f"store {self.directory}", expired)
 
 
-def from_file(path: Path, instrument: Identity, now: datetime | None = None) -> Calibration:
-    """The calibration of one record named by the operator, which must fit the bench.
+def from_file(path: Path, instrument: Identity, now: datetime | None = None,
+              build: str | None = None) -> Calibration:
+    """The calibration of one record named by the operator, which must fit the bench (and,
+    when it holds a window overhead and ``build`` is known, the bench's firmware build).
 
     Raises
     ------
     ConfigError
-        The record is corrupt, for another instrument, or one of its values has expired.
+        The record is corrupt, for another instrument or firmware build, or one of its
+        values has expired.
     """
     now = now or datetime.now(UTC)
     record = load_record(path)
     if not record.instrument.matches(instrument):
         raise ConfigError(path, "instrument", f"is for {record.instrument.label}, not for this "
                                               f"bench's {instrument.label}")
+    if (build is not None and record.firmware_build != build
+            and any(q in record.values for q in BUILD_QUANTITIES)):
+        raise ConfigError(path, "firmware", f"its window overhead is of {record.firmware_build}, "
+                                            f"not of this bench's {build} (run `rig calibrate "
+                                            "overhead`)")
     for q, v in record.values.items():
         if v.expired(now):
             raise ConfigError(path, f"values.{q}", f"expired on {v.expires_utc:%Y-%m-%d %H:%M} "
@@ -359,9 +395,10 @@ def from_file(path: Path, instrument: Identity, now: datetime | None = None) -> 
 
 
 def select(choice: str, fixture: Fixture, instrument: Identity,
-           now: datetime | None = None) -> Calibration:
+           now: datetime | None = None, build: str | None = None) -> Calibration:
     """The calibration ``--calibration choice`` names for this bench: ``"latest"`` (the
-    store's, :meth:`CalibrationStore.latest`), ``"none"`` (no values) or a record's path.
+    store's, :meth:`CalibrationStore.latest`), ``"none"`` (no values) or a record's path;
+    ``build`` is the firmware build the window overhead must be of (:func:`build_of`).
 
     Raises
     ------
@@ -372,5 +409,34 @@ def select(choice: str, fixture: Fixture, instrument: Identity,
     if choice == "none":
         return Calibration(instrument, {}, {}, "none")
     if choice == "latest":
-        return CalibrationStore(calibration_dir(fixture)).latest(instrument, now)
-    return from_file(Path(choice), instrument, now)
+        return CalibrationStore(calibration_dir(fixture)).latest(instrument, now, build)
+    return from_file(Path(choice), instrument, now, build)
+
+
+def select_for_capture(choice: str, fixture: Fixture, now: datetime | None = None
+                       ) -> Calibration:
+    """The calibration ``--calibration choice`` names for a capture file (``rig analyze``),
+    which names neither its instrument nor its firmware build: ``"latest"`` takes the
+    store's for the one instrument its records are of (its window overhead does not apply:
+    the build is unknown), a record's path that record (its overhead too), ``"none"``
+    nothing.
+
+    Raises
+    ------
+    ConfigError
+        A record is corrupt or expired, or the store holds records of several instruments
+        (or none).
+    """
+    if choice == "none":
+        return Calibration(Identity(kind="capture", name="file"), {}, {}, "none")
+    if choice != "latest":
+        return from_file(Path(choice), load_record(Path(choice)).instrument, now)
+    store = CalibrationStore(calibration_dir(fixture))
+    instruments = {(r.instrument.kind, r.instrument.name): r.instrument
+                   for _, r in store.records()}
+    if len(instruments) != 1:
+        names = ", ".join(i.label for i in instruments.values()) or "none"
+        raise ConfigError(store.directory, "", f"holds records of {len(instruments)} "
+                                               f"instruments ({names}): name the capture's "
+                                               "record with --calibration PATH")
+    return store.latest(next(iter(instruments.values())), now)

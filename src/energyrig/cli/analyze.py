@@ -128,6 +128,15 @@ def register(app: typer.Typer) -> None:
         min_samples: int = typer.Option(
             _DEFAULTS.min_samples, help="Windows with fewer samples are flagged too_few_samples."),
         active_low: bool = typer.Option(False, help="The trigger is low during a batch."),
+        calibration: Optional[str] = typer.Option(
+            None, "--calibration",
+            help="Calibration to apply, as `rig run` does: 'latest' (the store's, for the one "
+                 "instrument its records are of; without a firmware build the window "
+                 "overhead is not taken out), 'none', or a record's path. Default: the "
+                 "samples as the file holds them."),
+        fixture: Optional[Path] = typer.Option(
+            None, "--fixture", "-f", help="Bench whose calibration store 'latest' reads "
+                                          "(default: $ENERGYRIG_FIXTURE or fixtures/sim.toml)."),
     ) -> None:
         # the readers and the analysis (pandas): only here
         from energyrig.instruments.fileopts import CaptureOptions
@@ -144,8 +153,18 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
         console = Console(stderr=True)
+        correction = None
+        if calibration is not None:
+            from energyrig.calibration.correction import CurrentCorrection
+            from energyrig.calibration.store import select_for_capture
+            from energyrig.fixtures import load_fixture
+
+            cal = select_for_capture(calibration, load_fixture(fixture))
+            if not cal.complete:
+                console.print(f"[yellow]warning: {cal.problem()}[/]")
+            correction = CurrentCorrection.of(cal)
         with console.status(f"analysing {capture}", spinner="dots"):
-            result = analyze_file(capture, options, settings, batch)
+            result = analyze_file(capture, options, settings, batch, correction)
         if as_json:
             typer.echo(json.dumps(result.as_json(), indent=1))
             return

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from energyrig.calibration.store import ORDER
 from energyrig.fixtures import load_fixture
 from energyrig.units import format_si
 
@@ -71,8 +72,10 @@ _ROUTINES_HELP = {
             "([calibration] reference_ohms), with the valid offset taken out.",
     "skew": "The delay of the current channel behind the trigger channel, fitted on the "
             "current steps of the firmware's mark windows.",
-    "all": "zero, gain and skew in that order, stored as one record: run it before an "
-           "overnight sweep.",
+    "overhead": "The time and energy of the firmware's empty trigger window (run n=0) on "
+                "this board and firmware build, taken out of every window.",
+    "all": "zero, gain, skew and overhead in that order, stored as one record: run it before "
+           "an overnight sweep.",
 }
 
 
@@ -114,9 +117,9 @@ def register(app: typer.Typer) -> None:
         ) -> None:
             _run_routines(names, fixture, yes)
 
-    for name in ("zero", "gain", "skew"):
+    for name in ORDER:
         routine(name, (name,))
-    routine("all", ("zero", "gain", "skew"))
+    routine("all", ORDER)
 
     @sub.command("list")
     def list_(

@@ -139,6 +139,7 @@ WINDOW_SCHEMA = pa.schema([
     pa.field("edge_error_j", pa.float64()),
     pa.field("flags", pa.string()),
     pa.field("corrections", pa.string()),
+    pa.field("overhead_s", pa.float64()),
     pa.field("cycles", pa.int64()),
     pa.field("true_energy_j", pa.float64()),
     pa.field("true_net_energy_j", pa.float64()),

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from energyrig.domain import Window, describe_finite, finite_or_none, windows_frame
+from energyrig.calibration.correction import CurrentCorrection
+from energyrig.domain import (Window, describe_finite, finite_or_none, take_out_overhead,
+                              windows_frame)
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 from energyrig.rig.energy import Glitch, UnpairedEdge, WindowFinder, WindowSettings, find_windows
@@ -81,18 +83,26 @@ def _describe(values: pd.Series) -> dict[str, float | int | None] | None:
 
 
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,
-                 settings: WindowSettings | None = None, batch_n: int | None = None) -> Analysis:
+                 settings: WindowSettings | None = None, batch_n: int | None = None,
+                 correction: CurrentCorrection | None = None) -> Analysis:
     """Open a capture file, find its windows and integrate them.
 
     The trigger is chosen by channel name in ``options``; a reader that moves it to a
     particular logic bit says so in ``capture.trigger_bit``, which then overrides
-    ``settings.trigger_bit``.
+    ``settings.trigger_bit``. ``correction`` (a calibration's) is applied to the samples as
+    they stream and its window overhead to each window, as the point pipeline does; each
+    window records it (``corrections``) and carries its flags.
     """
     capture = open_capture(path, options)
     settings = settings or WindowSettings()
     settings = replace(settings, trigger_bit=getattr(capture, "trigger_bit", settings.trigger_bit))
     finder = WindowFinder(settings, source=capture.source)
-    windows = tuple(find_windows(capture, finder=finder))
+    if correction is None:
+        windows = tuple(find_windows(capture, finder=finder))
+    else:
+        windows = tuple(take_out_overhead(replace(
+            w, flags=(*w.flags, *correction.flags), corrections=correction.applied))
+            for w in find_windows(correction.chunks(capture.chunks()), finder=finder))
     log.info("%s: %d windows", capture.source, len(windows))
     return Analysis(capture.source, windows, tuple(finder.glitches), tuple(finder.unpaired),
                     batch_n)

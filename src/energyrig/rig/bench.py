@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from energyrig.calibration.correction import CurrentCorrection
-from energyrig.calibration.store import Calibration, Identity, select
+from energyrig.calibration.store import Calibration, Identity, build_of, select
 from energyrig.domain import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE, Point, Window
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
@@ -153,7 +153,8 @@ class Bench:
     def _calibrate(self, choice: str) -> None:
         """Select the calibration ``choice`` names for the open instrument and make it the
         correction stage (:class:`ConfigError` for a corrupt, foreign or expired record)."""
-        cal = select(choice, self.fixture, Identity.of(self.instrument.describe()))
+        cal = select(choice, self.fixture, Identity.of(self.instrument.describe()),
+                     build=build_of(self.hello))
         self.calibrated, self.calibration = cal, cal.manifest()
         self.correction = CurrentCorrection.of(cal)
         if cal.complete:

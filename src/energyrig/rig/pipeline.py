@@ -49,7 +49,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from energyrig.calibration.budget import K, combined, energy_budget, time_budget
 from energyrig.calibration.routines import CalibrationBench
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
-                              Window, finite_or_none, summarise_per_op, windows_frame)
+                              Window, finite_or_none, summarise_per_op, take_out_overhead,
+                              windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows
@@ -331,7 +332,8 @@ class Measurement:
 
     def _find(self, record: RecordedCapture) -> Window:
         """The record's trigger window (the longest, if it holds several), with the
-        record's own flags and the corrections applied to it."""
+        record's own flags and the corrections applied to it (the window overhead taken
+        out)."""
         w = self.bench.fixture.windows
         settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
                                   guard_s=w.guard_s, baseline_s=w.baseline_s,
@@ -346,7 +348,8 @@ class Measurement:
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
-        return replace(window, flags=(*window.flags, *flags), corrections=record.corrections)
+        return take_out_overhead(replace(window, flags=(*window.flags, *flags),
+                                         corrections=record.corrections))
 
     def _check(self, win: Window, elapsed_s: float) -> list[str]:
         """Flags of the checks of a window against its limits and the firmware's time."""
@@ -414,7 +417,7 @@ class PointResult:
         (s), ``None`` where unknown (a quantity not calibrated, one window), and the net
         energy's budget (:mod:`energyrig.calibration.budget`)."""
         energy = energy_budget(self.windows, self.batch_n, self.calibration)
-        timing = time_budget(self.windows, self.batch_n)
+        timing = time_budget(self.windows, self.batch_n, self.calibration)
         return {"net_energy_per_op_u_j": finite_or_none(K * combined(energy)) if energy else None,
                 "time_per_op_u_s": finite_or_none(K * combined(timing)) if timing else None,
                 "uncertainty_budget": [c.as_dict("j") for c in energy]}
@@ -455,7 +458,7 @@ class PointResult:
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
                            "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),
-                           "corrections": dict(w.corrections)}
+                           "corrections": dict(w.corrections), "overhead_s": w.overhead_s}
                           for w in self.windows]
         return out
 

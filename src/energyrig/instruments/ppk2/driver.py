@@ -34,7 +34,7 @@ import serial
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.capture import Chunk
-from energyrig.errors import InstrumentError
+from energyrig.errors import InstrumentError, NoTriggerWindow
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.ppk2.config import Ppk2Config
@@ -441,9 +441,10 @@ class Ppk2(AcquisitionBase):
                     if remaining <= 0:
                         seen = ("the trigger never rose" if scan.rise is None else
                                 "the trigger rose but did not fall")
-                        raise InstrumentError(f"{self.source}: no complete trigger window within "
-                                              f"{timeout_s} s of arming ({seen} on "
-                                              f"D{self.config.trigger_bit})")
+                        error = NoTriggerWindow if scan.rise is None else InstrumentError
+                        raise error(f"{self.source}: no complete trigger window within "
+                                    f"{timeout_s} s of arming ({seen} on "
+                                    f"D{self.config.trigger_bit})")
                     self._cond.wait(min(remaining, 0.1))
                 chunks = self._armed_chunks()
         finally:

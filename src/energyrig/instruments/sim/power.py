@@ -6,7 +6,11 @@ current of the op family in the window (:class:`FamilyCurrent`, by the edge reco
 ``accel_a`` when the record's ``accel`` bit is set, plus the family's optional bursts (a
 periodic higher current from the rising edge on: big-number arithmetic). Every edge adds
 a short spike of ``edge_spike_a`` for ``edge_spike_s`` (the GPIO toggle and the wake-up or
-sleep transient), cut short by the next edge. Optional :class:`PeriodicLoad`\\ s add a
+sleep transient), cut short by the next edge. A window overhead (a fault the rig
+calibrates: ``overhead_s`` at ``overhead_a``) holds the trigger high that much longer after
+each falling edge the DUT sends, as a firmware's window set-up and tear-down would, at a
+fixed current: the ops' truth (the DUT's edges, :func:`window_charge`) does not hold it, the
+instrument's trigger channel (:func:`logic_level`) and current do. Optional :class:`PeriodicLoad`\\ s add a
 slow rectangular component (a radio event, an LED, a sensor heater) at all times, so a
 stream crosses all five PPK2 ranges.
 
@@ -213,6 +217,11 @@ class PowerModel:
         Fault: fraction of streamed bytes replaced by random bytes.
     disconnect_after_s:
         Fault: the instrument disappears this many seconds after streaming starts.
+    overhead_s:
+        Fault: every trigger window lasts this much longer than the DUT's edges say (its
+        falling edge comes later), s: a fixed window overhead, outside the ops' truth.
+    overhead_a:
+        The board's current during that overhead, A (instead of the idle current).
     """
 
     supply_v: float = 3.0
@@ -231,10 +240,12 @@ class PowerModel:
     drop_rate: float = 0.0
     corrupt_rate: float = 0.0
     disconnect_after_s: float | None = None
+    overhead_s: float = 0.0
+    overhead_a: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("supply_v", "idle_a", "active_a", "accel_a", "edge_spike_a",
-                     "edge_spike_s", "noise_a"):
+                     "edge_spike_s", "noise_a", "overhead_s", "overhead_a"):
             if not getattr(self, name) >= 0.0:
                 raise ValueError(f"PowerModel.{name} must be >= 0, got {getattr(self, name)!r}")
         unknown = sorted(set(self.families) - set(FAMILY_NAMES[1:]))
@@ -251,7 +262,8 @@ class PowerModel:
     def faulty(self) -> bool:
         """True when any fault is switched on."""
         return bool(self.offset_a or self.gain_error or self.skew_s or self.drop_rate
-                    or self.corrupt_rate or self.disconnect_after_s is not None)
+                    or self.corrupt_rate or self.disconnect_after_s is not None
+                    or self.overhead_s)
 
     def family_table(self) -> npt.NDArray[np.void]:
         """The current of each family wire id (row index; fields of :class:`FamilyCurrent`),
@@ -299,8 +311,17 @@ def _state_index(t_ns: I64, edges: EdgeArray) -> I64:
     return np.searchsorted(edges["t_ns"].astype(np.int64), t_ns, side="right") - 1
 
 
+def _held(t_ns: I64, edges: EdgeArray, idx: I64, hold_s: float) -> npt.NDArray[np.bool_]:
+    """Whether each time lies within ``hold_s`` after a falling edge (the window overhead);
+    ``idx`` is :func:`_state_index`."""
+    rec = edges[np.maximum(idx, 0)]
+    return (idx >= 0) & (rec["level"] == 0) & (t_ns - rec["t_ns"].astype(np.int64)
+                                               < hold_s * 1e9)
+
+
 def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
-    """True current at each sample time, A.
+    """The board's current at each sample time, A (the ops' truth, plus the window overhead
+    where the model has one).
 
     Parameters
     ----------
@@ -325,8 +346,9 @@ def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
         window = (fc["active_a"] + np.where(rec["accel"] != 0, model.accel_a, 0.0)
                   + fc["burst_a"] * bursting)
         spike = (idx >= 0) & (since_ns < model.edge_spike_s * 1e9)
-        current = (np.where(high, window, model.idle_a)
-                   + np.where(spike, model.edge_spike_a, 0.0))
+        idle = np.where(_held(t_ns, edges, idx, model.overhead_s), model.overhead_a,
+                        model.idle_a)
+        current = np.where(high, window, idle) + np.where(spike, model.edge_spike_a, 0.0)
     else:
         current = np.full(t_ns.shape, model.idle_a)
     if model.loads:
@@ -336,12 +358,15 @@ def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
     return current
 
 
-def logic_level(t_ns: I64, edges: EdgeArray) -> npt.NDArray[np.uint8]:
-    """Trigger level (0/1) at each sample time, from the same edges."""
+def logic_level(t_ns: I64, edges: EdgeArray, hold_s: float = 0.0) -> npt.NDArray[np.uint8]:
+    """Trigger level (0/1) at each sample time, from the same edges, held high ``hold_s``
+    after each falling edge (the model's ``overhead_s``)."""
     if not len(edges):
         return np.zeros(np.shape(t_ns), dtype=np.uint8)
-    idx = _state_index(np.asarray(t_ns, dtype=np.int64), edges)
-    return np.where(idx >= 0, edges["level"][np.maximum(idx, 0)], 0).astype(np.uint8)
+    t_ns = np.asarray(t_ns, dtype=np.int64)
+    idx = _state_index(t_ns, edges)
+    high = (idx >= 0) & (edges["level"][np.maximum(idx, 0)] != 0)
+    return (high | _held(t_ns, edges, idx, hold_s)).astype(np.uint8)
 
 
 def measured_current(model: PowerModel, t_ns: I64, edges: EdgeArray,

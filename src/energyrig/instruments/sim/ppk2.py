@@ -356,7 +356,8 @@ class Ppk2Emulator(OpenCloseBase):
         if not self._powered:
             current = np.zeros_like(current) + self.model.offset_a
         words = encode_words(current, self.calibration, self.vdd_mv,
-                             logic=logic_level(t_ns, self._edges), counter_start=self._next_k)
+                             logic=logic_level(t_ns, self._edges, self.model.overhead_s),
+                             counter_start=self._next_k)
         self._next_k += n
         self._rendered_ns = int(t_ns[-1])
         self.stats.samples += n

@@ -401,7 +401,8 @@ class ScopeEmulator(OpenCloseBase):
         current = measured_current(self.model, t_ns, edges, self._rng, self.switch.load())
         signals = {self.SUPPLY_CH: self.model.supply_v + current * self.shunt_ohms,
                    self.SHUNT_CH: current * self.shunt_ohms,
-                   self.TRIGGER_CH: logic_level(t_ns, edges) * self.model.supply_v}
+                   self.TRIGGER_CH: logic_level(t_ns, edges, self.model.overhead_s)
+                   * self.model.supply_v}
         lo, hi = self.dialect.code_range
         for n, ch in self.state.channels.items():
             if not ch.display:

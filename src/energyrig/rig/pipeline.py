@@ -46,13 +46,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from energyrig.calibration.budget import K, combined, energy_budget, time_budget
+from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_budget,
+                                         time_budget, window_budget)
 from energyrig.calibration.routines import CalibrationBench
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
                               Window, finite_or_none, summarise_per_op, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.rig.dut import DutRefused
-from energyrig.rig.energy import WindowSettings, find_windows
+from energyrig.rig.energy import WindowSettings, find_windows, window_stats
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
@@ -86,6 +87,8 @@ class PipelineBench(CalibrationBench, Protocol):
     calibration routine needs (fixture, hello, DUT, instrument), and more."""
 
     correction: Correction
+    #: The calibration applied to its records (id and values), ``None`` without one.
+    calibration: Mapping[str, Any] | None
 
     @property
     def board(self) -> str: ...
@@ -129,9 +132,6 @@ class PreparedPoint(Protocol):
 class PointBench(Protocol):
     """Anything :func:`measure_point` can measure on: a bench that prepares points (the
     real :class:`~energyrig.rig.bench.Bench`, or a scripted one in tests)."""
-
-    #: The calibration applied to its records (id and values), ``None`` without one.
-    calibration: Mapping[str, Any] | None
 
     @property
     def board(self) -> str: ...
@@ -331,7 +331,8 @@ class Measurement:
 
     def _find(self, record: RecordedCapture) -> Window:
         """The record's trigger window (the longest, if it holds several), with the
-        record's own flags and the corrections applied to it."""
+        record's own flags, the corrections applied to it and its uncertainty
+        (:func:`~energyrig.calibration.budget.window_budget`)."""
         w = self.bench.fixture.windows
         settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
                                   guard_s=w.guard_s, baseline_s=w.baseline_s,
@@ -346,7 +347,15 @@ class Measurement:
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
-        return replace(window, flags=(*window.flags, *flags), corrections=record.corrections)
+        resolution = self.bench.limits.resolution
+        budget = window_budget(window_stats(record.chunk_list, window, settings,
+                                            resolution.step_a if resolution else None),
+                               self.bench.calibration)
+        period_s = record.chunk_list[0].period_s
+        return replace(window, flags=(*window.flags, *flags), corrections=record.corrections,
+                       net_energy_u_j=K * combined(budget),
+                       duration_u_s=K * edge_timing_u(period_s),
+                       uncertainty=tuple((c.name, c.u) for c in budget))
 
     def _check(self, win: Window, elapsed_s: float) -> list[str]:
         """Flags of the checks of a window against its limits and the firmware's time."""
@@ -391,8 +400,6 @@ class PointResult:
         The firmware's ``prep`` reply (empty if prep failed).
     cycle_hz:
         Frequency of the firmware's cycle counter, Hz.
-    calibration:
-        The bench's calibration record (``Bench.calibration``), for the uncertainty budget.
     """
 
     point: Point
@@ -403,7 +410,6 @@ class PointResult:
     flags: tuple[str, ...] = ()
     prep: Mapping[str, Any] = field(default_factory=dict)
     cycle_hz: int = 0
-    calibration: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -413,7 +419,7 @@ class PointResult:
         """The expanded uncertainties (k = 2) of the net energy per op (J) and the time per op
         (s), ``None`` where unknown (a quantity not calibrated, one window), and the net
         energy's budget (:mod:`energyrig.calibration.budget`)."""
-        energy = energy_budget(self.windows, self.batch_n, self.calibration)
+        energy = energy_budget(self.windows, self.batch_n)
         timing = time_budget(self.windows, self.batch_n)
         return {"net_energy_per_op_u_j": finite_or_none(K * combined(energy)) if energy else None,
                 "time_per_op_u_s": finite_or_none(K * combined(timing)) if timing else None,
@@ -455,7 +461,11 @@ class PointResult:
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
                            "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),
-                           "corrections": dict(w.corrections)}
+                           "corrections": dict(w.corrections),
+                           "net_energy_u_j": finite_or_none(w.net_energy_u_j),
+                           "duration_u_s": finite_or_none(w.duration_u_s),
+                           "uncertainty": {name: finite_or_none(u)
+                                           for name, u in w.uncertainty}}
                           for w in self.windows]
         return out
 
@@ -506,8 +516,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         while not until(windows):
             if stop():
                 return PointResult(prepared.point, "interrupted", "stop requested", n,
-                                   tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz,
-                                   calibration=bench.calibration)
+                                   tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz)
             row = prepared.window()
             if prepared.batch_n != n:  # the batch changed: the windows before are of the old one
                 windows.clear()
@@ -525,12 +534,11 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         log.log(logging.INFO if stop() else logging.WARNING, "point %s %s: %s", point.label,
                 status, reason)
         if prepared is None:
-            return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz,
-                               calibration=bench.calibration)
+            return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz)
         return PointResult(prepared.point, status, reason, prepared.batch_n, tuple(windows),
-                           _flags(windows), prepared.prep, cycle_hz, bench.calibration)
+                           _flags(windows), prepared.prep, cycle_hz)
     return PointResult(prepared.point, "ok", "", prepared.batch_n, tuple(windows),
-                       _flags(windows, extra), prepared.prep, cycle_hz, bench.calibration)
+                       _flags(windows, extra), prepared.prep, cycle_hz)
 
 
 def _flags(windows: Sequence[Window], extra: Sequence[str] = ()) -> tuple[str, ...]:

@@ -21,7 +21,8 @@ Stages of a point (:func:`measure_point`):
    and runs the batch inside one trigger window → **collect** the record → **correct** it
    (:data:`Correction`: the bench's calibration,
    :class:`energyrig.calibration.correction.Correction`, or the identity) → **find** its
-   window and integrate it (:mod:`energyrig.rig.energy`) → **check**
+   window, integrate it and take its uncertainty budget (:mod:`energyrig.rig.energy`,
+   :func:`energyrig.calibration.budget.window_budget`) → **check**
    it against its limits and the firmware's own time → **annotate** (the simulated bench
    adds the truth) → a :class:`~energyrig.domain.Window` row.
 3. **batch size changes**, owned here once: with ``auto``, a window that comes out short (the

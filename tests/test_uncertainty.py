@@ -82,6 +82,12 @@ def test_an_undithered_quantiser_leaves_its_whole_bias() -> None:
     assert u["ADC resolution"] == pytest.approx(V * 400 * T * 2e-6 / math.pi)  # two of Δ/(π√2)
 
 
+def test_a_window_without_baseline_has_no_uncertainty() -> None:
+    stats = WindowStats(T, 400, math.nan, 400 * T, math.nan, 0, 6e-3, 6e-3, 6e-3, V, 2e-6,
+                        math.nan)
+    assert math.isnan(combined(window_budget(stats, CALIBRATED)))
+
+
 def test_what_is_not_known_makes_the_uncertainty_unknown() -> None:
     chunks, _ = record(np.random.default_rng(2), noise_a=1e-5)
     _, _, uncalibrated = measured(chunks, calibration=None)

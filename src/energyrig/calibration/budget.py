@@ -152,7 +152,8 @@ def window_budget(s: WindowStats, calibration: Mapping[str, Any] | None) -> list
                   "each edge within half a sample, rectangular: T / sqrt(12) times the power "
                   "step at it (GUM 4.3.7)"),
         Component("baseline noise", "A",
-                  s.duration_s * s.baseline_std_w / math.sqrt(s.baseline_samples),
+                  s.duration_s * s.baseline_std_w / math.sqrt(s.baseline_samples)
+                  if s.baseline_samples else math.nan,  # no baseline: no net energy either
                   f"standard deviation of {s.baseline_samples} idle samples / sqrt(m), times "
                   "the duration"),
         Component("sample noise", "A", T * math.sqrt(s.samples) * sample_sigma_w,

@@ -224,32 +224,33 @@ def test_a_correction_of_an_incomplete_calibration_applies_what_it_has() -> None
 
 
 
-# -- the uncertainty budget -------------------------------------------------------------------
+# -- the uncertainty budget of a point ----------------------------------------------------------
+# (a window's budget: tests/test_uncertainty.py)
 
-def _window(net_j: float, duration_s: float = 0.05, edge_j: float = 3e-9) -> Window:
+def _window(net_j: float, duration_s: float = 0.05, gain_u_j: float = 1e-7) -> Window:
     """A window of 5000 samples, 1 mW idle, whose net energy is ``net_j``."""
-    return Window(0.0, duration_s, 5000, net_j + 1e-3 * duration_s, 1e-3, edge_error_j=edge_j)
+    return Window(0.0, duration_s, 5000, net_j + 1e-3 * duration_s, 1e-3,
+                  uncertainty=(("edge quantisation", 5e-9), ("ADC resolution", 1e-9),
+                               ("gain calibration", gain_u_j), ("skew calibration", 2e-9),
+                               ("window overhead", 4e-7)))
 
 
-CALIBRATED = {"id": "r1", "values": {"gain": {"value": 1.02, "u": 0.00102},
-                                     "skew_s": {"value": 7e-5, "u": 1e-6},
-                                     "offset_a": {"value": 4e-5, "u": 3e-7},
-                                     "overhead_s": {"value": 2e-4, "u": 2e-5},
-                                     "overhead_j": {"value": 2e-6, "u": 4e-7}}}
+CALIBRATED = {"id": "r1", "values": {"overhead_s": {"value": 2e-4, "u": 2e-5}}}
 
 
-def test_the_budget_has_its_components_in_closed_form() -> None:
-    windows = [_window(j) for j in (1.0e-4, 1.1e-4, 0.9e-4, 1.0e-4)]
-    budget = {c.name: c for c in energy_budget(windows, 10, CALIBRATED)}
+def test_the_point_budget_is_repeatability_and_the_windows_systematic_components() -> None:
+    windows = [_window(j, gain_u_j=g) for j, g in ((1.0e-4, 1e-7), (1.1e-4, 1.1e-7),
+                                                   (0.9e-4, 0.9e-7), (1.0e-4, 1e-7))]
+    budget = {c.name: c for c in energy_budget(windows, 10)}
     per_op = np.array([1.0e-5, 1.1e-5, 0.9e-5, 1.0e-5])
     assert budget["repeatability"].type == "A"
     assert budget["repeatability"].u == pytest.approx(per_op.std(ddof=1) / 2)
-    assert budget["edge quantisation"].u == pytest.approx(3e-10 / np.sqrt(3) / 2)
-    assert budget["gain calibration"].u == pytest.approx(1e-5 * 0.001)
-    step_w = 1e-4 / 0.05  # window power less the baseline
-    assert budget["skew calibration"].u == pytest.approx(1e-6 * step_w / 10)
-    assert "r1" in budget["gain calibration"].source
-    assert budget["window overhead"].u == pytest.approx(4e-7 / 10)  # the same in each window
+    # edge quantisation changes from window to window: it is in the repeatability already
+    assert "edge quantisation" not in budget
+    assert budget["gain calibration"].u == pytest.approx(1e-8)  # mean per op, not / sqrt(n)
+    assert budget["skew calibration"].u == pytest.approx(2e-10)
+    assert budget["ADC resolution"].u == pytest.approx(1e-10)
+    assert budget["window overhead"].u == pytest.approx(4e-8)  # the same in each window
     total = combined(list(budget.values()))
     assert total == pytest.approx(np.sqrt(sum(c.u ** 2 for c in budget.values())))
     (rep, edge, overhead) = time_budget(windows, 10, CALIBRATED)
@@ -257,7 +258,7 @@ def test_the_budget_has_its_components_in_closed_form() -> None:
     assert overhead.u == pytest.approx(2e-5 / 10)
 
 
-def test_without_a_calibration_the_uncertainty_is_unknown() -> None:
-    budget = energy_budget([_window(1e-4), _window(1.2e-4)], 10, None)
+def test_without_a_windows_budget_the_uncertainty_is_unknown() -> None:
+    budget = energy_budget([Window(0.0, 0.05, 5000, 1e-4, 1e-3)] * 2, 10)
     assert np.isnan(combined(budget))
-    assert [c.as_dict("j")["u_j"] for c in budget][2:] == [None, None, None]
+    assert [c.as_dict("j")["u_j"] for c in budget][1:] == [None, None, None, None]

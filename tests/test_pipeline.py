@@ -7,6 +7,7 @@ enough samples; a batch that comes out short grows once and the point's windows 
 a failing DUT fails the point and keeps its windows; a stop between windows interrupts it."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from energyrig.domain import UNCALIBRATED, Point, Window
 from energyrig.errors import DutError, RecordTooShort
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
-from energyrig.instruments.family import Limits
+from energyrig.instruments.family import Limits, Resolution
 from energyrig.rig.dut import OpInfo, RunReply
 from energyrig.rig.pipeline import Measurement, measure_point, no_correction, reps_done
 
@@ -92,7 +93,8 @@ class ScriptedBench:
     calibration: Any = None
     board: str = "scripted"
     hello: dict[str, Any] = field(default_factory=lambda: {"cycle_hz": 1_000_000})
-    limits: Limits = Limits(RATE_HZ, None, 0.0)
+    limits: Limits = Limits(RATE_HZ, None, 0.0,
+                            resolution=Resolution(((math.inf, 1e-9),), "an ideal ADC"))
 
     def __post_init__(self) -> None:
         self.dut = ScriptedDut(self.log)
@@ -175,8 +177,13 @@ def test_each_window_records_the_calibrations_corrections() -> None:
     # no calibration record: the budget lists gain and skew as unknown, so no U is stated
     assert fig["net_energy_per_op_u_j"] is None and fig["time_per_op_u_s"] is None
     assert [c["component"] for c in fig["uncertainty_budget"]] == \
-        ["repeatability", "edge quantisation", "gain calibration", "skew calibration",
+        ["repeatability", "ADC resolution", "gain calibration", "skew calibration",
          "window overhead"]
+    # each window carries its own budget; unknown without a calibration
+    window = fig["windows"][0]
+    assert window["net_energy_u_j"] is None and window["duration_u_s"] > 0
+    assert window["uncertainty"]["gain calibration"] is None
+    assert window["uncertainty"]["edge quantisation"] > 0
     bench.calibration = {"id": "r1", "values": {"gain": {"value": 2.0, "u": 0.002},
                                                 "skew_s": {"value": 0.0, "u": 1e-6},
                                                 "overhead_s": {"value": 1e-4, "u": 1e-6},

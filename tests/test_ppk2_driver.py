@@ -89,11 +89,15 @@ def test_metadata_the_emulator_splits_over_300_ms_arrives_whole() -> None:
 
 
 def test_limits_and_describe_against_the_emulator() -> None:
-    """100 kS/s, a stream 50 ms behind; named by its hardware revision, at its port."""
+    """100 kS/s, a stream 50 ms behind, its ranges' steps from its calibration; named by
+    its hardware revision, at its port."""
     with Ppk2Emulator(PowerModel()) as emu, Ppk2(emu.port) as ppk:
         limits, info = ppk.limits(), ppk.describe()
     assert limits == Limits(sample_rate_hz=100_000, max_record_s=None,
-                            stream_lag_s=TRANSFER_LAG_S)
+                            stream_lag_s=TRANSFER_LAG_S, resolution=limits.resolution)
+    assert limits.resolution is not None
+    steps = [limits.resolution.step_a(i) for i in (3e-6, 3e-3, 0.5)]
+    assert steps == pytest.approx([4.4e-8, 4.4e-7, 4.5e-5], rel=0.03)  # 14 bits per range
     assert limits.max_window_s(0.02, 0.005) is None and TRANSFER_LAG_S == 0.05
     assert info == InstrumentInfo("ppk2", f"PPK2 (HW {DEFAULT_CALIBRATION.hw})", emu.port,
                                   100_000, info.details)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from energyrig.errors import ConfigError
@@ -18,6 +20,7 @@ from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
 from energyrig.results.report import write_report
 from energyrig.results.report.figures import figure_relative
+from energyrig.results.store import POINT_SCHEMA
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.tables import (
     auto_comparisons,
@@ -145,6 +148,39 @@ def test_report_has_every_section_and_its_figures(full_report: Path) -> None:
     assert "DUT did not answer within 600 s" in page and "sha256 takes no key_bits" in page
     assert "2<sup>" not in page  # not a 2^k design
     assert "in progress" not in page
+
+
+def test_every_per_op_figure_draws_its_confidence_intervals(full_report: Path) -> None:
+    """The data beside each PNG: every point of a per-op figure (energy against time,
+    against payload) has its 95 % interval's ends around it, drawn as error bars."""
+    images = re.findall(r"<img src='([^']+)'", full_report.read_text())
+    per_op = [n for n in images if n.startswith(("energy-time-", "payload-"))]
+    assert len(per_op) == 5
+    for name in images:
+        data = json.loads((full_report.parent / name).with_suffix(".json").read_text())
+        assert data["points"], name
+        if name not in per_op:
+            continue
+        assert "95 % confidence interval" in data["error_bars"], name
+        for p in data["points"]:
+            for axis in ("x", "y") if name.startswith("energy-time-") else ("y",):
+                low, high = p[f"{axis}_ci"]
+                assert low is not None and low <= p[axis] <= high, (name, p)
+
+
+def test_payload_figures_have_a_log_axis_and_stated_uncertainties(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run")
+    segment = next((run / "points.parquet").glob("seg-*.parquet"))  # the run has one
+    points = pd.read_parquet(segment)
+    points["net_energy_per_op_u_j"] = points["net_energy_per_op_j_mean"] * 0.01
+    pq.write_table(pa.Table.from_pandas(points, schema=POINT_SCHEMA, preserve_index=False),
+                   segment)
+    out = write_report(run, tmp_path / "report").parent
+    data = json.loads((out / "payload-hash.json").read_text())
+    energy = [p for p in data["points"] if "net energy" in p["panel"]]
+    assert energy and all(p["y_u"][1] - p["y_u"][0] == pytest.approx(0.02 * p["y"])
+                          for p in energy)
+    assert "expanded uncertainty" in data["error_bars"]
 
 
 def test_report_tables_show_the_measured_values(full_run: Path, full_report: Path) -> None:
@@ -308,8 +344,9 @@ def test_relative_bars_tick_labels_do_not_overlap(low: float, high: float) -> No
     rel = pd.DataFrame({"family": "pk", "label": ["ref", "low", "high"], "reference": "ref",
                         "time_per_op_s_ratio": [1.0, low, high],
                         "net_energy_per_op_j_ratio": [1.0, low * 1.1, high * 0.9]})
-    fig = figure_relative(rel, "pk")
-    assert fig is not None
+    drawing = figure_relative(rel, "pk")
+    assert drawing is not None
+    fig = drawing.figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(fig).get_renderer()

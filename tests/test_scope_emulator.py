@@ -75,7 +75,10 @@ def test_limits_and_describe_come_from_the_scope_itself() -> None:
     longest = protocol.max_record_s(KEYSIGHT_X, 3, 1e6)
     assert longest > 0
     assert limits == Limits(sample_rate_hz=1e6, max_record_s=longest, stream_lag_s=0.0,
-                            window_margin=1.5)
+                            window_margin=1.5, resolution=limits.resolution)
+    # the shunt channel's vertical range over the dialect's codes, in amperes
+    assert limits.resolution is not None
+    assert 0 < limits.resolution.step_a(0.01) < settings(emu.resource).max_current_a / 100
     assert info == InstrumentInfo("scope", info.name, emu.resource, 1e6, info.details)
     assert "DSOX3034T" in info.name and info.details["dialect"] == "keysight-x"
     assert info.to_dict()["channels"] == {"shunt": 2, "trigger": 3, "supply": 1}

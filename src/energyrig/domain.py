@@ -206,6 +206,12 @@ class Window:
     overhead_s:
         The fixed time of an empty window taken out of :attr:`duration_s`, s
         (:func:`take_out_overhead`; its energy is out of ``energy_j`` then).
+    net_energy_u_j, duration_u_s:
+        Expanded uncertainty (k = 2) of the net energy (J) and of the duration (s) of this
+        window as measured (NaN: unknown, e.g. a quantity not calibrated).
+    uncertainty:
+        The net energy's budget: ``(component, standard uncertainty in J)``
+        (:mod:`energyrig.calibration.budget`); empty when not computed.
     """
 
     start_s: float
@@ -221,6 +227,9 @@ class Window:
     lost_samples: int = 0
     corrections: tuple[tuple[str, float], ...] = ()
     overhead_s: float = 0.0
+    net_energy_u_j: float = math.nan
+    duration_u_s: float = math.nan
+    uncertainty: tuple[tuple[str, float], ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -341,7 +350,8 @@ def join_flags(flags: Iterable[str] | str | None) -> str:
 
 
 def join_corrections(corrections: Iterable[tuple[str, float]] | str | None) -> str:
-    """Corrections as the tables write them: ``offset_a=1.2e-06,gain=1.01,skew_s=2e-05``."""
+    """Named values (a window's corrections or uncertainty budget) as the tables write
+    them: ``offset_a=1.2e-06,gain=1.01,skew_s=2e-05``."""
     if corrections is None or isinstance(corrections, (str, float)):
         return corrections if isinstance(corrections, str) else ""
     return ",".join(f"{name}={value:.9g}" for name, value in corrections)
@@ -353,7 +363,8 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
 
     ``windows`` is a sequence of :class:`Window` or a DataFrame with at least ``start_s``,
     ``end_s``, ``samples``, ``energy_j`` and ``baseline_w``; ``flags`` come out joined by
-    ``,`` (:func:`join_flags`), ``corrections`` as text (:func:`join_corrections`).
+    ``,`` (:func:`join_flags`), ``corrections`` and ``uncertainty`` as text
+    (:func:`join_corrections`).
     """
     import pandas as pd
 
@@ -368,7 +379,8 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     else:
         df = pd.DataFrame([asdict(w) for w in windows], columns=list(WINDOW_FIELDS))
     df["flags"] = [join_flags(None if isinstance(f, float) else f) for f in df["flags"]]
-    df["corrections"] = [join_corrections(c) for c in df["corrections"]]
+    for col in ("corrections", "uncertainty"):
+        df[col] = [join_corrections(c) for c in df[col]]
     df["edge_error_j"] = df["edge_error_j"].fillna(0.0)
     df["lost_samples"] = df["lost_samples"].fillna(0)
     df["overhead_s"] = df["overhead_s"].fillna(0.0)

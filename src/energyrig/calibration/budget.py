@@ -1,34 +1,49 @@
-"""The uncertainty budget of a point's per-op figures, in the way of the GUM (JCGM 100:2008).
+"""Uncertainty budgets of one window and of a point's per-op figures, in the way of the GUM
+(JCGM 100:2008).
 
-Each component is a standard uncertainty (k = 1) of the figure per op, with its type — A:
-from the statistics of the point's windows; B: from what is known of the method and the
-calibration — and its source. They are uncorrelated and combine in quadrature; the expanded
-uncertainty is ``k = 2`` times the combined one (about 95 % for a normal distribution).
+Each component is a standard uncertainty (k = 1) with its type — A: from statistics of
+samples or windows; B: from what is known of the method, the instrument and the calibration —
+and its source. They are uncorrelated and combine in quadrature; the expanded uncertainty is
+``k = 2`` times the combined one (about 95 % for a normal distribution).
 
-Net energy per op:
+**One window** (:func:`window_budget`, from the sample statistics of its record,
+:class:`WindowStats`), the net energy ``E − b·D`` of ``n`` samples of period ``T``:
 
-- **repeatability** (A): the standard deviation of the windows' net energies per op over
-  √n (GUM 4.2.3);
-- **edge quantisation** (B): each window's energy may be off by up to its edge error bound
-  (one sample of power at each edge, :mod:`energyrig.rig.energy`), a rectangular
-  distribution: bound / √3 (GUM 4.3.7), over √n windows whose edges fall at independent
-  phases of the sample clock;
-- **gain calibration** (B): the gain's standard uncertainty from its record, relative, times
-  the net energy;
-- **skew calibration** (B): a skew error δ moves the window against the current by δ, which
-  changes its net energy by δ times (window power − baseline); the skew's standard
-  uncertainty times that;
-- **window overhead** (B): the overhead energy's standard uncertainty from its record, over
-  N (every window has the same overhead taken out, so it does not shrink with √n);
-- the offset cancels in the net energy (the baseline carries it), so it has no component.
+- **edge quantisation** (B): each edge lies somewhere in the sample period around it, which
+  the window's estimate splits in the middle, so each edge is off by up to ``T/2``,
+  rectangular (GUM 4.3.7), and moves the net energy by that times the power step at the edge
+  (the larger of the samples on either side, less the baseline): ``T / √12`` per edge;
+- **baseline noise** (A): the baseline is the mean of ``m`` idle samples of standard
+  deviation ``s``: ``s / √m``, times the window's duration;
+- **sample noise** (A): the window's ``n`` samples carry the same noise as the idle ones, plus
+  the quantisation noise of a coarser range (``(Δ_w² − Δ_b²) / 12``): ``T · √n · σ``;
+- **ADC resolution** (B): noise of σ dithers a quantiser of step Δ, so a mean of samples keeps
+  only the first Fourier term of its staircase, of amplitude ``Δ/π · exp(−2π²σ²/Δ²)``
+  (Widrow and Kollár, *Quantization Noise*, 2008, ch. 4), over an unknown phase (rms ``/√2``),
+  in the window's range and in the baseline's; it is all of ``Δ / (π √2)`` without noise;
+- **gain calibration** (B): the net energy times the gain's relative standard uncertainty
+  from the calibration record (which replaces the instrument's stated gain accuracy);
+- **skew calibration** (B): a skew error δ moves the window against the current by δ: the
+  power just inside the rising edge enters, the power just after the falling edge leaves;
+- **window overhead** (B): the overhead energy taken out of every window (``rig calibrate
+  overhead``) with its standard uncertainty from the record;
+- the **offset** cancels in the net energy: the baseline carries it.
 
-A quantity the calibration lacks gives a component of unknown size (NaN), and so does the
-combined figure: no uncertainty is stated for an uncalibrated measurement.
+**A point** (:func:`energy_budget`), per op: **repeatability** (A), the standard deviation of
+the windows' net energies over √n (GUM 4.2.3), which holds every effect that changes from
+window to window (edge quantisation, baseline and sample noise); and the windows' effects that
+are the same in every window (ADC resolution, gain and skew calibration, window overhead),
+their mean per op.
 
-Time per op: repeatability (A), the edge timing (B: each edge within ± half a sample,
-a rectangular distribution, so T / √6 for the two edges of a window, over √n) and the window
-overhead (B: its time's standard uncertainty over N).
-SI units: J, s.
+A quantity the calibration lacks, or an instrument that does not state its resolution, gives
+a component of unknown size (NaN), and so does the combined figure: no uncertainty is stated
+then.
+
+Time: a window's edges are each within ± half a sample, rectangular, so ``T / √6`` for its
+duration; a point's time per op has repeatability (A), that edge timing (B) over √n, and the
+window overhead's time (B: its standard uncertainty over N; every window has the same
+overhead taken out, so it does not shrink with √n).
+SI units: J, s, W, A.
 """
 from __future__ import annotations
 
@@ -41,6 +56,9 @@ from energyrig.domain import Window
 
 #: The coverage factor of the expanded uncertainty.
 K = 2.0
+#: The window components that are the same in every window of a point (the rest change from
+#: window to window and are in the point's repeatability).
+SYSTEMATIC = ("ADC resolution", "gain calibration", "skew calibration", "window overhead")
 
 
 @dataclass(frozen=True)
@@ -69,62 +87,141 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     return mean, std
 
 
-def energy_budget(windows: Sequence[Window], batch_n: int,
-                  calibration: Mapping[str, Any] | None) -> list[Component]:
-    """The budget of the net energy per op of ``windows`` (each of ``batch_n`` ops), J.
+@dataclass(frozen=True)
+class WindowStats:
+    """What a window's budget needs of its record (:func:`energyrig.rig.energy.window_stats`).
+
+    Attributes
+    ----------
+    period_s:
+        Sample period T, s.
+    samples:
+        Samples in the window, n.
+    net_energy_j:
+        The window's net energy, J.
+    duration_s:
+        The window's duration D, s.
+    baseline_std_w, baseline_samples:
+        Standard deviation s (W) of the ``m`` idle samples the baseline is the mean of.
+    edge_rise_w, edge_fall_w:
+        Power step at each edge: the larger of the samples on either side, less the
+        baseline, W.
+    skew_step_w:
+        Power just inside the rising edge less power just after the falling edge, W.
+    supply_v:
+        Mean supply voltage in the window, V.
+    step_window_a, step_baseline_a:
+        ADC step of the current in the window's range and the baseline's, A (NaN: unknown).
+    """
+
+    period_s: float
+    samples: int
+    net_energy_j: float
+    duration_s: float
+    baseline_std_w: float
+    baseline_samples: int
+    edge_rise_w: float
+    edge_fall_w: float
+    skew_step_w: float
+    supply_v: float
+    step_window_a: float
+    step_baseline_a: float
+
+
+def _dither_residual(step_a: float, sigma_a: float) -> float:
+    """rms of the bias a quantiser of ``step_a`` leaves in a mean of samples dithered by
+    Gaussian noise of ``sigma_a`` (the module docstring), A."""
+    return step_a / (math.pi * math.sqrt(2)) * math.exp(-2 * math.pi ** 2 * sigma_a ** 2
+                                                        / step_a ** 2)
+
+
+def window_budget(s: WindowStats, calibration: Mapping[str, Any] | None) -> list[Component]:
+    """The budget of one window's net energy, J (the module docstring).
 
     ``calibration`` is the bench's calibration record (``Bench.calibration``: ``values`` with
     each quantity's ``value`` and ``u``, ``id``), ``None`` without one.
     """
+    T, v = s.period_s, s.supply_v
+    sigma_a = s.baseline_std_w / v
+    extra_var = max(0.0, s.step_window_a ** 2 - s.step_baseline_a ** 2) / 12 * v ** 2
+    sample_sigma_w = math.sqrt(s.baseline_std_w ** 2 + (extra_var if math.isfinite(extra_var)
+                                                         else 0.0))
+    adc_a = math.hypot(_dither_residual(s.step_window_a, sigma_a),
+                       _dither_residual(s.step_baseline_a, sigma_a))
+    values = (calibration or {}).get("values") or {}
+    record = (calibration or {}).get("id") or "no calibration"
+    gain, skew, overhead = values.get("gain"), values.get("skew_s"), values.get("overhead_j")
+    return [
+        Component("edge quantisation", "B",
+                  T / math.sqrt(12) * math.hypot(s.edge_rise_w, s.edge_fall_w),
+                  "each edge within half a sample, rectangular: T / sqrt(12) times the power "
+                  "step at it (GUM 4.3.7)"),
+        Component("baseline noise", "A",
+                  s.duration_s * s.baseline_std_w / math.sqrt(s.baseline_samples)
+                  if s.baseline_samples else math.nan,  # no baseline: no net energy either
+                  f"standard deviation of {s.baseline_samples} idle samples / sqrt(m), times "
+                  "the duration"),
+        Component("sample noise", "A", T * math.sqrt(s.samples) * sample_sigma_w,
+                  "the idle samples' noise (and a coarser range's quantisation) over the "
+                  f"window's {s.samples} samples"),
+        Component("ADC resolution", "B", v * s.duration_s * adc_a,
+                  "the bias a dithered quantiser leaves in a mean (Widrow and Kollar 2008)"
+                  if math.isfinite(adc_a) else "the instrument does not state its resolution"),
+        Component("gain calibration", "B",
+                  abs(s.net_energy_j) * gain["u"] / gain["value"] if gain else math.nan,
+                  f"u of the gain in {record}" if gain else "gain not calibrated: unknown"),
+        Component("skew calibration", "B",
+                  skew["u"] * abs(s.skew_step_w) if skew else math.nan,
+                  f"u of the skew in {record} times the power step it moves" if skew
+                  else "skew not calibrated: unknown"),
+        Component("window overhead", "B", overhead["u"] if overhead else math.nan,
+                  f"u of the window overhead in {record}" if overhead
+                  else "window overhead not calibrated: unknown"),
+    ]
+
+
+def energy_budget(windows: Sequence[Window], batch_n: int) -> list[Component]:
+    """The budget of the net energy per op of ``windows`` (each of ``batch_n`` ops), J:
+    repeatability and the :data:`SYSTEMATIC` components of the windows' budgets (each
+    window's ``uncertainty``; unknown where a window has none)."""
     rows = [w for w in windows if math.isfinite(w.net_energy_j)]
     if not rows:
         return []
     n = len(rows)
-    mean_net, std_net = _mean_std([w.net_energy_j / batch_n for w in rows])
-    edge = math.sqrt(math.fsum((w.edge_error_j / batch_n) ** 2 for w in rows) / n)
+    _, std_net = _mean_std([w.net_energy_j / batch_n for w in rows])
     out = [Component("repeatability", "A", std_net / math.sqrt(n),
-                     f"standard deviation of {n} windows' net energy / sqrt(n) (GUM 4.2.3)"),
-           Component("edge quantisation", "B", edge / math.sqrt(3) / math.sqrt(n),
-                     "one sample of power at each edge, rectangular: bound / sqrt(3) "
-                     "(GUM 4.3.7), over sqrt(n) windows")]
-    values = (calibration or {}).get("values") or {}
-    record = (calibration or {}).get("id") or "no calibration"
-    gain = values.get("gain")
-    out.append(Component(
-        "gain calibration", "B",
-        abs(mean_net) * gain["u"] / gain["value"] if gain else math.nan,
-        f"u of the gain in {record}" if gain else "gain not calibrated: unknown"))
-    skew = values.get("skew_s")
-    step_w = math.fsum(w.energy_j / w.duration_s - w.baseline_w for w in rows) / n
-    out.append(Component(
-        "skew calibration", "B",
-        skew["u"] * abs(step_w) / batch_n if skew else math.nan,
-        f"u of the skew in {record} times (window power - baseline)" if skew
-        else "skew not calibrated: unknown"))
-    out.append(_overhead(values.get("overhead_j"), batch_n, record))
+                     f"standard deviation of {n} windows' net energy / sqrt(n) (GUM 4.2.3)")]
+    for name in SYSTEMATIC:
+        u = [dict(w.uncertainty).get(name, math.nan) / batch_n for w in rows]
+        out.append(Component(name, "B", math.fsum(u) / n,
+                             f"mean of the windows' {name} (the same in every window)"))
     return out
 
 
-def _overhead(value: Mapping[str, Any] | None, batch_n: int, record: str) -> Component:
-    """The window overhead's component: its standard uncertainty over N."""
-    return Component("window overhead", "B", value["u"] / batch_n if value else math.nan,
-                     f"u of the window overhead in {record} / N" if value
-                     else "window overhead not calibrated: unknown")
+def edge_timing_u(period_s: float) -> float:
+    """Standard uncertainty of a window's duration from its two edges, each within half a
+    sample (rectangular): ``T / √6``, s."""
+    return period_s / math.sqrt(6)
 
 
 def time_budget(windows: Sequence[Window], batch_n: int,
                 calibration: Mapping[str, Any] | None = None) -> list[Component]:
-    """The budget of the time per op of ``windows``, s."""
+    """The budget of the time per op of ``windows``, s (``calibration`` as for
+    :func:`window_budget`: its window overhead)."""
     rows = [w for w in windows if w.samples > 0]
     if not rows:
         return []
     n = len(rows)
     _, std = _mean_std([w.duration_s / batch_n for w in rows])
     period = math.fsum(w.duration_s / w.samples for w in rows) / n
+    values = (calibration or {}).get("values") or {}
+    record = (calibration or {}).get("id") or "no calibration"
+    overhead = values.get("overhead_s")
     return [Component("repeatability", "A", std / math.sqrt(n),
                       f"standard deviation of {n} windows' time / sqrt(n)"),
-            Component("edge timing", "B", period / math.sqrt(6) / batch_n / math.sqrt(n),
+            Component("edge timing", "B", edge_timing_u(period) / batch_n / math.sqrt(n),
                       "each edge within half a sample, rectangular: T / sqrt(6) per window, "
                       "over sqrt(n) windows"),
-            _overhead(((calibration or {}).get("values") or {}).get("overhead_s"), batch_n,
-                      (calibration or {}).get("id") or "no calibration")]
+            Component("window overhead", "B", overhead["u"] / batch_n if overhead else math.nan,
+                      f"u of the window overhead in {record} / N" if overhead
+                      else "window overhead not calibrated: unknown")]

@@ -8,14 +8,16 @@ acquisition from a validated table, how to find attached instruments, which emul
 on the simulated bench, and which capture files it reads.
 
 It also holds what every acquisition reports of itself: :class:`Limits` (what the bench must
-know to size a batch and wait for samples) and :class:`InstrumentInfo` (identity and settings
-for manifests and ``rig instruments check``).
+know to size a batch and wait for samples, and the :class:`Resolution` of its current channel
+for the uncertainty budget) and :class:`InstrumentInfo` (identity and settings for manifests
+and ``rig instruments check``).
 
 This module imports no instrument code (no numpy, pyvisa or pyserial), so the registry and
 the CLI stay cheap to import.
 """
 from __future__ import annotations
 
+import bisect
 import importlib
 import math
 from collections.abc import Callable, Mapping
@@ -28,6 +30,35 @@ if TYPE_CHECKING:
     from energyrig.config import Strict
     from energyrig.instruments.base import Acquisition
     from energyrig.instruments.fileopts import CaptureOptions
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The ADC step of an instrument's current channel, per current range.
+
+    Attributes
+    ----------
+    ranges:
+        ``(highest current of the range, A; its step, A)`` per range, ascending; a current
+        above the last range's bound takes the last step.
+    source:
+        Where the steps come from (the instrument's own calibration, its vertical setup).
+    """
+
+    ranges: tuple[tuple[float, float], ...]
+    source: str
+
+    def __post_init__(self) -> None:
+        bounds = [upto for upto, _ in self.ranges]
+        if not self.ranges or bounds != sorted(bounds) or not all(
+                step > 0 and math.isfinite(step) for _, step in self.ranges):
+            raise ValueError(f"Resolution: need ranges ascending with finite steps > 0, got "
+                             f"{self.ranges!r}")
+
+    def step_a(self, current_a: float) -> float:
+        """The step of the lowest range that holds ``|current_a|``, A."""
+        i = bisect.bisect_left([upto for upto, _ in self.ranges], abs(current_a))
+        return self.ranges[min(i, len(self.ranges) - 1)][1]
 
 
 @dataclass(frozen=True)
@@ -47,12 +78,16 @@ class Limits:
     window_margin:
         How many times the expected window a record reserves (a scope's ``window_margin``;
         1 for others).
+    resolution:
+        The current channel's ADC step (``None``: not known; the uncertainty budget's ADC
+        resolution component is then unknown).
     """
 
     sample_rate_hz: float
     max_record_s: float | None
     stream_lag_s: float
     window_margin: float = 1.0
+    resolution: Resolution | None = None
 
     def __post_init__(self) -> None:
         if not (self.sample_rate_hz > 0 and math.isfinite(self.sample_rate_hz)):

@@ -31,6 +31,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+import numpy as np
+
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.calibration.store import Calibration, Identity, build_of, select
 from energyrig.domain import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE, Point, Window
@@ -254,7 +256,9 @@ class SimBench(Bench):
       start lies off the true edge (``stream_time_shift``) shows that the stream lost samples
       its 6-bit counter could not count;
     - the emulator's latency counts in the stream lag;
-    - trigger edges the DUT could not publish flag the point (``trigger_drops``).
+    - trigger edges the DUT could not publish flag the point (``trigger_drops``);
+    - its reference resistors are off their nominal values within the fixture's tolerance
+      (:meth:`actual_ohms`), as real ones are.
     """
 
     truth: TruthFollower | None = None
@@ -289,10 +293,23 @@ class SimBench(Bench):
 
     def connect(self, load: LoadKind, ohms: float = math.inf) -> None:
         """Switch the emulator's input to ``load`` (:mod:`energyrig.instruments.sim.switch`;
-        ``ohms``: the reference resistor)."""
+        ``ohms``: the reference resistor, whose actual value is :meth:`actual_ohms`)."""
         assert self.load_switch is not None  # set when the bench opened
-        set_load(self.load_switch, Load(load, ohms))
+        set_load(self.load_switch, Load(load, self.actual_ohms(ohms) if load == "reference"
+                                        else ohms))
         time.sleep(self.limits.stream_lag_s)  # blocks rendered before the switch pass by
+
+    def actual_ohms(self, nominal_ohms: float) -> float:
+        """The actual value of the bench's reference resistor of ``nominal_ohms``: off its
+        nominal value within the fixture's ``reference_tolerance`` as a real resistor is,
+        uniformly (the rectangular distribution the gain routine assumes), by a draw fixed
+        by the ``[sim] seed`` and the nominal value, Ω. The calibration's u(gain) then
+        stands for an error the simulated bench really has."""
+        fx = self.fixture
+        assert fx.sim is not None
+        rng = np.random.default_rng((fx.sim.seed, round(nominal_ohms * 1000)))
+        tolerance = fx.calibration.reference_tolerance
+        return nominal_ohms * (1.0 + float(rng.uniform(-tolerance, tolerance)))
 
     def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
         """The window with the emulator's true energy, or flagged ``no_truth``."""

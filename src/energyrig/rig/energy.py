@@ -57,11 +57,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
+from energyrig.calibration.budget import WindowStats
 from energyrig.capture import Capture, Chunk
 from energyrig.domain import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE, SATURATED,
                               TOO_FEW_SAMPLES, Window)
@@ -250,6 +252,57 @@ class WindowFinder:
         return Window(start_s=(a - 0.5) * T, end_s=(b + 0.5) * T, samples=n, energy_j=energy,
                       baseline_w=baseline, edge_error_j=edge_err, flags=tuple(flags),
                       lost_samples=lost)
+
+
+def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettings,
+                 step_a: Callable[[float], float] | None) -> WindowStats:
+    """What the window's uncertainty budget needs of the record it was found in
+    (:class:`~energyrig.calibration.budget.WindowStats`), with numpy over the whole record.
+
+    The baseline span is the one the energy math took (before the window, or after it when
+    flagged ``baseline_after``); the edge steps are the samples on either side of each edge
+    less the baseline; ``step_a(current_a)`` gives the instrument's ADC step at a current, A
+    (:meth:`energyrig.instruments.family.Resolution.step_a`), taken at the window's and the
+    baseline's mean current (NaN without it).
+    """
+    T = chunks[0].period_s
+    current = np.concatenate([c.current_a for c in chunks])
+    voltage = np.concatenate([np.broadcast_to(np.asarray(c.voltage_v, dtype=np.float64),
+                                              (len(c),)) for c in chunks])
+    index = np.concatenate([c.start_index + np.arange(len(c))
+                            + _lost_before(c) for c in chunks])
+    power = current * voltage
+    a = round(window.start_s / T + 0.5)
+    b = round(window.end_s / T - 0.5)
+    _, guard, base = settings.in_samples(T)
+    lo, hi = ((b + 1 + guard, b + 1 + guard + base) if BASELINE_AFTER in window.flags
+              else (a - guard - base, a - guard))
+    span = slice(*np.searchsorted(index, (lo, hi)))
+    inside = slice(*np.searchsorted(index, (a, b + 1)))
+    idle_p, idle_i = power[span], current[span]
+    first, last = inside.start, inside.stop - 1
+    edge = power[[max(first - 1, 0), first, last, min(last + 1, len(power) - 1)]] \
+        - window.baseline_w
+
+    def step(i: npt.NDArray[np.float64]) -> float:
+        return math.nan if step_a is None or not i.size else step_a(float(i.mean()))
+
+    return WindowStats(
+        period_s=T, samples=window.samples, net_energy_j=window.net_energy_j,
+        duration_s=window.duration_s,
+        baseline_std_w=float(idle_p.std(ddof=1)) if idle_p.size > 1 else math.nan,
+        baseline_samples=int(idle_p.size),
+        edge_rise_w=float(np.abs(edge[:2]).max()), edge_fall_w=float(np.abs(edge[2:]).max()),
+        skew_step_w=float(edge[1] - edge[3]),
+        supply_v=float(voltage[inside].mean()),
+        step_window_a=step(current[inside]), step_baseline_a=step(idle_i))
+
+
+def _lost_before(chunk: Chunk) -> npt.NDArray[np.int64]:
+    """Samples lost before each sample of ``chunk`` (its absolute index less its position)."""
+    lost = np.zeros(len(chunk), dtype=np.int64)
+    np.add.at(lost, chunk.gaps[:, 0], chunk.gaps[:, 1])
+    return np.cumsum(lost)
 
 
 def find_windows(capture: Capture | Iterable[Chunk],

@@ -21,7 +21,8 @@ Stages of a point (:func:`measure_point`):
    and runs the batch inside one trigger window → **collect** the record → **correct** it
    (:data:`Correction`: the bench's calibration,
    :class:`energyrig.calibration.correction.Correction`, or the identity) → **find** its
-   window and integrate it (:mod:`energyrig.rig.energy`) → **check**
+   window, integrate it and take its uncertainty budget (:mod:`energyrig.rig.energy`,
+   :func:`energyrig.calibration.budget.window_budget`) → **check**
    it against its limits and the firmware's own time → **annotate** (the simulated bench
    adds the truth) → a :class:`~energyrig.domain.Window` row.
 3. **batch size changes**, owned here once: with ``auto``, a window that comes out short (the
@@ -46,14 +47,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from energyrig.calibration.budget import K, combined, energy_budget, time_budget
+from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_budget,
+                                         time_budget, window_budget)
 from energyrig.calibration.routines import CalibrationBench
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
                               Window, finite_or_none, summarise_per_op, take_out_overhead,
                               windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.rig.dut import DutRefused
-from energyrig.rig.energy import WindowSettings, find_windows
+from energyrig.rig.energy import WindowSettings, find_windows, window_stats
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
@@ -87,6 +89,8 @@ class PipelineBench(CalibrationBench, Protocol):
     calibration routine needs (fixture, hello, DUT, instrument), and more."""
 
     correction: Correction
+    #: The calibration applied to its records (id and values), ``None`` without one.
+    calibration: Mapping[str, Any] | None
 
     @property
     def board(self) -> str: ...
@@ -130,9 +134,6 @@ class PreparedPoint(Protocol):
 class PointBench(Protocol):
     """Anything :func:`measure_point` can measure on: a bench that prepares points (the
     real :class:`~energyrig.rig.bench.Bench`, or a scripted one in tests)."""
-
-    #: The calibration applied to its records (id and values), ``None`` without one.
-    calibration: Mapping[str, Any] | None
 
     @property
     def board(self) -> str: ...
@@ -332,8 +333,8 @@ class Measurement:
 
     def _find(self, record: RecordedCapture) -> Window:
         """The record's trigger window (the longest, if it holds several), with the
-        record's own flags and the corrections applied to it (the window overhead taken
-        out)."""
+        record's own flags, the corrections applied to it (the window overhead taken out)
+        and its uncertainty (:func:`~energyrig.calibration.budget.window_budget`)."""
         w = self.bench.fixture.windows
         settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
                                   guard_s=w.guard_s, baseline_s=w.baseline_s,
@@ -348,8 +349,17 @@ class Measurement:
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
-        return take_out_overhead(replace(window, flags=(*window.flags, *flags),
-                                         corrections=record.corrections))
+        resolution = self.bench.limits.resolution
+        budget = window_budget(window_stats(record.chunk_list, window, settings,
+                                            resolution.step_a if resolution else None),
+                               self.bench.calibration)
+        overhead = ((self.bench.calibration or {}).get("values") or {}).get("overhead_s")
+        period_s = record.chunk_list[0].period_s
+        duration_u_s = math.hypot(edge_timing_u(period_s), overhead["u"] if overhead else 0.0)
+        return take_out_overhead(replace(
+            window, flags=(*window.flags, *flags), corrections=record.corrections,
+            net_energy_u_j=K * combined(budget), duration_u_s=K * duration_u_s,
+            uncertainty=tuple((c.name, c.u) for c in budget)))
 
     def _check(self, win: Window, elapsed_s: float) -> list[str]:
         """Flags of the checks of a window against its limits and the firmware's time."""
@@ -395,7 +405,8 @@ class PointResult:
     cycle_hz:
         Frequency of the firmware's cycle counter, Hz.
     calibration:
-        The bench's calibration record (``Bench.calibration``), for the uncertainty budget.
+        The bench's calibration record (``Bench.calibration``), for the time budget's window
+        overhead.
     """
 
     point: Point
@@ -416,7 +427,7 @@ class PointResult:
         """The expanded uncertainties (k = 2) of the net energy per op (J) and the time per op
         (s), ``None`` where unknown (a quantity not calibrated, one window), and the net
         energy's budget (:mod:`energyrig.calibration.budget`)."""
-        energy = energy_budget(self.windows, self.batch_n, self.calibration)
+        energy = energy_budget(self.windows, self.batch_n)
         timing = time_budget(self.windows, self.batch_n, self.calibration)
         return {"net_energy_per_op_u_j": finite_or_none(K * combined(energy)) if energy else None,
                 "time_per_op_u_s": finite_or_none(K * combined(timing)) if timing else None,
@@ -458,7 +469,11 @@ class PointResult:
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
                            "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),
-                           "corrections": dict(w.corrections), "overhead_s": w.overhead_s}
+                           "corrections": dict(w.corrections), "overhead_s": w.overhead_s,
+                           "net_energy_u_j": finite_or_none(w.net_energy_u_j),
+                           "duration_u_s": finite_or_none(w.duration_u_s),
+                           "uncertainty": {name: finite_or_none(u)
+                                           for name, u in w.uncertainty}}
                           for w in self.windows]
         return out
 

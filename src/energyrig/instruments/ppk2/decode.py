@@ -215,6 +215,15 @@ def _range_full_scale_a(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.f
     return ug * (x * (gs * x + gi) + c)
 
 
+def range_steps(cal: Ppk2Calibration, vdd_mv: float) -> tuple[tuple[float, float], ...]:
+    """``(full scale, A; current of one ADC code at half scale, A)`` of each range, from the
+    unit's own calibration: what :class:`~energyrig.instruments.family.Resolution` takes."""
+    o, k, gs, gi, ug, _ = conversion_table(cal, vdd_mv).T
+    x = (ADC_FULL_SCALE * 4 / 2 - o) * k
+    step = ug * (2 * gs * x + gi) * 4 * k  # dI/d(code) of ug * (gs x^2 + gi x + c)
+    return tuple(zip(_range_full_scale_a(cal, vdd_mv).tolist(), step.tolist(), strict=True))
+
+
 def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, *,
                  logic: npt.ArrayLike | int = 0, counter_start: int = 0,
                  switch_fraction: float = 0.9) -> npt.NDArray[np.uint32]:
@@ -259,4 +268,4 @@ def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, 
 
 
 __all__ = ["SAMPLE_RATE_HZ", "ADC_MULT", "Ppk2Decoder", "decode_stream", "conversion_table",
-           "encode_words"]
+           "encode_words", "range_steps"]

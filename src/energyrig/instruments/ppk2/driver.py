@@ -36,9 +36,9 @@ from ppk2_api.ppk2_api import PPK2_API
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, NoTriggerWindow
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
 from energyrig.instruments.ppk2.config import Ppk2Config
-from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder
+from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, range_steps
 from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
 from energyrig.instruments.ppk2.protocol import (
     POWER_MODE_AMPERE,
@@ -463,9 +463,14 @@ class Ppk2(AcquisitionBase):
         return record
 
     def limits(self) -> Limits:
-        """100 kS/s, a stream (no record limit), :data:`TRANSFER_LAG_S` behind real time."""
+        """100 kS/s, a stream (no record limit), :data:`TRANSFER_LAG_S` behind real time; the
+        resolution of each range from the unit's calibration (once started)."""
+        cal = self.calibration
+        resolution = None if cal is None else Resolution(
+            range_steps(cal, self.config.supply_mv),
+            "one ADC code per range, from the unit's calibration metadata (R, GS, GI, UG)")
         return Limits(sample_rate_hz=SAMPLE_RATE_HZ, max_record_s=None,
-                      stream_lag_s=TRANSFER_LAG_S)
+                      stream_lag_s=TRANSFER_LAG_S, resolution=resolution)
 
     def describe(self) -> InstrumentInfo:
         """Instrument identity, settings and calibration for the run manifest."""

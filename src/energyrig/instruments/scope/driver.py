@@ -28,6 +28,7 @@ level with 10 % hysteresis (:mod:`energyrig.instruments.threshold`, as the file 
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import time
 from typing import Any
@@ -40,7 +41,7 @@ import pyvisa.errors
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, RecordTooShort
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
@@ -242,9 +243,14 @@ class Scope(AcquisitionBase):
         """
         dialect = self._require_dialect()
         rate = self.config.sample_rate_hz
+        resolution = None if not self._verticals else Resolution(
+            ((math.inf, protocol.current_step_a(dialect, self.config, self._verticals)),),
+            f"{dialect.name}: the shunt channel's V/div x {dialect.v_divs} divisions over its "
+            f"{dialect.code_range[1] - dialect.code_range[0]} codes")
         return Limits(sample_rate_hz=rate,
                       max_record_s=protocol.max_record_s(dialect, self.n_channels, rate),
-                      stream_lag_s=0.0, window_margin=self.config.window_margin)
+                      stream_lag_s=0.0, window_margin=self.config.window_margin,
+                      resolution=resolution)
 
     def _require_dialect(self) -> Dialect:
         if self.dialect is None:

@@ -171,6 +171,15 @@ def verticals(dialect: Dialect, settings: ScopeConfig) -> tuple[Vertical, ...]:
     return tuple(sorted(out, key=lambda v: v.channel))
 
 
+def current_step_a(dialect: Dialect, settings: ScopeConfig,
+                   chans: tuple[Vertical, ...]) -> float:
+    """Current of one code of the shunt channel, A: its vertical range (``v_divs`` × V/div)
+    over the dialect's code range, in amperes (``amperes_per_volt``)."""
+    shunt = next(v for v in chans if v.channel == settings.shunt)
+    lo, hi = dialect.code_range
+    return dialect.v_divs * shunt.scale_v / (hi - lo) * settings.amperes_per_volt
+
+
 def arm_commands(dialect: Dialect, settings: ScopeConfig, plan: RecordPlan,
                  chans: tuple[Vertical, ...]) -> list[str]:
     """Channels, timebase, depth and trigger of one record, then the single-shot arm."""

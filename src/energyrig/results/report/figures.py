@@ -1,13 +1,19 @@
 """The report's figures: matplotlib (Agg, no display) drawings of the report's tables.
 
 Each ``figure_*`` function takes tables of :mod:`energyrig.results.report.tables` and returns
-a :class:`~matplotlib.figure.Figure` (None when there is nothing to draw);
-:func:`draw_figures` draws them all and writes the PNG files the page shows. This is the only
-module of the rig that imports matplotlib.
+a :class:`Drawing` — the :class:`~matplotlib.figure.Figure` and the data it shows, each point
+with the ends of its error bars — or None when there is nothing to draw; :func:`draw_figures`
+draws them all and writes the PNG files the page shows, each with its data beside it as JSON
+(``energy-time-hash.png``, ``energy-time-hash.json``), so what a figure shows can be checked
+without reading pixels. A per-op figure draws the 95 % confidence interval of each mean as
+error bars, and the expanded uncertainty (k = 2) where it is known as a thinner, lighter bar.
+This is the only module of the rig that imports matplotlib.
 """
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,63 @@ DPI = 110
 _RATIO_DECADES_125 = 3.0
 
 
+@dataclass
+class Drawing:
+    """A figure and what it shows.
+
+    Attributes
+    ----------
+    figure:
+        The matplotlib figure.
+    bars:
+        What its error bars are (the caption's words), ``""`` for a figure without them.
+    points:
+        One entry per point drawn: ``panel``, ``label``, ``x``, ``y`` and, per axis with
+        error bars, ``{axis}_ci`` (the 95 % interval's ends) and ``{axis}_u`` (value ± U,
+        k = 2), in SI units; NaN ends where there is no interval.
+    """
+
+    figure: Figure
+    bars: str = ""
+    points: list[dict[str, Any]] = field(default_factory=list)
+
+    def data(self) -> dict[str, Any]:
+        """The JSON written beside the PNG (NaN as null)."""
+        def clean(v: Any) -> Any:
+            if isinstance(v, float):
+                return v if math.isfinite(v) else None
+            if isinstance(v, (list, tuple)):
+                return [clean(x) for x in v]
+            return v
+        return {"error_bars": self.bars,
+                "points": [{k: clean(v) for k, v in p.items()} for p in self.points]}
+
+
+CI_BARS = "95 % confidence interval of the mean (Student t over the windows)"
+U_BARS = "thin light bars: expanded uncertainty (k = 2) of the point where stated"
+
+
+def _bars(ax: Any, x: np.ndarray, y: np.ndarray, colour: Any, *,
+          x_ci: tuple[np.ndarray, np.ndarray] | None = None,
+          y_ci: tuple[np.ndarray, np.ndarray] | None = None,
+          y_u: np.ndarray | None = None) -> None:
+    """Error bars from the intervals' ends (``(low, high)`` arrays): the CI with caps, and
+    ``y ± y_u`` thinner and lighter, offset so both stay visible."""
+    def spread(v: np.ndarray, ends: tuple[np.ndarray, np.ndarray] | None) -> Any:
+        return None if ends is None else np.abs(np.vstack([v - ends[0], ends[1] - v]))
+    if y_u is not None:
+        ax.errorbar(x, y, yerr=np.abs(y_u), fmt="none", ecolor=colour, alpha=0.35,
+                    elinewidth=3.0, capsize=0)
+    ax.errorbar(x, y, xerr=spread(x, x_ci), yerr=spread(y, y_ci), fmt="none", ecolor=colour,
+                elinewidth=0.9, capsize=2.5)
+
+
+def _ends(d: pd.DataFrame, col: str) -> tuple[np.ndarray, np.ndarray]:
+    """The 95 % interval's ends of a summarised column (NaN where there is none)."""
+    return (d[f"{col}_ci_low"].to_numpy(dtype=float, na_value=np.nan),
+            d[f"{col}_ci_high"].to_numpy(dtype=float, na_value=np.nan))
+
+
 def _grid(n: int, width: float = 3.6, height: float = 2.9) -> tuple[Figure, np.ndarray]:
     cols = min(n, 4)
     rows = math.ceil(n / cols)
@@ -59,7 +122,7 @@ def _where(row: pd.Series) -> str:
     return config_label(row).split(" · ", 1)[1]
 
 
-def figure_energy_time(summary: pd.DataFrame, family: str) -> Figure | None:
+def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
     """Energy against time, one panel per payload size (and, for public-key ops, per kind of
     op: keygen, sign, ...; see :data:`VERB_PANELS`), one point per configuration (colour:
     algorithm, marker: board and clock). The point nearest the origin, each axis scaled by
@@ -83,19 +146,29 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Figure | None:
     colours = {a: colormaps["tab10"](i % 10) for i, a in enumerate(algorithms)}
     markers = {w: "os^Dv<>p*h"[i % 10] for i, w in enumerate(dict.fromkeys(fam["where"]))}
     fig, axes = _grid(len(panels))
+    drawing = Drawing(fig, f"error bars: {CI_BARS}")
     for ax, ((verb, payload), d) in zip(axes, panels, strict=False):
-        x, y = d["time_per_op_s_mean"].to_numpy(), d["net_energy_per_op_j_mean"].to_numpy()
-        for xi, yi, a, w in zip(x, y, d["algorithm"], d["where"], strict=True):
-            ax.scatter([xi], [yi], s=28, color=colours[a], marker=markers[w])
-        best = int(np.argmin(np.hypot(x / x.max(), y / y.max())))
-        ax.scatter([x[best]], [y[best]], s=220, facecolors="none", edgecolors="crimson",
-                   linewidths=1.6)
-        ax.annotate("best", (x[best], y[best]), xytext=(8, 8), textcoords="offset points",
-                    fontsize=7, color="crimson")
-        ax.set_xlim(0, x.max() * 1.15)
-        ax.set_ylim(0, y.max() * 1.15)
         title = verb or family
-        ax.set_title(title if pd.isna(payload) else f"{title} · {int(payload):,} B", fontsize=9)
+        title = title if pd.isna(payload) else f"{title} · {int(payload):,} B"
+        x, y = d["time_per_op_s_mean"].to_numpy(), d["net_energy_per_op_j_mean"].to_numpy()
+        x_ci, y_ci = _ends(d, "time_per_op_s"), _ends(d, "net_energy_per_op_j")
+        for k, (xi, yi, a, w) in enumerate(zip(x, y, d["algorithm"], d["where"], strict=True)):
+            ax.scatter([xi], [yi], s=28, color=colours[a], marker=markers[w], zorder=3)
+            _bars(ax, x[k:k + 1], y[k:k + 1], colours[a],
+                  x_ci=(x_ci[0][k:k + 1], x_ci[1][k:k + 1]),
+                  y_ci=(y_ci[0][k:k + 1], y_ci[1][k:k + 1]))
+            drawing.points.append({"panel": title, "label": f"{a} · {w}", "x": xi, "y": yi,
+                                   "x_ci": [x_ci[0][k], x_ci[1][k]],
+                                   "y_ci": [y_ci[0][k], y_ci[1][k]]})
+        if len(d) > 1:
+            best = int(np.argmin(np.hypot(x / x.max(), y / y.max())))
+            ax.scatter([x[best]], [y[best]], s=220, facecolors="none", edgecolors="crimson",
+                       linewidths=1.6)
+            ax.annotate("best", (x[best], y[best]), xytext=(8, 8), textcoords="offset points",
+                        fontsize=7, color="crimson")
+        ax.set_xlim(0, np.nanmax([x.max(), *x_ci[1]]) * 1.15)
+        ax.set_ylim(0, np.nanmax([y.max(), *y_ci[1]]) * 1.15)
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("time per op", fontsize=8)
         ax.set_ylabel("net energy per op", fontsize=8)
         _si_axis(ax, "x", "s")
@@ -108,16 +181,18 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Figure | None:
     handles.append(Line2D([], [], color="crimson", marker="o", fillstyle="none",
                           markersize=12, linestyle="",
                           label="best trade-off (nearest the origin)"))
-    fig.suptitle(f"{family}: net energy against time per op", fontsize=10)
+    fig.suptitle(f"{family}: net energy against time per op (bars: 95 % CI of the mean)",
+                 fontsize=10)
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                fontsize=7, frameon=False)
-    return fig
+    return drawing
 
 
 def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
-                   family: str) -> Figure | None:
-    """Time and net energy per op against payload size with the fitted lines, one column
-    per board.
+                   family: str) -> Drawing | None:
+    """Time and net energy per op against payload size (a log axis: sizes from 16 B to
+    many KiB) with the fitted lines, one column per board; the 95 % CI of each point and,
+    where stated, its expanded uncertainty as error bars.
 
     Parameters
     ----------
@@ -134,25 +209,49 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
         return None
     fig = Figure(figsize=(5.0 * len(boards), 6.4), layout="tight")
     axes = fig.subplots(2, len(boards), squeeze=False)
+    drawing = Drawing(fig, f"error bars: {CI_BARS}; {U_BARS}")
     for j, board in enumerate(boards):
         d = fam[fam["board"] == board]
         for i, (col, name) in enumerate(METRICS):
             ax = axes[i, j]
             fit = fits[col]
+            unit = "s" if col.endswith("_s") else "J"
+            u_col = "time_per_op_u_s" if unit == "s" else "net_energy_per_op_u_j"
             for keys, g in d.groupby(list(CONFIG), dropna=False, sort=True):
-                line = ax.scatter(g["payload_bytes"], g[f"{col}_mean"], s=12,
-                                  label=config_label(g.iloc[0], with_board=False))
+                label = config_label(g.iloc[0], with_board=False)
+                x = g["payload_bytes"].to_numpy(dtype=float)
+                y = g[f"{col}_mean"].to_numpy(dtype=float)
+                u = (g[u_col].to_numpy(dtype=float, na_value=np.nan) if u_col in g
+                     else np.full(len(g), np.nan))
+                line = ax.scatter(x, y, s=12, label=label, zorder=3)
+                colour = line.get_facecolor()[0]
+                ci = _ends(g, col)
+                _bars(ax, x, y, colour, y_ci=ci, y_u=u)
+                drawing.points += [{"panel": f"{board}: {name} per op", "label": label,
+                                    "x": x[k], "y": y[k], "y_ci": [ci[0][k], ci[1][k]],
+                                    "y_u": [y[k] - u[k], y[k] + u[k]]} for k in range(len(g))]
                 f = select(fit, {c: plain(k) for c, k in zip(CONFIG, keys, strict=True)})
                 if len(f):
-                    xs = np.linspace(0, g["payload_bytes"].max(), 50)
+                    xs = np.geomspace(max(x.min(), 1.0), x.max(), 50)
                     ax.plot(xs, f["intercept"].iloc[0] + f["slope"].iloc[0] * xs,
-                            color=line.get_facecolor()[0], linewidth=1)
+                            color=colour, linewidth=1)
             ax.set_title(f"{board}: {name} per op", fontsize=9)
-            ax.set_xlabel("payload (bytes)")
-            _si_axis(ax, "y", "s" if col.endswith("_s") else "J")
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _bytes_label(v)))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel("payload (log scale)", fontsize=8)
+            ax.set_ylabel(f"{name} per op", fontsize=8)
+            _si_axis(ax, "y", unit)
             ax.tick_params(labelsize=7)
-            ax.legend(fontsize=6)
-    return fig
+            ax.legend(fontsize=7)
+    fig.suptitle(f"{family}: against payload size (bars: 95 % CI; light: U, k = 2)",
+                 fontsize=10)
+    return drawing
+
+
+def _bytes_label(v: float) -> str:
+    """``64 B``, ``1 KiB``, ``16 KiB``: a payload axis's ticks (powers of two)."""
+    return f"{v:g} B" if v < 1024 else f"{v / 1024:g} KiB"
 
 
 def _ratio_label(v: float) -> str:
@@ -171,7 +270,7 @@ def _ratio_axis(axis: Any, low: float, high: float) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def figure_relative(rel: pd.DataFrame, family: str) -> Figure | None:
+def figure_relative(rel: pd.DataFrame, family: str) -> Drawing | None:
     """Bars of each op's time and net energy relative to the family's reference.
 
     Parameters
@@ -201,10 +300,14 @@ def figure_relative(rel: pd.DataFrame, family: str) -> Figure | None:
     ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['reference']))}",
                  fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
-    return fig
+    return Drawing(fig, "", [{"panel": family, "label": f"{label}: {name}", "x": float(v),
+                              "y": float(p)}
+                             for col, name in METRICS
+                             for p, label, v in zip(pos, fam["label"], fam[f"{col}_ratio"],
+                                                    strict=True)])
 
 
-def figure_allocation(alloc: pd.DataFrame) -> Figure:
+def figure_allocation(alloc: pd.DataFrame) -> Drawing:
     """Stacked bars of the fraction of variation per term, per response and scale.
 
     Parameters
@@ -229,17 +332,25 @@ def figure_allocation(alloc: pd.DataFrame) -> Figure:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of variation explained")
     ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
-    return fig
+    return Drawing(fig, "", [{"panel": "allocation", "label": f"{r.response} ({r.scale}): "
+                              f"{r.term}", "x": float(r.fraction), "y": 0.0}
+                             for r in alloc.itertuples()])
 
 
-def _save_all(figures: dict[str, Figure | None], out_dir: Path, prefix: str) -> dict[str, str]:
-    """Write each figure as ``out_dir/<prefix>-<family>.png``; the file names by family."""
-    names = {}
-    for family, fig in figures.items():
-        if fig is not None:
-            names[family] = f"{prefix}-{family}.png"
-            fig.savefig(out_dir / names[family], dpi=DPI, bbox_inches="tight")
-    return names
+def _save(drawing: Drawing, out_dir: Path, name: str) -> str:
+    """Write ``out_dir/<name>.png`` and its data ``out_dir/<name>.json``; the PNG's name."""
+    drawing.figure.savefig(out_dir / f"{name}.png", dpi=DPI, bbox_inches="tight")
+    (out_dir / f"{name}.json").write_text(json.dumps(drawing.data(), indent=1),
+                                          encoding="utf-8")
+    return f"{name}.png"
+
+
+def _save_all(figures: dict[str, Drawing | None], out_dir: Path,
+              prefix: str) -> dict[str, str]:
+    """Write each figure as ``out_dir/<prefix>-<family>.png`` (:func:`_save`); the file
+    names by family."""
+    return {family: _save(d, out_dir, f"{prefix}-{family}")
+            for family, d in figures.items() if d is not None}
 
 
 def draw_figures(tables: ReportTables, out_dir: Path) -> Images:
@@ -253,9 +364,8 @@ def draw_figures(tables: ReportTables, out_dir: Path) -> Images:
     families = tables.families
     allocation = None
     if tables.factorial is not None:
-        allocation = "allocation.png"
-        figure_allocation(tables.factorial.allocation).savefig(
-            out_dir / allocation, dpi=DPI, bbox_inches="tight")
+        allocation = _save(figure_allocation(tables.factorial.allocation), out_dir,
+                           "allocation")
     return Images(
         energy_time=_save_all({f: figure_energy_time(tables.summary, f) for f in families},
                               out_dir, "energy-time"),

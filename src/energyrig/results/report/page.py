@@ -305,7 +305,9 @@ def _budget_cell(component: str) -> Callable[[pd.Series], str]:
     return cell
 
 
-BUDGET_COMPONENTS = ("repeatability", "edge quantisation", "gain calibration",
+#: A point's components (energyrig.calibration.budget.energy_budget; a window's random
+#: ones — edge quantisation, baseline and sample noise — are in its repeatability).
+BUDGET_COMPONENTS = ("repeatability", "ADC resolution", "gain calibration",
                      "skew calibration")
 UNCERTAINTY_COLUMNS = (
     Column("point", lambda r: config_label(r) + (f" #{int(r['rep'])}" if r["rep"] else ""),
@@ -325,8 +327,9 @@ def _uncertainty_html(points: pd.DataFrame) -> list[str]:
         return []
     return ["<h2>Uncertainty of the net energy per op</h2>",
             "<p class='note'>Expanded uncertainty U (k = 2) and its standard components per "
-            "op, in the way of the GUM: repeatability (Type A), edge quantisation and the "
-            "calibration's gain and skew (Type B). Unknown without a calibration.</p>",
+            "op, in the way of the GUM: repeatability (Type A, which holds each window's "
+            "edge quantisation and noise), the ADC resolution and the calibration's gain "
+            "and skew (Type B). Unknown without a calibration.</p>",
             _table(ok, UNCERTAINTY_COLUMNS)]
 
 

@@ -1,6 +1,8 @@
 """The rig's domain model: what is measured, what one window yielded, and per-op figures.
 
 - :class:`Point` — the factors that identify one measurement point of a sweep.
+- :class:`WindowSettings` — how the energy math finds windows and measures baselines
+  (:mod:`energyrig.rig.energy`; here so that the CLI can show its defaults without numpy).
 - :class:`Window` — one trigger window: what the energy math measured in a capture, plus what
   the bench adds (the firmware's cycle count, the emulator's truth), with the derived
   duration, net energy and mean power computed in one place (:func:`net_energy`).
@@ -55,6 +57,61 @@ def check_name(factor: str, value: object) -> str:
     return value
 #: The whole-number factors and their smallest values.
 _WHOLE = {"key_bits": 1, "payload_bytes": 0, "cpu_hz": 1, "rep": 0}
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """How windows are found and baselines measured.
+
+    Attributes
+    ----------
+    trigger_bit:
+        Logic bit ``Dk`` that carries the trigger (default D0, the wire of TRIGGER_WIRE.md).
+    active_high:
+        True if the trigger is high during a batch (default); False for an active-low line.
+    min_pulse_s:
+        Shortest high pulse that is a window, and shortest low span that ends one, in seconds.
+        Shorter ones are glitches (see the module docstring). Default 0: every pulse counts.
+    guard_s:
+        Gap between the baseline span and the edge, s. Default 1 ms: long enough for the
+        board's regulator and clocks to settle after a batch, short against typical idle gaps.
+    baseline_s:
+        Length of the trigger-low span whose mean power is the baseline, s. Default 10 ms
+        (1000 samples at the PPK2's 100 kS/s).
+    min_samples:
+        A window with fewer samples is flagged ``too_few_samples``. Default 20: the edge
+        error bound is then at most about a tenth of the gross energy.
+    """
+
+    trigger_bit: int = 0
+    active_high: bool = True
+    min_pulse_s: float = 0.0
+    guard_s: float = 1e-3
+    baseline_s: float = 10e-3
+    min_samples: int = 20
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.trigger_bit <= 7:
+            raise ValueError(f"trigger_bit must be 0..7 (D0..D7), got {self.trigger_bit}")
+        for name in ("min_pulse_s", "guard_s", "baseline_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0 s, got {value}")
+        if self.min_samples < 1:
+            raise ValueError(f"min_samples must be >= 1, got {self.min_samples}")
+
+    def in_samples(self, period_s: float) -> tuple[int, int, int]:
+        """Minimum pulse, guard and baseline span in samples of ``period_s``.
+
+        A span of ``x`` seconds covers ``ceil(x / T)`` samples for the pulse (a pulse of
+        exactly ``min_pulse_s`` counts), ``round(x / T)`` for guard and baseline; the pulse and
+        the baseline are at least one sample.
+        """
+        def whole(x: float) -> float:
+            return x / period_s * (1.0 - 1e-12)
+
+        pulse = max(1, math.ceil(whole(self.min_pulse_s)))
+        return pulse, round(self.guard_s / period_s), max(1, round(self.baseline_s / period_s))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from energyrig.domain import ENERGY_FLAGS
-from energyrig.rig.energy import WindowSettings
+from energyrig.domain import ENERGY_FLAGS, WindowSettings
 from energyrig.units import in_unit
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from energyrig.rig.analysis import Analysis
 
 _DEFAULTS = WindowSettings()
@@ -41,6 +40,7 @@ def _fmt(value: float, figure: str, digits: int = 4, units: dict = _UNITS) -> st
 
 
 def _windows_table(result: Analysis) -> Table:
+    from rich.table import Table
     table = Table(title=f"Trigger windows in {result.source}")
     table.add_column("#", justify="right")
     table.add_column("start s", justify="right", no_wrap=True)
@@ -59,6 +59,7 @@ def _windows_table(result: Analysis) -> Table:
 
 
 def _summary_table(result: Analysis) -> Table:
+    from rich.table import Table
     summary = result.summary()
     table = Table(title=f"Summary of {summary['count']} windows ({summary['flagged']} flagged)")
     for label in ("figure", "n", "mean", "median", "std", "95 % CI"):
@@ -139,6 +140,7 @@ def register(app: typer.Typer) -> None:
                                           "(default: $ENERGYRIG_FIXTURE or fixtures/sim.toml)."),
     ) -> None:
         # the readers and the analysis (pandas): only here
+        from rich.console import Console
         from energyrig.instruments.fileopts import CaptureOptions
         from energyrig.instruments.files import parse_voltage
         from energyrig.rig.analysis import analyze_file

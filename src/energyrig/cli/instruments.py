@@ -9,10 +9,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
-
-from energyrig.instruments.registry import FAMILIES
 
 _LIST_HELP = (
     "List the power instruments this host can reach.\n\n"
@@ -35,6 +31,19 @@ _CHECK_HELP = (
 )
 
 
+#: What to try when nothing answers: the usual reasons on a bench.
+NOTHING_FOUND_HINTS = (
+    "Is the instrument powered and its USB cable a data cable (not a charge-only one)? "
+    "`lsusb` should list it.",
+    "Can your user open it? A PPK2 and a sigrok device are /dev/ttyACM* or USB devices: "
+    "add yourself to the `dialout` (and `plugdev`) group, or install the udev rules of "
+    "nRF Connect / libsigrok, then log in again.",
+    "A scope on the network: `rig instruments` finds VISA resources (USB and TCP/IP); give "
+    "its address in the fixture if it is not announced (docs/scope.md).",
+    "Without hardware: fixtures/sim.toml and fixtures/sim-scope.toml run the simulated bench.",
+)
+
+
 def register(app: typer.Typer) -> None:
     sub = typer.Typer(help="Find instruments and check a fixture's instruments answer.",
                       no_args_is_help=False)
@@ -45,11 +54,16 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         source: Optional[list[str]] = typer.Option(
             None, "--source", "-s",
-            help=f"Search only these families ({', '.join(FAMILIES)}); repeat for several."),
+            help="Search only this family (a fixture's [instrument] kind: ppk2, scope, "
+                 "sigrok); repeat for several."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
+        from rich.console import Console
+        from rich.table import Table
         if ctx.invoked_subcommand is not None:
             return
+        from energyrig.instruments.registry import FAMILIES  # the families' configs
+
         sources = tuple(source or FAMILIES)
         unknown = [s for s in sources if s not in FAMILIES]
         if unknown:
@@ -58,9 +72,10 @@ def register(app: typer.Typer) -> None:
         from energyrig.instruments.discovery import find_instruments  # drivers: only here
 
         found, problems = find_instruments(sources)
+        hints = [] if found else list(NOTHING_FOUND_HINTS)
         if as_json:
             typer.echo(json.dumps({"found": [f.as_dict() for f in found],
-                                   "problems": problems}, indent=2))
+                                   "problems": problems, "hints": hints}, indent=2))
             return
         console = Console()
         table = Table(title="instruments found")
@@ -71,6 +86,8 @@ def register(app: typer.Typer) -> None:
         console.print(table if found else "no instruments found")
         for name, problem in problems.items():
             console.print(f"[yellow]{name}: not searched: {problem}[/yellow]")
+        for hint in hints:
+            console.print(f"  - {hint}")
 
     @sub.command("check", help=_CHECK_HELP)
     def check(
@@ -79,6 +96,8 @@ def register(app: typer.Typer) -> None:
                                           "fixtures/sim.toml)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
+        from rich.console import Console
+        from rich.table import Table
         from energyrig.rig.check import check_fixture  # the bench: only here
 
         checks = check_fixture(None if fixture is None else str(fixture))

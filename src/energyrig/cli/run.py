@@ -13,19 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from energyrig.cli.calibrate import CALIBRATION_HELP
 from energyrig.domain import CALIBRATION_FLAGS, ENERGY_FLAGS, PIPELINE_FLAGS, SIM_FLAGS, Point
-from energyrig.fixtures import load_fixture
-from energyrig.results.footprint import Footprint, read_footprint
-from energyrig.rig.dut import OpInfo, open_dut
+from energyrig.units import format_nwh, format_si
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from energyrig.results.footprint import Footprint
+    from energyrig.rig.dut import OpInfo
     from energyrig.rig.pipeline import PointResult
-from energyrig.units import format_nwh, format_si
 
 
 def _energy(value: float | None) -> str:
@@ -43,6 +42,7 @@ def _ci(ci: list[float] | None, unit: str) -> str:
 
 def result_table(fig: dict[str, Any]) -> Table:
     """The per-op figures of ``rig run`` as a two-column table."""
+    from rich.table import Table
     params = ", ".join(f"{k}={v}" for k, v in fig["params"].items() if v is not None)
     table = Table(title=f"{fig['op']} ({params}) on {fig['board']}: {fig['reps']} windows of "
                         f"{fig['batch_n']} ops", show_header=False)
@@ -96,6 +96,7 @@ def ops_table(hello: dict[str, Any], ops: list[OpInfo], footprint: Footprint | N
               ) -> Table:
     """The firmware catalogue (its ``hello`` and ``ops`` replies) as a table; with a
     ``footprint``, each op's flash and RAM (what it adds to the firmware without any op)."""
+    from rich.table import Table
     title = (f"Ops of firmware {hello.get('firmware')} on {hello.get('board')} "
              f"({hello.get('crypto')})")
     if footprint is not None:
@@ -184,6 +185,13 @@ def register(app: typer.Typer) -> None:
         calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
+        from energyrig.fixtures import load_fixture
+        from rich.console import Console
+        from rich.progress import BarColumn
+        from rich.progress import MofNCompleteColumn
+        from rich.progress import Progress
+        from rich.progress import TextColumn
+        from rich.progress import TimeElapsedColumn
         from energyrig.rig.bench import open_bench  # instruments and emulators: only here
         from energyrig.rig.pipeline import measure_point, reps_done
 
@@ -228,6 +236,9 @@ def register(app: typer.Typer) -> None:
                                       "fixture's dut.footprint, if any)."),
         as_json: bool = typer.Option(False, "--json", help="Print the catalogue as JSON."),
     ) -> None:
+        from energyrig.fixtures import load_fixture
+        from energyrig.results.footprint import read_footprint
+        from energyrig.rig.dut import open_dut
         fx = load_fixture(fixture)
         path = footprint or fx.footprint_path
         sizes = read_footprint(path) if path is not None else None
@@ -247,6 +258,7 @@ def _op_record(op: OpInfo, footprint: Footprint | None) -> dict[str, Any]:
 
 def _console() -> Console:
     """Standard output; wide enough for the tables when it is not a terminal."""
+    from rich.console import Console
     console = Console()
     return console if console.is_terminal else Console(width=120)
 

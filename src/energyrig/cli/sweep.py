@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from energyrig.cli.calibrate import CALIBRATION_HELP
-from energyrig.fixtures import load_fixture
 from energyrig.units import format_duration
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from energyrig.domain import Point
     from energyrig.rig.sweep import DryRun, SweepOutcome
 
@@ -27,6 +26,7 @@ def _default_out(title: str) -> Path:
 
 
 def _print_dry_run(d: DryRun, console: Console) -> None:
+    from rich.table import Table
     boards = [e.target.board for e in d.expansions]
     configs = len({p.config_key for p in d.points})
     reps = d.plan.repetitions
@@ -157,6 +157,8 @@ def register(app: typer.Typer) -> None:
           rig sweep --resume runs/sym
         """
         # the plan, the sweep and the results store (pandas, pyarrow): only here
+        from energyrig.fixtures import load_fixture
+        from rich.console import Console
         from energyrig.rig.plan import load_plan
         from energyrig.rig.sweep import (calibrated_benches, dry_run, plan_fixtures,
                                          resume_sweep, start_sweep, time_ops)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib.figure
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -20,7 +21,7 @@ from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
 from energyrig.results.report import write_report
 from energyrig.results.report.figures import figure_relative
-from energyrig.results.store import POINT_SCHEMA
+from energyrig.results.store import POINT_SCHEMA, RunError
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.tables import (
     auto_comparisons,
@@ -394,3 +395,35 @@ def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
     assert ">5 nJ<" in section and ">1.5 nJ<" in section and ">2 nJ<" in section
     assert ">unknown<" in section                     # the skew: not calibrated
     assert "r1 — UNCALIBRATED: skew_s never calibrated" in page
+
+
+def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = make_run(tmp_path / "run", reps=1, n_windows=2)
+    first = write_report(run)
+    before = {p.name: p.read_bytes() for p in first.parent.iterdir()}
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full_disk)
+    with pytest.raises(RunError, match="cannot write the report in .*report: No space left on "
+                                       "device; the previous report, if any, is unchanged"):
+        write_report(run)
+    assert {p.name: p.read_bytes() for p in first.parent.iterdir()} == before
+    assert sorted(p.name for p in run.iterdir() if p.name.startswith(".report")) == []
+
+
+def test_a_family_with_a_slash_still_gets_its_figures(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run", reps=1, n_windows=2)
+    segment = next((run / "points.parquet").glob("seg-*.parquet"))
+    points = pd.read_parquet(segment)
+    points["family"] = points["family"].str.replace("hash", "hash/sha")
+    pq.write_table(pa.Table.from_pandas(points, schema=POINT_SCHEMA, preserve_index=False),
+                   segment)
+    windows = next((run / "windows.parquet").glob("seg-*.parquet"))
+    table = pq.read_table(windows)
+    family = pa.compute.replace_substring(table.column("family"), "hash", "hash/sha")
+    pq.write_table(table.set_column(table.schema.get_field_index("family"), "family", family),
+                   windows)
+    page = write_report(run)
+    assert (page.parent / "energy-time-hash_sha.png").exists()

@@ -74,7 +74,8 @@ POINTS = "points.parquet"
 PARTS = "parts"
 LOCK = ".lock"
 #: What the rig writes in a run directory: its tables, parts, lock and atomic-write
-#: leftovers, and what ``rig report`` and a footprint add. Anything else is the operator's.
+#: leftovers, and what ``rig report`` (and its ``.report-*`` temporary directories) and a
+#: footprint add. Anything else is the operator's.
 RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, LOCK, "report", "footprint",
                          f".{MANIFEST}.tmp", f".{WINDOWS}.legacy", f".{POINTS}.legacy"})
 
@@ -83,7 +84,8 @@ def foreign_entries(run_dir: Path) -> list[str]:
     """Names in ``run_dir`` the rig did not write (none when it does not exist)."""
     if not run_dir.is_dir():
         return []
-    return sorted(p.name for p in run_dir.iterdir() if p.name not in RUN_ENTRIES)
+    return sorted(p.name for p in run_dir.iterdir()
+                  if p.name not in RUN_ENTRIES and not p.name.startswith(".report-"))
 
 
 def check_new_run_dir(path: Path) -> None:

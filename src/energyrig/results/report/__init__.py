@@ -12,11 +12,14 @@ through :mod:`energyrig.units`.
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from energyrig.results.report.page import page_html
 from energyrig.results.report.tables import report_tables
-from energyrig.results.store import load
+from energyrig.results.store import RunError, load
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +48,27 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
 
     run = load(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path / "report"
-    out.mkdir(parents=True, exist_ok=True)
     tables = report_tables(run)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside, then swapped in: a full disk or an error leaves the previous report
+    # as it was and no half-written page or 0-byte figure.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        (tmp / "report.html").write_text(page_html(run, tables, draw_figures(tables, tmp)),
+                                         encoding="utf-8")
+        if out.exists():
+            old = out.with_name(f".{out.name}-old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except OSError as exc:
+        raise RunError(run.path, f"cannot write the report in {out}: {exc.strerror or exc}; "
+                                 "the previous report, if any, is unchanged") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     path = out / "report.html"
-    path.write_text(page_html(run, tables, draw_figures(tables, out)), encoding="utf-8")
     log.info("report written to %s", path)
     return path

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -349,8 +350,14 @@ def _save_all(figures: dict[str, Drawing | None], out_dir: Path,
               prefix: str) -> dict[str, str]:
     """Write each figure as ``out_dir/<prefix>-<family>.png`` (:func:`_save`); the file
     names by family."""
-    return {family: _save(d, out_dir, f"{prefix}-{family}")
+    return {family: _save(d, out_dir, f"{prefix}-{_file_safe(family)}")
             for family, d in figures.items() if d is not None}
+
+
+def _file_safe(name: str) -> str:
+    """``name`` as a file name: anything but letters, digits, ``-``, ``_`` and ``.`` (a
+    ``/`` in a family read from an old run's tables, say) becomes ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
 def draw_figures(tables: ReportTables, out_dir: Path) -> Images:

@@ -10,7 +10,11 @@ from pathlib import Path
 
 
 class EnergyrigError(Exception):
-    """Base of every error the rig raises on purpose."""
+    """Base of every error the rig raises on purpose. Its text is one line: a message that
+    quotes a library's multi-line one (configparser's, say) has its lines joined."""
+
+    def __str__(self) -> str:
+        return " ".join(super().__str__().split())
 
 
 class CaptureError(EnergyrigError):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -167,3 +168,28 @@ def test_a_calibration_is_applied_as_rig_run_applies_it(
     (tmp_path / "bad.json").write_text("{")
     out = rig("analyze", str(CAPTURE), "--calibration", str(tmp_path / "bad.json"))
     assert out.returncode == 2 and "corrupt calibration record" in out.stderr
+
+
+def test_a_long_table_shows_the_worst_windows_and_a_wrong_channel_gets_a_hint(
+        tmp_path: Path) -> None:
+    rows = ["time_s,current_a,voltage_v,trigger"]
+    for i in range(60_000):  # 60 windows of 5 ms (500 samples) every 10 ms; one is 10x
+        k, high = divmod(i, 1000)
+        active = 200 <= high < 700
+        amps = (30e-3 if k == 17 else 3e-3) if active else 1e-3
+        rows.append(f"{i * 1e-5:.5f},{amps},3.0,{int(active)}")
+    capture = tmp_path / "c.csv"
+    capture.write_text("\n".join(rows) + "\n")
+    spans = ["--guard", "0.0005", "--baseline", "0.001"]
+    result = CliRunner().invoke(app, ["analyze", str(capture), *spans,
+                                      "--csv", str(tmp_path / "w.csv")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "20 of 60, the flagged ones and those furthest from the median" in text
+    assert re.search(r"│\s*18\s*│", result.output)  # the 10x window is among them
+    written = pd.read_csv(tmp_path / "w.csv")
+    assert len(written) == 60
+    assert written["net_energy_j"].iloc[17] > 5 * written["net_energy_j"].median()
+    wrong = CliRunner().invoke(app, ["analyze", str(capture), *spans, "--current", "voltage_v"],
+                               env={"COLUMNS": "200"})
+    assert "is --current the current channel" in " ".join(wrong.output.split())

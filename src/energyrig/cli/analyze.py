@@ -39,17 +39,52 @@ def _fmt(value: float, figure: str, digits: int = 4, units: dict = _UNITS) -> st
     return f"{in_unit(value, units[figure][0]):.{digits}g}"
 
 
-def _windows_table(result: Analysis) -> Table:
+#: Windows a table shows without --all: the flagged ones and those furthest from the median.
+SHOWN = 20
+
+
+def shown_windows(result: Analysis, show_all: bool) -> list[int]:
+    """Indexes of the windows to list: all of them, or at most :data:`SHOWN`, the flagged
+    ones first and then those whose net energy lies furthest from the median (the ones a
+    person wants to see first), in time order."""
+    windows = result.windows
+    if show_all or len(windows) <= SHOWN:
+        return list(range(len(windows)))
+    nets = [w.net_energy_j for w in windows if math.isfinite(w.net_energy_j)]
+    median = sorted(nets)[len(nets) // 2] if nets else 0.0
+
+    def badness(k: int) -> tuple[bool, float]:
+        net = windows[k].net_energy_j
+        return (bool(windows[k].flags), abs(net - median) if math.isfinite(net) else math.inf)
+
+    return sorted(sorted(range(len(windows)), key=badness, reverse=True)[:SHOWN])
+
+
+def ci_digits(low: float, high: float, figure: str, units: dict) -> int:
+    """Significant digits (at least 4) that tell a CI's two ends apart."""
+    for digits in range(4, 10):
+        if _fmt(low, figure, digits, units) != _fmt(high, figure, digits, units):
+            return digits
+    return 4
+
+
+def _windows_table(result: Analysis, rows: list[int]) -> Table:
     from rich.table import Table
-    table = Table(title=f"Trigger windows in {result.source}")
+    hidden = len(result.windows) - len(rows)
+    title = f"Trigger windows in {result.source}"
+    if hidden:
+        title += (f": {len(rows)} of {len(result.windows)}, the flagged ones and those "
+                  "furthest from the median (--all lists every one, --csv writes them)")
+    table = Table(title=title)
     table.add_column("#", justify="right")
     table.add_column("start s", justify="right", no_wrap=True)
     for label in ("ms", "n", "energy µJ", "±edge µJ", "baseline mW", "net µJ",
                   "power mW"):
         table.add_column(label, justify="right")
     table.add_column("flags")
-    for k, w in enumerate(result.windows, 1):
-        table.add_row(str(k), f"{w.start_s:.6f}", _fmt(w.duration_s, "duration_s"),
+    for k in rows:
+        w = result.windows[k]
+        table.add_row(str(k + 1), f"{w.start_s:.6f}", _fmt(w.duration_s, "duration_s"),
                       str(w.samples), _fmt(w.energy_j, "energy_j"),
                       _fmt(w.edge_error_j, "edge_error_j", 2), _fmt(w.baseline_w, "baseline_w"),
                       _fmt(w.net_energy_j, "net_energy_j"),
@@ -76,10 +111,55 @@ def _summary_table(result: Analysis) -> Table:
         if not isinstance(stats, dict):
             table.add_row(label, "0", "-", "-", "-", "-")
             continue
-        cells = [_fmt(stats[key] if stats[key] is not None else math.nan, name, units=units)
-                 for key in ("mean", "median", "std", "ci_low", "ci_high")]
+        values = [stats[key] if stats[key] is not None else math.nan
+                  for key in ("mean", "median", "std", "ci_low", "ci_high")]
+        digits = ci_digits(values[3], values[4], name, units)
+        cells = [_fmt(v, name, digits, units) for v in values]
         table.add_row(label, str(stats["n"]), *cells[:3], f"{cells[3]} … {cells[4]}")
     return table
+
+
+#: What to check when most windows carry a flag, by flag.
+_FLAG_HINTS = {
+    "no_baseline": "no idle span of --baseline s ends --guard s before the edges: shorten "
+                   "--baseline/--guard, or record more idle time around each batch",
+    "too_few_samples": "the windows are shorter than --min-samples samples: run more ops per "
+                       "window (--batch) or record at a higher rate",
+    "glitch": "the trigger chatters: raise --min-pulse, or set --trigger-hysteresis on an "
+              "analog trigger",
+    "saturated": "the current is at the end of the instrument's range: a larger range or "
+                 "shunt",
+    "dropped_samples": "the instrument lost samples: a slower rate or a shorter capture",
+}
+
+
+def mostly_flagged_hint(result: Analysis) -> str | None:
+    """A hint when more than half the windows are flagged or have a negative net energy
+    (the wrong channel, most often), naming the likely cause and the option to change."""
+    windows = result.windows
+    if not windows:
+        return None
+    flagged = [w for w in windows if w.flags]
+    negative = sum(1 for w in windows if math.isfinite(w.net_energy_j) and w.net_energy_j < 0)
+    flat = sum(1 for w in windows
+               if math.isfinite(w.net_energy_j) and abs(w.net_energy_j) < 1e-3 * abs(w.energy_j))
+    if negative > len(windows) / 2:
+        return (f"{negative} of {len(windows)} windows have a negative net energy: is "
+                "--current the current channel (and --trigger the trigger)? A current "
+                "measured the wrong way round reads negative.")
+    if flat > len(windows) / 2:
+        return (f"in {flat} of {len(windows)} windows the power does not change with the "
+                "trigger (net energy under 0.1 % of the energy): is --current the current "
+                "channel, not the supply voltage or the trigger?")
+    if len(flagged) <= len(windows) / 2:
+        return None
+    counts: dict[str, int] = {}
+    for w in flagged:
+        for flag in w.flags:
+            counts[flag] = counts.get(flag, 0) + 1
+    top = max(counts, key=counts.__getitem__)
+    return (f"{len(flagged)} of {len(windows)} windows are flagged, most {top}: "
+            f"{_FLAG_HINTS.get(top, 'see docs/analyze.md')}.")
 
 
 _HELP = (
@@ -101,6 +181,12 @@ def register(app: typer.Typer) -> None:
             None, "--batch", "-n", min=1,
             help="Operations the firmware ran inside each window: adds per-op figures."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+        csv: Optional[Path] = typer.Option(
+            None, "--csv", dir_okay=False,
+            help="Also write one row per window to this CSV file (SI units; for a spreadsheet)."),
+        show_all: bool = typer.Option(
+            False, "--all", help=f"List every window (default: at most {SHOWN}, the flagged "
+                                 "ones and those furthest from the median)."),
         trigger: Optional[str] = typer.Option(
             None, help="Trigger channel: CSV column (default 'trigger'), logic channel (D0), or "
                        "analog channel (A1) with --trigger-level."),
@@ -167,12 +253,16 @@ def register(app: typer.Typer) -> None:
             correction = CurrentCorrection.of(cal)
         with console.status(f"analysing {capture}", spinner="dots"):
             result = analyze_file(capture, options, settings, batch, correction)
+        if csv is not None:
+            result.frame().to_csv(csv, index=False)
         if as_json:
             typer.echo(json.dumps(result.as_json(), indent=1))
             return
         out = Console()
-        out.print(_windows_table(result))
+        out.print(_windows_table(result, shown_windows(result, show_all)))
         out.print(_summary_table(result))
+        if hint := mostly_flagged_hint(result):
+            out.print(f"[yellow]{hint}[/]")
         for edge in result.unpaired:
             out.print(f"[yellow]unpaired {edge.kind} edge at {edge.time_s:.6f} s "
                       f"(capture {'began' if edge.kind == 'fall' else 'ended'} with the trigger high)")

@@ -162,6 +162,10 @@ def test_windows_stop_when_the_interval_is_narrow(tmp_path: Path) -> None:
     outcome = run(tmp_path, plan, bench)
     assert outcome.complete and outcome.measured == 6
     pts = load(tmp_path / "run").points
+    # the noisy op stopped at max_windows short of its target: flagged, and counted
+    assert outcome.target_not_met == 3
+    assert all("ci_target_not_met" in f for f in pts.query("op == 'md5'")["flags"])
+    assert not any("ci_target_not_met" in f for f in pts.query("op == 'sha256'")["flags"])
     assert set(pts.loc[pts["op"] == "sha256", "n_windows"]) == {3}   # ±0.01 %: at the minimum
     assert set(pts.loc[pts["op"] == "md5", "n_windows"]) == {8}      # ±30 %: at the maximum
 

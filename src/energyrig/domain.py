@@ -227,6 +227,8 @@ TIME_SHIFT = "stream_time_shift"          # the window is off its true edges (un
 SIM_FLAGS = (TRUTH_LATE, NO_TRUTH, TRIGGER_DROPS, TIME_SHIFT)
 # Added by the correction stage (energyrig.calibration.correction):
 UNCALIBRATED = "uncalibrated"             # no complete, valid calibration was applied
+CI_TARGET_NOT_MET = "ci_target_not_met"   # a point stopped at max_windows before its CI
+                                          # reached the plan's ci_target (rig sweep)
 CALIBRATION_FLAGS = (UNCALIBRATED,)
 
 

@@ -229,13 +229,15 @@ def _set_factors(df: pd.DataFrame, point: Point, batch_n: int) -> None:
 
 
 def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, reason: str,
-               uncertainty: Mapping[str, Any] | None = None) -> pd.DataFrame:
+               uncertainty: Mapping[str, Any] | None = None,
+               flags: Sequence[str] = ()) -> pd.DataFrame:
     """The one-row points table of a point from its windows (and its uncertainty: the
-    expanded figures and the budget, written as JSON)."""
+    expanded figures and the budget, written as JSON; ``flags`` of the point itself beside
+    its windows')."""
     row: dict[str, Any] = {"status": status, "reason": reason or None,
                            "n_windows": len(win),
                            "n_flagged": int((win["flags"] != "").sum()) if len(win) else 0,
-                           "flags": join_flags(",".join(win["flags"])) if len(win) else "",
+                           "flags": join_flags([*",".join(win["flags"]).split(","), *flags]),
                            "written_at": _now()}
     row.update(summarise_per_op(win))
     if uncertainty is not None:
@@ -584,7 +586,8 @@ class RunWriter:
 
     def write_point(self, point: Point, windows: Sequence[Window] | pd.DataFrame, *,
                     batch_n: int, status: Status = "ok", reason: str = "",
-                    uncertainty: Mapping[str, Any] | None = None) -> bool:
+                    uncertainty: Mapping[str, Any] | None = None,
+                    flags: Sequence[str] = ()) -> bool:
         """Store one finished point and its windows, atomically.
 
         Parameters
@@ -601,6 +604,9 @@ class RunWriter:
         uncertainty:
             The point's expanded uncertainties and budget
             (:meth:`energyrig.rig.pipeline.PointResult.uncertainty`), if known.
+        flags:
+            Flags of the point itself (``trigger_drops``, ``ci_target_not_met``), listed in
+            the points table with its windows' flags.
 
         Returns
         -------
@@ -618,7 +624,7 @@ class RunWriter:
             return False
         attempt = self._attempt.get(point.key, 1)
         win = _windows_frame(point, batch_n, windows).assign(attempt=attempt)
-        pts = _summarise(point, batch_n, win, status, reason, uncertainty).assign(
+        pts = _summarise(point, batch_n, win, status, reason, uncertainty, flags).assign(
             attempt=attempt)
         parts = self.path / PARTS
         parts.mkdir(exist_ok=True)

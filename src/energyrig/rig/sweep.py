@@ -44,7 +44,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, Text
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from energyrig.errors import ConfigError, DutError
-from energyrig.domain import PER_OP, Point, Window, describe_finite
+from energyrig.domain import CI_TARGET_NOT_MET, PER_OP, Point, Window, describe_finite
 from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.footprint import (Footprint, read_footprint, run_footprint_path,
@@ -134,12 +134,15 @@ def enough_windows(windows: Sequence[Window], plan: Plan) -> bool:
     n = len(windows)
     if n >= rule.max_windows:
         return True
-    if n < rule.min_windows:
-        return False
-    summary = describe_finite([_metric(w, rule.metric) for w in windows])
-    if summary is None or summary.n < 2:
-        return False
-    return summary.ci_halfwidth_rel <= rule.ci_target
+    return n >= rule.min_windows and target_met(windows, plan)
+
+
+def target_met(windows: Sequence[Window], plan: Plan) -> bool:
+    """True when the 95 % CI half-width of the plan's metric is within its ``ci_target``
+    (a point that stopped at ``max_windows`` without it is flagged ``ci_target_not_met``)."""
+    summary = describe_finite([_metric(w, plan.adaptive.metric) for w in windows])
+    return summary is not None and summary.n >= 2 and \
+        summary.ci_halfwidth_rel <= plan.adaptive.ci_target
 
 
 # --- the sweep ----------------------------------------------------------------------------
@@ -155,6 +158,7 @@ class SweepOutcome:
     skipped: int = 0
     already_done: int = 0
     failed_before: int = 0
+    target_not_met: int = 0
     stopped: str = ""
 
     @property
@@ -309,8 +313,12 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
         outcome.failed += 1
         progress.console.print(f"[red]failed[/] {label}: {result.reason}")
     else:
+        flags = [f for f in result.flags if f not in {f for w in result.windows for f in w.flags}]
+        if not target_met(result.windows, plan):
+            flags.append(CI_TARGET_NOT_MET)
+            outcome.target_not_met += 1
         writer.write_point(result.point, list(result.windows), batch_n=result.batch_n,
-                           uncertainty=result.uncertainty())
+                           uncertainty=result.uncertainty(), flags=flags)
         outcome.measured += 1
     progress.advance(task)
     return failed

@@ -46,6 +46,7 @@ import logging
 import math
 import re
 import zipfile
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -145,6 +146,11 @@ def parse_samplerate(text: str) -> float:
     if match is None:
         raise ValueError(f"not a sample rate: {text!r}")
     return float(match["value"]) * _SI_PREFIX[match["prefix"] or ""]
+
+
+#: What a damaged zip archive raises while it is read: a bad directory or CRC, a truncated
+#: or undecodable member, an offset past its end, a compression method zipfile lacks.
+ZIP_ERRORS = (zipfile.BadZipFile, EOFError, KeyError, OSError, zlib.error, NotImplementedError)
 
 
 def _member_chain(names: set[str], base: str, source: str) -> list[str]:
@@ -340,7 +346,7 @@ class SrCapture:
                 self.metadata = read_metadata(archive, self.source)
         except FileNotFoundError as exc:
             raise CaptureError(self.source, "no such file") from exc
-        except zipfile.BadZipFile as exc:
+        except ZIP_ERRORS as exc:
             raise CaptureError(self.source, f"not a sigrok session file: {exc}") from exc
         self._amperes_per_volt = self.options.amperes_per_volt(self.source)
         if self.options.chunk_samples < 1:
@@ -433,7 +439,7 @@ class SrCapture:
         try:
             with zipfile.ZipFile(self.path) as archive:
                 yield from self._chunks(archive, block)
-        except (zipfile.BadZipFile, EOFError, KeyError, OSError) as exc:
+        except ZIP_ERRORS as exc:
             raise CaptureError(self.source, f"corrupt session file while reading: {exc}") from exc
 
     def _chunks(self, archive: zipfile.ZipFile, block: int) -> Iterator[Chunk]:

@@ -59,39 +59,31 @@ class CaptureOptions:
     chunk_samples: int = DEFAULT_CHUNK_SAMPLES
 
     def __post_init__(self) -> None:
-        """Every number finite and in range: a NaN or negative voltage would otherwise turn
-        into NaN or negative energies with nothing flagged.
+        """A constant supply voltage must be finite and positive: NaN or a negative voltage
+        would turn into NaN or negative energies with nothing flagged. (The other options are
+        checked where a reader uses them, naming the file.)
 
         Raises
         ------
         ValueError
-            Naming the attribute, its allowed range and the value given.
+            Naming the option and the value given.
         """
-        positive = {"shunt_ohms": ("ohm", self.shunt_ohms),
-                    "voltage": ("V", self.voltage if isinstance(self.voltage, float) else None)}
-        for name, (unit, value) in positive.items():
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number > 0 {unit}, got {value}")
-        for name, value in (("trigger_level_v", self.trigger_level_v),
-                            ("current_scale_a_per_v", self.current_scale_a_per_v)):
-            if value is not None and not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value}")
-        if self.trigger_hysteresis_v is not None and not (
-                math.isfinite(self.trigger_hysteresis_v) and self.trigger_hysteresis_v >= 0):
-            raise ValueError("trigger_hysteresis_v must be a finite number >= 0 V, "
-                             f"got {self.trigger_hysteresis_v}")
-        if self.chunk_samples < 1:
-            raise ValueError(f"chunk_samples must be >= 1, got {self.chunk_samples}")
+        v = self.voltage
+        if isinstance(v, float) and not (math.isfinite(v) and v > 0):
+            raise ValueError(f"voltage must be a finite number > 0 V, got {v}")
 
     def amperes_per_volt(self, source: str | Path) -> float:
         """Factor turning the current channel's values into amperes (1 if neither is given)."""
         if self.shunt_ohms is not None and self.current_scale_a_per_v is not None:
             raise CaptureError(source, "give either a shunt resistance or a current scale, not both")
         if self.shunt_ohms is not None:
-            if not self.shunt_ohms > 0:
+            if not (math.isfinite(self.shunt_ohms) and self.shunt_ohms > 0):
                 raise CaptureError(source, f"shunt resistance must be > 0 ohm, got {self.shunt_ohms}")
             return 1.0 / self.shunt_ohms
         if self.current_scale_a_per_v is not None:
+            if not (math.isfinite(self.current_scale_a_per_v) and self.current_scale_a_per_v):
+                raise CaptureError(source, "current scale must be a finite number other than 0 "
+                                           f"A/V, got {self.current_scale_a_per_v}")
             return float(self.current_scale_a_per_v)
         return 1.0
 

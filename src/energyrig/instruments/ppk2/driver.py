@@ -86,22 +86,6 @@ def discover() -> str:
                           "to use in the fixture")
 
 
-def slice_chunk(chunk: Chunk, lo: int, hi: int) -> Chunk:
-    """Received samples ``lo:hi`` of ``chunk`` as a chunk with correct index and gaps."""
-    gaps = chunk.gaps
-    lost_before = int(gaps[gaps[:, 0] < lo, 1].sum()) if len(gaps) else 0
-    keep = gaps[(gaps[:, 0] >= lo) & (gaps[:, 0] < hi)] if len(gaps) else gaps
-    if len(keep):
-        keep = keep.copy()
-        keep[:, 0] -= lo
-    volt = chunk.voltage_v if np.isscalar(chunk.voltage_v) else chunk.voltage_v[lo:hi]
-    return Chunk(start_index=chunk.start_index + lo + lost_before, period_s=chunk.period_s,
-                 current_a=chunk.current_a[lo:hi], voltage_v=volt,
-                 logic=None if chunk.logic is None else chunk.logic[lo:hi],
-                 saturated=None if chunk.saturated is None else chunk.saturated[lo:hi],
-                 gaps=keep)
-
-
 def absolute_index(chunk: Chunk, j: int) -> int:
     """Absolute sample index of received sample ``j`` of ``chunk``."""
     gaps = chunk.gaps
@@ -383,7 +367,7 @@ class Ppk2(AcquisitionBase):
                 continue
             out.append(chunk)
         if out and out[0].start_index < self._arm_index:
-            out[0] = slice_chunk(out[0], self._first_at_or_after(out[0], self._arm_index),
+            out[0] = out[0].sliced(self._first_at_or_after(out[0], self._arm_index),
                                  len(out[0]))
         return out
 
@@ -396,7 +380,7 @@ class Ppk2(AcquisitionBase):
             new.append(chunk)
         new.reverse()
         if new and new[0].start_index < scanned:
-            new[0] = slice_chunk(new[0], self._first_at_or_after(new[0], scanned), len(new[0]))
+            new[0] = new[0].sliced(self._first_at_or_after(new[0], scanned), len(new[0]))
         return new
 
     @staticmethod
@@ -455,7 +439,7 @@ class Ppk2(AcquisitionBase):
         chunks = [c for c in chunks if c.start_index < end]
         if chunks and chunks[-1].end_index > end:
             last = chunks[-1]
-            chunks[-1] = slice_chunk(last, 0, self._first_at_or_after(last, end))
+            chunks[-1] = last.sliced(0, self._first_at_or_after(last, end))
         record = RecordedCapture(self.source, tuple(c for c in chunks if len(c)),
                                  trigger_bit=self.config.trigger_bit)
         if record.lost:

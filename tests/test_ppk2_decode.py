@@ -438,5 +438,5 @@ def test_random_byte_corruption_is_mostly_caught():
 
 
 def test_the_floor_is_adc_code_zero_in_range_zero():
-    words = encode_words(np.array([-5e-6, -1e-6, 1e-6, 2e-3]), CAL, VDD_MV)
+    words = encode_words(np.array([-5e-6, -1e-3, 1e-6, 2e-3]), CAL, VDD_MV)
     assert decode_one(words).at_floor.tolist() == [True, True, False, False]

@@ -92,6 +92,15 @@ class Chunk:
                      current_range=part(self.current_range), at_floor=part(self.at_floor),
                      corrupt=part(self.corrupt))
 
+    def indices(self) -> npt.NDArray[np.int64]:
+        """Absolute index of every received sample (lost samples counted)."""
+        index = self.start_index + np.arange(len(self), dtype=np.int64)
+        if len(self.gaps):
+            lost = np.zeros(len(self), dtype=np.int64)
+            np.add.at(lost, self.gaps[:, 0], self.gaps[:, 1])
+            index += np.cumsum(lost)
+        return index
+
     @property
     def lost(self) -> int:
         """Number of samples lost inside this chunk."""

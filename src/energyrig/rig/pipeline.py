@@ -48,12 +48,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from energyrig.calibration.budget import K, combined, energy_budget, time_budget
 from energyrig.calibration.routines import CalibrationBench
-from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
-                              Window, finite_or_none, summarise_per_op, take_out_overhead,
+from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
+                              INTEGRITY_FLAGS, MAX_FLAGGED_FRACTION, Point, Window,
+                              finite_or_none, summarise_per_op, take_out_overhead,
                               windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.rig.dut import DutRefused
-from energyrig.rig.energy import WindowSettings, find_windows
+from energyrig.rig.energy import WindowSettings, find_windows, stream_flags
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
@@ -348,6 +349,7 @@ class Measurement:
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
+        flags += stream_flags(record.chunk_list, window, settings)
         return take_out_overhead(replace(window, flags=(*window.flags, *flags),
                                          corrections=record.corrections))
 
@@ -532,8 +534,25 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                                calibration=bench.calibration)
         return PointResult(prepared.point, status, reason, prepared.batch_n, tuple(windows),
                            _flags(windows), prepared.prep, cycle_hz, bench.calibration)
-    return PointResult(prepared.point, "ok", "", prepared.batch_n, tuple(windows),
-                       _flags(windows, extra), prepared.prep, cycle_hz, bench.calibration)
+    reason = integrity_failure(windows)
+    if reason:
+        log.warning("point %s failed: %s", point.label, reason)
+    return PointResult(prepared.point, "failed" if reason else "ok", reason, prepared.batch_n,
+                       tuple(windows), _flags(windows, extra), prepared.prep, cycle_hz,
+                       bench.calibration)
+
+
+def integrity_failure(windows: Sequence[Window]) -> str:
+    """Why a point's windows cannot be trusted: more than :data:`MAX_FLAGGED_FRACTION` of
+    them carry a flag of the stream's integrity (:data:`~energyrig.domain.INTEGRITY_FLAGS`,
+    which a real instrument raises too); ``""`` when they can."""
+    flagged = [w for w in windows if set(w.flags) & set(INTEGRITY_FLAGS)]
+    if not windows or len(flagged) <= MAX_FLAGGED_FRACTION * len(windows):
+        return ""
+    counts = ", ".join(f"{name} {sum(name in w.flags for w in windows)}"
+                       for name in INTEGRITY_FLAGS if any(name in w.flags for w in windows))
+    return (f"{len(flagged)} of {len(windows)} windows failed the stream's integrity checks "
+            f"({counts}): the instrument's stream is corrupt or lossy")
 
 
 def _flags(windows: Sequence[Window], extra: Sequence[str] = ()) -> tuple[str, ...]:

@@ -146,7 +146,16 @@ class Ppk2Decoder:
         self.next_index = start_index
         """Absolute index of the next sample to come (lost samples included)."""
         self.samples_lost = 0
-        """Samples lost so far, by the counter."""
+        """Samples lost so far, by the counter (and by :meth:`add_loss`)."""
+        self._uncounted = 0
+
+    def add_loss(self, samples: int) -> None:
+        """Count ``samples`` lost that the counter could not count (found against the host's
+        clock, :mod:`energyrig.instruments.ppk2.clock`): the next chunk starts with a gap of
+        them, so the sample index is on time again."""
+        if samples <= 0:
+            raise ValueError(f"a loss is > 0 samples, got {samples}")
+        self._uncounted += samples
 
     @property
     def pending_bytes(self) -> int:
@@ -177,7 +186,12 @@ class Ppk2Decoder:
         at = 0
         for src in (head, view[:body_len]):
             at = self._decode_into(src, out, at, gaps)
+        if self._uncounted:
+            gaps.insert(0, np.array([[0, self._uncounted]], dtype=np.int64))
+            self._uncounted = 0
         gap_rows = np.concatenate(gaps) if gaps else NO_GAPS
+        if len(gap_rows) > 1 and gap_rows[1, 0] == 0:  # the counter's gap at 0 too: one row
+            gap_rows = np.concatenate([[[0, gap_rows[0, 1] + gap_rows[1, 1]]], gap_rows[2:]])
         out.corrupt |= excursions(out.logic) | excursions(out.range)
         out.corrupt |= self._jumps(out.current, out.range)
         chunk = Chunk(start_index=self.next_index, period_s=self.period_s,
@@ -274,6 +288,14 @@ def _range_full_scale_a(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.f
     return ug * (x * (gs * x + gi) + c)
 
 
+def auto_range(current_a: npt.NDArray[np.float64], cal: Ppk2Calibration, vdd_mv: float,
+               switch_fraction: float = 0.9) -> npt.NDArray[np.intp]:
+    """The range the device's automatic ranging picks for each current: the lowest whose
+    full scale, times ``switch_fraction``, is above it."""
+    limits = _range_full_scale_a(cal, vdd_mv) * switch_fraction
+    return np.minimum(np.searchsorted(limits[:TOP_RANGE], current_a, side="right"), TOP_RANGE)
+
+
 def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, *,
                  logic: npt.ArrayLike | int = 0, counter_start: int = 0,
                  switch_fraction: float = 0.9) -> npt.NDArray[np.uint32]:
@@ -302,8 +324,7 @@ def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, 
     little-endian host).
     """
     amps = np.asarray(current_a, dtype=np.float64)
-    limits = _range_full_scale_a(cal, vdd_mv) * switch_fraction
-    rng = np.minimum(np.searchsorted(limits[:TOP_RANGE], amps, side="right"), TOP_RANGE)
+    rng = auto_range(amps, cal, vdd_mv, switch_fraction)
     o, k, gs, gi, ug, c = conversion_table(cal, vdd_mv)[rng].T
     # Solve ug * (gs x^2 + gi x + c) = I for x, in the cancellation-free form.
     y = amps / ug - c
@@ -317,5 +338,5 @@ def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, 
             | (bits << _LOGIC_SHIFT)).astype(np.uint32)
 
 
-__all__ = ["SAMPLE_RATE_HZ", "ADC_MULT", "JUMP_FRACTION", "Ppk2Decoder", "decode_stream",
+__all__ = ["SAMPLE_RATE_HZ", "ADC_MULT", "JUMP_FRACTION", "auto_range", "Ppk2Decoder", "decode_stream",
            "conversion_table", "encode_words", "excursions"]

@@ -441,7 +441,7 @@ class Ppk2(AcquisitionBase):
                         if time.monotonic() > settle_deadline:
                             break  # flagged below: the lag never settled
                     else:
-                        settle_deadline = min(deadline, time.monotonic() + 2 * self._clock.confirm_s)
+                        settle_deadline = min(deadline, time.monotonic() + self._clock.settle_s)
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         seen = ("the trigger never rose" if scan.rise is None else
@@ -478,7 +478,7 @@ class Ppk2(AcquisitionBase):
             spans = [(x.first_index, x.end_index) for x in self._losses]
             suspect = self._clock.suspect_from
         if suspect is not None:
-            spans.append((suspect, hi))
+            spans.append((suspect, hi))  # collect() waited for it as long as it could
         return (STREAM_LOSS,) if any(a < hi and b > lo for a, b in spans) else ()
 
     def limits(self) -> Limits:

@@ -440,3 +440,31 @@ def test_random_byte_corruption_is_mostly_caught():
 def test_the_floor_is_adc_code_zero_in_range_zero():
     words = encode_words(np.array([-5e-6, -1e-3, 1e-6, 2e-3]), CAL, VDD_MV)
     assert decode_one(words).at_floor.tolist() == [True, True, False, False]
+
+
+def _window_record(base_a: float, corrupt_at: list[int] = ()) -> tuple[list[Chunk], object]:
+    """2000 idle samples at ``base_a``, a 1000-sample window at 2 mA, 500 idle, decoded."""
+    from energyrig.rig.energy import WindowSettings, find_windows
+
+    amps = np.concatenate([np.full(2000, base_a), np.full(1000, 2e-3), np.full(500, base_a)])
+    words = encode_words(amps, CAL, VDD_MV, logic=np.repeat([0, 1, 0], [2000, 1000, 500]))
+    for k in corrupt_at:
+        words[k] |= np.uint32(1 << 17)
+    chunks = decode_all(words)
+    settings = WindowSettings(min_pulse_s=30e-6, guard_s=1e-3, baseline_s=10e-3)
+    (window,) = find_windows(chunks, settings)
+    return chunks, window, settings
+
+
+@pytest.mark.parametrize("base_a, corrupt_at, flags", [
+    (5e-6, [], ()),
+    (-20e-6, [], ("baseline_clipped",)),          # a negative offset below the idle current
+    (5e-6, [1500], ("corrupt_samples",)),         # in the baseline span
+    (5e-6, [2500], ("corrupt_samples",)),         # in the window
+    (5e-6, [100, 3400], ()),                      # before the baseline span, after the window
+])
+def test_stream_flags_of_a_window(base_a, corrupt_at, flags):
+    from energyrig.rig.energy import stream_flags
+
+    chunks, window, settings = _window_record(base_a, corrupt_at)
+    assert stream_flags(chunks, window, settings) == flags

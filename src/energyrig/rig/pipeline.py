@@ -33,7 +33,11 @@ Stages of a point (:func:`measure_point`):
 
 :func:`measure_point` takes windows until its ``until`` rule says enough (``rig run``: R
 windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
-windows). Failures of the DUT or the instrument end the point as ``failed`` with the reason,
+windows). A window whose stream failed its own integrity checks (corrupt samples, a loss the
+counter could not count, a baseline at the instrument's floor: flags a real instrument
+raises) is measured again a few times; a point whose windows still mostly carry such a flag
+ends ``failed`` (:func:`integrity_failure`). Failures of the DUT or the instrument end the
+point as ``failed`` with the reason,
 keeping the windows measured before; they do not raise. Presentation stays with the caller,
 behind ``on_progress``. SI units throughout.
 """
@@ -73,6 +77,9 @@ AUTO_MARGIN = 1.5
 MAX_RESTARTS = 3
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
 COLLECT_SLACK_S = 5.0
+#: Times a window whose stream failed its integrity checks is measured again before it is
+#: kept flagged (a rare corrupt word or loss passes; a stream broken throughout fails the point).
+INTEGRITY_RETRIES = 2
 
 #: The correction stage: a record in, the corrected record out (offset, gain, skew, ...).
 Correction = Callable[["RecordedCapture"], "RecordedCapture"]
@@ -271,10 +278,13 @@ class Measurement:
 
         With ``auto``, a short window grows :attr:`batch_n` and is measured again; a batch that
         outlasted the record is measured again with the firmware's new time (and a smaller
-        :attr:`batch_n` when the record cannot hold it). At most :data:`MAX_RESTARTS` times
+        :attr:`batch_n` when the record cannot hold it). A window whose stream failed its
+        integrity checks (:data:`~energyrig.domain.INTEGRITY_FLAGS`) is measured again up to
+        :data:`INTEGRITY_RETRIES` times, then kept with its flags. At most :data:`MAX_RESTARTS` times
         per point; after that a short window is returned flagged ``edge_error_over_bound``
         and an outlasted record raises.
         """
+        retries = 0
         while True:
             try:
                 row, elapsed_s = self._measure_window()
@@ -283,6 +293,12 @@ class Measurement:
                     raise
                 self.restarts += 1
                 continue  # _measure_window re-timed the batch
+            broken = sorted(set(row.flags) & set(INTEGRITY_FLAGS))
+            if broken and retries < INTEGRITY_RETRIES:
+                retries += 1
+                log.info("%s: window flagged %s; measuring it again", self.point.label,
+                         ",".join(broken))
+                continue
             self.per_op_s = elapsed_s / self.batch_n
             short = self._short_by(row)
             if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):

@@ -442,7 +442,7 @@ def test_the_floor_is_adc_code_zero_in_range_zero():
     assert decode_one(words).at_floor.tolist() == [True, True, False, False]
 
 
-def _window_record(base_a: float, corrupt_at: list[int] = ()) -> tuple[list[Chunk], object]:
+def _window_record(base_a: float, corrupt_at: list[int] = ()) -> tuple:
     """2000 idle samples at ``base_a``, a 1000-sample window at 2 mA, 500 idle, decoded."""
     from energyrig.rig.energy import WindowSettings, find_windows
 

@@ -140,7 +140,7 @@ class StreamClock:
             return None
         self._refine_until = None
         first, self._on_time_index = self._on_time_index, end_index
-        samples = int(round(self._least / COUNTER_MODULUS)) * COUNTER_MODULUS
+        samples = round(self._least / COUNTER_MODULUS) * COUNTER_MODULUS
         if samples <= 0:
             return None
         log.debug("stream clock: %d samples more of the last loss", samples)

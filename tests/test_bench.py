@@ -156,3 +156,20 @@ def test_the_scope_bench_is_the_same_bench_from_the_kind_table() -> None:
     for w in result.windows:
         assert w.samples >= 10000 and w.true_net_energy_j is not None
         assert w.net_energy_j == pytest.approx(w.true_net_energy_j, rel=5e-3)
+
+
+def _faulty(**faults: object):
+    fx = load_fixture(SIM)
+    assert fx.sim is not None
+    power = fx.sim.power.model_copy(update=faults)
+    return fx.model_copy(update={"sim": fx.sim.model_copy(update={"power": power})})
+
+
+def test_a_corrupt_stream_fails_the_point_with_flags_a_real_ppk2_raises() -> None:
+    with open_bench(_faulty(corrupt_rate=2e-4)) as b:
+        result = measure_reps(b, Point(op="sha256", board=b.board, payload_bytes=1024), reps=4)
+    assert result.status == "failed" and "integrity checks" in result.reason
+    assert "corrupt_samples" in result.reason
+    for w in result.windows:
+        if abs(w.net_energy_j / w.true_net_energy_j - 1) > 0.005:
+            assert {"corrupt_samples", "dropped_samples", "stream_loss", "glitch"} & set(w.flags)

@@ -199,6 +199,7 @@ def test_kernel_checks_its_buffers():
     kernel = Kernel(conversion_table(CAL, VDD_MV))
     src = random_words(10, seed=1).tobytes()
     out = dict(current=np.empty(10), logic=np.empty(10, np.uint8), saturated=np.empty(10, bool),
+               range=np.empty(10, np.uint8), floor=np.empty(10, bool), corrupt=np.empty(10, bool),
                gaps=np.empty((4, 2), np.int64))
     assert kernel.decode(src, *out.values()) == (10, 0)
     with pytest.raises(ValueError, match="fewer than the 10 samples"):
@@ -361,3 +362,109 @@ def test_rig_analyze_on_a_ppk2_file(tmp_path):
     assert all(w["energy_j"] == pytest.approx(5e-3 * 3.3 * 0.02, rel=2e-3) for w in windows)
     bad = subprocess.run([*cmd, "--trigger", "D9"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and str(path) in bad.stderr and "D0..D7" in bad.stderr
+
+
+# -- the stream's own integrity checks (issue 11) ----------------------------------------------
+
+def steady_words(n: int, amps: float = 2e-3, logic: int = 0) -> np.ndarray:
+    """A clean stream of the protocol's own encoder: a steady current, one range."""
+    return encode_words(np.full(n, amps), CAL, VDD_MV, logic=logic)
+
+
+def decode_one(words: np.ndarray) -> Chunk:
+    chunks = decode_all(words)
+    assert len(chunks) == 1
+    return chunks[0]
+
+
+def test_a_clean_stream_has_nothing_corrupt_and_carries_its_ranges():
+    amps = np.concatenate([np.full(500, 5e-6), np.full(500, 2e-3), np.full(500, 0.2)])
+    words = encode_words(amps, CAL, VDD_MV, logic=np.repeat([0, 1, 0], 500))
+    chunk = decode_one(words)
+    assert not chunk.corrupt.any() and not chunk.at_floor.any()
+    assert np.array_equal(chunk.current_range, ((words >> 14) & 7).astype(np.uint8))
+    assert len(set(chunk.current_range.tolist())) == 3
+
+
+def test_the_unused_bit_and_range_codes_above_four_are_corrupt():
+    words = steady_words(100)
+    words[10] |= 1 << 17
+    words[20] = (words[20] & ~np.uint32(7 << 14)) | np.uint32(6 << 14)
+    assert np.flatnonzero(decode_one(words).corrupt).tolist() == [10, 20]
+
+
+def test_a_corrupt_counter_is_one_corrupt_word_not_two_losses():
+    words = steady_words(200)
+    words[50] = (words[50] & ~np.uint32(63 << 18)) | np.uint32(((50 + 17) & 63) << 18)
+    chunk = decode_one(words)
+    assert chunk.lost == 0 and chunk.end_index == 200
+    assert np.flatnonzero(chunk.corrupt).tolist() == [50]
+
+
+def test_a_real_loss_stays_a_gap_and_is_not_called_corrupt():
+    words = np.delete(steady_words(200), np.s_[50:60])
+    chunk = decode_one(words)
+    assert chunk.gaps.tolist() == [[50, 10]] and not chunk.corrupt.any()
+
+
+def test_one_sample_logic_and_range_excursions_and_jumps_are_corrupt():
+    words = steady_words(300, amps=2e-3, logic=1)
+    words[100] ^= np.uint32(1 << 24)                      # the trigger drops for one sample
+    words[150] = steady_words(1, amps=0.3)[0] & ~np.uint32(63 << 18) | (words[150] & np.uint32(63 << 18))
+    words[200] = (words[200] & ~np.uint32(0x3FFF)) | np.uint32(ADC_FULL_SCALE - 10)  # ADC high bits
+    chunk = decode_one(words)
+    assert np.flatnonzero(chunk.corrupt).tolist() == [100, 150, 200]
+
+
+def test_random_byte_corruption_is_mostly_caught():
+    """A byte replaced at random in a clean stream: caught unless it is the ADC's low byte
+    (a small error) or leaves the word as it was."""
+    rng = np.random.default_rng(3)
+    amps = 2e-3 + 1e-5 * rng.standard_normal(100_000)
+    clean = encode_words(amps, CAL, VDD_MV, logic=1)
+    raw = np.frombuffer(clean.tobytes(), np.uint8).copy()
+    hits = rng.choice(len(raw), 2000, replace=False)
+    hits = hits[(hits % 4) != 0]                          # not the ADC's low byte
+    raw[hits] = rng.integers(0, 256, len(hits), dtype=np.uint8)
+    changed = raw[hits] != np.frombuffer(clean.tobytes(), np.uint8)[hits]
+    bad_words = np.unique(hits[changed] // 4)
+    chunk = decode_one(np.frombuffer(raw.tobytes(), "<u4"))
+    found = np.flatnonzero(chunk.corrupt)
+    near = np.unique(np.concatenate([bad_words - 1, bad_words, bad_words + 1]))
+    assert np.isin(found, near).all()     # clean words called corrupt only beside corrupt ones
+    assert np.isin(bad_words, found).mean() >= 0.9
+    # Two corrupt counters in a row read as a loss (and its return): rarely.
+    assert chunk.lost <= 64 * 2
+
+
+def test_the_floor_is_adc_code_zero_in_range_zero():
+    words = encode_words(np.array([-5e-6, -1e-3, 1e-6, 2e-3]), CAL, VDD_MV)
+    assert decode_one(words).at_floor.tolist() == [True, True, False, False]
+
+
+def _window_record(base_a: float, corrupt_at: list[int] = ()) -> tuple:
+    """2000 idle samples at ``base_a``, a 1000-sample window at 2 mA, 500 idle, decoded."""
+    from energyrig.rig.energy import WindowSettings, find_windows
+
+    amps = np.concatenate([np.full(2000, base_a), np.full(1000, 2e-3), np.full(500, base_a)])
+    words = encode_words(amps, CAL, VDD_MV, logic=np.repeat([0, 1, 0], [2000, 1000, 500]))
+    for k in corrupt_at:
+        words[k] |= np.uint32(1 << 17)
+    chunks = decode_all(words)
+    settings = WindowSettings(min_pulse_s=30e-6, guard_s=1e-3, baseline_s=10e-3)
+    (window,) = find_windows(chunks, settings)
+    return chunks, window, settings
+
+
+@pytest.mark.parametrize("base_a, corrupt_at, flags", [
+    (5e-6, [], ()),
+    (-20e-6, [], ("baseline_clipped",)),          # a negative offset below the idle current
+    (5e-6, [1500], ("corrupt_samples",)),         # in the baseline span
+    (5e-6, [2500], ("corrupt_samples",)),         # in the window
+    (5e-6, [100, 3400], ()),                      # before the baseline span, after the window
+])
+def test_stream_flags_of_a_window(base_a, corrupt_at, flags):
+    from energyrig.rig.energy import stream_flags
+
+    chunks, window, settings = _window_record(base_a, corrupt_at)
+    assert stream_flags(chunks, window, settings) == flags

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from ppk2_api.ppk2_api import PPK2_API
 
-from energyrig.errors import InstrumentError
+from energyrig.errors import InstrumentError, NoTriggerWindow
 from energyrig.instruments.base import Acquisition, RecordedCapture
 from energyrig.instruments.ppk2.decode import encode_words
 from energyrig.instruments.family import InstrumentInfo, Limits
@@ -23,8 +23,12 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess, Ppk2Emulator
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
-from energyrig.domain import DROPPED_SAMPLES
-from energyrig.rig.energy import find_windows
+from energyrig.domain import (CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS,
+                              STREAM_LOSS, Window)
+from energyrig.rig.energy import WindowSettings, find_windows, stream_flags
+
+#: Flags a real PPK2 raises too (none of the simulated bench's).
+INSTRUMENT_FLAGS = {*ENERGY_FLAGS, *INTEGRITY_FLAGS}
 
 METADATA = format_metadata(DEFAULT_CALIBRATION).encode()
 
@@ -264,3 +268,81 @@ def test_discovery_uses_ppk2_api_and_names_what_it_found(monkeypatch: pytest.Mon
     monkeypatch.setattr(PPK2_API, "list_devices", staticmethod(lambda: ["/dev/a", "/dev/b"]))
     with pytest.raises(InstrumentError, match="/dev/a, /dev/b"):
         discover()
+
+
+# -- the stream's own integrity on a faulty emulator (issue 11) --------------------------------
+
+SETTINGS = WindowSettings(min_pulse_s=30e-6, guard_s=1e-3, baseline_s=10e-3)
+
+
+def _flagged_windows(ppk: Ppk2, wire: Path, durations: list[float],
+                     lost_ok: bool = False) -> list[tuple[Window, set[str]] | None]:
+    """Each window (the longest of its record) with the flags the pipeline gives it from the
+    instrument alone (no truth); ``None`` for a window the stream lost whole (``lost_ok``)."""
+    out: list[tuple[Window, set[str]] | None] = []
+    for k, duration in enumerate(durations):
+        ppk.arm(pre_s=0.02, window_s=duration, post_s=0.01)
+        rise = time.monotonic_ns() + 5_000_000
+        fall = rise + int(duration * 1e9)
+        send_edges(wire, edge_records([rise, fall], [1, 0], seq0=2 * k))
+        try:
+            record = ppk.collect(timeout_s=duration + 4.0)
+        except NoTriggerWindow:
+            if not lost_ok:
+                raise
+            out.append(None)
+            continue
+        time.sleep(0.03)
+        window = max(find_windows(record, SETTINGS), key=lambda w: w.duration_s)
+        flags = {*window.flags, *record.flags, *stream_flags(record.chunk_list, window, SETTINGS)}
+        if record.lost:
+            flags.add(DROPPED_SAMPLES)
+        out.append((window, flags))
+    return out
+
+
+def _errors(truth: Path, measured: list[tuple[Window, set[str]]]) -> list[tuple[float, set[str]]]:
+    (_,), truths = read_truth(truth)
+    assert len(truths) == len(measured)
+    return [(got.net_energy_j / want.net_energy_j - 1, flags)
+            for (got, flags), want in zip(measured, truths)]
+
+
+@pytest.mark.parametrize("fault", [{"corrupt_rate": 5e-5}, {"corrupt_rate": 1e-3},
+                                   {"drop_rate": 1e-3},
+                                   {"corrupt_rate": 2e-4, "drop_rate": 1e-4}])
+def test_every_window_off_the_truth_carries_a_flag_a_real_ppk2_raises(tmp_path: Path, fault) -> None:
+    wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
+    model = PowerModel(idle_a=5e-4, active_a=3.3e-3, noise_a=0.2e-6, **fault)
+    with EmulatorProcess(model, wire=wire, truth=truth) as emu, Ppk2(emu.port) as ppk:
+        time.sleep(0.05)
+        measured = _flagged_windows(ppk, wire, [0.01, 0.05, 0.2] * 3)
+    errors = _errors(truth, measured)
+    unflagged_off = [(e, f) for e, f in errors if abs(e) > 0.005 and not f & INSTRUMENT_FLAGS]
+    assert unflagged_off == []
+    if "corrupt_rate" in fault:
+        assert any(CORRUPT in f for _, f in errors)
+
+
+def test_a_loss_the_counter_cannot_count_is_flagged_and_the_stream_resynchronised(
+        tmp_path: Path) -> None:
+    wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
+    model = PowerModel(idle_a=5e-4, active_a=3.3e-3, noise_a=0.2e-6, loss_at_s=1.0, loss_s=0.94)
+    with EmulatorProcess(model, wire=wire, truth=truth) as emu, Ppk2(emu.port) as ppk:
+        time.sleep(0.05)
+        measured = _flagged_windows(ppk, wire, [0.05] * 40, lost_ok=True)
+        lost = ppk.describe().details["samples_lost"]
+    assert abs(lost - 94_000) <= 64 * 8
+    (stream,), truths = read_truth(truth)
+    assert len(truths) == len(measured)
+    flagged = [m is None or STREAM_LOSS in m[1] for m in measured]
+    assert any(flagged)
+    last = max(i for i, f in enumerate(flagged) if f)
+    assert last < len(measured) - 10                       # later windows are not flagged
+    for m, want in list(zip(measured, truths))[last + 1:]:
+        assert m is not None and STREAM_LOSS not in m[1]
+        got = m[0]
+        assert abs(got.start_s - (want.t_rise_ns - stream.t0_ns) * 1e-9) <= 3e-4  # on time
+    for m, want in zip(measured, truths):
+        if m is not None and abs(m[0].net_energy_j / want.net_energy_j - 1) > 0.005:
+            assert m[1] & INSTRUMENT_FLAGS

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,15 @@ class Chunk:
     saturated:
         Boolean mask of samples at the end of the instrument's range, or ``None`` if the
         instrument cannot tell.
+    current_range:
+        The instrument's current range of each sample as uint8 (a PPK2: 0..4, 0 the most
+        sensitive), or ``None`` for an instrument with one range.
+    at_floor:
+        Boolean mask of samples at the bottom of the instrument's lowest range (a PPK2: ADC
+        code 0 in range 0, where a current below zero reads), or ``None``.
+    corrupt:
+        Boolean mask of samples the stream itself shows are corrupt (a word no healthy
+        instrument sends), or ``None`` if the instrument cannot tell.
     gaps:
         int64 array of shape (k, 2): rows ``(position, lost)`` meaning ``lost`` samples were
         lost immediately before the sample at ``position`` in this chunk (0 <= position < n).
@@ -56,9 +65,41 @@ class Chunk:
     logic: npt.NDArray[np.uint8] | None = None
     saturated: npt.NDArray[np.bool_] | None = None
     gaps: npt.NDArray[np.int64] = field(default_factory=lambda: NO_GAPS)
+    current_range: npt.NDArray[np.uint8] | None = None
+    at_floor: npt.NDArray[np.bool_] | None = None
+    corrupt: npt.NDArray[np.bool_] | None = None
 
     def __len__(self) -> int:
         return int(self.current_a.shape[0])
+
+    def sliced(self, lo: int, hi: int) -> Chunk:
+        """Received samples ``lo:hi`` (0 <= lo <= hi <= len) as a chunk with the correct
+        start index and gaps."""
+        gaps = self.gaps
+        lost_before = int(gaps[gaps[:, 0] < lo, 1].sum()) if len(gaps) else 0
+        keep = gaps[(gaps[:, 0] >= lo) & (gaps[:, 0] < hi)] if len(gaps) else gaps
+        if len(keep):
+            keep = keep.copy()
+            keep[:, 0] -= lo
+
+        def part(a: npt.NDArray[Any] | None) -> npt.NDArray[Any] | None:
+            return None if a is None else a[lo:hi]
+
+        volt = self.voltage_v if np.isscalar(self.voltage_v) else self.voltage_v[lo:hi]  # type: ignore[index]
+        return Chunk(start_index=self.start_index + lo + lost_before, period_s=self.period_s,
+                     current_a=self.current_a[lo:hi], voltage_v=volt, logic=part(self.logic),
+                     saturated=part(self.saturated), gaps=keep,
+                     current_range=part(self.current_range), at_floor=part(self.at_floor),
+                     corrupt=part(self.corrupt))
+
+    def indices(self) -> npt.NDArray[np.int64]:
+        """Absolute index of every received sample (lost samples counted)."""
+        index = self.start_index + np.arange(len(self), dtype=np.int64)
+        if len(self.gaps):
+            lost = np.zeros(len(self), dtype=np.int64)
+            np.add.at(lost, self.gaps[:, 0], self.gaps[:, 1])
+            index += np.cumsum(lost)
+        return index
 
     @property
     def lost(self) -> int:

@@ -219,11 +219,28 @@ EDGE_ERROR = "edge_error_over_bound"      # the edge error bound exceeds measure
 DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with the firmware's
 EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
 PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
+# The stream's own integrity, seen by the instrument's decoder and its clock: a real
+# instrument raises them exactly as an emulated one (energyrig.rig.energy.stream_flags, the
+# PPK2 driver). A point whose windows mostly carry one is stored as failed (the pipeline).
+CORRUPT = "corrupt_samples"               # the window or its baseline holds words no healthy
+                                          # instrument sends (a PPK2: bit 17, range > 4, a
+                                          # counter that skips and returns, one-sample logic,
+                                          # range or ADC excursions)
+STREAM_LOSS = "stream_loss"               # the record falls where the stream lost samples its
+                                          # counter could not count (fewer samples than the
+                                          # host's clock says the instrument took)
+BASELINE_CLIPPED = "baseline_clipped"     # most of the baseline span reads the instrument's
+                                          # floor (a PPK2: ADC 0 in range 0; a negative offset
+                                          # larger than the idle current)
+INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED)
+#: A point whose windows carry an integrity flag more often than this is stored as failed.
+MAX_FLAGGED_FRACTION = 0.5
 # Added by the simulated bench (energyrig.rig.bench.SimBench):
 TRUTH_LATE = "truth_late"                 # an edge reached the emulator late
 NO_TRUTH = "no_truth"                     # no truth window matches this window
 TRIGGER_DROPS = "trigger_drops"           # the DUT could not publish trigger edges
-TIME_SHIFT = "stream_time_shift"          # the window is off its true edges (uncounted loss)
+TIME_SHIFT = "stream_time_shift"          # the window is off its true edges (an uncounted
+                                          # loss the host's clock missed: sim only)
 SIM_FLAGS = (TRUTH_LATE, NO_TRUTH, TRIGGER_DROPS, TIME_SHIFT)
 # Added by the correction stage (energyrig.calibration.correction):
 UNCALIBRATED = "uncalibrated"             # no complete, valid calibration was applied

@@ -202,10 +202,11 @@ def _no_emulator_args(config: Any) -> list[str]:
     return []
 
 
-#: Faults of an instrument's stream (lost samples, corrupt bytes, a cable pulled), each
-#: emulated by some emulators only; offset, gain and skew are the power model's and every
-#: emulator applies them.
-STREAM_FAULTS = ("drop_rate", "corrupt_rate", "disconnect_after_s")
+#: Faults of an instrument's stream (lost samples, corrupt bytes, a cable pulled, a second
+#: lost at once) and of its ranges (an offset per range), each emulated by some emulators
+#: only; offset, gain and skew are the power model's and every emulator applies them.
+STREAM_FAULTS = ("drop_rate", "corrupt_rate", "disconnect_after_s", "loss_at_s",
+                 "range_offset_a")
 
 
 @dataclass(frozen=True)

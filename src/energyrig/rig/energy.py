@@ -65,8 +65,8 @@ import numpy.typing as npt
 
 from energyrig.calibration.budget import WindowStats
 from energyrig.capture import Capture, Chunk
-from energyrig.domain import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE, SATURATED,
-                              TOO_FEW_SAMPLES, Window, WindowSettings)
+from energyrig.domain import (BASELINE_AFTER, BASELINE_CLIPPED, CORRUPT, DROPPED_SAMPLES, GLITCH,
+                              NO_BASELINE, SATURATED, TOO_FEW_SAMPLES, Window, WindowSettings)
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.rig import _energy
 
@@ -214,8 +214,7 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
     current = np.concatenate([c.current_a for c in chunks])
     voltage = np.concatenate([np.broadcast_to(np.asarray(c.voltage_v, dtype=np.float64),
                                               (len(c),)) for c in chunks])
-    index = np.concatenate([c.start_index + np.arange(len(c))
-                            + _lost_before(c) for c in chunks])
+    index = np.concatenate([c.indices() for c in chunks])
     power = current * voltage
     a = round(window.start_s / T + 0.5)
     b = round(window.end_s / T - 0.5)
@@ -243,11 +242,38 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
         step_window_a=step(current[inside]), step_baseline_a=step(idle_i))
 
 
-def _lost_before(chunk: Chunk) -> npt.NDArray[np.int64]:
-    """Samples lost before each sample of ``chunk`` (its absolute index less its position)."""
-    lost = np.zeros(len(chunk), dtype=np.int64)
-    np.add.at(lost, chunk.gaps[:, 0], chunk.gaps[:, 1])
-    return np.cumsum(lost)
+def stream_flags(chunks: Iterable[Chunk], window: Window,
+                 settings: WindowSettings) -> tuple[str, ...]:
+    """The integrity flags of ``window`` from the masks its capture's chunks carry:
+    ``corrupt_samples`` when a corrupt sample lies in the window or its baseline span (the
+    span before it, or after it for a window flagged ``baseline_after``), and
+    ``baseline_clipped`` when more than half of the baseline span is at the instrument's
+    floor. Chunks without the masks give no flags. Vectorised per chunk."""
+    T = None
+    corrupt = floor = span = 0
+    for chunk in chunks:
+        if not len(chunk) or (chunk.corrupt is None and chunk.at_floor is None):
+            continue
+        if T is None:
+            T = chunk.period_s
+            _, guard, base = settings.in_samples(T)
+            a = round(window.start_s / T + 0.5)           # first and last sample of the window
+            b = round(window.end_s / T - 0.5)
+            if BASELINE_AFTER in window.flags:
+                lo, hi, b_lo, b_hi = a, b + guard + base, b + 1 + guard, b + 1 + guard + base
+            else:
+                lo, hi, b_lo, b_hi = a - guard - base, b, a - guard - base, a - guard
+        if chunk.start_index > hi or chunk.end_index <= lo:
+            continue
+        index = chunk.indices()
+        if chunk.corrupt is not None:
+            corrupt += int(np.count_nonzero(chunk.corrupt[(index >= lo) & (index <= hi)]))
+        if chunk.at_floor is not None:
+            in_base = (index >= b_lo) & (index < b_hi)
+            span += int(np.count_nonzero(in_base))
+            floor += int(np.count_nonzero(chunk.at_floor[in_base]))
+    return tuple(name for name, on in ((CORRUPT, corrupt > 0),
+                                      (BASELINE_CLIPPED, span > 0 and floor > span / 2)) if on)
 
 
 def find_windows(capture: Capture | Iterable[Chunk],

@@ -34,7 +34,11 @@ Stages of a point (:func:`measure_point`):
 
 :func:`measure_point` takes windows until its ``until`` rule says enough (``rig run``: R
 windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
-windows). Failures of the DUT or the instrument end the point as ``failed`` with the reason,
+windows). A window whose stream failed its own integrity checks (corrupt samples, a loss the
+counter could not count, a baseline at the instrument's floor: flags a real instrument
+raises) is measured again a few times; a point whose windows still mostly carry such a flag
+ends ``failed`` (:func:`integrity_failure`). Failures of the DUT or the instrument end the
+point as ``failed`` with the reason,
 keeping the windows measured before; they do not raise. Presentation stays with the caller,
 behind ``on_progress``. SI units throughout.
 """
@@ -50,12 +54,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_budget,
                                          time_budget, window_budget)
 from energyrig.calibration.routines import CalibrationBench
-from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS, Point,
-                              Window, finite_or_none, summarise_per_op, take_out_overhead,
+from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
+                              INTEGRITY_FLAGS, MAX_FLAGGED_FRACTION, Point, Window,
+                              finite_or_none, summarise_per_op, take_out_overhead,
                               windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.rig.dut import DutRefused
-from energyrig.rig.energy import WindowSettings, find_windows, window_stats
+from energyrig.rig.energy import WindowSettings, find_windows, stream_flags, window_stats
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
@@ -74,6 +79,9 @@ AUTO_MARGIN = 1.5
 MAX_RESTARTS = 3
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
 COLLECT_SLACK_S = 5.0
+#: Times a window whose stream failed its integrity checks is measured again before it is
+#: kept flagged (a rare corrupt word or loss passes; a stream broken throughout fails the point).
+INTEGRITY_RETRIES = 2
 
 #: The correction stage: a record in, the corrected record out (offset, gain, skew, ...).
 Correction = Callable[["RecordedCapture"], "RecordedCapture"]
@@ -271,10 +279,13 @@ class Measurement:
 
         With ``auto``, a short window grows :attr:`batch_n` and is measured again; a batch that
         outlasted the record is measured again with the firmware's new time (and a smaller
-        :attr:`batch_n` when the record cannot hold it). At most :data:`MAX_RESTARTS` times
+        :attr:`batch_n` when the record cannot hold it). A window whose stream failed its
+        integrity checks (:data:`~energyrig.domain.INTEGRITY_FLAGS`) is measured again up to
+        :data:`INTEGRITY_RETRIES` times, then kept with its flags. At most :data:`MAX_RESTARTS` times
         per point; after that a short window is returned flagged ``edge_error_over_bound``
         and an outlasted record raises.
         """
+        retries = 0
         while True:
             try:
                 row, elapsed_s = self._measure_window()
@@ -283,6 +294,12 @@ class Measurement:
                     raise
                 self.restarts += 1
                 continue  # _measure_window re-timed the batch
+            broken = sorted(set(row.flags) & set(INTEGRITY_FLAGS))
+            if broken and retries < INTEGRITY_RETRIES:
+                retries += 1
+                log.info("%s: window flagged %s; measuring it again", self.point.label,
+                         ",".join(broken))
+                continue
             self.per_op_s = elapsed_s / self.batch_n
             short = self._short_by(row)
             if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):
@@ -349,6 +366,7 @@ class Measurement:
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
+        flags += stream_flags(record.chunk_list, window, settings)
         resolution = self.bench.limits.resolution
         budget = window_budget(window_stats(record.chunk_list, window, settings,
                                             resolution.step_a if resolution else None),
@@ -547,8 +565,25 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                                calibration=bench.calibration)
         return PointResult(prepared.point, status, reason, prepared.batch_n, tuple(windows),
                            _flags(windows), prepared.prep, cycle_hz, bench.calibration)
-    return PointResult(prepared.point, "ok", "", prepared.batch_n, tuple(windows),
-                       _flags(windows, extra), prepared.prep, cycle_hz, bench.calibration)
+    reason = integrity_failure(windows)
+    if reason:
+        log.warning("point %s failed: %s", point.label, reason)
+    return PointResult(prepared.point, "failed" if reason else "ok", reason, prepared.batch_n,
+                       tuple(windows), _flags(windows, extra), prepared.prep, cycle_hz,
+                       bench.calibration)
+
+
+def integrity_failure(windows: Sequence[Window]) -> str:
+    """Why a point's windows cannot be trusted: more than :data:`MAX_FLAGGED_FRACTION` of
+    them carry a flag of the stream's integrity (:data:`~energyrig.domain.INTEGRITY_FLAGS`,
+    which a real instrument raises too); ``""`` when they can."""
+    flagged = [w for w in windows if set(w.flags) & set(INTEGRITY_FLAGS)]
+    if not windows or len(flagged) <= MAX_FLAGGED_FRACTION * len(windows):
+        return ""
+    counts = ", ".join(f"{name} {sum(name in w.flags for w in windows)}"
+                       for name in INTEGRITY_FLAGS if any(name in w.flags for w in windows))
+    return (f"{len(flagged)} of {len(windows)} windows failed the stream's integrity checks "
+            f"({counts}): the instrument's stream is corrupt or lossy")
 
 
 def _flags(windows: Sequence[Window], extra: Sequence[str] = ()) -> tuple[str, ...]:

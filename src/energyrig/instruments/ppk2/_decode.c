@@ -4,8 +4,10 @@
  *
  * One pass over a block of 4-byte little-endian PPK2 words writes, per sample, the current
  * in amperes (the same double-precision arithmetic, in the same order, as ppk2-api's
- * PPK2_API.get_adc_result), the logic byte D0..D7 and a saturation flag, and records gaps
- * of the 6-bit sample counter. The outputs are preallocated by the caller (numpy arrays
+ * PPK2_API.get_adc_result), the logic byte D0..D7, the raw range code, a saturation flag,
+ * a floor flag (ADC code 0 in range 0) and a corrupt flag (a word no healthy PPK2 sends:
+ * the unused bit 17 set, a range code above 4, or a counter that skips and comes back on
+ * the next word), and records gaps of the 6-bit sample counter. The outputs are preallocated by the caller (numpy arrays
  * through the buffer protocol); nothing is allocated and the GIL is released while the
  * block is decoded.
  *
@@ -28,6 +30,7 @@
 #define ER_ADC_FULL_SCALE 0x3fffu
 #define ER_TOP_RANGE 4
 #define ER_COUNTER_MASK 0x3f
+#define ER_UNUSED_BIT (1u << 17)
 
 /** Conversion constants of one current range, precomputed in Python. */
 typedef struct {
@@ -65,6 +68,9 @@ typedef struct {
 	double *current;
 	uint8_t *logic;
 	uint8_t *saturated;
+	uint8_t *range;
+	uint8_t *floor;
+	uint8_t *corrupt;
 	int64_t *gaps; /* (gap_cap, 2): position, samples lost */
 	Py_ssize_t gap_cap;
 } er_out_s;
@@ -130,6 +136,9 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 	double *restrict current = out->current;
 	uint8_t *restrict logic = out->logic;
 	uint8_t *restrict saturated = out->saturated;
+	uint8_t *restrict range = out->range;
+	uint8_t *restrict floor = out->floor;
+	uint8_t *restrict corrupt = out->corrupt;
 	int64_t *restrict gaps = out->gaps;
 	const Py_ssize_t gap_cap = out->gap_cap;
 	int prev = s->prev_counter;
@@ -140,19 +149,31 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 	for (i = 0; i < n; i++) {
 		const uint32_t w = er_load_le32(src + 4 * i);
 		const int counter = (int)((w >> 18) & ER_COUNTER_MASK);
-
-		if (prev >= 0 && counter != ((prev + 1) & ER_COUNTER_MASK)) {
-			if (ng == gap_cap) {
-				break;
-			}
-			gaps[2 * ng] = i;
-			gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
-			ng++;
-		}
-		prev = counter;
-
 		const uint32_t adc = w & ER_ADC_MASK;
 		const uint32_t code = (w >> 14) & 7u;
+		uint8_t bad = (uint8_t)(((w & ER_UNUSED_BIT) != 0) | (code > ER_TOP_RANGE));
+
+		if (prev >= 0 && counter != ((prev + 1) & ER_COUNTER_MASK)) {
+			const int next = i + 1 < n ?
+				(int)((er_load_le32(src + 4 * (i + 1)) >> 18) & ER_COUNTER_MASK) : -1;
+
+			if (next == ((prev + 2) & ER_COUNTER_MASK)) {
+				/* The next word continues the count: this word's counter is corrupt. */
+				bad = 1;
+				prev = (prev + 1) & ER_COUNTER_MASK;
+			} else {
+				if (ng == gap_cap) {
+					break;
+				}
+				gaps[2 * ng] = i;
+				gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
+				ng++;
+				prev = counter;
+			}
+		} else {
+			prev = counter;
+		}
+
 		const er_range_s *t = &tab[code];
 		const double x = ((double)(adc * 4u) - t->o) * t->k;
 		double amps = t->ug * (x * (t->gs * x + t->gi) + t->c);
@@ -163,6 +184,9 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 		current[i] = amps;
 		logic[i] = (uint8_t)(w >> 24);
 		saturated[i] = (uint8_t)((code >= ER_TOP_RANGE) & (adc == ER_ADC_FULL_SCALE));
+		range[i] = (uint8_t)code;
+		floor[i] = (uint8_t)((code == 0) & (adc == 0));
+		corrupt[i] = bad;
 	}
 	s->spike = spike;
 	s->prev_counter = prev;
@@ -186,13 +210,14 @@ static int er_get_out(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const
 
 static PyObject *er_kernel_decode(er_kernel_s *self, PyObject *args)
 {
-	PyObject *src_obj, *cur_obj, *logic_obj, *sat_obj, *gaps_obj;
-	Py_buffer src, cur, logic, sat, gaps;
+	PyObject *src_obj, *cur_obj, *logic_obj, *sat_obj, *range_obj, *floor_obj, *corrupt_obj,
+		*gaps_obj;
+	Py_buffer src, cur, logic, sat, rng, flr, bad, gaps;
 	Py_ssize_t n, n_done, n_gaps = 0;
 	PyObject *result = NULL;
 
-	if (!PyArg_ParseTuple(args, "OOOOO:decode", &src_obj, &cur_obj, &logic_obj, &sat_obj,
-			      &gaps_obj)) {
+	if (!PyArg_ParseTuple(args, "OOOOOOOO:decode", &src_obj, &cur_obj, &logic_obj, &sat_obj,
+			      &range_obj, &floor_obj, &corrupt_obj, &gaps_obj)) {
 		return NULL;
 	}
 	if (PyObject_GetBuffer(src_obj, &src, PyBUF_C_CONTIGUOUS) < 0) {
@@ -207,16 +232,27 @@ static PyObject *er_kernel_decode(er_kernel_s *self, PyObject *args)
 	if (er_get_out(sat_obj, &sat, 1, "saturated") < 0) {
 		goto release_logic;
 	}
-	if (er_get_out(gaps_obj, &gaps, 8, "gaps") < 0) {
+	if (er_get_out(range_obj, &rng, 1, "range") < 0) {
 		goto release_sat;
 	}
+	if (er_get_out(floor_obj, &flr, 1, "floor") < 0) {
+		goto release_rng;
+	}
+	if (er_get_out(corrupt_obj, &bad, 1, "corrupt") < 0) {
+		goto release_flr;
+	}
+	if (er_get_out(gaps_obj, &gaps, 8, "gaps") < 0) {
+		goto release_bad;
+	}
 	n = src.len / 4;
-	if (cur.len / 8 < n || logic.len < n || sat.len < n) {
+	if (cur.len / 8 < n || logic.len < n || sat.len < n || rng.len < n || flr.len < n ||
+	    bad.len < n) {
 		PyErr_Format(PyExc_ValueError, "output arrays hold fewer than the %zd samples of the block", n);
 		goto release_gaps;
 	}
 	{
-		const er_out_s out = {cur.buf, logic.buf, sat.buf, gaps.buf, gaps.len / 16};
+		const er_out_s out = {cur.buf, logic.buf, sat.buf, rng.buf, flr.buf, bad.buf,
+				      gaps.buf, gaps.len / 16};
 
 		Py_BEGIN_ALLOW_THREADS
 		if (self->spike_filter) {
@@ -229,6 +265,12 @@ static PyObject *er_kernel_decode(er_kernel_s *self, PyObject *args)
 	result = Py_BuildValue("nn", n_done, n_gaps);
 release_gaps:
 	PyBuffer_Release(&gaps);
+release_bad:
+	PyBuffer_Release(&bad);
+release_flr:
+	PyBuffer_Release(&flr);
+release_rng:
+	PyBuffer_Release(&rng);
 release_sat:
 	PyBuffer_Release(&sat);
 release_logic:
@@ -279,9 +321,9 @@ static int er_kernel_init(er_kernel_s *self, PyObject *args, PyObject *kwds)
 
 static PyMethodDef er_kernel_methods[] = {
 	{"decode", (PyCFunction)er_kernel_decode, METH_VARARGS,
-	 "decode(src, current, logic, saturated, gaps) -> (n_done, n_gaps)\n\n"
+	 "decode(src, current, logic, saturated, range, floor, corrupt, gaps) -> (n_done, n_gaps)\n\n"
 	 "Decode the len(src) // 4 whole words of src into the preallocated outputs "
-	 "(float64 A, uint8, bool, int64 (cap, 2)). Stops early only when the gap buffer "
+	 "(float64 A, uint8, bool, uint8, bool, bool, int64 (cap, 2)). Stops early only when the gap buffer "
 	 "is full; gap positions are relative to the first word of src."},
 	{NULL, NULL, 0, NULL},
 };

@@ -32,6 +32,23 @@ Dropped samples
     64 bytes = 16 samples, far below that. Each jump becomes a row of ``Chunk.gaps`` and the
     lost samples advance the capture's sample index.
 
+Corrupt words
+    A word no healthy PPK2 sends is marked in ``Chunk.corrupt`` (its value is kept as
+    decoded; the windows it falls in are flagged ``corrupt_samples``):
+
+    * the unused bit 17 set, or a range code above 4;
+    * a counter that skips and is continued by the next word (``c, x, c + 2``): one corrupt
+      counter, not two losses, so the sample index is not moved (a loss cannot make the count
+      go back); a skip on the last word of a block cannot be told apart and stays a gap;
+    * a one-sample excursion (neighbours equal, the sample different) of the logic byte or of
+      the range: the trigger and the auto-ranging hold a level for several samples;
+    * a one-sample jump within one range by more than :data:`JUMP_FRACTION` of the range's
+      full scale, both neighbours within a tenth of that of each other: the front end does not
+      move that far and back in 20 µs.
+
+    Samples at the floor (ADC code 0 in range 0: a current at or below zero, clipped) are
+    marked in ``Chunk.at_floor``, and every sample's range is in ``Chunk.current_range``.
+
 Saturation
     A sample is flagged saturated when the device is in its top range (4) and the ADC reads
     full scale (0x3FFF): the current was above what the PPK2 can measure. A full-scale code
@@ -59,6 +76,9 @@ ADC_MULT = 1.8 / 163840
 ADC_FULL_SCALE = 0x3FFF
 TOP_RANGE = N_RANGES - 1
 WORD_BYTES = 4
+
+JUMP_FRACTION = 1 / 8
+"""A one-sample jump within a range by more than this fraction of its full scale is corrupt."""
 
 _RANGE_SHIFT, _COUNTER_SHIFT, _LOGIC_SHIFT = 14, 18, 24
 _COUNTER_MASK = 0x3F
@@ -120,12 +140,22 @@ class Ppk2Decoder:
         self.period_s = 1.0 / sample_rate_hz
         self.spike_filter = spike_filter
         self._kernel = Kernel(conversion_table(calibration, vdd_mv), spike_filter)
+        self._jump_a = JUMP_FRACTION * _range_full_scale_a(calibration, vdd_mv)
         self._partial = b""
         self._gap_buf = np.empty((_GAP_ROWS, 2), dtype=np.int64)
         self.next_index = start_index
         """Absolute index of the next sample to come (lost samples included)."""
         self.samples_lost = 0
-        """Samples lost so far, by the counter."""
+        """Samples lost so far, by the counter (and by :meth:`add_loss`)."""
+        self._uncounted = 0
+
+    def add_loss(self, samples: int) -> None:
+        """Count ``samples`` lost that the counter could not count (found against the host's
+        clock, :mod:`energyrig.instruments.ppk2.clock`): the next chunk starts with a gap of
+        them, so the sample index is on time again."""
+        if samples <= 0:
+            raise ValueError(f"a loss is > 0 samples, got {samples}")
+        self._uncounted += samples
 
     @property
     def pending_bytes(self) -> int:
@@ -151,16 +181,23 @@ class Ppk2Decoder:
         n = len(head) // WORD_BYTES + body_len // WORD_BYTES
         if n == 0:
             return None
-        current = np.empty(n, dtype=np.float64)
-        logic = np.empty(n, dtype=np.uint8)
-        saturated = np.empty(n, dtype=np.bool_)
+        out = _Outputs(n)
         gaps: list[npt.NDArray[np.int64]] = []
         at = 0
         for src in (head, view[:body_len]):
-            at = self._decode_into(src, current, logic, saturated, at, gaps)
+            at = self._decode_into(src, out, at, gaps)
+        if self._uncounted:
+            gaps.insert(0, np.array([[0, self._uncounted]], dtype=np.int64))
+            self._uncounted = 0
         gap_rows = np.concatenate(gaps) if gaps else NO_GAPS
-        chunk = Chunk(start_index=self.next_index, period_s=self.period_s, current_a=current,
-                      voltage_v=self.voltage_v, logic=logic, saturated=saturated, gaps=gap_rows)
+        if len(gap_rows) > 1 and gap_rows[1, 0] == 0:  # the counter's gap at 0 too: one row
+            gap_rows = np.concatenate([[[0, gap_rows[0, 1] + gap_rows[1, 1]]], gap_rows[2:]])
+        out.corrupt |= excursions(out.logic) | excursions(out.range)
+        out.corrupt |= self._jumps(out.current, out.range)
+        chunk = Chunk(start_index=self.next_index, period_s=self.period_s,
+                      current_a=out.current, voltage_v=self.voltage_v, logic=out.logic,
+                      saturated=out.saturated, gaps=gap_rows, current_range=out.range,
+                      at_floor=out.floor, corrupt=out.corrupt)
         if gaps:
             # Per chunk, so INFO: a lossy stream would flood the terminal. Windows carry the
             # dropped_samples flag and the live driver warns once per record.
@@ -170,23 +207,59 @@ class Ppk2Decoder:
         self.next_index = chunk.end_index
         return chunk
 
-    def _decode_into(self, src: bytes | memoryview, current: npt.NDArray[np.float64],
-                     logic: npt.NDArray[np.uint8], saturated: npt.NDArray[np.bool_], at: int,
+    def _decode_into(self, src: bytes | memoryview, out: _Outputs, at: int,
                      gaps: list[npt.NDArray[np.int64]]) -> int:
         """Decode whole words of ``src`` into the outputs from index ``at``; return the end."""
         done, total = 0, len(src) // WORD_BYTES
         while done < total:
-            n_done, n_gaps = self._kernel.decode(src[WORD_BYTES * done:], current[at + done:],
-                                                 logic[at + done:], saturated[at + done:],
-                                                 self._gap_buf)
+            k = at + done
+            n_done, n_gaps = self._kernel.decode(
+                src[WORD_BYTES * done:], out.current[k:], out.logic[k:], out.saturated[k:],
+                out.range[k:], out.floor[k:], out.corrupt[k:], self._gap_buf)
             if n_gaps:
                 rows = self._gap_buf[:n_gaps].copy()
-                rows[:, 0] += at + done
+                rows[:, 0] += k
                 gaps.append(rows)
             done += n_done
             if done < total:  # the gap buffer filled up: a badly broken stream
                 self._gap_buf = np.empty((2 * len(self._gap_buf), 2), dtype=np.int64)
         return at + total
+
+    def _jumps(self, current: npt.NDArray[np.float64],
+               rng: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+        """One-sample jumps within a range by more than :data:`JUMP_FRACTION` of its full
+        scale, the neighbours close to each other (see the module docs)."""
+        out = np.zeros(len(current), dtype=np.bool_)
+        if len(current) < 3:
+            return out
+        r = np.minimum(rng, TOP_RANGE)
+        limit = self._jump_a[r[1:-1]]
+        before, here, after = current[:-2], current[1:-1], current[2:]
+        out[1:-1] = ((r[:-2] == r[1:-1]) & (r[2:] == r[1:-1])
+                     & (np.abs(here - before) > limit) & (np.abs(here - after) > limit)
+                     & (np.abs(after - before) < limit / 10))
+        return out
+
+
+class _Outputs:
+    """The per-sample arrays the kernel writes for one block."""
+
+    def __init__(self, n: int) -> None:
+        self.current = np.empty(n, dtype=np.float64)
+        self.logic = np.empty(n, dtype=np.uint8)
+        self.saturated = np.empty(n, dtype=np.bool_)
+        self.range = np.empty(n, dtype=np.uint8)
+        self.floor = np.empty(n, dtype=np.bool_)
+        self.corrupt = np.empty(n, dtype=np.bool_)
+
+
+def excursions(values: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
+    """Samples that differ from both neighbours while the neighbours agree (one-sample
+    excursions; the first and last samples of the array are never marked)."""
+    out = np.zeros(len(values), dtype=np.bool_)
+    if len(values) >= 3:
+        out[1:-1] = (values[1:-1] != values[:-2]) & (values[:-2] == values[2:])
+    return out
 
 
 def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibration,
@@ -224,6 +297,14 @@ def range_steps(cal: Ppk2Calibration, vdd_mv: float) -> tuple[tuple[float, float
     return tuple(zip(_range_full_scale_a(cal, vdd_mv).tolist(), step.tolist(), strict=True))
 
 
+def auto_range(current_a: npt.NDArray[np.float64], cal: Ppk2Calibration, vdd_mv: float,
+               switch_fraction: float = 0.9) -> npt.NDArray[np.intp]:
+    """The range the device's automatic ranging picks for each current: the lowest whose
+    full scale, times ``switch_fraction``, is above it."""
+    limits = _range_full_scale_a(cal, vdd_mv) * switch_fraction
+    return np.minimum(np.searchsorted(limits[:TOP_RANGE], current_a, side="right"), TOP_RANGE)
+
+
 def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, *,
                  logic: npt.ArrayLike | int = 0, counter_start: int = 0,
                  switch_fraction: float = 0.9) -> npt.NDArray[np.uint32]:
@@ -252,8 +333,7 @@ def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, 
     little-endian host).
     """
     amps = np.asarray(current_a, dtype=np.float64)
-    limits = _range_full_scale_a(cal, vdd_mv) * switch_fraction
-    rng = np.minimum(np.searchsorted(limits[:TOP_RANGE], amps, side="right"), TOP_RANGE)
+    rng = auto_range(amps, cal, vdd_mv, switch_fraction)
     o, k, gs, gi, ug, c = conversion_table(cal, vdd_mv)[rng].T
     # Solve ug * (gs x^2 + gi x + c) = I for x, in the cancellation-free form.
     y = amps / ug - c
@@ -267,5 +347,5 @@ def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, 
             | (bits << _LOGIC_SHIFT)).astype(np.uint32)
 
 
-__all__ = ["SAMPLE_RATE_HZ", "ADC_MULT", "Ppk2Decoder", "decode_stream", "conversion_table",
-           "encode_words", "range_steps"]
+__all__ = ["SAMPLE_RATE_HZ", "ADC_MULT", "JUMP_FRACTION", "auto_range", "Ppk2Decoder",
+           "decode_stream", "conversion_table", "encode_words", "excursions", "range_steps"]

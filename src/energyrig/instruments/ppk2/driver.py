@@ -19,6 +19,10 @@ discovery it uses):
   ``PPK2_MP`` quietly discards its oldest data);
 * the 6-bit sample counter is checked; lost samples arrive as ``Chunk.gaps`` and advance
   the sample index, so windows that lost samples are flagged downstream;
+* a loss the counter cannot count (64 samples or more, e.g. a second lost while the host
+  was stalled) is found against the host's clock (:class:`~energyrig.instruments.ppk2.clock.StreamClock`):
+  the stream is re-synchronised, so later records are on time, and the records it falls in
+  are flagged ``stream_loss`` (:meth:`Ppk2.collect` waits for a suspect lag to resolve);
 * a port that disappears mid-stream is an error on the next call, not a hang.
 """
 from __future__ import annotations
@@ -34,9 +38,11 @@ import serial
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.capture import Chunk
+from energyrig.domain import STREAM_LOSS
 from energyrig.errors import InstrumentError, NoTriggerWindow
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
+from energyrig.instruments.ppk2.clock import StreamClock, StreamLoss
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, range_steps
 from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
@@ -84,22 +90,6 @@ def discover() -> str:
                               "(e.g. /dev/ttyACM0) in the fixture")
     raise InstrumentError(f"several PPK2s found ({', '.join(map(str, ports))}); name the port "
                           "to use in the fixture")
-
-
-def slice_chunk(chunk: Chunk, lo: int, hi: int) -> Chunk:
-    """Received samples ``lo:hi`` of ``chunk`` as a chunk with correct index and gaps."""
-    gaps = chunk.gaps
-    lost_before = int(gaps[gaps[:, 0] < lo, 1].sum()) if len(gaps) else 0
-    keep = gaps[(gaps[:, 0] >= lo) & (gaps[:, 0] < hi)] if len(gaps) else gaps
-    if len(keep):
-        keep = keep.copy()
-        keep[:, 0] -= lo
-    volt = chunk.voltage_v if np.isscalar(chunk.voltage_v) else chunk.voltage_v[lo:hi]
-    return Chunk(start_index=chunk.start_index + lo + lost_before, period_s=chunk.period_s,
-                 current_a=chunk.current_a[lo:hi], voltage_v=volt,
-                 logic=None if chunk.logic is None else chunk.logic[lo:hi],
-                 saturated=None if chunk.saturated is None else chunk.saturated[lo:hi],
-                 gaps=keep)
 
 
 def absolute_index(chunk: Chunk, j: int) -> int:
@@ -173,6 +163,8 @@ class Ppk2(AcquisitionBase):
         self.metadata_text = ""
         self._ser: Transport | None = transport
         self._decoder: Ppk2Decoder | None = None
+        self._clock = StreamClock(SAMPLE_RATE_HZ)
+        self._losses: deque[StreamLoss] = deque(maxlen=64)
         self._chunks: deque[Chunk] = deque()
         self._cond = threading.Condition()
         self._reader: threading.Thread | None = None
@@ -262,6 +254,8 @@ class Ppk2(AcquisitionBase):
         if s.dut_power:
             self.set_dut_power(True)
         self._decoder = Ppk2Decoder(self.calibration, s.supply_mv)
+        self._clock = StreamClock(SAMPLE_RATE_HZ)
+        self._losses.clear()
         self._chunks.clear()
         self._buffered = 0
         self._last_fall = 0
@@ -306,12 +300,21 @@ class Ppk2(AcquisitionBase):
                 continue
             chunk = self._decoder.feed(data)
             if chunk is not None:
-                self._store(chunk)
+                loss = self._clock.update(time.monotonic(), self._decoder.next_index)
+                if loss is not None:
+                    log.warning("%s: %d samples (%.3f s) lost that the counter could not count "
+                                "(fewer samples than the host's clock says were taken); the "
+                                "stream is re-synchronised", self.source, loss.samples,
+                                loss.samples / SAMPLE_RATE_HZ)
+                    self._decoder.add_loss(loss.samples)
+                self._store(chunk, loss)
 
-    def _store(self, chunk: Chunk) -> None:
+    def _store(self, chunk: Chunk, loss: StreamLoss | None = None) -> None:
         history = round(self.config.history_s * SAMPLE_RATE_HZ)
         capacity = round(self.config.buffer_s * SAMPLE_RATE_HZ)
         with self._cond:
+            if loss is not None:
+                self._losses.append(loss)
             self._chunks.append(chunk)
             self._buffered += len(chunk)
             while len(self._chunks) > 1:
@@ -383,7 +386,7 @@ class Ppk2(AcquisitionBase):
                 continue
             out.append(chunk)
         if out and out[0].start_index < self._arm_index:
-            out[0] = slice_chunk(out[0], self._first_at_or_after(out[0], self._arm_index),
+            out[0] = out[0].sliced(self._first_at_or_after(out[0], self._arm_index),
                                  len(out[0]))
         return out
 
@@ -396,18 +399,13 @@ class Ppk2(AcquisitionBase):
             new.append(chunk)
         new.reverse()
         if new and new[0].start_index < scanned:
-            new[0] = slice_chunk(new[0], self._first_at_or_after(new[0], scanned), len(new[0]))
+            new[0] = new[0].sliced(self._first_at_or_after(new[0], scanned), len(new[0]))
         return new
 
     @staticmethod
     def _first_at_or_after(chunk: Chunk, index: int) -> int:
         """Received position of the first sample of ``chunk`` at or after absolute ``index``."""
-        positions = np.arange(len(chunk), dtype=np.int64) + chunk.start_index
-        if len(chunk.gaps):
-            lost = np.zeros(len(chunk), dtype=np.int64)
-            np.add.at(lost, chunk.gaps[:, 0], chunk.gaps[:, 1])
-            positions += np.cumsum(lost)
-        return int(np.searchsorted(positions, index, side="left"))
+        return int(np.searchsorted(chunk.indices(), index, side="left"))
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for the trigger to rise and fall, plus ``post_s``; return the record.
@@ -423,6 +421,7 @@ class Ppk2(AcquisitionBase):
                             round(self.config.min_pulse_s * SAMPLE_RATE_HZ))
         scanned = self._scan_from
         deadline = time.monotonic() + timeout_s
+        settle_deadline = deadline
         try:
             with self._cond:
                 while True:
@@ -436,7 +435,13 @@ class Ppk2(AcquisitionBase):
                         scan.scan(chunk)
                         scanned = chunk.end_index
                     if scan.fall is not None and scanned >= scan.fall + post:
-                        break
+                        suspect = self._clock.suspect_from
+                        if suspect is None or suspect >= scan.fall + post:
+                            break
+                        if time.monotonic() > settle_deadline:
+                            break  # flagged below: the lag never settled
+                    else:
+                        settle_deadline = min(deadline, time.monotonic() + self._clock.settle_s)
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         seen = ("the trigger never rose" if scan.rise is None else
@@ -455,12 +460,26 @@ class Ppk2(AcquisitionBase):
         chunks = [c for c in chunks if c.start_index < end]
         if chunks and chunks[-1].end_index > end:
             last = chunks[-1]
-            chunks[-1] = slice_chunk(last, 0, self._first_at_or_after(last, end))
-        record = RecordedCapture(self.source, tuple(c for c in chunks if len(c)),
-                                 trigger_bit=self.config.trigger_bit)
+            chunks[-1] = last.sliced(0, self._first_at_or_after(last, end))
+        kept = tuple(c for c in chunks if len(c))
+        record = RecordedCapture(self.source, kept, trigger_bit=self.config.trigger_bit,
+                                 flags=self._loss_flags(kept))
         if record.lost:
             log.warning("%s: %d samples lost inside the record", self.source, record.lost)
         return record
+
+    def _loss_flags(self, chunks: tuple[Chunk, ...]) -> tuple[str, ...]:
+        """``stream_loss`` when ``chunks`` reach into a loss found against the host's clock,
+        or into a lag still suspect."""
+        if not chunks:
+            return ()
+        lo, hi = chunks[0].start_index, chunks[-1].end_index
+        with self._cond:
+            spans = [(x.first_index, x.end_index) for x in self._losses]
+            suspect = self._clock.suspect_from
+        if suspect is not None:
+            spans.append((suspect, hi))  # collect() waited for it as long as it could
+        return (STREAM_LOSS,) if any(a < hi and b > lo for a, b in spans) else ()
 
     def limits(self) -> Limits:
         """100 kS/s, a stream (no record limit), :data:`TRANSFER_LAG_S` behind real time; the

@@ -217,6 +217,13 @@ class PowerModel:
         Fault: fraction of streamed bytes replaced by random bytes.
     disconnect_after_s:
         Fault: the instrument disappears this many seconds after streaming starts.
+    loss_at_s, loss_s:
+        Fault: ``loss_at_s`` after streaming starts the instrument loses ``loss_s`` of samples
+        at once, as a device whose buffer overflowed while the host was stalled (the counter
+        advances over them).
+    range_offset_a:
+        Fault of an instrument with current ranges (a PPK2): extra offset of each range
+        (0, 1, ...), A, added to ``offset_a`` for the samples measured in that range.
     overhead_s:
         Fault: every trigger window lasts this much longer than the DUT's edges say (its
         falling edge comes later), s: a fixed window overhead, outside the ops' truth.
@@ -240,6 +247,9 @@ class PowerModel:
     drop_rate: float = 0.0
     corrupt_rate: float = 0.0
     disconnect_after_s: float | None = None
+    loss_at_s: float | None = None
+    loss_s: float = 0.0
+    range_offset_a: tuple[float, ...] = ()
     overhead_s: float = 0.0
     overhead_a: float = 0.0
 
@@ -257,12 +267,19 @@ class PowerModel:
                 raise ValueError(f"PowerModel.{name} must be in [0, 1), got {getattr(self, name)!r}")
         if self.disconnect_after_s is not None and not self.disconnect_after_s > 0:
             raise ValueError("PowerModel.disconnect_after_s must be > 0 s or None")
+        if self.loss_at_s is not None and not (self.loss_at_s > 0 and self.loss_s > 0):
+            raise ValueError("PowerModel.loss_at_s needs loss_at_s > 0 s and loss_s > 0 s")
+        object.__setattr__(self, "range_offset_a", tuple(map(float, self.range_offset_a)))
+        if not all(math.isfinite(x) and abs(x) <= 1 for x in self.range_offset_a):
+            raise ValueError("PowerModel.range_offset_a must be finite offsets within ±1 A, "
+                             f"got {self.range_offset_a!r}")
 
     @property
     def faulty(self) -> bool:
         """True when any fault is switched on."""
         return bool(self.offset_a or self.gain_error or self.skew_s or self.drop_rate
                     or self.corrupt_rate or self.disconnect_after_s is not None
+                    or self.loss_at_s is not None or any(self.range_offset_a)
                     or self.overhead_s)
 
     def family_table(self) -> npt.NDArray[np.void]:

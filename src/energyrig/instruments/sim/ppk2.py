@@ -22,8 +22,10 @@ The true energy of every window goes to the truth log (:mod:`energyrig.instrumen
 
 Like the real device, the emulator never blocks on a slow host: words wait in a bounded
 transmit buffer (``tx_buffer_s``) and a block that does not fit is dropped, which the host
-sees as a counter gap. Faults of the model (drops, corrupted bytes, disconnect) are applied
-to the byte stream here; offset, gain and skew in the model's ``measured_current``.
+sees as a counter gap. Faults of the model (drops, corrupted bytes, disconnect, a loss of
+``loss_s`` at once) are applied to the byte stream here, the offset per range
+(``range_offset_a``) by the range each sample is measured in; offset, gain and skew in the
+model's ``measured_current``.
 
 Run it in its own process so the rig, the DUT and the emulator use separate cores::
 
@@ -51,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from energyrig.instruments.base import OpenCloseBase
-from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, encode_words
+from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, auto_range, encode_words
 from energyrig.instruments.ppk2.metadata import N_RANGES, Ppk2Calibration, format_metadata
 from energyrig.instruments.ppk2.protocol import (
     COMMAND_ARGS,
@@ -355,6 +357,10 @@ class Ppk2Emulator(OpenCloseBase):
                                    self.switch.load(), self.supply_v)
         if not self._powered:
             current = np.zeros_like(current) + self.model.offset_a
+        if self.model.range_offset_a:
+            per_range = np.zeros(N_RANGES)
+            per_range[:len(self.model.range_offset_a)] = self.model.range_offset_a
+            current = current + per_range[auto_range(current, self.calibration, self.vdd_mv)]
         words = encode_words(current, self.calibration, self.vdd_mv,
                              logic=logic_level(t_ns, self._edges, self.model.overhead_s),
                              counter_start=self._next_k)
@@ -362,8 +368,14 @@ class Ppk2Emulator(OpenCloseBase):
         self._rendered_ns = int(t_ns[-1])
         self.stats.samples += n
         self._trim_edges()
+        keep = np.ones(n, dtype=np.bool_)
+        loss_at = self.model.loss_at_s
+        if loss_at is not None:  # the samples of the loss's span, in stream time
+            at_s = (t_ns - self._t0_ns) / 1e9
+            keep &= (at_s < loss_at) | (at_s >= loss_at + self.model.loss_s)
         if self.model.drop_rate:
-            keep = self._rng.random(n) >= self.model.drop_rate
+            keep &= self._rng.random(n) >= self.model.drop_rate
+        if not keep.all():
             self.stats.fault_dropped += n - int(keep.sum())
             words = words[keep]
         data = words.tobytes()

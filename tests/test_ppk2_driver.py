@@ -342,7 +342,10 @@ def test_a_loss_the_counter_cannot_count_is_flagged_and_the_stream_resynchronise
     for m, want in list(zip(measured, truths))[last + 1:]:
         assert m is not None and STREAM_LOSS not in m[1]
         got = m[0]
-        assert abs(got.start_s - (want.t_rise_ns - stream.t0_ns) * 1e-9) <= 3e-4  # on time
+        # on time: the loss is sized against the host's clock, which a loaded host reads
+        # late, so its size may be off by one counter period (64 samples, 0.64 ms); that
+        # moves later windows in time, not their energies (checked below)
+        assert abs(got.start_s - (want.t_rise_ns - stream.t0_ns) * 1e-9) <= 64e-5 + 3e-4
     for m, want in zip(measured, truths):
         if m is not None and abs(m[0].net_energy_j / want.net_energy_j - 1) > 0.005:
             assert m[1] & INSTRUMENT_FLAGS

@@ -207,20 +207,16 @@ GOOD_FIXTURE = tomllib.loads((ROOT / "fixtures" / "sim.toml").read_text(encoding
 GOOD_PLAN = tomllib.loads((ROOT / "plans" / "quick.toml").read_text(encoding="utf-8"))
 
 
+@pytest.mark.parametrize(("loader", "good", "name"), [(load_fixture, GOOD_FIXTURE, "bench.toml"),
+                                                    (load_plan, GOOD_PLAN, "plan.toml")],
+                         ids=["fixture", "plan"])
 @FUZZ
-@given(table=_mutated(GOOD_FIXTURE))
-def test_the_fixture_loader_loads_or_refuses(tmp_path: Path, table: dict[str, Any]) -> None:
-    path = tmp_path / "bench.toml"
-    path.write_text(_dump(table), encoding="utf-8")
-    _load_or_refuse(load_fixture, path)
-
-
-@FUZZ
-@given(table=_mutated(GOOD_PLAN))
-def test_the_plan_loader_loads_or_refuses(tmp_path: Path, table: dict[str, Any]) -> None:
-    path = tmp_path / "plan.toml"
-    path.write_text(_dump(table), encoding="utf-8")
-    _load_or_refuse(load_plan, path)
+@given(data=st.data())
+def test_the_loaders_load_or_refuse(tmp_path: Path, loader: Any, good: dict[str, Any],
+                                    name: str, data: st.DataObject) -> None:
+    path = tmp_path / name
+    path.write_text(_dump(data.draw(_mutated(good))), encoding="utf-8")
+    _load_or_refuse(loader, path)
 
 
 @FUZZ

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.synthetic import make_run
 
 from energyrig.cli.app import main
-from support.synthetic import make_run
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD_FIXTURE = (ROOT / "fixtures" / "sim.toml").read_text(encoding="utf-8").replace(

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from multiprocessing import forkserver
 import random
 import signal
 import time
+from multiprocessing import forkserver
 from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from energyrig.results import load
 from support import store_child
 from support.store_child import POINTS, WINDOWS
+
+from energyrig.results import load
 
 # Writers start from a server that imported the store once (a fresh interpreter per kill
 # would spend seconds importing pandas and pyarrow); "forkserver", not "fork": the test

@@ -227,6 +227,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         # the readers and the analysis (pandas): only here
         from rich.console import Console
+
         from energyrig.instruments.fileopts import CaptureOptions
         from energyrig.instruments.files import parse_voltage
         from energyrig.rig.analysis import analyze_file

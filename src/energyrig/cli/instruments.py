@@ -69,7 +69,9 @@ def register(app: typer.Typer) -> None:
         if unknown:
             raise typer.BadParameter(f"unknown source {unknown[0]!r} "
                                      f"(known: {', '.join(FAMILIES)})", param_hint="--source")
-        from energyrig.instruments.discovery import find_instruments  # drivers: only here
+        from energyrig.instruments.discovery import (
+            find_instruments,  # drivers: only here
+        )
 
         found, problems = find_instruments(sources)
         hints = [] if found else list(NOTHING_FOUND_HINTS)
@@ -98,6 +100,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from rich.console import Console
         from rich.table import Table
+
         from energyrig.rig.check import check_fixture  # the bench: only here
 
         checks = check_fixture(None if fixture is None else str(fixture))

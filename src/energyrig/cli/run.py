@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from energyrig.cli.calibrate import CALIBRATION_HELP
-from energyrig.domain import CALIBRATION_FLAGS, ENERGY_FLAGS, PIPELINE_FLAGS, SIM_FLAGS, Point
+from energyrig.domain import (
+    CALIBRATION_FLAGS,
+    ENERGY_FLAGS,
+    PIPELINE_FLAGS,
+    SIM_FLAGS,
+    Point,
+)
 from energyrig.units import format_nwh, format_si
 
 if TYPE_CHECKING:
@@ -185,14 +191,19 @@ def register(app: typer.Typer) -> None:
         calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
-        from energyrig.fixtures import load_fixture
         from rich.console import Console
-        from rich.progress import BarColumn
-        from rich.progress import MofNCompleteColumn
-        from rich.progress import Progress
-        from rich.progress import TextColumn
-        from rich.progress import TimeElapsedColumn
-        from energyrig.rig.bench import open_bench  # instruments and emulators: only here
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        from energyrig.fixtures import load_fixture
+        from energyrig.rig.bench import (
+            open_bench,  # instruments and emulators: only here
+        )
         from energyrig.rig.pipeline import measure_point, reps_done
 
         batch_n = _batch(batch)

@@ -162,11 +162,18 @@ def register(app: typer.Typer) -> None:
           rig sweep --resume runs/sym
         """
         # the plan, the sweep and the results store (pandas, pyarrow): only here
-        from energyrig.fixtures import load_fixture
         from rich.console import Console
+
+        from energyrig.fixtures import load_fixture
         from energyrig.rig.plan import load_plan
-        from energyrig.rig.sweep import (calibrated_benches, dry_run, plan_fixtures,
-                                         resume_sweep, start_sweep, time_ops)
+        from energyrig.rig.sweep import (
+            calibrated_benches,
+            dry_run,
+            plan_fixtures,
+            resume_sweep,
+            start_sweep,
+            time_ops,
+        )
 
         _refuse_conflicts(resume=resume is not None, plan=plan is not None, out=out is not None,
                           dry=dry, probe=probe, overwrite=overwrite, retry_failed=retry_failed)

@@ -62,9 +62,21 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from energyrig import __version__
+from energyrig.domain import (
+    AVERAGED,
+    FACTORS,
+    PER_OP,
+    STAT_SUFFIXES,
+    STATUSES,
+    SUMMARISED,
+    Point,
+    Status,
+    Window,
+    join_flags,
+    summarise_per_op,
+    windows_frame,
+)
 from energyrig.errors import EnergyrigError
-from energyrig.domain import (AVERAGED, FACTORS, PER_OP, STAT_SUFFIXES, SUMMARISED, STATUSES,
-                              Point, Status, Window, join_flags, summarise_per_op, windows_frame)
 
 log = logging.getLogger(__name__)
 

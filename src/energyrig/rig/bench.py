@@ -35,7 +35,14 @@ import numpy as np
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.calibration.store import Calibration, Identity, build_of, select
-from energyrig.domain import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE, Point, Window
+from energyrig.domain import (
+    NO_TRUTH,
+    TIME_SHIFT,
+    TRIGGER_DROPS,
+    TRUTH_LATE,
+    Point,
+    Window,
+)
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
 from energyrig.instruments.base import Acquisition

@@ -40,20 +40,45 @@ from types import FrameType
 from typing import Any, ContextManager
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from energyrig.errors import ConfigError, DutError
 from energyrig.domain import CI_TARGET_NOT_MET, PER_OP, Point, Window, describe_finite
+from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
-from energyrig.results.footprint import (Footprint, read_footprint, run_footprint_path,
-                                         write_footprint)
-from energyrig.results.store import (MANIFEST, RunError, RunWriter, check_new_run_dir,
-                                     foreign_entries, listed, read_manifest)
+from energyrig.results.footprint import (
+    Footprint,
+    read_footprint,
+    run_footprint_path,
+    write_footprint,
+)
+from energyrig.results.store import (
+    MANIFEST,
+    RunError,
+    RunWriter,
+    check_new_run_dir,
+    foreign_entries,
+    listed,
+    read_manifest,
+)
 from energyrig.rig.dut import open_dut
 from energyrig.rig.pipeline import PointBench, measure_point
-from energyrig.rig.plan import Expansion, Plan, Skipped, Target, expand, plan_from_record
+from energyrig.rig.plan import (
+    Expansion,
+    Plan,
+    Skipped,
+    Target,
+    expand,
+    plan_from_record,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +93,9 @@ def open_bench(fixture: Fixture) -> ContextManager[PointBench]:
 def calibrated_benches(calibration: str | None) -> BenchFactory:
     """Benches that apply ``calibration`` (``"latest"``, ``"none"``, a record's path;
     ``None``: no correction stage), as :class:`energyrig.rig.bench.Bench` takes it."""
-    from energyrig.rig.bench import open_bench as open_fixture_bench  # instruments, emulators
+    from energyrig.rig.bench import (
+        open_bench as open_fixture_bench,  # instruments, emulators
+    )
 
     return lambda fixture: open_fixture_bench(fixture, calibration)
 

@@ -44,7 +44,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
     ConfigError
         The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
     """
-    from energyrig.results.report.figures import draw_figures  # matplotlib: only to draw
+    from energyrig.results.report.figures import (
+        draw_figures,  # matplotlib: only to draw
+    )
 
     run = load(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path / "report"

@@ -74,7 +74,7 @@ def _print_outcome(o: SweepOutcome, console: Console) -> None:
         console.print(f"[yellow]{o.target_not_met} of {o.measured} points stopped at the plan's "
                       "max_windows before their 95 % CI reached its ci_target: they are "
                       "flagged ci_target_not_met (in points.parquet and the report); raise "
-                      "[adaptive] max_windows, or accept the wider intervals[/]")
+                      "\\[adaptive] max_windows, or accept the wider intervals[/]")
     if not o.complete:
         console.print(f"[yellow]stopped ({o.stopped or 'interrupted'}) with {o.remaining} "
                       f"points left; continue with: rig sweep --resume {o.run_dir}[/]")

@@ -561,10 +561,11 @@ def idle_stability(records: Sequence[tuple[F64, npt.NDArray[np.bool_]]], period_
     ``period_s`` (s).
 
     The idle span is every sample from :data:`SETTLE_SEARCH_S` after the window's falling
-    edge on; the trigger must stay low there. Of it: the drift (a line per record, A/s), the white noise
-    (from the samples' differences, robust to steps: 1.4826 MAD / sqrt 2, A), the Allan
-    deviation of the mean over spans of :data:`MIN_BASELINE_SAMPLES` samples to a quarter
-    of the span (:func:`allan_deviation`), and from it the shortest baseline span whose
+    edge on; the trigger must stay low there. Of it: the drift (per record, the slope
+    between the medians of its first and last thirds, A/s), the white noise (the rms of the
+    samples' differences / sqrt 2, steps left out, A), the Allan deviation of the mean over
+    spans of :data:`MIN_BASELINE_SAMPLES` samples to a quarter of the span
+    (:func:`allan_deviation`), and from it the shortest baseline span whose
     standard error stays within ``precision`` (:func:`shortest_span`). The guard is
     :data:`GUARD_MARGIN` times the median time, after the window's falling edges, until the
     current stays within :data:`SETTLE_SIGMAS` noise sigmas of idle.
@@ -614,9 +615,17 @@ def idle_stability(records: Sequence[tuple[F64, npt.NDArray[np.bool_]]], period_
         diffs.append(np.diff(seg))
         steps.append(float(np.median(current[rises[0]:falls[0]])) - level)
         settles.append((after[:skip], level + slope * np.arange(-skip, 0) * period_s))
+    # White noise from the samples' differences, blind to a drift (their median) and to a
+    # load's steps (beyond 6 robust sigmas, at least one quantisation step: a coarse ADC's
+    # differences are whole steps, which a median deviation alone misjudges).
     d = np.concatenate(diffs)
-    noise = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
-    n_noise = d.size
+    d = d - np.median(d)
+    step_d = np.abs(d)
+    scale = max(1.4826 * float(np.median(step_d)), float(np.min(step_d[step_d > 0],
+                                                                  initial=np.inf)))
+    kept = d[step_d <= 6 * scale] if math.isfinite(scale) else d
+    noise = float(np.sqrt(np.mean(np.square(kept)) / 2))
+    n_noise = kept.size
     step = float(np.median(steps))
     if not step > SETTLE_SIGMAS * noise:
         raise CalibrationError(f"baseline: the current rises {step:.3g} A in the mark window, "
@@ -625,14 +634,17 @@ def idle_stability(records: Sequence[tuple[F64, npt.NDArray[np.bool_]]], period_
     precision_a = precision.of(step)
     shortest = min(s.size for s in idle)
     octaves = math.log2(shortest / 4 / MIN_BASELINE_SAMPLES)
-    spans = np.unique(np.round(MIN_BASELINE_SAMPLES * 2.0 ** (
-        np.arange(0, max(0.0, octaves) * SPANS_PER_OCTAVE + 1) / SPANS_PER_OCTAVE))).astype(np.int64)
+    steps_up = np.arange(0, max(0.0, octaves) * SPANS_PER_OCTAVE + 1) / SPANS_PER_OCTAVE
+    spans = np.unique(np.round(MIN_BASELINE_SAMPLES * 2.0 ** steps_up)).astype(np.int64)
     deviation = allan_deviation(idle, spans)
     k = shortest_span(spans.astype(np.float64), deviation, precision_a)
     drift = float(np.mean(slopes))
-    # a median of n samples of white noise: 1.2533 sigma / sqrt(n), two of them
-    u_drift = (float(np.std(slopes, ddof=1) / math.sqrt(len(slopes))) if len(slopes) > 1
-               else 1.2533 * noise * math.sqrt(2 / third) / lever_s)
+    # The spread over the records, at least what white noise leaves in the slope of each
+    # (a median of n samples: 1.2533 sigma / sqrt(n), two of them over the lever): medians
+    # of a coarse ADC's readings can agree exactly.
+    spread = float(np.std(slopes, ddof=1)) if len(slopes) > 1 else 0.0
+    u_drift = max(spread, 1.2533 * noise * math.sqrt(2 / third) / lever_s) / math.sqrt(
+        len(slopes))
     if k is None:
         raise CalibrationError(
             f"baseline: no idle span up to {spans[-1] * period_s:.3g} s gives the baseline to "
@@ -669,10 +681,10 @@ def idle_stability(records: Sequence[tuple[F64, npt.NDArray[np.bool_]]], period_
             reference=f"{GUARD_MARGIN:g} x {format_si(median_settle, 's')} to settle within "
                       f"{SETTLE_SIGMAS:g} sigma after a falling edge"),
         "idle_drift_a_per_s": Measured(value=drift, u=u_drift, method="baseline",
-                                       n=len(slopes), reference="a line per idle record"),
-        "idle_noise_a": Measured(value=noise, u=1.65 * noise / math.sqrt(2 * n_noise),
+                                       n=len(slopes), reference="medians of each idle's thirds"),
+        "idle_noise_a": Measured(value=noise, u=noise / math.sqrt(n_noise),
                                  method="baseline", n=n_noise,
-                                 reference="MAD of the idle's differences"),
+                                 reference="rms of the idle's differences / sqrt 2"),
     }
 
 

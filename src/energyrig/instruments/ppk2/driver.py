@@ -45,8 +45,11 @@ from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
 from energyrig.instruments.ppk2.clock import StreamClock, StreamLoss
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, range_steps
-from energyrig.instruments.ppk2.metadata import (MetadataAccumulator, Ppk2Calibration,
-                                                stated_calibration)
+from energyrig.instruments.ppk2.metadata import (
+    MetadataAccumulator,
+    Ppk2Calibration,
+    stated_calibration,
+)
 from energyrig.instruments.ppk2.ports import usb_serial
 from energyrig.instruments.ppk2.protocol import (
     POWER_MODE_AMPERE,

@@ -130,8 +130,9 @@ def test_a_named_record_must_be_for_this_instrument_and_unexpired(
     other = store.save(new_record(fx, PPK2, {**HELLO, "build": "g999"},
                                   {"overhead_s": _value(1e-5), "overhead_j": _value(1e-7)},
                                   now=T0))
-    with pytest.raises(ConfigError, match=r"firmware: its window overhead is of host firmware "
-                                          r"energyrig-fw 0.4.0 \(g999\), not of this bench's"):
+    with pytest.raises(ConfigError, match=r"firmware: its overhead_s, overhead_j measured on "
+                                          r"host firmware energyrig-fw 0.4.0 \(g999\), not on "
+                                          r"this bench's"):
         from_file(other, PPK2, now=T0, build=BUILD)
 
 
@@ -262,3 +263,48 @@ def test_without_a_windows_budget_the_uncertainty_is_unknown() -> None:
     budget = energy_budget([Window(0.0, 0.05, 5000, 1e-4, 1e-3)] * 2, 10)
     assert np.isnan(combined(budget))
     assert [c.as_dict("j")["u_j"] for c in budget][1:] == [None, None, None, None]
+
+
+def test_a_serial_number_tells_units_of_one_name_apart_and_old_records_match_by_name(
+        store: CalibrationStore, caplog: pytest.LogCaptureFixture) -> None:
+    """Every PPK2 of a revision is 'PPK2 (HW 9173)': with serial numbers on both sides they
+    decide; a record written before serials were recorded still applies, by name, with a
+    note; a serial-less bench takes a record with one by name."""
+    fx = load_fixture(SIM)
+    unit_a, unit_b = PPK2.model_copy(update={"serial": "A1"}), PPK2.model_copy(
+        update={"serial": "B2"})
+    assert unit_a.match(unit_a) == "serial" and unit_a.match(unit_b) is None
+    assert PPK2.match(unit_a) == "name" and unit_a.match(PPK2) == "name"
+    assert unit_a.match(SCOPE.model_copy(update={"serial": "A1"})) is None  # kind first
+    assert unit_a.label == "ppk2 'PPK2 (HW 9173)' serial A1" and PPK2.key == ("ppk2", PPK2.name)
+
+    store.save(new_record(fx, unit_b, HELLO, {"gain": _value(1.02, 1e-4, "gain")}, now=T0))
+    old = store.save(new_record(fx, PPK2, HELLO, {"offset_a": _value(1e-6)}, now=T0))
+    assert load_record(old).instrument.serial == ""  # as records before serials
+    cal = store.latest(unit_a, now=T0 + timedelta(hours=1))
+    assert set(cal.values) == {"offset_a"} and "gain" in cal.missing  # B2's gain is not A1's
+    assert cal.notes == ((f"{load_record(old).id}: recorded without the instrument's serial "
+                          "number; taken for ppk2 'PPK2 (HW 9173)' serial A1 by its name"),)
+    assert cal.notes[0] in caplog.text and cal.manifest()["notes"] == list(cal.notes)
+    assert from_file(old, unit_a, now=T0).notes == cal.notes
+    with pytest.raises(ConfigError, match="serial B2, not for this bench's .* serial A1"):
+        from_file(store.directory / f"{store.records()[0][1].id}.json", unit_a, now=T0)
+    assert set(store.latest(PPK2, now=T0 + timedelta(hours=1)).values) == {"offset_a", "gain"}
+
+
+def test_the_baselines_advice_is_never_missing(store: CalibrationStore) -> None:
+    """The baseline routine advises the fixture's spans; it corrects nothing, so a
+    calibration is complete without it and shows it when it is there."""
+    fx = load_fixture(SIM)
+    values = {q: _value(v, 1e-9, "test") for q, v in (
+        ("offset_a", 0.0), ("gain", 1.0), ("skew_s", 0.0), ("overhead_s", 0.0),
+        ("overhead_j", 0.0))}
+    store.save(new_record(fx, PPK2, HELLO, values, now=T0))
+    cal = store.latest(PPK2, now=T0, build=BUILD)
+    assert cal.complete and "baseline_s" not in cal.missing
+    store.save(new_record(fx, PPK2, HELLO, {"baseline_s": _value(0.2, 0.01, "baseline")},
+                          now=T0 + timedelta(seconds=1)))
+    later = store.latest(PPK2, now=T0 + timedelta(days=29), build=BUILD)
+    assert later.values["baseline_s"].unit == "s" and later.complete is False  # offset: 1 day
+    assert later.missing == ("offset_a",)
+    assert "baseline_s" not in store.latest(PPK2, now=T0, build="another build").values

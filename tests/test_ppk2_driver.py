@@ -20,7 +20,8 @@ from energyrig.instruments.ppk2.driver import TRANSFER_LAG_S, Ppk2, discover
 from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess, Ppk2Emulator
+from energyrig.instruments.sim.ppk2 import (DEFAULT_CALIBRATION, SERIAL_BASE, EmulatorProcess,
+                                            Ppk2Emulator)
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
 from energyrig.domain import (CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS,
@@ -89,7 +90,8 @@ def test_start_and_stop_send_the_exact_commands_and_read_split_metadata() -> Non
 
 def test_metadata_the_emulator_splits_over_300_ms_arrives_whole() -> None:
     with Ppk2Emulator(PowerModel(), metadata_split_s=0.3) as emu, Ppk2(emu.port) as ppk:
-        assert ppk.calibration == replace(DEFAULT_CALIBRATION, mode=1)  # ppk2-api loses R0..O4
+        # ppk2-api loses R0..O4; the emulator adds its serial number (SN)
+        assert ppk.calibration == replace(DEFAULT_CALIBRATION, mode=1, serial=SERIAL_BASE)
 
 
 def test_limits_and_describe_against_the_emulator() -> None:
@@ -104,7 +106,10 @@ def test_limits_and_describe_against_the_emulator() -> None:
     assert steps == pytest.approx([4.4e-8, 4.4e-7, 4.5e-5], rel=0.03)  # 14 bits per range
     assert limits.max_window_s(0.02, 0.005) is None and TRANSFER_LAG_S == 0.05
     assert info == InstrumentInfo("ppk2", f"PPK2 (HW {DEFAULT_CALIBRATION.hw})", emu.port,
-                                  100_000, info.details)
+                                  100_000, info.details, serial=str(SERIAL_BASE),
+                                  stated=info.stated)
+    assert info.stated is not None and info.stated.calibrated
+    assert info.stated.identity.startswith("PPK2 metadata HW 9173, calibrated, sha256 ")
     manifest = info.to_dict()
     assert manifest["kind"] == "ppk2" and manifest["address"] == emu.port
     assert manifest["supply_v"] == 3.0 and manifest["samples_lost"] == 0

@@ -79,7 +79,9 @@ def test_limits_and_describe_come_from_the_scope_itself() -> None:
     # the shunt channel's vertical range over the dialect's codes, in amperes
     assert limits.resolution is not None
     assert 0 < limits.resolution.step_a(0.01) < settings(emu.resource).max_current_a / 100
-    assert info == InstrumentInfo("scope", info.name, emu.resource, 1e6, info.details)
+    assert info == InstrumentInfo("scope", info.name, emu.resource, 1e6, info.details,
+                                  serial=info.name.split(",")[2])
+    assert info.serial and info.serial in info.name and info.stated is None
     assert "DSOX3034T" in info.name and info.details["dialect"] == "keysight-x"
     assert info.to_dict()["channels"] == {"shunt": 2, "trigger": 3, "supply": 1}
 

@@ -22,7 +22,8 @@ from energyrig.instruments.ppk2.decode import ADC_MULT, Ppk2Decoder
 from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
 from energyrig.instruments.ppk2.protocol import Command, regulator_set
 from energyrig.instruments.sim.power import PeriodicLoad, PowerModel, model_current
-from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess, Ppk2Emulator
+from energyrig.instruments.sim.ppk2 import (DEFAULT_CALIBRATION, SERIAL_BASE, EmulatorProcess,
+                                            Ppk2Emulator)
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import NO_EDGES, edge_records, send_edges
 
@@ -97,7 +98,8 @@ def test_decoded_stream_matches_the_model_in_all_five_ranges(tmp_path: Path) -> 
     truth = tmp_path / "truth.jsonl"
     with Ppk2Emulator(ALL_RANGES, truth=truth) as emu:
         cal, raw = read_raw(emu.port, 0.3)
-    assert cal == replace(DEFAULT_CALIBRATION, mode=1)  # reports ampere mode after power-up
+    # ampere mode after power-up, and its serial number (SERIAL_BASE + seed)
+    assert cal == replace(DEFAULT_CALIBRATION, mode=1, serial=SERIAL_BASE)
     words = np.frombuffer(raw, dtype="<u4")
     assert set(((words >> 14) & 7).tolist()) == {0, 1, 2, 3, 4}
     chunk = Ppk2Decoder(cal, 3000).feed(raw)

@@ -23,6 +23,14 @@ numpy:
 - :func:`overhead`: the board connected: the firmware's empty window (``run n=0``), whose
   time and energy above idle every window of ops carries too; its records are corrected
   with the offset, gain and skew known first, since its energy is a few samples' worth.
+- :func:`baseline`: the board connected: seconds of the firmware's idle after a ``mark``
+  window. Their drift and noise, the Allan deviation of their mean over spans, and from it
+  the shortest baseline span whose standard error is within a stated :class:`Precision`;
+  the guard from the time the current takes to settle after the window's falling edge. It
+  corrects nothing: it advises the fixture's ``[windows]`` (:func:`fixture_lines`).
+
+The gain is checked against the instrument's own stored calibration (a PPK2's metadata,
+:func:`check_stated_gain`).
 
 A routine returns what it measured (:class:`~energyrig.calibration.store.Measured`: value,
 standard uncertainty, reference, residual) and refuses nonsense with
@@ -37,7 +45,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -47,10 +55,12 @@ from energyrig.calibration.store import (ORDER, CalibrationStore, Identity, Meas
                                          Quantity, Record, build_of, calibration_dir,
                                          new_record)
 from energyrig.errors import CalibrationError, NoTriggerWindow
+from energyrig.units import format_si
 
 if TYPE_CHECKING:
     from energyrig.fixtures.schema import Fixture
     from energyrig.instruments.base import Acquisition, RecordedCapture
+    from energyrig.instruments.family import StatedCalibration
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +105,11 @@ class CalibrationBench(Protocol):
     def instrument(self) -> Acquisition: ...
 
 
-def record_marks(bench: CalibrationBench, count: int, mark_s: float) -> list[RecordedCapture]:
-    """``count`` records of a ``mark`` window of ``mark_s`` each, with the fixture's margins.
+def record_marks(bench: CalibrationBench, count: int, mark_s: float, *,
+                 idle_after_s: float | None = None) -> list[RecordedCapture]:
+    """``count`` records of a ``mark`` window of ``mark_s`` each, with the fixture's margins
+    (or, with ``idle_after_s``, that long of the firmware's idle after it instead of the
+    fixture's ``post_s``, s).
 
     Raises
     ------
@@ -108,20 +121,24 @@ def record_marks(bench: CalibrationBench, count: int, mark_s: float) -> list[Rec
         raise CalibrationError(f"the firmware reports no cycle_hz ({bench.hello}); a mark "
                                "window cannot be timed")
     line = f"mark cycles={max(1, round(mark_s * cycle_hz))}"
-    return [_record(bench, line, mark_s) for _ in range(count)]
+    return [_record(bench, line, mark_s, idle_after_s=idle_after_s) for _ in range(count)]
 
 
-def _record(bench: CalibrationBench, line: str, window_s: float,
-            wait_s: float = 5.0) -> RecordedCapture:
+def _record(bench: CalibrationBench, line: str, window_s: float, wait_s: float = 5.0, *,
+            idle_after_s: float | None = None) -> RecordedCapture:
     """One record of the trigger window the firmware request ``line`` makes (of about
-    ``window_s``) after the idle span the baseline needs; ``wait_s``: how long after the
-    window's margin the instrument may take to deliver it."""
+    ``window_s``) after the idle span the baseline needs, and the fixture's ``post_s`` after
+    it (or ``idle_after_s`` of the firmware's idle); ``wait_s``: how long after the window's
+    margin the instrument may take to deliver it."""
     fx = bench.fixture
     m, w = fx.measure, fx.windows
-    bench.instrument.arm(pre_s=m.pre_s, window_s=window_s, post_s=m.post_s)
+    post_s = m.post_s if idle_after_s is None else idle_after_s
+    bench.instrument.arm(pre_s=m.pre_s, window_s=window_s, post_s=post_s)
     bench.dut.idle(w.guard_s + w.baseline_s)
     bench.dut.request(line, fx.dut.timeout_s + 10 * window_s)
-    return bench.instrument.collect(timeout_s=m.post_s + wait_s + 10 * window_s)
+    if idle_after_s is not None:
+        bench.dut.idle(idle_after_s)
+    return bench.instrument.collect(timeout_s=post_s + wait_s + 10 * window_s)
 
 
 def _arrays(record: RecordedCapture) -> tuple[F64, F64, npt.NDArray[np.bool_], float]:
@@ -423,16 +440,331 @@ def overhead(bench: CalibrationBench, connect: Connect, correction: Callable[
             "overhead_j": Measured(value=value_j, u=u_j, method="overhead", reference=reference,
                                    n=n)}
 
+#: ``rig calibrate baseline``'s default precision: the baseline's standard error at most this
+#: fraction of the board's current above idle in a window (so the baseline moves a window's
+#: net energy by at most that fraction).
+BASELINE_PRECISION = 0.005
+#: Idle recorded after each of the routine's mark windows, s, and how many such records.
+BASELINE_SPAN_S = 2.0
+BASELINE_RECORDS = 3
+#: After each mark window's falling edge, the current has this long to settle, s; the idle
+#: span starts after it.
+SETTLE_SEARCH_S = 20e-3
+#: The current has settled once it stays within this many noise sigmas of idle for
+#: :data:`SETTLED_FOR_S` (at least 10 samples).
+SETTLE_SIGMAS = 5.0
+SETTLED_FOR_S = 0.5e-3
+#: The guard advised: this many times the settling time measured.
+GUARD_MARGIN = 2.0
+#: No baseline span shorter than this many samples is advised (an outlier would move it).
+MIN_BASELINE_SAMPLES = 100
+#: Spans tried per doubling; the longest is a quarter of an idle record.
+SPANS_PER_OCTAVE = 4
 
 
+class Precision(NamedTuple):
+    """How precisely the baseline must be known: a fraction of the board's current above
+    idle (``relative``), or a current (``absolute_a``, A); the other is ``None``."""
 
-def calibrate(bench: CalibrationBench, connect: Connect,
-              names: Sequence[str]) -> tuple[Record, Path]:
+    relative: float | None = BASELINE_PRECISION
+    absolute_a: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Precision:
+        """``"0.5%"`` (of the current above idle) or a current: ``"2e-6"``, ``"2uA"``,
+        ``"2 µA"``, ``"0.01 mA"``.
+
+        Raises
+        ------
+        ValueError
+            Anything else, or a figure not above 0.
+        """
+        t = text.strip().replace(" ", "")
+        relative = t.endswith("%")
+        number, scale = (t[:-1], 0.01) if relative else (t.removesuffix("A"), 1.0)
+        if not relative and number[-1:] in _SI_PREFIXES:
+            number, scale = number[:-1], _SI_PREFIXES[number[-1]]
+        try:
+            value = float(number) * scale
+        except ValueError:
+            raise ValueError(f"{text!r}: give a percentage of the current above idle "
+                             "(0.5%) or a current (2uA)") from None
+        if not value > 0:
+            raise ValueError(f"{text!r}: the precision must be above 0")
+        return cls(value, None) if relative else cls(None, value)
+
+    def of(self, step_a: float) -> float:
+        """The precision in A, for a board ``step_a`` (A) above idle in a window."""
+        return self.absolute_a if self.absolute_a is not None else self.relative * step_a  # type: ignore[operator]
+
+    def __str__(self) -> str:
+        if self.absolute_a is not None:
+            return f"{self.absolute_a:.3g} A"
+        return f"{self.relative * 100:g} % of the current above idle"  # type: ignore[operator]
+
+
+_SI_PREFIXES = {"m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9}
+#: :data:`BASELINE_PRECISION` of the current above idle.
+DEFAULT_PRECISION = Precision()
+
+
+def allan_deviation(segments: Sequence[F64], spans: npt.NDArray[np.int64]) -> F64:
+    """The overlapping Allan deviation of the mean of ``m`` samples, for each ``m`` of
+    ``spans``, pooled over ``segments`` (each a contiguous run of samples), A.
+
+    For white noise of rms sigma it is sigma / sqrt(m), the standard error of a baseline of
+    ``m`` samples; a drift makes it grow with ``m``, a periodic load keeps it high until
+    ``m`` spans several of its periods. It is the spread between the means of two adjacent
+    spans: what a baseline ending just before a window differs by from the idle under it.
+    A span no segment holds twice gives NaN.
+    """
+    sums = np.zeros(len(spans))
+    counts = np.zeros(len(spans))
+    for seg in segments:
+        cum = np.concatenate([[0.0], np.cumsum(seg, dtype=np.float64)])
+        for k, m in enumerate(spans):
+            if seg.size < 2 * m:
+                continue
+            means = (cum[m:] - cum[:-m]) / m
+            diff = means[m:] - means[:-m]
+            sums[k] += float(np.dot(diff, diff))
+            counts[k] += diff.size
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sqrt(0.5 * sums / counts)
+
+
+def shortest_span(spans: F64, deviation: F64, precision_a: float) -> int | None:
+    """The index of the shortest span from which on the deviation stays within
+    ``precision_a`` up to twice that span (so a periodic load's lucky null, a span of a
+    whole number of its periods, does not count), or ``None``."""
+    ok = deviation <= precision_a
+    for k in range(len(spans)):
+        upto = spans <= 2 * spans[k] * (1 + 1e-9)
+        if ok[k:][upto[k:]].all():
+            return k
+    return None
+
+
+def _settle_samples(after: F64, idle_a: F64, band_a: float, run: int) -> int | None:
+    """Samples after a falling edge until the current stays within ``band_a`` of ``idle_a``
+    for ``run`` samples (``None``: it does not, in ``after``)."""
+    outside = np.abs(after - idle_a) > band_a
+    cum = np.concatenate([[0], np.cumsum(outside)])
+    quiet = np.flatnonzero(cum[run:] - cum[:-run] == 0)
+    return int(quiet[0]) if len(quiet) else None
+
+
+def idle_stability(records: Sequence[tuple[F64, npt.NDArray[np.bool_]]], period_s: float,
+                   precision: Precision = DEFAULT_PRECISION) -> dict[Quantity, Measured]:
+    """Idle stability from records of a trigger window (the board's current above idle)
+    followed by an idle span: each record's current (A) and trigger level, sampled every
+    ``period_s`` (s).
+
+    The idle span is every sample from :data:`SETTLE_SEARCH_S` after the window's falling
+    edge on; the trigger must stay low there. Of it: the drift (per record, the slope
+    between the medians of its first and last thirds, A/s), the white noise (the rms of the
+    samples' differences / sqrt 2, steps left out, A), the Allan deviation of the mean over
+    spans of :data:`MIN_BASELINE_SAMPLES` samples to a quarter of the span
+    (:func:`allan_deviation`), and from it the shortest baseline span whose
+    standard error stays within ``precision`` (:func:`shortest_span`). The guard is
+    :data:`GUARD_MARGIN` times the median time, after the window's falling edges, until the
+    current stays within :data:`SETTLE_SIGMAS` noise sigmas of idle.
+
+    Returns
+    -------
+    dict
+        ``baseline_s``, ``guard_s``, ``idle_drift_a_per_s``, ``idle_noise_a``.
+
+    Raises
+    ------
+    CalibrationError
+        No idle span (the trigger high throughout: the board is busy), no window, a window
+        no higher than idle, a current that does not settle after it, or no span that
+        reaches the precision (a drift or a load too large).
+    """
+    skip = round(SETTLE_SEARCH_S / period_s)
+    idle, slopes, diffs, steps, settles = [], [], [], [], []
+    for current, high in records:
+        rises = np.flatnonzero(high[1:] & ~high[:-1]) + 1
+        if high.all() or not len(rises):
+            raise CalibrationError(
+                "baseline: the trigger is " + ("high throughout the record: the board is busy"
+                                               if high.all() else "never high: the mark "
+                                               "window did not come (is the trigger wired?)")
+                + ". Nothing stored")
+        falls = np.flatnonzero(high[rises[0]:-1] & ~high[rises[0] + 1:]) + rises[0] + 1
+        if not len(falls) or high[falls[0]:].any():
+            raise CalibrationError(
+                "baseline: the trigger is high again after the mark window (or stays high): "
+                "the board is busy, no idle span (the firmware runs windows, or something "
+                "else drives the trigger). Nothing stored")
+        after = current[falls[0]:]
+        seg = after[skip:]
+        if seg.size < 4 * MIN_BASELINE_SAMPLES:
+            raise CalibrationError(f"baseline: {seg.size * period_s:.3g} s of idle recorded "
+                                   "after the mark window: too short a span. Nothing stored")
+        # The idle's line, robust to a periodic load: its slope from the medians of the first
+        # and last thirds, its level a median; carried back over the settling span.
+        third = seg.size // 3
+        lever_s = 2 * third * period_s
+        slope = float(np.median(seg[-third:]) - np.median(seg[:third])) / lever_s
+        t = np.arange(seg.size) * period_s
+        level = float(np.median(seg - slope * t))
+        idle.append(seg)
+        slopes.append(slope)
+        diffs.append(np.diff(seg))
+        steps.append(float(np.median(current[rises[0]:falls[0]])) - level)
+        settles.append((after[:skip], level + slope * np.arange(-skip, 0) * period_s))
+    # White noise from the samples' differences, blind to a drift (their median) and to a
+    # load's steps (beyond 6 robust sigmas, at least one quantisation step: a coarse ADC's
+    # differences are whole steps, which a median deviation alone misjudges).
+    d = np.concatenate(diffs)
+    d = d - np.median(d)
+    step_d = np.abs(d)
+    scale = max(1.4826 * float(np.median(step_d)), float(np.min(step_d[step_d > 0],
+                                                                  initial=np.inf)))
+    kept = d[step_d <= 6 * scale] if math.isfinite(scale) else d
+    noise = float(np.sqrt(np.mean(np.square(kept)) / 2))
+    n_noise = kept.size
+    step = float(np.median(steps))
+    if not step > SETTLE_SIGMAS * noise:
+        raise CalibrationError(f"baseline: the current rises {step:.3g} A in the mark window, "
+                               f"within the noise ({noise:.3g} A rms): is the board connected? "
+                               "Nothing stored")
+    precision_a = precision.of(step)
+    shortest = min(s.size for s in idle)
+    octaves = math.log2(shortest / 4 / MIN_BASELINE_SAMPLES)
+    steps_up = np.arange(0, max(0.0, octaves) * SPANS_PER_OCTAVE + 1) / SPANS_PER_OCTAVE
+    spans = np.unique(np.round(MIN_BASELINE_SAMPLES * 2.0 ** steps_up)).astype(np.int64)
+    deviation = allan_deviation(idle, spans)
+    k = shortest_span(spans.astype(np.float64), deviation, precision_a)
+    drift = float(np.mean(slopes))
+    # The spread over the records, at least what white noise leaves in the slope of each
+    # (a median of n samples: 1.2533 sigma / sqrt(n), two of them over the lever): medians
+    # of a coarse ADC's readings can agree exactly.
+    spread = float(np.std(slopes, ddof=1)) if len(slopes) > 1 else 0.0
+    u_drift = max(spread, 1.2533 * noise * math.sqrt(2 / third) / lever_s) / math.sqrt(
+        len(slopes))
+    if k is None:
+        raise CalibrationError(
+            f"baseline: no idle span up to {spans[-1] * period_s:.3g} s gives the baseline to "
+            f"{precision_a:.3g} A ({precision}): its standard error is at least "
+            f"{np.nanmin(deviation):.3g} A (drift {drift:.3g} A/s, noise {noise:.3g} A rms); "
+            "the idle current is not steady enough. Nothing stored")
+    run = max(10, round(SETTLED_FOR_S / period_s))
+    found = [_settle_samples(after, level, SETTLE_SIGMAS * noise, run)
+             for after, level in settles]
+    settled = np.array([f for f in found if f is not None], dtype=np.float64) * period_s
+    if len(settled) * 2 <= len(found):
+        raise CalibrationError(
+            f"baseline: the current does not settle within {SETTLE_SIGMAS:g} noise sigmas "
+            f"({SETTLE_SIGMAS * noise:.3g} A) of idle after {len(found) - len(settled)} of "
+            f"{len(found)} windows' falling edges. Nothing stored")
+    span_s = float(spans[k] * period_s)
+    u_span = span_s * (1 - 2 ** (-1 / SPANS_PER_OCTAVE)) / math.sqrt(12)
+    median_settle = float(np.median(settled))
+    guard = max(GUARD_MARGIN * median_settle, 2 * period_s)
+    u_guard = GUARD_MARGIN * math.hypot(
+        float(np.std(settled, ddof=1)) / math.sqrt(len(settled)) if len(settled) > 1 else 0.0,
+        period_s / math.sqrt(12))
+    n_idle = int(sum(s.size for s in idle))
+    log.info("baseline: span %.4g s (standard error %.3g A <= %.3g A), guard %.3g s, drift "
+             "%.3g A/s, noise %.3g A rms", span_s, deviation[k], precision_a, guard, drift,
+             noise)
+    return {
+        "baseline_s": Measured(
+            value=span_s, u=u_span, method="baseline", n=n_idle,
+            reference=f"standard error {format_si(float(deviation[k]), 'A')} <= "
+                      f"{format_si(precision_a, 'A')} ({precision}, {format_si(step, 'A')})"),
+        "guard_s": Measured(
+            value=guard, u=u_guard, method="baseline", n=len(settled),
+            reference=f"{GUARD_MARGIN:g} x {format_si(median_settle, 's')} to settle within "
+                      f"{SETTLE_SIGMAS:g} sigma after a falling edge"),
+        "idle_drift_a_per_s": Measured(value=drift, u=u_drift, method="baseline",
+                                       n=len(slopes), reference="medians of each idle's thirds"),
+        "idle_noise_a": Measured(value=noise, u=noise / math.sqrt(n_noise),
+                                 method="baseline", n=n_noise,
+                                 reference="rms of the idle's differences / sqrt 2"),
+    }
+
+
+def baseline(bench: CalibrationBench, connect: Connect, precision: Precision = DEFAULT_PRECISION, *,
+             span_s: float = BASELINE_SPAN_S, records: int = BASELINE_RECORDS,
+             mark_s: float = 20e-3) -> dict[Quantity, Measured]:
+    """The board's idle stability on the bench as it measures: ``records`` records of a
+    ``mark`` window of ``mark_s`` (the current above idle, and a falling edge to settle
+    after), each followed by the firmware's idle for ``span_s`` (at most what the
+    instrument's record holds) beyond :data:`SETTLE_SEARCH_S`, analysed by
+    :func:`idle_stability`.
+
+    Raises
+    ------
+    CalibrationError
+        See :func:`idle_stability`.
+    """
+    connect("dut")
+    limits = bench.instrument.limits()
+    if limits.max_record_s is not None:
+        span_s = min(span_s, limits.max_record_s - limits.window_margin * mark_s
+                     - bench.fixture.measure.pre_s)
+    taken = record_marks(bench, records, mark_s, idle_after_s=SETTLE_SEARCH_S + span_s)
+    arrays = [_arrays(r) for r in taken]
+    return idle_stability([(c, h) for c, _, h, _ in arrays], arrays[0][3], precision)
+
+
+def fixture_lines(values: Mapping[Quantity, Measured], fixture: Fixture) -> str:
+    """The fixture lines the baseline's advice gives: ``[windows] guard_s`` and
+    ``baseline_s``, rounded up to two digits, and ``[measure] pre_s`` when it must grow to
+    hold both."""
+    guard, span = (_two_digits_up(values[q].value) for q in ("guard_s", "baseline_s"))
+    lines = ["[windows]", f"guard_s = {guard:.2g}", f"baseline_s = {span:.2g}"]
+    if fixture.measure.pre_s < guard + span:
+        pre = _two_digits_up(1.2 * (guard + span))
+        lines += ["[measure]", (f"pre_s = {pre:.2g}    # it must hold guard_s + baseline_s "
+                                f"(was {fixture.measure.pre_s:g})")]
+    return "\n".join(lines)
+
+
+def _two_digits_up(x: float) -> float:
+    """``x`` rounded up to two significant digits."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return math.ceil(x / scale - 1e-9) * scale
+
+
+def check_stated_gain(measured: Measured, stated: StatedCalibration | None) -> str | None:
+    """Check a measured gain against what the instrument's own calibration allows
+    (:class:`~energyrig.instruments.family.StatedCalibration`): a warning when it is
+    further from 1 than ``gain_warn`` by more than twice its uncertainty, else ``None``.
+
+    Raises
+    ------
+    CalibrationError
+        It is further than ``gain_refuse``: a wrong reference or a broken unit.
+    """
+    if stated is None:
+        return None
+    off = abs(measured.value - 1.0) - 2 * measured.u
+    said = f"{measured.value:.4f} ± {measured.u:.2g}, but {stated.basis} ({stated.identity})"
+    if off > stated.gain_refuse:
+        raise CalibrationError(
+            f"gain: measured {said}, which allows {stated.gain_refuse:.0%} at most: a wrong "
+            "reference (its value, its wiring) or a broken unit. Nothing stored")
+    if off > stated.gain_warn:
+        return (f"gain: measured {said}, which allows {stated.gain_warn:.0%}: check the "
+                "reference, or have the unit recalibrated")
+    return None
+
+
+def calibrate(bench: CalibrationBench, connect: Connect, names: Sequence[str],
+              precision: Precision = DEFAULT_PRECISION) -> tuple[Record, Path]:
     """Run the routines ``names`` (of :data:`ORDER`) on ``bench`` and store one record of
     what they measured in the fixture's store.
 
     With two or more references ``gain`` fits the offset too, and ``all`` skips ``zero``;
     with one it takes out the offset ``zero`` just measured, or else the store's valid one.
+    The gain is checked against the instrument's own calibration (:func:`check_stated_gain`),
+    whose identity the record keeps; a disagreement is a note of the record. ``baseline``
+    advises the spans for ``precision``.
 
     Raises
     ------
@@ -442,9 +774,11 @@ def calibrate(bench: CalibrationBench, connect: Connect,
     """
     fx = bench.fixture
     store = CalibrationStore(calibration_dir(fx))
-    identity = Identity.of(bench.instrument.describe())
+    info = bench.instrument.describe()
+    identity = Identity.of(info)
     stored = store.latest(identity).values
     readings: dict[Quantity, Measured] = {}
+    notes: list[str] = []
     fitted_offset = len(fx.calibration.reference_ohms) >= 2
     for name in (n for n in ORDER if n in names):
         if name == "zero" and not (fitted_offset and "gain" in names):
@@ -452,11 +786,19 @@ def calibrate(bench: CalibrationBench, connect: Connect,
         elif name == "gain":
             readings.update(gain(bench, connect,
                                  offset=readings.get("offset_a") or stored.get("offset_a")))
+            note = check_stated_gain(readings["gain"], info.stated)
+            if note:
+                log.warning("%s", note)
+                notes.append(note)
         elif name == "skew":
             readings["skew_s"] = skew(bench, connect)
         elif name == "overhead":
             known = {q: (readings.get(q) or stored[q]).value
                      for q in ("offset_a", "gain", "skew_s") if q in readings or q in stored}
             readings.update(overhead(bench, connect, CurrentCorrection(**known)))
-    record = new_record(fx, identity, bench.hello, readings)
+        elif name == "baseline":
+            readings.update(baseline(bench, connect, precision))
+    own = info.stated.identity if info.stated is not None and "gain" in readings else None
+    record = new_record(fx, identity, bench.hello, readings, notes=tuple(notes),
+                        instrument_calibration=own)
     return record, store.save(record)

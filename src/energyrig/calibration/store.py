@@ -58,19 +58,32 @@ FORMAT = 1
 #: (measured / true, 1), the delay of the current channel behind the trigger channel (s),
 #: and the fixed cost of an empty trigger window on the board's firmware build: its time (s)
 #: and its energy above the idle baseline (J).
-Quantity = Literal["offset_a", "gain", "skew_s", "overhead_s", "overhead_j"]
-QUANTITIES: tuple[Quantity, ...] = get_args(Quantity)
+Correction = Literal["offset_a", "gain", "skew_s", "overhead_s", "overhead_j"]
+#: What ``rig calibrate baseline`` advises (it corrects nothing): the shortest idle span
+#: whose mean gives the baseline to the stated precision (s), the guard after an edge after
+#: which the current has settled (s), and the idle current's drift (A/s) and white noise
+#: (rms, A).
+Advice = Literal["baseline_s", "guard_s", "idle_drift_a_per_s", "idle_noise_a"]
+Quantity = Literal[Correction, Advice]
+QUANTITIES: tuple[Quantity, ...] = (*get_args(Correction), *get_args(Advice))
+#: The quantities a complete calibration has: those the correction stage applies.
+CORRECTIONS: tuple[Quantity, ...] = get_args(Correction)
 UNITS: dict[Quantity, str] = {"offset_a": "A", "gain": "1", "skew_s": "s", "overhead_s": "s",
-                              "overhead_j": "J"}
+                              "overhead_j": "J", "baseline_s": "s", "guard_s": "s",
+                              "idle_drift_a_per_s": "A/s", "idle_noise_a": "A"}
 #: The routine that measures each quantity (``rig calibrate ROUTINE``).
 ROUTINES: dict[Quantity, str] = {"offset_a": "zero", "gain": "gain", "skew_s": "skew",
-                                 "overhead_s": "overhead", "overhead_j": "overhead"}
+                                 "overhead_s": "overhead", "overhead_j": "overhead",
+                                 "baseline_s": "baseline", "guard_s": "baseline",
+                                 "idle_drift_a_per_s": "baseline",
+                                 "idle_noise_a": "baseline"}
 #: The routines ``rig calibrate all`` runs, in order: the gain needs the offset, the skew
-#: neither, the overhead all three (its windows are corrected with them).
+#: neither, the overhead all three (its windows are corrected with them); the baseline
+#: last (it advises the fixture's windows, and corrects nothing).
 ORDER: tuple[str, ...] = tuple(dict.fromkeys(ROUTINES.values()))
 #: Quantities of the board and its firmware build rather than of the instrument: they apply
 #: only where the record's :func:`build_of` is the bench's.
-BUILD_QUANTITIES: tuple[Quantity, ...] = ("overhead_s", "overhead_j")
+BUILD_QUANTITIES: tuple[Quantity, ...] = ("overhead_s", "overhead_j", *get_args(Advice))
 
 
 def build_of(hello: Mapping[str, Any]) -> str:
@@ -82,26 +95,52 @@ def build_of(hello: Mapping[str, Any]) -> str:
 class Identity(Strict):
     """Which instrument a record belongs to.
 
-    ``kind`` and ``name`` (a scope's ``*IDN?`` with its serial number, the PPK2's hardware
-    revision) must match; ``address`` is where it was reached, recorded for the operator
-    (a USB port or an emulator's pty changes between sessions).
+    ``kind`` must match, and ``serial`` (the unit's serial number: a PPK2's from its USB
+    descriptor or the emulator's metadata, a scope's from ``*IDN?``) when both sides have
+    one; else ``name`` (a scope's ``*IDN?``, the PPK2's hardware revision, which every PPK2
+    of a revision shares): records written before serials were recorded still match, by
+    name. ``address`` is where it was reached, recorded for the operator (a USB port or an
+    emulator's pty changes between sessions).
     """
 
     kind: str
     name: str
+    serial: str = ""
     address: str = ""
 
     @classmethod
     def of(cls, info: InstrumentInfo) -> Identity:
         """The identity of an open acquisition (its ``describe()``)."""
-        return cls(kind=info.kind, name=info.name, address=info.address)
+        return cls(kind=info.kind, name=info.name, serial=info.serial, address=info.address)
+
+    def match(self, other: Identity) -> Literal["serial", "name"] | None:
+        """How ``other`` is this instrument: by ``"serial"``, by ``"name"`` (one of the two
+        has no serial number), or not (``None``)."""
+        if self.kind != other.kind:
+            return None
+        if self.serial and other.serial:
+            return "serial" if self.serial == other.serial else None
+        return "name" if self.name == other.name else None
 
     def matches(self, other: Identity) -> bool:
-        return (self.kind, self.name) == (other.kind, other.name)
+        return self.match(other) is not None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What tells instruments apart: kind and serial number (name without one)."""
+        return self.kind, self.serial or self.name
 
     @property
     def label(self) -> str:
-        return f"{self.kind} {self.name!r}"
+        return f"{self.kind} {self.name!r}" + (f" serial {self.serial}" if self.serial else "")
+
+
+def _by_name_note(record: Record, instrument: Identity) -> str | None:
+    """The note a record matched by name only gets (``None``: matched by serial)."""
+    if record.instrument.match(instrument) != "name" or not instrument.serial:
+        return None
+    return (f"{record.id}: recorded without the instrument's serial number; taken for "
+            f"{instrument.label} by its name")
 
 
 class Measured(Strict):
@@ -167,6 +206,7 @@ class Record(Strict):
     software: str
     values: dict[Quantity, Value] = Field(min_length=1)
     notes: tuple[str, ...] = ()
+    instrument_calibration: str | None = None
 
     @field_validator("values")
     @classmethod
@@ -183,7 +223,8 @@ class Record(Strict):
 
 def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
                values: Mapping[Quantity, Measured], *, now: datetime | None = None,
-               notes: tuple[str, ...] = ()) -> Record:
+               notes: tuple[str, ...] = (), instrument_calibration: str | None = None
+               ) -> Record:
     """A record of ``values`` measured now on the bench of ``fixture``.
 
     Parameters
@@ -199,6 +240,11 @@ def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
         What the routines measured of each quantity.
     now:
         The time of the measurement (default: now, UTC).
+    notes:
+        What the operator should know of the measurement (a warning of a routine).
+    instrument_calibration:
+        The instrument's own stored calibration the values were measured through (a
+        PPK2's metadata, :class:`~energyrig.instruments.family.StatedCalibration`).
     """
     from energyrig import __version__
 
@@ -212,7 +258,8 @@ def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
                   board=hello.get("board"), firmware=hello.get("firmware"),
                   build=hello.get("build"), created_utc=now,
                   operator=f"{getpass.getuser()}@{socket.gethostname()}",
-                  software=f"energyrig {__version__}", values=full, notes=notes)
+                  software=f"energyrig {__version__}", values=full, notes=notes,
+                  instrument_calibration=instrument_calibration)
 
 
 def load_record(path: Path) -> Record:
@@ -252,6 +299,8 @@ class Calibration:
         chose to measure uncalibrated: no values).
     expired:
         Quantities whose newest value has expired (and none valid is left).
+    notes:
+        What the operator should know of the selection (a record matched by name only).
     """
 
     instrument: Identity
@@ -259,11 +308,13 @@ class Calibration:
     sources: Mapping[Quantity, str]
     origin: str
     expired: tuple[Quantity, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def missing(self) -> tuple[Quantity, ...]:
-        """Quantities with no valid value: never calibrated, or expired."""
-        return tuple(q for q in QUANTITIES if q not in self.values)
+        """Corrections with no valid value: never calibrated, or expired (the baseline's
+        advice is never missing: it corrects nothing)."""
+        return tuple(q for q in CORRECTIONS if q not in self.values)
 
     @property
     def complete(self) -> bool:
@@ -291,6 +342,7 @@ class Calibration:
         return {"id": self.id, "instrument": self.instrument.model_dump(),
                 "origin": self.origin, "complete": self.complete,
                 "problem": self.problem() or None, "missing": list(self.missing),
+                "notes": list(self.notes),
                 "expired": list(self.expired),
                 "values": {q: {"value": v.value, "u": v.u, "unit": v.unit,
                                "record": self.sources[q],
@@ -352,17 +404,24 @@ class CalibrationStore:
         values: dict[Quantity, Value] = {}
         sources: dict[Quantity, str] = {}
         seen: set[Quantity] = set()
+        notes: list[str] = []
         for _, record in reversed(self.records()):
             if not record.instrument.matches(instrument):
                 continue
+            note = _by_name_note(record, instrument)
             for q, v in record.values.items():
                 if q in BUILD_QUANTITIES and record.firmware_build != build:
                     continue
                 seen.add(q)
                 if q not in values and not v.expired(now):
                     values[q], sources[q] = v, record.id
+                    if note and note not in notes:
+                        notes.append(note)
+        for note in notes:
+            log.warning("%s", note)
         expired = tuple(q for q in QUANTITIES if q in seen and q not in values)
-        return Calibration(instrument, values, sources, f"store {self.directory}", expired)
+        return Calibration(instrument, values, sources, f"store {self.directory}", expired,
+                           tuple(notes))
 
 
 def from_file(path: Path, instrument: Identity, now: datetime | None = None,
@@ -381,17 +440,20 @@ def from_file(path: Path, instrument: Identity, now: datetime | None = None,
     if not record.instrument.matches(instrument):
         raise ConfigError(path, "instrument", f"is for {record.instrument.label}, not for this "
                                               f"bench's {instrument.label}")
-    if (build is not None and record.firmware_build != build
-            and any(q in record.values for q in BUILD_QUANTITIES)):
-        raise ConfigError(path, "firmware", f"its window overhead is of {record.firmware_build}, "
-                                            f"not of this bench's {build} (run `rig calibrate "
-                                            "overhead`)")
+    held = [q for q in BUILD_QUANTITIES if q in record.values]
+    if build is not None and record.firmware_build != build and held:
+        raise ConfigError(path, "firmware", f"its {', '.join(held)} measured on "
+                                            f"{record.firmware_build}, not on this bench's "
+                                            f"{build} (run `rig calibrate {ROUTINES[held[0]]}`)")
     for q, v in record.values.items():
         if v.expired(now):
             raise ConfigError(path, f"values.{q}", f"expired on {v.expires_utc:%Y-%m-%d %H:%M} "
                                                    f"UTC (run `rig calibrate {ROUTINES[q]}`)")
+    note = _by_name_note(record, instrument)
+    if note:
+        log.warning("%s", note)
     return Calibration(instrument, dict(record.values), {q: record.id for q in record.values},
-                       f"file {path}")
+                       f"file {path}", notes=(note,) if note else ())
 
 
 def select(choice: str, fixture: Fixture, instrument: Identity,
@@ -432,8 +494,7 @@ def select_for_capture(choice: str, fixture: Fixture, now: datetime | None = Non
     if choice != "latest":
         return from_file(Path(choice), load_record(Path(choice)).instrument, now)
     store = CalibrationStore(calibration_dir(fixture))
-    instruments = {(r.instrument.kind, r.instrument.name): r.instrument
-                   for _, r in store.records()}
+    instruments = {r.instrument.key: r.instrument for _, r in store.records()}
     if len(instruments) != 1:
         names = ", ".join(i.label for i in instruments.values()) or "none"
         raise ConfigError(store.directory, "", f"holds records of {len(instruments)} "

@@ -1,5 +1,5 @@
-"""``rig calibrate``: the routines (``zero``, ``gain``, ``skew``, ``all``), what the store
-holds (``list``) and what applies to a bench (``show``).
+"""``rig calibrate``: the routines (``zero``, ``gain``, ``skew``, ``overhead``, ``baseline``,
+``all``), what the store holds (``list``) and what applies to a bench (``show``).
 
 A thin layer over :mod:`energyrig.calibration.routines` and :mod:`energyrig.calibration.store`;
 prompts and formatting only here.
@@ -74,14 +74,27 @@ _ROUTINES_HELP = {
             "current steps of the firmware's mark windows.",
     "overhead": "The time and energy of the firmware's empty trigger window (run n=0) on "
                 "this board and firmware build, taken out of every window.",
-    "all": "zero, gain, skew and overhead in that order, stored as one record: run it before "
-           "an overnight sweep.",
+    "baseline": "The board's idle stability (drift, noise) and the shortest baseline span "
+                "and guard that give the baseline to --precision; prints the fixture's "
+                "[windows] lines (it corrects nothing).",
+    "all": "zero, gain, skew, overhead and baseline in that order, stored as one record: run "
+           "it before an overnight sweep.",
 }
 
+_PRECISION_HELP = ("The baseline's standard error at most this: a percentage of the board's "
+                   "current above idle in a window ('0.5%', the default) or a current "
+                   "('2uA').")
 
-def _run_routines(names: tuple[str, ...], fixture: Optional[Path], yes: bool) -> None:
-    from energyrig.calibration.routines import calibrate
+
+def _run_routines(names: tuple[str, ...], fixture: Optional[Path], yes: bool,
+                  precision: str) -> None:
+    from energyrig.calibration.routines import Precision, calibrate, fixture_lines
     from energyrig.rig.bench import open_bench
+
+    try:
+        wanted = Precision.parse(precision)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--precision") from None
 
     err = Console(stderr=True)
     with open_bench(load_fixture(fixture)) as bench:
@@ -95,8 +108,13 @@ def _run_routines(names: tuple[str, ...], fixture: Optional[Path], yes: bool) ->
                 typer.prompt(f"{instruction}; then press Enter", default="",
                              show_default=False, prompt_suffix=" ")
 
-        record, path = calibrate(bench, connect, names)
+        record, path = calibrate(bench, connect, names, wanted)
     Console().print(_record_table(record))
+    for note in record.notes:
+        err.print(f"[yellow]warning: {note}[/]")
+    if "baseline_s" in record.values:
+        typer.echo(f"for the fixture ({bench.fixture.path}):\n"
+                   f"{fixture_lines(record.values, bench.fixture)}")
     typer.echo(f"calibration stored: {path}")
 
 
@@ -114,8 +132,10 @@ def register(app: typer.Typer) -> None:
             yes: bool = typer.Option(False, "--yes", "-y",
                                      help="Do not prompt for rewiring (a real bench must be "
                                           "wired already; the simulated one switches itself)."),
+            precision: str = typer.Option("0.5%", "--precision", help=_PRECISION_HELP,
+                                          hidden="baseline" not in names),
         ) -> None:
-            _run_routines(names, fixture, yes)
+            _run_routines(names, fixture, yes, precision)
 
     for name in ORDER:
         routine(name, (name,))
@@ -165,6 +185,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(cal.manifest(), indent=1))
         else:
             Console().print(_calibration_table(cal, datetime.now(UTC)))
+            for note in cal.notes:
+                Console(stderr=True).print(f"[yellow]note: {note}[/]")
             if not cal.complete:
                 Console(stderr=True).print(f"[yellow]{cal.problem()}[/]")
         if not cal.complete:

@@ -110,6 +110,32 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class StatedCalibration:
+    """The calibration an instrument stores of itself (a PPK2's metadata), as a gain
+    calibration checks it.
+
+    Attributes
+    ----------
+    identity:
+        Which stored calibration it is (recorded with a gain measured through it).
+    calibrated:
+        Whether the instrument says it was calibrated.
+    gain_warn, gain_refuse:
+        How far the measured gain (measured / true) may be from 1 by what it states, as a
+        fraction: beyond ``gain_warn`` the two disagree (a warning), beyond ``gain_refuse``
+        one of them is wrong (a wrong reference, a broken unit: refused).
+    basis:
+        Why those bounds, in one phrase.
+    """
+
+    identity: str
+    calibrated: bool
+    gain_warn: float
+    gain_refuse: float
+    basis: str
+
+
+@dataclass(frozen=True)
 class InstrumentInfo:
     """Who an acquisition is and how it is set up (replaces an untyped ``describe()`` dict).
 
@@ -126,6 +152,12 @@ class InstrumentInfo:
         Samples per second as set up, Hz (NaN: not configured).
     details:
         The family's settings and calibration, JSON-serialisable.
+    serial:
+        What tells this unit from every other of its model (a PPK2's serial number from its
+        metadata or its USB descriptor, a scope's from ``*IDN?``), ``""`` when it offers none.
+    stated:
+        The calibration the instrument holds of itself and how far its gain may be off by
+        it, or ``None`` (it holds none the rig can read).
     """
 
     kind: str
@@ -133,13 +165,16 @@ class InstrumentInfo:
     address: str
     sample_rate_hz: float
     details: Mapping[str, Any] = field(default_factory=dict)
+    serial: str = ""
+    stated: StatedCalibration | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """What a run manifest records: ``kind``, ``name``, ``address``, ``sample_rate_hz``
-        (``None`` when not configured) and the details' keys."""
+        """What a run manifest records: ``kind``, ``name``, ``serial`` (``None``: none),
+        ``address``, ``sample_rate_hz`` (``None`` when not configured) and the details'
+        keys."""
         rate = self.sample_rate_hz if math.isfinite(self.sample_rate_hz) else None
-        return {"kind": self.kind, "name": self.name, "address": self.address,
-                "sample_rate_hz": rate, **self.details}
+        return {"kind": self.kind, "name": self.name, "serial": self.serial or None,
+                "address": self.address, "sample_rate_hz": rate, **self.details}
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,12 @@ from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
 from energyrig.instruments.ppk2.clock import StreamClock, StreamLoss
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, range_steps
-from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
+from energyrig.instruments.ppk2.metadata import (
+    MetadataAccumulator,
+    Ppk2Calibration,
+    stated_calibration,
+)
+from energyrig.instruments.ppk2.ports import usb_serial
 from energyrig.instruments.ppk2.protocol import (
     POWER_MODE_AMPERE,
     POWER_MODE_SOURCE,
@@ -161,6 +166,7 @@ class Ppk2(AcquisitionBase):
         self.port = port or ("<transport>" if transport is not None else discover())
         self.calibration: Ppk2Calibration | None = None
         self.metadata_text = ""
+        self._usb_serial: str | None = None
         self._ser: Transport | None = transport
         self._decoder: Ppk2Decoder | None = None
         self._clock = StreamClock(SAMPLE_RATE_HZ)
@@ -491,13 +497,22 @@ class Ppk2(AcquisitionBase):
         return Limits(sample_rate_hz=SAMPLE_RATE_HZ, max_record_s=None,
                       stream_lag_s=TRANSFER_LAG_S, resolution=resolution)
 
+    def _serial(self) -> str:
+        """The metadata's serial number (the emulator's), else the USB descriptor's."""
+        if self.calibration is not None and self.calibration.serial is not None:
+            return str(self.calibration.serial)
+        if self._usb_serial is None:
+            self._usb_serial = usb_serial(self.port)
+        return self._usb_serial
+
     def describe(self) -> InstrumentInfo:
         """Instrument identity, settings and calibration for the run manifest."""
         cal = self.calibration
         hw = None if cal is None else cal.hw
         return InstrumentInfo(
             kind="ppk2", name="PPK2" if hw is None else f"PPK2 (HW {hw})", address=self.port,
-            sample_rate_hz=SAMPLE_RATE_HZ,
+            sample_rate_hz=SAMPLE_RATE_HZ, serial=self._serial(),
+            stated=None if cal is None else stated_calibration(cal),
             details={
                 "mode": self.config.mode,
                 "supply_v": self.config.supply_v,

@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import STREAM_FAULTS, Family, FileKind, Found
 from energyrig.instruments.ppk2.config import Ppk2Config
+from energyrig.instruments.ppk2.ports import ppk2_ports
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
-
-#: Nordic Semiconductor's USB ids of the PPK2.
-PPK2_VID_PID = (0x1915, 0xC00A)
 
 
 def open_ppk2(config: Ppk2Config, port: str | None) -> Acquisition:
@@ -24,15 +22,12 @@ def open_ppk2(config: Ppk2Config, port: str | None) -> Acquisition:
 
 
 def scan() -> list[Found]:
-    """Serial ports that look like a PPK2 (USB product ``PPK2`` or Nordic's VID:PID), as
-    ``ppk2-api``'s ``list_devices`` matches them."""
-    from serial.tools import list_ports
-
+    """The PPK2s on USB (:func:`~energyrig.instruments.ppk2.ports.ppk2_ports`), each with its
+    serial number."""
     return [Found("ppk2", port.device,
                   f"{port.product or port.description} serial {port.serial_number}",
                   f'kind = "ppk2"\nport = "{port.device}"')
-            for port in list_ports.comports()
-            if port.product == "PPK2" or (port.vid, port.pid) == PPK2_VID_PID]
+            for port in ppk2_ports()]
 
 
 def _is_ppk2_raw(head: bytes) -> bool:

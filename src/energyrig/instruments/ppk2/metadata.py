@@ -12,6 +12,7 @@ ending with a line ``END``::
     mode: 2
     S0: 0.000000048   I0: -0.000000104   UG0: 1.00  (per range 0..4)
     IA: 56
+    SN: 3941466112                                  (the emulator's serial; a PPK2 sends none)
     END
 
 Per range ``r`` the conversion of a raw ADC code uses ``R`` (shunt, ohm), ``GS``/``GI``
@@ -35,11 +36,13 @@ Like ``ppk2-api`` (and Nordic's own app), a shunt value ``R`` of exactly 0 keeps
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 from dataclasses import dataclass, field
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.family import StatedCalibration
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +56,24 @@ END_MARKER = "END"
 _LAYOUT: tuple[tuple[str, int], ...] = (
     ("Calibrated", -1), ("R", 4), ("GS", 4), ("GI", 4), ("O", 4),
     ("VDD", -1), ("HW", -1), ("mode", -1),
-    ("S", 9), ("I", 9), ("UG", 2), ("IA", -1),
+    ("S", 9), ("I", 9), ("UG", 2), ("IA", -1), ("SN", -1),
 )
+#: How far a gain measured against references may be from 1 on a PPK2 whose metadata says it
+#: was calibrated (its shunts and gains fitted per unit: what is left is their drift with
+#: temperature and age and the factory's reference, about 1 %), as a fraction: beyond
+#: :data:`CALIBRATED_GAIN_WARN` (twice that) the two disagree; beyond
+#: :data:`CALIBRATED_GAIN_REFUSE` it is no drift but a wrong reference or a broken unit.
+#: docs/calibration.md gives the reasoning.
+CALIBRATED_GAIN_WARN = 0.02
+CALIBRATED_GAIN_REFUSE = 0.05
+#: The same for a PPK2 not calibrated: its conversion uses nominal shunts, whose units
+#: differ by a few % (the emulated unit's range-2 shunt is 2.5 % off nominal).
+UNCALIBRATED_GAIN_WARN = 0.05
+UNCALIBRATED_GAIN_REFUSE = 0.2
+
 _PER_RANGE = {key: decimals for key, decimals in _LAYOUT if decimals >= 0}
-_SCALARS = {"Calibrated": "calibrated", "VDD": "vdd_mv", "HW": "hw", "mode": "mode", "IA": "ia"}
+_SCALARS = {"Calibrated": "calibrated", "VDD": "vdd_mv", "HW": "hw", "mode": "mode", "IA": "ia",
+            "SN": "serial"}
 
 _DEFAULTS: dict[str, tuple[float, ...]] = {
     "R": (1031.64, 101.65, 10.15, 0.94, 0.043),
@@ -98,6 +115,9 @@ class Ppk2Calibration:
         The device's ``Calibrated`` flag, ``VDD`` (mV, the supply it had at power-up),
         ``HW`` (hardware id), ``mode`` (1 ampere meter, 2 source meter) and ``IA``, each
         ``None`` when the text did not contain it.
+    serial:
+        ``SN``, a serial number: the emulator sends one; a PPK2's stock firmware does not
+        (its serial is the USB descriptor's), ``None``.
     """
 
     r: tuple[float, ...] = _default("R")
@@ -112,6 +132,7 @@ class Ppk2Calibration:
     hw: int | None = None
     mode: int | None = None
     ia: int | None = None
+    serial: int | None = None
 
     def __post_init__(self) -> None:
         for key in _PER_RANGE:
@@ -130,6 +151,28 @@ class Ppk2Calibration:
         mods["HW"] = None if self.hw is None else str(self.hw)
         mods["IA"] = None if self.ia is None else str(self.ia)
         return mods
+
+
+def stated_calibration(cal: Ppk2Calibration) -> StatedCalibration:
+    """What ``cal`` lets a gain measured against references be: within
+    :data:`CALIBRATED_GAIN_WARN` (or the uncalibrated bound) of 1, plus the largest user
+    gain's distance from 1 (``UG``, set by hand, scales the readings on purpose).
+
+    Its identity names the hardware id, the flag and a digest of the conversion values
+    (shunts, gains, offsets, user gains: not the supply or mode, which change with the
+    settings), so a record shows which stored calibration its gain was measured through.
+    """
+    values = (*(getattr(cal, key.lower()) for key in _PER_RANGE), cal.calibrated, cal.hw)
+    digest = hashlib.sha256(repr(values).encode()).hexdigest()[:12]
+    user = max(abs(g - 1.0) for g in cal.ug)
+    state = "calibrated" if cal.calibrated else "not calibrated"
+    warn, refuse = ((CALIBRATED_GAIN_WARN, CALIBRATED_GAIN_REFUSE) if cal.calibrated
+                    else (UNCALIBRATED_GAIN_WARN, UNCALIBRATED_GAIN_REFUSE))
+    basis = (f"the PPK2's metadata says it is {state}"
+             + (f", with a user gain up to {user:.2%} off 1" if user else ""))
+    return StatedCalibration(identity=f"PPK2 metadata HW {cal.hw}, {state}, sha256 {digest}",
+                             calibrated=bool(cal.calibrated), gain_warn=warn + user,
+                             gain_refuse=refuse + user, basis=basis)
 
 
 def _parse_value(source: str, line: str, text: str) -> float:
@@ -281,4 +324,4 @@ class MetadataAccumulator:
 
 
 __all__ = ["N_RANGES", "Ppk2Calibration", "parse_metadata", "format_metadata",
-           "MetadataAccumulator"]
+           "MetadataAccumulator", "stated_calibration"]

@@ -416,5 +416,8 @@ class Scope(AcquisitionBase):
         }
         if self.dialect is not None:
             details["guide"] = self.dialect.guide
+        # IEEE 488.2 *IDN?: manufacturer, model, serial number, firmware.
+        idn = [f.strip() for f in self.idn.split(",")]
         return InstrumentInfo(kind="scope", name=self.idn, address=self.resource,
-                              sample_rate_hz=s.sample_rate_hz, details=details)
+                              sample_rate_hz=s.sample_rate_hz, details=details,
+                              serial=idn[2] if len(idn) == 4 else "")

@@ -90,6 +90,11 @@ DEFAULT_CALIBRATION = Ppk2Calibration(
     calibrated=True, vdd_mv=3000, hw=9173, mode=POWER_MODE_SOURCE, ia=56,
 )
 
+#: The emulated unit's serial number is this plus its seed (``[sim] seed``), so benches of
+#: different seeds are different instruments to the calibration store.
+SERIAL_BASE = 0xEA000000
+
+
 @dataclass
 class EmulatorStats:
     """What the emulator did, for logs and tests."""
@@ -131,7 +136,8 @@ class Ppk2Emulator(OpenCloseBase):
         If > 0, the metadata is sent in two halves this many seconds apart (as a loaded USB
         link delivers it), which ``ppk2-api`` mishandles.
     seed:
-        Seed of the noise and fault random generator.
+        Seed of the noise and fault random generator, and of the serial number the metadata
+        reports (:data:`SERIAL_BASE` + seed).
     """
 
     def __init__(self, model: PowerModel, *, wire: str | os.PathLike[str] | None = None,
@@ -147,6 +153,7 @@ class Ppk2Emulator(OpenCloseBase):
         self.block_s = block_s
         self.tx_limit = int(tx_buffer_s * SAMPLE_RATE_HZ) * WORD_BYTES
         self.metadata_split_s = metadata_split_s
+        self.serial = SERIAL_BASE + seed
         self.stats = EmulatorStats()
         self._wire = TriggerWire(wire) if wire is not None else None
         self._truth = TruthRecorder(truth) if truth is not None else None
@@ -293,7 +300,7 @@ class Ppk2Emulator(OpenCloseBase):
         reported = Ppk2Calibration(r=cal.r, gs=cal.gs, gi=cal.gi, o=cal.o, s=cal.s, i=cal.i,
                                    ug=tuple(self.user_gains), calibrated=cal.calibrated,
                                    vdd_mv=self.vdd_mv, hw=cal.hw, mode=self.power_mode,
-                                   ia=cal.ia)
+                                   ia=cal.ia, serial=self.serial)
         text = format_metadata(reported).encode("ascii")
         if self.metadata_split_s > 0:
             half = len(text) // 2
@@ -438,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["DEFAULT_CALIBRATION", "EmulatorProcess", "EmulatorStats", "Ppk2Emulator", "main"]
+__all__ = ["DEFAULT_CALIBRATION", "SERIAL_BASE", "EmulatorProcess", "EmulatorStats", "Ppk2Emulator", "main"]
 
 
 if __name__ == "__main__":

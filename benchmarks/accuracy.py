@@ -57,11 +57,12 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from energyrig.calibration.quantities import ORDER
 from energyrig.calibration.routines import calibrate
-from energyrig.calibration.store import CALIBRATION_DIR_ENV, ORDER
-from energyrig.fixtures import Fixture, load_fixture
+from energyrig.calibration.store import CALIBRATION_DIR_ENV
 from energyrig.domain import Point
 from energyrig.errors import CalibrationError
+from energyrig.fixtures import Fixture, load_fixture
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.rig.bench import Bench, open_bench
 from energyrig.rig.pipeline import POINT_ERRORS, PointResult, measure_point, reps_done

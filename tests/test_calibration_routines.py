@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from energyrig.calibration.quantities import ORDER
 from energyrig.calibration.routines import calibrate
-from energyrig.calibration.store import ORDER, CalibrationStore
+from energyrig.calibration.store import CalibrationStore
+from energyrig.domain import Point
 from energyrig.errors import CalibrationError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.sim.power import PROFILES
 from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
-from energyrig.domain import Point
 
 ROOT = Path(__file__).resolve().parents[1]
 DUT = ROOT / "build" / "host" / "energyrig-dut"

@@ -51,9 +51,17 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.calibration.correction import CurrentCorrection
-from energyrig.calibration.store import (ORDER, CalibrationStore, Identity, Measured,
-                                         Quantity, Record, build_of, calibration_dir,
-                                         new_record)
+from energyrig.calibration.quantities import ORDER
+from energyrig.calibration.store import (
+    CalibrationStore,
+    Identity,
+    Measured,
+    Quantity,
+    Record,
+    build_of,
+    calibration_dir,
+    new_record,
+)
 from energyrig.errors import CalibrationError, NoTriggerWindow
 from energyrig.units import format_si
 

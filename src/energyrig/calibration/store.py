@@ -36,10 +36,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from energyrig.calibration.quantities import (
+    BUILD_QUANTITIES,
+    CORRECTIONS,
+    QUANTITIES,
+    ROUTINES,
+    UNITS,
+    Quantity,
+)
 from energyrig.config import Strict, validate
 from energyrig.errors import ConfigError
 
@@ -54,37 +62,8 @@ CALIBRATION_DIR_ENV = "ENERGYRIG_CALIBRATION_DIR"
 #: The record format this module writes and reads.
 FORMAT = 1
 
-#: The quantities the correction stage applies: offset of the current channel (A), its gain
-#: (measured / true, 1), the delay of the current channel behind the trigger channel (s),
-#: and the fixed cost of an empty trigger window on the board's firmware build: its time (s)
-#: and its energy above the idle baseline (J).
-Correction = Literal["offset_a", "gain", "skew_s", "overhead_s", "overhead_j"]
-#: What ``rig calibrate baseline`` advises (it corrects nothing): the shortest idle span
-#: whose mean gives the baseline to the stated precision (s), the guard after an edge after
-#: which the current has settled (s), and the idle current's drift (A/s) and white noise
-#: (rms, A).
-Advice = Literal["baseline_s", "guard_s", "idle_drift_a_per_s", "idle_noise_a"]
-Quantity = Literal[Correction, Advice]
-QUANTITIES: tuple[Quantity, ...] = (*get_args(Correction), *get_args(Advice))
-#: The quantities a complete calibration has: those the correction stage applies.
-CORRECTIONS: tuple[Quantity, ...] = get_args(Correction)
-UNITS: dict[Quantity, str] = {"offset_a": "A", "gain": "1", "skew_s": "s", "overhead_s": "s",
-                              "overhead_j": "J", "baseline_s": "s", "guard_s": "s",
-                              "idle_drift_a_per_s": "A/s", "idle_noise_a": "A"}
-#: The routine that measures each quantity (``rig calibrate ROUTINE``).
-ROUTINES: dict[Quantity, str] = {"offset_a": "zero", "gain": "gain", "skew_s": "skew",
-                                 "overhead_s": "overhead", "overhead_j": "overhead",
-                                 "baseline_s": "baseline", "guard_s": "baseline",
-                                 "idle_drift_a_per_s": "baseline",
-                                 "idle_noise_a": "baseline"}
-#: The routines ``rig calibrate all`` runs, in order: the gain needs the offset, the skew
-#: neither, the overhead all three (its windows are corrected with them); the baseline
-#: last (it advises the fixture's windows, and corrects nothing).
-ORDER: tuple[str, ...] = tuple(dict.fromkeys(ROUTINES.values()))
-#: Quantities of the board and its firmware build rather than of the instrument: they apply
-#: only where the record's :func:`build_of` is the bench's.
-BUILD_QUANTITIES: tuple[Quantity, ...] = ("overhead_s", "overhead_j", *get_args(Advice))
-
+# The quantities, their units and routines: energyrig.calibration.quantities (no pydantic,
+# so the CLI can name the routines without loading this module).
 
 def build_of(hello: Mapping[str, Any]) -> str:
     """The board and firmware build a ``hello`` reply names (``"host energyrig-fw 0.1.0

@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from energyrig.calibration.store import ORDER
-from energyrig.fixtures import load_fixture
+from energyrig.calibration.quantities import ORDER
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from energyrig.calibration.store import Calibration, Record, Value
 
 #: The help of ``--calibration`` of ``rig run`` and ``rig sweep``.
@@ -40,6 +39,7 @@ def _state(v: Value, now: datetime) -> str:
 
 
 def _calibration_table(cal: Calibration, now: datetime) -> Table:
+    from rich.table import Table
     table = Table(title=f"Calibration of {cal.instrument.label} ({cal.origin})")
     for column in ("quantity", "value ± u (k=1)", "method", "reference", "record", "state"):
         table.add_column(column)
@@ -51,6 +51,7 @@ def _calibration_table(cal: Calibration, now: datetime) -> Table:
 
 
 def _record_table(record: Record) -> Table:
+    from rich.table import Table
     table = Table(title=f"Calibration {record.id} of {record.instrument.label}")
     for column in ("quantity", "value ± u (k=1)", "reference", "fit residual (rms)", "n",
                    "valid until"):
@@ -88,7 +89,10 @@ _PRECISION_HELP = ("The baseline's standard error at most this: a percentage of 
 
 def _run_routines(names: tuple[str, ...], fixture: Optional[Path], yes: bool,
                   precision: str) -> None:
+    from rich.console import Console
+
     from energyrig.calibration.routines import Precision, calibrate, fixture_lines
+    from energyrig.fixtures import load_fixture
     from energyrig.rig.bench import open_bench
 
     try:
@@ -148,7 +152,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List every record in the fixture's calibration store, oldest first, with each
         value's state (valid or expired). A corrupt record is an error naming it."""
+        from rich.console import Console
+        from rich.table import Table
+
         from energyrig.calibration.store import CalibrationStore, calibration_dir
+        from energyrig.fixtures import load_fixture
 
         store = CalibrationStore(calibration_dir(load_fixture(fixture)))
         records = store.records()
@@ -176,6 +184,9 @@ def register(app: typer.Typer) -> None:
         instrument: each quantity's value, uncertainty and record, and what is missing or
         expired. Exit code 1 when it is incomplete, 2 when a record is corrupt, for
         another instrument or expired."""
+        from rich.console import Console
+
+        from energyrig.fixtures import load_fixture
         from energyrig.rig.bench import open_bench
 
         with open_bench(load_fixture(fixture), str(record or "latest")) as bench:

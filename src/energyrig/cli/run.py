@@ -162,7 +162,7 @@ _RUN_HELP = (
     "Examples:\n\n"
     "  rig run --op aes-cbc-encrypt --key-bits 128 --payload-bytes 1024\n\n"
     "  rig run --op ecdsa-sign --curve p256 --payload-bytes 32 --reps 20 --json\n\n"
-    "  rig run --op rsa-keygen --key-bits 2048 --batch 1 --reps 3 -f fixtures/board.toml\n\n"
+    "  rig run --op rsa-keygen --key-bits 2048 --batch 1 --reps 3 -f fixtures/nrf52840dk-ppk2.toml\n\n"
     f"Flags: {', '.join(ENERGY_FLAGS + PIPELINE_FLAGS + SIM_FLAGS + CALIBRATION_FLAGS)}. "
     "Exit code 1 when the measurement failed "
     "(self-test, DUT timeout), 2 for a bad fixture or bench."

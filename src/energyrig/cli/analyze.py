@@ -170,9 +170,9 @@ _HELP = (
     "before); net = energy - baseline × duration. ±edge bounds the error of the edge "
     "positions (one sample at each edge). With --batch N, per-op figures divide by N.\n\n"
     f"Flags: {', '.join(ENERGY_FLAGS)}. Exit code 2 when the file or a channel is wrong.\n\n"
-    "Examples:\n\n"
-    "  rig analyze tests/data/synthetic-capture.csv --batch 10\n\n"
-    "  rig analyze session.sr --trigger D0 --current A0 --shunt-ohms 1 --voltage 3.3\n\n"
+    "Examples:\n\n\b\n"
+    "  rig analyze tests/data/synthetic-capture.csv --batch 10\n"
+    "  rig analyze session.sr --trigger D0 --current A0 --shunt-ohms 1 --voltage 3.3\n"
     "  rig analyze bench.ppk2 --batch 1000 --csv windows.csv --calibration latest"
 )
 

@@ -19,15 +19,11 @@ below minus the board's idle current (3 µA on the simulated nRF52840) clips the
 which no calibration can undo (docs/calibration.md). Each row also says whether the truth
 lies inside the point's expanded uncertainty (k = 2).
 
-``--soak SECONDS`` instead measures a cycle of ops for that long on one bench and reports
-how many windows were measured and how many were flagged because samples were lost
-(``dropped_samples``: counter gaps; ``stream_time_shift``: a loss the 6-bit counter could not
-count), a trigger edge reached the emulator late (``truth_late``) or had no truth.
+The real-time soak that counts lost samples over a long run is ``benchmarks/soak.py``.
 
     .venv/bin/python benchmarks/accuracy.py                  # faults off, on, calibrated
     .venv/bin/python benchmarks/accuracy.py --random-faults 1
     .venv/bin/python benchmarks/accuracy.py --json           # one JSON object per op
-    .venv/bin/python benchmarks/accuracy.py --soak 600       # ten minutes, real time
     .venv/bin/python benchmarks/accuracy.py --coverage 10    # issue 10's coverage check
 
 ``--coverage SEEDS`` measures, for each seed and on both the PPK2 and the scope benches,
@@ -259,36 +255,6 @@ def coverage(fixtures: list[Fixture], seeds: int, reps: int, log: Console) -> di
                 for seed in range(1, seeds + 1) for kind in kinds]}
 
 
-def soak(fixture: Fixture, seconds: float, log: Console) -> dict[str, Any]:
-    """Measure a cycle of ops for ``seconds``; count lost samples and late edges."""
-    cycle = [c for c in CASES if c.op != "rsa-keygen"]
-    windows = failed = points = 0
-    counts = dict.fromkeys(("dropped_samples", "truth_late", "no_truth", "stream_time_shift"), 0)
-    errors: list[float] = []
-    t_end = time.monotonic() + seconds
-    with open_bench(fixture) as bench:
-        while time.monotonic() < t_end:
-            case = cycle[points % len(cycle)]
-            result = measure_point(bench, case.point(bench.board), until=reps_done(5),
-                                   min_samples=case.min_samples)
-            points += 1
-            failed += not result.ok
-            windows += len(result.windows)
-            for flag in counts:
-                counts[flag] += sum(flag in w.flags for w in result.windows)
-            errors += list(rel_errors(result))
-            log.print(f"{seconds - (t_end - time.monotonic()):6.0f} s  {points} points  "
-                      f"{windows} windows  flagged {counts}", end="\r")
-        instrument = bench.instrument.describe().to_dict()
-    log.print()
-    err = np.abs(np.array(errors))
-    return {"seconds": seconds, "points": points, "failed_points": failed, "windows": windows,
-            **{f"windows_flagged_{flag}": n for flag, n in counts.items()},
-            "samples_lost_total": instrument.get("samples_lost"),
-            "median_abs_rel_error": float(np.median(err)) if len(err) else None,
-            "max_abs_rel_error": float(np.max(err)) if len(err) else None}
-
-
 def table(rows: list[dict[str, Any]]) -> Table:
     t = Table(title="Net energy per op against the emulator's truth (median over windows)")
     for label in ("faults", "case", "N", "samples/window", "time/op", "measured J/op",
@@ -315,8 +281,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-faults", action="store_true", help="skip the faulty benches")
     parser.add_argument("--random-faults", type=int, metavar="SEED",
                         help="draw the faults (issue 10's ranges) with this seed")
-    parser.add_argument("--soak", type=float, metavar="SECONDS",
-                        help="run the real-time soak for this long instead")
     parser.add_argument("--coverage", type=int, metavar="SEEDS",
                         help="instead: the coverage of each window's U (k=2) on the PPK2 and "
                              "the scope benches under faults drawn with seeds 1..SEEDS")
@@ -331,10 +295,6 @@ def main(argv: list[str] | None = None) -> int:
     fixture = load_fixture(args.fixture)
     if fixture.sim is None:
         parser.error(f"{fixture.path} is not a simulated bench (no [sim] table)")
-    if args.soak:
-        out = soak(fixture, args.soak, log)
-        print(json.dumps(out, indent=None if args.json else 1))
-        return 0
     rows = accuracy(fixture, None, log)
     if not args.no_faults:
         faults = FAULTS if args.random_faults is None else random_faults(fixture,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import resource
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 
 from energyrig.domain import Point, Window
 from energyrig.results import RunWriter, load
@@ -45,7 +45,7 @@ def run(n_points: int, n_windows: int) -> dict[str, float]:
             t_point = time.perf_counter()
             writer.write_point(point, _windows(rng, n_windows), batch_n=1000)
             if (i + 1) % writer.consolidate_every == 0:  # this write folded the parts in
-                merges.append((i + 1, time.perf_counter() - t_point, _rss_mb()))
+                merges.append((i + 1, time.perf_counter() - t_point, psutil.Process().memory_info().rss / 2**20))
         t_write = time.perf_counter() - t0
         t0 = time.perf_counter()
         in_progress = load(run_dir)
@@ -76,12 +76,6 @@ def run(n_points: int, n_windows: int) -> dict[str, float]:
         "rss_last_merge_mb": merges[-1][2] if merges else math.nan,
         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
-
-
-def _rss_mb() -> float:
-    """The process's resident memory now, MB (Linux)."""
-    pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def main() -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psutil
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,12 +45,6 @@ from energyrig.rig.pipeline import measure_point, reps_done  # noqa: E402
 #: A window this far off the truth must carry a flag (issue 11).
 OFF = 0.005
 WARM_UP_S = 300.0
-
-
-def rss_mb() -> float:
-    """This process's resident memory now, MB (Linux)."""
-    pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def soak(minutes: float, log: Console) -> dict[str, Any]:
@@ -90,10 +84,10 @@ def soak(minutes: float, log: Console) -> dict[str, Any]:
                     off_unflagged += not set(w.flags) - {UNCALIBRATED}
             now = time.monotonic() - t0
             if not rss or now - rss[-1][0] >= 60:
-                rss.append((now, rss_mb()))
+                rss.append((now, psutil.Process().memory_info().rss / 2**20))
                 log.print(f"{now / 60:5.1f} min  {n} points  {windows} windows  "
                           f"RSS {rss[-1][1]:.0f} MB  merges {len(merges)}  flagged {counts}")
-        rss.append((time.monotonic() - t0, rss_mb()))
+        rss.append((time.monotonic() - t0, psutil.Process().memory_info().rss / 2**20))
         samples_lost = bench.instrument.describe().to_dict().get("samples_lost")
     # Warm: past the first merge (pyarrow's reader arrives with it) and the first minutes.
     warm_s = max(WARM_UP_S, first_merge_s)

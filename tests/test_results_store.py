@@ -232,8 +232,8 @@ def test_a_merge_reads_only_the_new_parts_and_a_run_from_before_segments_is_kept
     with RunWriter.create(run_dir, consolidate_every=2) as w:
         read: list[list[Path]] = []
         real_read = store._read
-        monkeypatch.setattr(store, "_read", lambda d, paths, schema: read.append(paths)
-                            or real_read(d, paths, schema))
+        monkeypatch.setattr(store, "_read", lambda d, paths, *args: read.append(paths)
+                            or real_read(d, paths, *args))
         for kb in range(1, 7):
             w.write_point(Point(op="x", board="b", key_bits=kb), windows(2), batch_n=1)
         # three merges, each of the two new parts only (windows and points tables)

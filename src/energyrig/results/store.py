@@ -271,12 +271,15 @@ _NULLABLE = {pa.int64(): pd.Int64Dtype()}
 _RETRIES = 5
 
 
-def _read(run_dir: Path, paths: list[Path], schema: pa.Schema) -> pd.DataFrame:
-    """Parquet files as one DataFrame in the store's schema (columns a file lacks: null).
+def _read(run_dir: Path, paths: list[Path], schema: pa.Schema,
+          columns: list[str] | None = None) -> pd.DataFrame:
+    """Parquet files as one DataFrame in the store's schema (columns a file lacks: null),
+    only ``columns`` of it if given.
 
     Raises FileNotFoundError when a file vanished (a part consolidated meanwhile)."""
     try:
-        table = ds.dataset([str(p) for p in paths], format="parquet", schema=schema).to_table()
+        table = ds.dataset([str(p) for p in paths], format="parquet",
+                           schema=schema).to_table(columns=columns)
     except pa.ArrowInvalid as exc:
         raise RunError(run_dir, f"unreadable table ({exc}); move the file named away to "
                                 "read the rest") from None
@@ -303,15 +306,10 @@ def _segment_name(number: int) -> str:
 def _stored(run_dir: Path, paths: list[Path]) -> pd.DataFrame:
     """``point_key``, ``attempt`` and ``status`` of some points tables (only those columns
     are read; ``attempt`` 1 where a run from before retries has none)."""
+    columns = ["point_key", "attempt", "status"]
     if not paths:
-        return pd.DataFrame({"point_key": [], "attempt": [], "status": []})
-    try:
-        table = ds.dataset([str(p) for p in paths], format="parquet", schema=POINT_SCHEMA
-                           ).to_table(columns=["point_key", "attempt", "status"])
-    except pa.ArrowInvalid as exc:
-        raise RunError(run_dir, f"unreadable table ({exc}); move the file named away to "
-                                "read the rest") from None
-    return table.to_pandas(types_mapper=_NULLABLE.get).fillna({"attempt": 1})
+        return pd.DataFrame({name: [] for name in columns})
+    return _read(run_dir, paths, POINT_SCHEMA, columns).fillna({"attempt": 1})
 
 
 def _identities(stored: pd.DataFrame) -> set[tuple[str, int]]:

@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import numpy as np
+import psutil
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.calibration.store import Calibration, Identity, build_of, select
@@ -227,22 +228,12 @@ def _workdir(stack: ExitStack) -> Path:
     tmp = Path(tempfile.gettempdir())
     for old in tmp.glob("rig-*-*"):
         pid = old.name.split("-")[1]
-        if pid.isdigit() and old.is_dir() and not _alive(int(pid)):
+        if pid.isdigit() and old.is_dir() and not psutil.pid_exists(int(pid)):
             log.info("removing %s, left by a rig that is gone", old)
             shutil.rmtree(old, ignore_errors=True)
     path = Path(tempfile.mkdtemp(prefix=f"rig-{os.getpid()}-"))
     stack.callback(shutil.rmtree, path, ignore_errors=True)
     return path
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 class SimBench(Bench):

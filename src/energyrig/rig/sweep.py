@@ -340,7 +340,8 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
         outcome.failed += 1
         progress.console.print(f"[red]failed[/] {label}: {result.reason}")
     else:
-        flags = [f for f in result.flags if f not in {f for w in result.windows for f in w.flags}]
+        window_flags = {f for w in result.windows for f in w.flags}
+        flags = [f for f in result.flags if f not in window_flags]  # the point's own
         if not target_met(result.windows, plan):
             flags.append(CI_TARGET_NOT_MET)
             outcome.target_not_met += 1

@@ -442,17 +442,24 @@ def test_the_floor_is_adc_code_zero_in_range_zero():
     assert decode_one(words).at_floor.tolist() == [True, True, False, False]
 
 
-def _window_record(base_a: float, corrupt_at: list[int] = ()) -> tuple:
-    """2000 idle samples at ``base_a``, a 1000-sample window at 2 mA, 500 idle, decoded."""
+def _window_record(base_a: float, corrupt_at: list[int] = (), dip_at: int | None = None,
+                   ) -> tuple:
+    """2000 idle samples at ``base_a``, a 1000-sample window at 2 mA, 500 idle, decoded, and
+    its window; ``dip_at``: a sample whose trigger bit a corrupt byte cleared, which (with
+    ``min_pulse_s`` 0, the fixture's default) splits the window: the longer part then."""
     from energyrig.rig.energy import WindowSettings, find_windows
 
     amps = np.concatenate([np.full(2000, base_a), np.full(1000, 2e-3), np.full(500, base_a)])
-    words = encode_words(amps, CAL, VDD_MV, logic=np.repeat([0, 1, 0], [2000, 1000, 500]))
+    logic = np.repeat([0, 1, 0], [2000, 1000, 500])
+    if dip_at is not None:
+        logic[dip_at] = 0
+    words = encode_words(amps, CAL, VDD_MV, logic=logic)
     for k in corrupt_at:
         words[k] |= np.uint32(1 << 17)
     chunks = decode_all(words)
-    settings = WindowSettings(min_pulse_s=30e-6, guard_s=1e-3, baseline_s=10e-3)
-    (window,) = find_windows(chunks, settings)
+    settings = WindowSettings(min_pulse_s=30e-6 if dip_at is None else 0.0, guard_s=1e-3,
+                              baseline_s=10e-3)
+    window = max(find_windows(chunks, settings), key=lambda w: w.duration_s)
     return chunks, window, settings
 
 
@@ -468,3 +475,14 @@ def test_stream_flags_of_a_window(base_a, corrupt_at, flags):
 
     chunks, window, settings = _window_record(base_a, corrupt_at)
     assert stream_flags(chunks, window, settings) == flags
+
+
+@pytest.mark.parametrize("dip_at", [2900, 2100])
+def test_a_window_a_corrupt_trigger_sample_split_is_flagged(dip_at):
+    # The longer part of the split window ends (2900) or starts (2100) at the corrupt sample.
+    from energyrig.rig.energy import stream_flags
+
+    chunks, window, settings = _window_record(5e-6, dip_at=dip_at)
+    assert window.samples < 1000
+    assert chunks[0].corrupt[dip_at]
+    assert stream_flags(chunks, window, settings) == ("corrupt_samples",)

@@ -245,8 +245,10 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
 def stream_flags(chunks: Iterable[Chunk], window: Window,
                  settings: WindowSettings) -> tuple[str, ...]:
     """The integrity flags of ``window`` from the masks its capture's chunks carry:
-    ``corrupt_samples`` when a corrupt sample lies in the window or its baseline span (the
-    span before it, or after it for a window flagged ``baseline_after``), and
+    ``corrupt_samples`` when a corrupt sample lies in the window, on one of the two samples
+    that made its edges (with ``min_pulse_s`` 0 a one-sample dip of the trigger splits a
+    window, and the longer part ends or starts at the corrupt sample), or in its baseline
+    span (the span before it, or after it for a window flagged ``baseline_after``), and
     ``baseline_clipped`` when more than half of the baseline span is at the instrument's
     floor. Chunks without the masks give no flags. Vectorised per chunk."""
     T = None
@@ -260,9 +262,9 @@ def stream_flags(chunks: Iterable[Chunk], window: Window,
             a = round(window.start_s / T + 0.5)           # first and last sample of the window
             b = round(window.end_s / T - 0.5)
             if BASELINE_AFTER in window.flags:
-                lo, hi, b_lo, b_hi = a, b + guard + base, b + 1 + guard, b + 1 + guard + base
+                lo, hi, b_lo, b_hi = a - 1, b + guard + base, b + 1 + guard, b + 1 + guard + base
             else:
-                lo, hi, b_lo, b_hi = a - guard - base, b, a - guard - base, a - guard
+                lo, hi, b_lo, b_hi = a - guard - base, b + 1, a - guard - base, a - guard
         if chunk.start_index > hi or chunk.end_index <= lo:
             continue
         index = chunk.indices()

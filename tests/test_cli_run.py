@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
@@ -72,3 +74,33 @@ def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(tmp_path: Path) -> Non
     assert out.returncode == 2
     assert f"{bad}: instrument.supply_v: must be between 0.8 and 5.0 V" in out.stderr
     assert rig("run", "--op", "sha256", "--batch", "many").returncode == 2
+
+
+def test_ops_keeps_the_catalogue_of_a_program_until_a_file_it_came_from_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from energyrig.rig.opscache import CACHE_ENV, firmware_catalogue
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    program = tmp_path / "dut"
+    shutil.copy2(ROOT / "build" / "host" / "energyrig-dut", program)
+    fixture = tmp_path / "sim.toml"
+    fixture.write_text(Path(SIM).read_text().replace('"../build/host/energyrig-dut"',
+                                                     f'"{program}"'))
+    first = firmware_catalogue(fixture)
+    assert first.source == "dut" and "sha256" in {o.name for o in first.ops}
+    again = firmware_catalogue(fixture)
+    assert again.source == "cache"
+    assert (again.hello, again.ops) == (first.hello, first.ops)
+    assert firmware_catalogue(fixture, refresh=True).source == "dut"
+    program.write_bytes(program.read_bytes() + b"\0")  # rebuilt: another size
+    assert firmware_catalogue(fixture).source == "dut"
+    assert firmware_catalogue(fixture).source == "cache"
+    fixture.write_text(fixture.read_text() + "\n")     # edited
+    assert firmware_catalogue(fixture).source == "dut"
+    # An unreadable entry is a miss, not an error.
+    for entry in (tmp_path / "cache" / "ops").iterdir():
+        entry.write_text("{not json")
+    assert firmware_catalogue(fixture).source == "dut"
+    # The CLI shows the same catalogue from the cache.
+    result = CliRunner().invoke(app, ["ops", "--fixture", str(fixture), "--json"])
+    assert result.exit_code == 0, result.output
+    assert [o["name"] for o in json.loads(result.stdout)] == [o.name for o in first.ops]

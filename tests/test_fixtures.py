@@ -7,7 +7,8 @@ import pytest
 
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
-from energyrig.fixtures.loader import FIXTURE_ENV, default_fixture_path, resolve_command
+from energyrig.fixtures.loader import resolve_command
+from energyrig.fixtures.paths import FIXTURE_ENV, default_fixture_path
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.registry import family
 from energyrig.instruments.ppk2.driver import Ppk2

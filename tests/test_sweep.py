@@ -24,7 +24,7 @@ from rich.console import Console
 
 from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures import load_fixture
-from energyrig.fixtures.loader import FIXTURE_DIRS_ENV
+from energyrig.fixtures.paths import FIXTURE_DIRS_ENV
 from energyrig.fixtures.schema import Fixture
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load

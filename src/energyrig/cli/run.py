@@ -236,29 +236,31 @@ def register(app: typer.Typer) -> None:
         _report(result, as_json)
 
     @app.command(help="List the firmware's catalogue of ops (from its `ops` reply). Only the "
-                      "DUT is opened (on the simulated bench: the host build, no emulator). "
-                      "With a footprint (--footprint, or the fixture's dut.footprint), also "
-                      "each op's flash and RAM: what it adds to the firmware built without "
-                      "any op (make firmware-footprint; firmware/README.md).")
+                      "DUT is opened (on the simulated bench: the host build, no emulator); "
+                      "the catalogue of a DUT the rig starts is kept until the fixture or the "
+                      "program changes (--refresh asks again). With a footprint (--footprint, "
+                      "or the fixture's dut.footprint), also each op's flash and RAM: what it "
+                      "adds to the firmware built without any op (make firmware-footprint; "
+                      "firmware/README.md).")
     def ops(
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         footprint: Optional[Path] = typer.Option(
             None, "--footprint", help="footprint.json of the DUT's firmware (default: the "
                                       "fixture's dut.footprint, if any)."),
         as_json: bool = typer.Option(False, "--json", help="Print the catalogue as JSON."),
+        refresh: bool = typer.Option(False, "--refresh",
+                                     help="Ask the DUT even if its catalogue is kept."),
     ) -> None:
-        from energyrig.fixtures import load_fixture
-        from energyrig.results.footprint import read_footprint
-        from energyrig.rig.dut import open_dut
-        fx = load_fixture(fixture)
-        path = footprint or fx.footprint_path
+        from energyrig.rig.opscache import firmware_catalogue
+        found = firmware_catalogue(fixture, refresh=refresh)
+        path = footprint or found.footprint
+        if path is not None:
+            from energyrig.results.footprint import read_footprint
         sizes = read_footprint(path) if path is not None else None
-        with open_dut(fx) as dut:
-            hello, catalogue = dut.hello(), dut.ops()
         if as_json:
-            typer.echo(json.dumps([_op_record(o, sizes) for o in catalogue], indent=1))
+            typer.echo(json.dumps([_op_record(o, sizes) for o in found.ops], indent=1))
         else:
-            _console().print(ops_table(hello, catalogue, sizes))
+            _console().print(ops_table(found.hello, found.ops, sizes))
 
 
 def _op_record(op: OpInfo, footprint: Footprint | None) -> dict[str, Any]:

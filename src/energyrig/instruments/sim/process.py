@@ -21,10 +21,12 @@ import sys
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.sim.power import PowerModel
+
+if TYPE_CHECKING:
+    from energyrig.instruments.sim.power import PowerModel
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,7 @@ def emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
 def parse_emulator_args(parser: argparse.ArgumentParser,
                         argv: list[str] | None) -> tuple[argparse.Namespace, PowerModel]:
     """Parse the command line, set up logging and build the power model."""
+    from energyrig.instruments.sim.power import PowerModel  # numpy: the emulator's own
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")

@@ -140,9 +140,11 @@ def test_instrument_faults_show_and_lost_samples_are_flagged() -> None:
     faulty = fx.model_copy(update={"sim": fx.sim.model_copy(update={"power": power})})
     with open_bench(faulty) as b:
         result = measure_reps(b, Point(op="sha1", board=b.board, payload_bytes=512), reps=2)
+    # A record of a few thousand samples loses one at 1e-3 almost surely, not surely: the
+    # flag is on every window whose record lost samples, and so on the point.
     assert result.ok and "dropped_samples" in result.flags
     for w in result.windows:
-        assert "dropped_samples" in w.flags
+        assert "dropped_samples" in w.flags or w.lost_samples == 0
         # A 5 % gain error reads 5 % high; nothing calibrates it yet.
         assert w.net_energy_j / w.true_net_energy_j - 1 == pytest.approx(0.05, abs=5e-3)
 

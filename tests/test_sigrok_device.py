@@ -104,11 +104,13 @@ def test_arm_returns_once_samples_flow_and_capture_runs_in_real_time(tmp_path: P
     with SigrokDevice(DEMO, keep_dir=tmp_path) as device:
         t0 = time.monotonic()
         device.arm(pre_s=0.0, window_s=1.0, post_s=0.0)
-        armed = time.monotonic() - t0
-        assert (tmp_path / "capture-0001.sr").exists()  # first packets written
+        # arm() returned on the first packets, with the capture still running (on a busy
+        # machine that may be late, but never after sigrok-cli took its whole second).
+        assert (tmp_path / "capture-0001.sr").exists()
+        assert device._process is not None and device._process.poll() is None
         device.collect(timeout_s=30)
         total = time.monotonic() - t0
-    assert armed < 0.9 < total  # arm did not wait for the whole second of samples
+    assert total > 0.9  # the demo device samples in real time
 
 
 def test_repeated_captures_and_kept_files(tmp_path: Path) -> None:

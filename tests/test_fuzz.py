@@ -125,7 +125,7 @@ def good_ppk2(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     t = np.arange(3000)
     amps = np.where((t // 500) % 2 == 1, 3e-3, 5e-6)
     logic = ((t // 500) % 2).astype(np.uint8)
-    path = tmp_path_factory.mktemp("ppk2") / "good.ppk2"
+    path = tmp_path_factory.mktemp("ppk2") / "good.ppk2raw"
     with Ppk2StreamWriter(path, text, vdd_mv=3000) as rec:
         rec.write(encode_words(amps, cal, 3000, logic=logic).tobytes())
     return path.read_bytes()
@@ -135,7 +135,7 @@ def good_ppk2(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 @given(data=st.data())
 def test_the_raw_ppk2_reader_reads_or_refuses(tmp_path: Path, good_ppk2: bytes,
                                               data: st.DataObject) -> None:
-    path = tmp_path / "c.ppk2"
+    path = tmp_path / "c.ppk2raw"
     path.write_bytes(data.draw(damaged(good_ppk2)))
     _read(path)
 

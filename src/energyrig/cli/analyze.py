@@ -173,7 +173,7 @@ _HELP = (
     "Examples:\n\n\b\n"
     "  rig analyze tests/data/synthetic-capture.csv --batch 10\n"
     "  rig analyze session.sr --trigger D0 --current A0 --shunt-ohms 1 --voltage 3.3\n"
-    "  rig analyze bench.ppk2 --batch 1000 --csv windows.csv --calibration latest"
+    "  rig analyze bench.ppk2raw --batch 1000 --csv windows.csv --calibration latest"
 )
 
 

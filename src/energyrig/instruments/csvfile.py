@@ -5,12 +5,13 @@ Columns (names and units configurable through
 the Power Profiler app's export is read as it is; docs/formats.md):
 
 ``time_s``
-    Sample time in seconds (``time_unit``: ms, µs, ns); required. The sample period is estimated from the first chunk
-    and every time stamp must sit on that grid (within a quarter period). A jump of ``k``
-    periods means ``k − 1`` samples were lost: they become :attr:`Chunk.gaps` and the
+    Sample time in seconds (``time_unit``: ms, µs, ns); required. The sample period is
+    estimated from the first chunk and every time stamp must sit on that grid (within a
+    quarter period). A jump of ``k`` periods means ``k − 1`` samples were lost: they become :attr:`Chunk.gaps` and the
     windows around them are flagged ``dropped_samples``.
 ``current_a``
-    Current in amperes (``current_unit``: mA, µA, nA; or the voltage across a shunt with ``shunt_ohms``/``current_scale``).
+    Current in amperes (``current_unit``: mA, µA, nA; or the voltage across a shunt with
+    ``shunt_ohms``/``current_scale``).
 ``voltage_v``
     Supply voltage in volts; instead of a column, a constant voltage may be given.
 ``trigger``
@@ -187,8 +188,9 @@ class CsvCapture:
             if len(bad):
                 i = int(bad[0])
                 raise CaptureError(self.source, f"line {row0 + i + 2}: trigger column "
-                                                f"'{self.trigger_column}' has {values[i]!r}, not "
-                                                "a whole number >= 0 of packed channel bits")
+                                                f"'{self.trigger_column}' has "
+                                                f"'{column.iloc[i]}', not a whole number >= 0 "
+                                                "of packed channel bits")
             return ((ints >> bit) & 1).astype(np.float64), None
         if self.options.trigger_level_v is None:
             self._check_logic(values, row0)

@@ -26,8 +26,8 @@ the Power Profiler app's export is read as it is; docs/formats.md):
     state, read as low and marked corrupt): :class:`CsvCapture` with ``digital_text``.
     The trigger becomes logic bit D0.
 
-The file is read in chunks of ``chunk_samples`` rows by pandas' C parser, so memory stays
-bounded for files of any length.
+The file is read in chunks of ``chunk_samples`` rows (at most :data:`MAX_CHUNK_ROWS`) by
+pandas' C parser, so memory stays bounded for files of any length.
 """
 from __future__ import annotations
 
@@ -56,6 +56,11 @@ LOGIC_LEVEL = 0.5  # level of a 0/1 trigger column
 _DIGITAL_TEXT = {ord("0"): (0, False), ord("1"): (1, False), ord("X"): (1, False),
                  ord("-"): (0, True)}
 GRID_TOLERANCE = 0.25  # of a period
+#: Most rows per chunk: a row parsed by pandas costs several times a binary sample (a text
+#: column, such as the Power Profiler app's digital channels, one Python string per row),
+#: so a CSV is read in smaller chunks than ``chunk_samples``' default
+#: (benchmarks/reader_memory.py: peak RSS of `rig analyze` on 1 GB).
+MAX_CHUNK_ROWS = 1 << 18
 
 
 def gaps_from_indices(indices: npt.NDArray[np.int64], expected: int
@@ -128,14 +133,16 @@ class CsvCapture:
         return name
 
     def chunks(self) -> Iterator[Chunk]:
-        """Yield the samples in chunks of ``options.chunk_samples`` rows."""
+        """Yield the samples in chunks of ``options.chunk_samples`` rows (at most
+        :data:`MAX_CHUNK_ROWS`)."""
         wanted = [self.time_column, self.current_column, self.trigger_column]
         if self.voltage_column is not None:
             wanted.append(self.voltage_column)
         numeric = wanted[:2] + wanted[3:]
         text = {self._raw_names[self.trigger_column]: str} if self.digital_text else None
         reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
-                             chunksize=self.options.chunk_samples, engine="c",
+                             chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
+                             engine="c",
                              skipinitialspace=True, dtype=text)
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -138,7 +139,7 @@ class PpkSessionCapture:
                                                         f"{member} in the zip")
                 metadata = json.loads(zf.read(SESSION_METADATA))
                 self.raw_bytes = zf.getinfo(SESSION_RAW).file_size
-        except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        except (OSError, EOFError, zipfile.BadZipFile, zlib.error, ValueError) as exc:
             raise CaptureError(self.source, f"cannot read the Power Profiler session: {exc}"
                                ) from exc
         self.sample_rate_hz = self._rate(metadata)
@@ -164,29 +165,32 @@ class PpkSessionCapture:
         block = self.chunk_samples * FRAME.itemsize
         first = 0  # absolute index of the next sample in the file
         expected = 0  # index the next received sample would have if none were left out
-        with zipfile.ZipFile(self.path) as zf, zf.open(SESSION_RAW) as raw:
-            while True:
-                data = raw.read(block)
-                n = len(data) // FRAME.itemsize
-                if not n:
-                    break
-                frames = np.frombuffer(data, FRAME, count=n)
-                current = frames["current_ua"].astype(np.float64)
-                keep = np.flatnonzero(np.isfinite(current))
-                first += n
-                if not len(keep):
-                    continue
-                indices = keep + (first - n)
-                bits = frames["bits"][keep]
-                pairs = [(bits >> (2 * k)) & 3 for k in range(8)]  # one array per channel
-                logic = np.zeros(len(keep), dtype=np.uint8)
-                for k, state in enumerate(pairs):
-                    logic |= ((state > _LOW).astype(np.uint8) << k)
-                corrupt = pairs[self.trigger_bit] == _NO_STATE
-                yield Chunk(expected, period, current[keep] * _AMPERES_PER_UA, self.voltage_v,
-                            logic, gaps=gaps_from_indices(indices, expected),
-                            corrupt=corrupt if corrupt.any() else None)
-                expected = int(indices[-1]) + 1
+        try:
+            with zipfile.ZipFile(self.path) as zf, zf.open(SESSION_RAW) as raw:
+                while data := raw.read(block):
+                    n = len(data) // FRAME.itemsize
+                    if not n:
+                        break
+                    frames = np.frombuffer(data, FRAME, count=n)
+                    current = frames["current_ua"].astype(np.float64)
+                    keep = np.flatnonzero(np.isfinite(current))
+                    first += n
+                    if not len(keep):
+                        continue
+                    indices = keep + (first - n)
+                    bits = frames["bits"][keep]
+                    pairs = [(bits >> (2 * k)) & 3 for k in range(8)]  # one array per channel
+                    logic = np.zeros(len(keep), dtype=np.uint8)
+                    for k, state in enumerate(pairs):
+                        logic |= ((state > _LOW).astype(np.uint8) << k)
+                    corrupt = pairs[self.trigger_bit] == _NO_STATE
+                    yield Chunk(expected, period, current[keep] * _AMPERES_PER_UA, self.voltage_v,
+                                logic, gaps=gaps_from_indices(indices, expected),
+                                corrupt=corrupt if corrupt.any() else None)
+                    expected = int(indices[-1]) + 1
+        except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            raise CaptureError(self.source, f"{SESSION_RAW} is damaged after sample "
+                               f"{expected}: {exc}") from exc
         if not expected:
             raise CaptureError(self.source, f"no samples in {SESSION_RAW}")
 

@@ -38,9 +38,9 @@ log = logging.getLogger(__name__)
 
 MAGIC = "energyrig-ppk2-raw"
 VERSION = 1
+#: The extension of raw stream files (``.ppk2`` before: the Power Profiler app's sessions
+#: carry that one; old files are still read, by content).
 SUFFIX = ".ppk2raw"
-#: The extension the rig used before: the Power Profiler app's sessions carry it too.
-LEGACY_SUFFIX = ".ppk2"
 _HEAD_LIMIT = 4096  # metadata + header line must fit in the first 4 KiB (a PPK2 sends ~600 B)
 _BLOCK_SAMPLES = 1 << 20
 

@@ -7,8 +7,8 @@ the Power Profiler app's export is read as it is; docs/formats.md):
 ``time_s``
     Sample time in seconds (``time_unit``: ms, µs, ns); required. The sample period is
     estimated from the first chunk and every time stamp must sit on that grid (within a
-    quarter period). A jump of ``k`` periods means ``k − 1`` samples were lost: they become :attr:`Chunk.gaps` and the
-    windows around them are flagged ``dropped_samples``.
+    quarter period). A jump of ``k`` periods means ``k − 1`` samples were lost: they become
+    :attr:`Chunk.gaps` and the windows around them are flagged ``dropped_samples``.
 ``current_a``
     Current in amperes (``current_unit``: mA, µA, nA; or the voltage across a shunt with
     ``shunt_ohms``/``current_scale``).
@@ -142,8 +142,7 @@ class CsvCapture:
         text = {self._raw_names[self.trigger_column]: str} if self.digital_text else None
         reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
                              chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
-                             engine="c",
-                             skipinitialspace=True, dtype=text)
+                             engine="c", skipinitialspace=True, dtype=text)
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0
         row0 = 0

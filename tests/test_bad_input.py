@@ -129,6 +129,7 @@ CAPTURE_CASES = [
     ("missing", "absent.csv", None, "absent.csv"),
     ("sr-garbage", "c.sr", b"PK\x03\x04 not really a zip" * 10, "c.sr"),
     ("ppk2-garbage", "c.ppk2", b"\xff" * 7, "c.ppk2"),
+    ("ppk2raw-garbage", "c.ppk2raw", b"\xff" * 7, "c.ppk2raw"),
 ]
 
 RUN_CASES = [

@@ -1,5 +1,6 @@
-"""Fuzzing of what the rig reads from files (issue 11): the capture readers (CSV, sigrok
-``.sr``, the raw PPK2 stream) and the plan and fixture loaders.
+"""Fuzzing of what the rig reads from files (issues 11, 13): the capture readers (CSV, sigrok
+``.sr``, the raw PPK2 stream, the Power Profiler app's export and session) and the plan and
+fixture loaders.
 
 Each target takes a valid file, damages it as a bad disk, a truncated download or a hostile
 author would (bytes flipped, cut, inserted, repeated; values of any type in any field), and
@@ -27,11 +28,13 @@ from hypothesis import strategies as st
 
 from energyrig.errors import EnergyrigError
 from energyrig.fixtures import load_fixture
+from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.ppk2.decode import encode_words
 from energyrig.instruments.ppk2.metadata import parse_metadata
 from energyrig.instruments.ppk2.rawfile import Ppk2StreamWriter
 from energyrig.rig.analysis import analyze_file
 from energyrig.rig.plan import load_plan
+from support.ppk_app import convert_bits16, write_csv_export, write_session
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -63,10 +66,10 @@ def damaged(draw: st.DrawFn, good: bytes) -> bytes:
     return bytes(data)
 
 
-def _read(path: Path) -> None:
+def _read(path: Path, options: CaptureOptions | None = None) -> None:
     """The contract: read it whole (every window), or refuse it with an EnergyrigError."""
     try:
-        analyze_file(path, batch_n=10)
+        analyze_file(path, options, batch_n=10)
     except EnergyrigError as exc:
         assert str(exc) and "\n" not in str(exc).strip()
 
@@ -113,6 +116,49 @@ def test_the_sr_reader_reads_or_refuses(tmp_path: Path, good_sr: bytes, data: st
     _read(path)
 
 
+APP = CaptureOptions(voltage=3.0, trigger="D1")
+
+
+def _app_samples() -> tuple[np.ndarray, np.ndarray]:
+    """3000 samples: 2 mA under D1 every other 500, idle 10 µA, as the app stores them."""
+    high = (np.arange(3000) // 500) % 2 == 1
+    return (np.where(high, 2000.0, 10.0).astype(np.float32),
+            convert_bits16(high.astype(np.uint8) << 1))
+
+
+@FUZZ
+@given(data=st.data())
+def test_the_power_profiler_export_reader_reads_or_refuses(tmp_path: Path,
+                                                           data: st.DataObject) -> None:
+    good = tmp_path / "good.csv"
+    with good.open("w", newline="") as out:
+        write_csv_export(out, [_app_samples()], 100_000.0)
+    path = tmp_path / "c.csv"
+    path.write_bytes(data.draw(damaged(good.read_bytes())))
+    _read(path, APP)
+
+
+@FUZZ
+@given(data=st.data())
+def test_the_power_profiler_session_reader_reads_or_refuses(tmp_path: Path,
+                                                            data: st.DataObject) -> None:
+    # Damage the whole zip, or one member inside a well-formed zip.
+    good = tmp_path / "good.ppk2"
+    write_session(good, [_app_samples()], 100_000.0)
+    with zipfile.ZipFile(good) as zin:
+        members = {n: zin.read(n) for n in zin.namelist()}
+    path = tmp_path / "c.ppk2"
+    target = data.draw(st.sampled_from(["<zip>", *sorted(members)]))
+    if target == "<zip>":
+        path.write_bytes(data.draw(damaged(good.read_bytes())))
+    else:
+        members[target] = data.draw(damaged(members[target]))
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
+            for name, content in members.items():
+                zout.writestr(name, content)
+    _read(path, APP)
+
+
 def _bytes_file(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
@@ -125,7 +171,7 @@ def good_ppk2(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     t = np.arange(3000)
     amps = np.where((t // 500) % 2 == 1, 3e-3, 5e-6)
     logic = ((t // 500) % 2).astype(np.uint8)
-    path = tmp_path_factory.mktemp("ppk2") / "good.ppk2"
+    path = tmp_path_factory.mktemp("ppk2") / "good.ppk2raw"
     with Ppk2StreamWriter(path, text, vdd_mv=3000) as rec:
         rec.write(encode_words(amps, cal, 3000, logic=logic).tobytes())
     return path.read_bytes()
@@ -135,7 +181,7 @@ def good_ppk2(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 @given(data=st.data())
 def test_the_raw_ppk2_reader_reads_or_refuses(tmp_path: Path, good_ppk2: bytes,
                                               data: st.DataObject) -> None:
-    path = tmp_path / "c.ppk2"
+    path = tmp_path / "c.ppk2raw"
     path.write_bytes(data.draw(damaged(good_ppk2)))
     _read(path)
 

@@ -1,5 +1,5 @@
 """PPK2 word decoding: equality with ppk2-api on the same bytes, streaming, gaps, saturation,
-and the raw .ppk2 file format."""
+and the raw stream file format (.ppk2raw)."""
 from __future__ import annotations
 
 import logging
@@ -224,11 +224,11 @@ def test_decoder_rejects_a_supply_voltage_out_of_range():
         Ppk2Decoder(CAL, 0)
 
 
-# --- the raw .ppk2 file ------------------------------------------------------------------
+# --- the raw stream file (.ppk2raw) -----------------------------------------------------
 
 def test_raw_file_round_trip(tmp_path):
     words = random_words(250_000, seed=5)
-    path = tmp_path / "run.ppk2"
+    path = tmp_path / "run.ppk2raw"
     with Ppk2StreamWriter(path, DEVICE_TEXT, vdd_mv=VDD_MV) as rec:
         raw = words.tobytes()
         for a in range(0, len(raw), 65_537):  # writes that split words, as a port read does
@@ -248,7 +248,7 @@ def test_raw_file_round_trip(tmp_path):
 
 def test_raw_file_from_a_calibration_and_with_the_spike_filter(tmp_path):
     words = random_words(5000, seed=9, run=3)
-    path = tmp_path / "cal.ppk2"
+    path = tmp_path / "cal.ppk2raw"
     with Ppk2StreamWriter(path, CAL, vdd_mv=1800, sample_rate_hz=50_000) as rec:
         rec.write(words.tobytes())
     cap = Ppk2RawCapture(path, spike_filter=True, vdd_mv=2000)
@@ -269,7 +269,7 @@ def test_raw_file_from_a_calibration_and_with_the_spike_filter(tmp_path):
     (DEVICE_TEXT.replace("O0: 151.8414", "O0: 15x").encode() + header_line(3300), "'15x' is not a number"),
 ])
 def test_a_file_that_is_not_a_raw_stream_names_the_file_and_the_problem(tmp_path, content, problem):
-    path = tmp_path / "bad.ppk2"
+    path = tmp_path / "bad.ppk2raw"
     path.write_bytes(content)
     with pytest.raises(CaptureError, match=problem) as info:
         open_ppk2(path)
@@ -278,20 +278,20 @@ def test_a_file_that_is_not_a_raw_stream_names_the_file_and_the_problem(tmp_path
 
 def test_a_missing_file_is_a_capture_error(tmp_path):
     with pytest.raises(CaptureError, match="cannot read"):
-        open_ppk2(tmp_path / "nope.ppk2")
+        open_ppk2(tmp_path / "nope.ppk2raw")
 
 
 def test_writer_refuses_metadata_it_could_not_read_back(tmp_path):
     with pytest.raises(InstrumentError, match="END"):
-        Ppk2StreamWriter(tmp_path / "x.ppk2", "R0: 1000.0\n", vdd_mv=3300)
+        Ppk2StreamWriter(tmp_path / "x.ppk2raw", "R0: 1000.0\n", vdd_mv=3300)
     with pytest.raises(InstrumentError, match="allows 4096 bytes"):
-        Ppk2StreamWriter(tmp_path / "x.ppk2", "X: 1\n" * 1000 + "END\n", vdd_mv=3300)
-    assert not (tmp_path / "x.ppk2").exists()
+        Ppk2StreamWriter(tmp_path / "x.ppk2raw", "X: 1\n" * 1000 + "END\n", vdd_mv=3300)
+    assert not (tmp_path / "x.ppk2raw").exists()
 
 
 # --- through the file dispatcher and `rig analyze` ----------------------------------------
 
-def _trigger_file(tmp_path: Path, name: str = "bench.ppk2") -> tuple[Path, np.ndarray, np.ndarray]:
+def _trigger_file(tmp_path: Path, name: str = "bench.ppk2raw") -> tuple[Path, np.ndarray, np.ndarray]:
     """20 ms windows of 5 mA under D2 every 200 ms, idle 10 µA; returns path, words, trigger."""
     k = np.arange(200_000)
     trigger = (k % 20_000 >= 5_000) & (k % 20_000 < 7_000)
@@ -324,6 +324,19 @@ def test_open_capture_reads_ppk2_files_and_windows_integrate_the_decoded_power(t
     assert next(iter(override.chunks())).voltage_v == pytest.approx(1.8)
 
 
+def test_an_old_raw_stream_named_ppk2_is_still_read(tmp_path):
+    """Raw streams were named .ppk2 before the app's sessions (.ppk2 too) were read: the
+    content says which it is."""
+    from energyrig.instruments.fileopts import CaptureOptions
+    from energyrig.instruments.files import open_capture
+
+    path, words, _ = _trigger_file(tmp_path, "old.ppk2")
+    cap = open_capture(path, CaptureOptions(trigger_bit=2))
+    assert isinstance(cap, Ppk2RawCapture) and cap.trigger_bit == 2
+    (chunk,) = list(cap.chunks())
+    assert np.array_equal(chunk.current_a, decode_all(words)[0].current_a)
+
+
 @pytest.mark.parametrize("options, problem", [
     ({"trigger": "D8"}, "no logic channel 'D8'"),
     ({"current": "A0"}, "one current channel"),
@@ -344,7 +357,8 @@ def test_a_csv_named_ppk2_is_refused(tmp_path):
 
     path = tmp_path / "fake.ppk2"
     path.write_text("time_s,current_a,voltage_v,trigger\n0,1,3.3,0\n")
-    with pytest.raises(CaptureError, match="not a raw PPK2 stream"):
+    with pytest.raises(CaptureError, match="not a Power Profiler session or raw PPK2 stream "
+                                           "file"):
         open_capture(path)
 
 

@@ -239,6 +239,8 @@ def test_scaling_options(demo: Path) -> None:
      "trigger 'A1' is an analog channel: give its threshold with --trigger-level"),
     (SrOptions(trigger="D1", trigger_level_v=1.0, voltage=3.3), CaptureError,
      "a trigger level applies to an analog trigger channel"),
+    (SrOptions(trigger_bit=1, voltage=3.3), CaptureError,
+     "--trigger-bit applies to a packed CSV column or a PPK2 file; name the sigrok trigger"),
 ])
 def test_option_errors_name_the_file_and_the_problem(demo: Path, options: SrOptions,
                                                      error: type[Exception], message: str) -> None:

@@ -173,14 +173,20 @@ _HELP = (
     "Examples:\n\n\b\n"
     "  rig analyze tests/data/synthetic-capture.csv --batch 10\n"
     "  rig analyze session.sr --trigger D0 --current A0 --shunt-ohms 1 --voltage 3.3\n"
-    "  rig analyze bench.ppk2 --batch 1000 --csv windows.csv --calibration latest"
+    "  rig analyze bench.ppk2raw --batch 1000 --csv windows.csv --calibration latest\n"
+    "  rig analyze profiler-session.ppk2 --trigger D3 --voltage 3.0\n"
+    "  rig analyze otii.csv --time-column 'Time (s)' --current-column 'Main current (A)' "
+    "--voltage 3.3 --trigger-column GPI --trigger-bit 1"
 )
 
 
 def register(app: typer.Typer) -> None:
     @app.command(help=_HELP)
     def analyze(
-        capture: Path = typer.Argument(..., metavar="CAPTURE", help="Capture file: .csv (or any kind the rig reads)."),
+        capture: Path = typer.Argument(
+            ..., metavar="CAPTURE",
+            help="Capture file: CSV, sigrok .sr, PPK2 raw stream, Power Profiler export or "
+                 "session (recognised by content; docs/formats.md)."),
         batch: Optional[int] = typer.Option(
             None, "--batch", "-n", min=1,
             help="Operations the firmware ran inside each window: adds per-op figures."),
@@ -192,8 +198,14 @@ def register(app: typer.Typer) -> None:
             False, "--all", help=f"List every window (default: at most {SHOWN}, the flagged "
                                  "ones and those furthest from the median)."),
         trigger: Optional[str] = typer.Option(
-            None, help="Trigger channel: CSV column (default 'trigger'), logic channel (D0), or "
-                       "analog channel (A1) with --trigger-level."),
+            None, "--trigger", "--trigger-column",
+            help="Trigger channel: CSV column (default 'trigger'), logic channel (D0..D7: "
+                 "PPK2, Power Profiler files, sigrok), or analog channel (A1) with "
+                 "--trigger-level."),
+        trigger_bit: Optional[int] = typer.Option(
+            None, "--trigger-bit", min=0, max=15, metavar="BIT",
+            help="The trigger column packs digital channels in a whole number: the trigger "
+                 "is this bit (0 = lowest). For a PPK2 or Power Profiler file: channel D<BIT>."),
         trigger_level: Optional[float] = typer.Option(
             None, metavar="VOLTS",
             help="Threshold of an analog trigger (sigrok analog channel, CSV column of volts), "
@@ -203,9 +215,19 @@ def register(app: typer.Typer) -> None:
             help="Band around --trigger-level in which the trigger keeps its state, so noise "
                  "cannot make it chatter. Default: 10 % of the level."),
         current: Optional[str] = typer.Option(
-            None, help="Current channel: CSV column (default 'current_a') or analog channel (A0)."),
+            None, "--current", "--current-column",
+            help="Current channel: CSV column (default 'current_a') or analog channel (A0)."),
+        current_unit: Optional[str] = typer.Option(
+            None, "--current-unit", metavar="UNIT",
+            help="Unit of the CSV current column: A (default), mA, uA, nA."),
         voltage: Optional[str] = typer.Option(
-            None, help="Supply voltage: a channel (CSV default 'voltage_v', or A1) or constant VOLTS."),
+            None, "--voltage", "--voltage-column",
+            help="Supply voltage: a channel (CSV default 'voltage_v', or A1) or constant VOLTS."),
+        time_column: Optional[str] = typer.Option(
+            None, "--time-column", help="CSV time column (default 'time_s')."),
+        time_unit: Optional[str] = typer.Option(
+            None, "--time-unit", metavar="UNIT",
+            help="Unit of the CSV time column: s (default), ms, us, ns."),
         shunt_ohms: Optional[float] = typer.Option(
             None, help="The current channel is volts across this shunt: I = V / R (ohm)."),
         current_scale: Optional[float] = typer.Option(
@@ -240,7 +262,9 @@ def register(app: typer.Typer) -> None:
             options = CaptureOptions(trigger=trigger, trigger_level_v=trigger_level,
                                      trigger_hysteresis_v=trigger_hysteresis,
                                      current=current, voltage=parse_voltage(voltage),
-                                     shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale)
+                                     shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale,
+                                     trigger_bit=trigger_bit, time=time_column,
+                                     time_unit=time_unit, current_unit=current_unit)
             settings = WindowSettings(active_high=not active_low, min_pulse_s=min_pulse,
                                       guard_s=guard, baseline_s=baseline, min_samples=min_samples)
         except ValueError as exc:

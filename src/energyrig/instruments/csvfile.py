@@ -1,14 +1,17 @@
 """Streaming reader for captures stored as CSV with a header row.
 
-Columns (names configurable through :class:`~energyrig.instruments.fileopts.CaptureOptions`):
+Columns (names and units configurable through
+:class:`~energyrig.instruments.fileopts.CaptureOptions`, so a spreadsheet, an Otii export or
+the Power Profiler app's export is read as it is; docs/formats.md):
 
 ``time_s``
-    Sample time in seconds; required. The sample period is estimated from the first chunk
-    and every time stamp must sit on that grid (within a quarter period). A jump of ``k``
-    periods means ``k − 1`` samples were lost: they become :attr:`Chunk.gaps` and the
-    windows around them are flagged ``dropped_samples``.
+    Sample time in seconds (``time_unit``: ms, µs, ns); required. The sample period is
+    estimated from the first chunk and every time stamp must sit on that grid (within a
+    quarter period). A jump of ``k`` periods means ``k − 1`` samples were lost: they become
+    :attr:`Chunk.gaps` and the windows around them are flagged ``dropped_samples``.
 ``current_a``
-    Current in amperes (or the voltage across a shunt with ``shunt_ohms``/``current_scale``).
+    Current in amperes (``current_unit``: mA, µA, nA; or the voltage across a shunt with
+    ``shunt_ohms``/``current_scale``).
 ``voltage_v``
     Supply voltage in volts; instead of a column, a constant voltage may be given.
 ``trigger``
@@ -16,10 +19,15 @@ Columns (names configurable through :class:`~energyrig.instruments.fileopts.Capt
     thresholded with hysteresis (:mod:`energyrig.instruments.threshold`) at
     ``trigger_level_v`` (``--trigger-level``). A column holding only 0 and 1 needs no level
     (0.5 is used); any other value without a level is an error naming its line, as the
-    sigrok reader refuses an analog trigger channel without a level. It becomes logic bit D0.
+    sigrok reader refuses an analog trigger channel without a level. With ``trigger_bit``
+    the column packs digital channels in an integer and the trigger is that bit of it. The
+    Power Profiler app writes its channels as text instead, one character per channel
+    (``0``, ``1``, ``X`` high and low within one averaged sample, read as high, ``-`` no
+    state, read as low and marked corrupt): :class:`CsvCapture` with ``digital_text``.
+    The trigger becomes logic bit D0.
 
-The file is read in chunks of ``chunk_samples`` rows by pandas' C parser, so memory stays
-bounded for files of any length.
+The file is read in chunks of ``chunk_samples`` rows (at most :data:`MAX_CHUNK_ROWS`) by
+pandas' C parser, so memory stays bounded for files of any length.
 """
 from __future__ import annotations
 
@@ -34,7 +42,7 @@ import pandas as pd
 
 from energyrig.capture import NO_GAPS, Chunk
 from energyrig.errors import CaptureError, ChannelError
-from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.fileopts import CURRENT_UNITS, TIME_UNITS, CaptureOptions
 from energyrig.instruments.threshold import Schmitt
 
 log = logging.getLogger(__name__)
@@ -44,7 +52,15 @@ CURRENT = "current_a"
 VOLTAGE = "voltage_v"
 TRIGGER = "trigger"
 LOGIC_LEVEL = 0.5  # level of a 0/1 trigger column
+#: Characters of a digital channel in the Power Profiler app's export -> (level, corrupt).
+_DIGITAL_TEXT = {ord("0"): (0, False), ord("1"): (1, False), ord("X"): (1, False),
+                 ord("-"): (0, True)}
 GRID_TOLERANCE = 0.25  # of a period
+#: Most rows per chunk: a row parsed by pandas costs several times a binary sample (a text
+#: column, such as the Power Profiler app's digital channels, one Python string per row),
+#: so a CSV is read in smaller chunks than ``chunk_samples``' default
+#: (benchmarks/reader_memory.py: peak RSS of `rig analyze` on 1 GB).
+MAX_CHUNK_ROWS = 1 << 18
 
 
 def gaps_from_indices(indices: npt.NDArray[np.int64], expected: int
@@ -70,22 +86,32 @@ class CsvCapture:
     path:
         The CSV file.
     options:
-        Column names, constant voltage, current scaling, chunk size.
+        Column names and units, constant voltage, current scaling, chunk size.
+    digital_text:
+        The trigger column holds digital channels as text, one character per channel, as
+        the Power Profiler app writes them: the trigger is character ``options.trigger_bit``
+        (default 0).
     """
 
     trigger_bit = 0  # the trigger column arrives on logic bit D0
 
-    def __init__(self, path: str | Path, options: CaptureOptions | None = None) -> None:
+    def __init__(self, path: str | Path, options: CaptureOptions | None = None, *,
+                 digital_text: bool = False) -> None:
         self.path = Path(path)
         self.source = str(path)
         self.options = options or CaptureOptions()
-        self._scale = self.options.amperes_per_volt(self.source)
+        self.digital_text = digital_text
+        self._scale = (self.options.amperes_per_volt(self.source)
+                       * CURRENT_UNITS[self.options.current_unit or "A"])
+        self._seconds = TIME_UNITS[self.options.time_unit or "s"]
+        self.time_column = self.options.time or TIME
         try:
             with self.path.open(newline="", encoding="utf-8") as f:
                 header = next(csv.reader(f), [])
         except (OSError, UnicodeDecodeError) as exc:
             raise CaptureError(self.source, f"cannot read the CSV header: {exc}") from exc
         self.columns = [name.strip() for name in header]
+        self._raw_names = dict(zip(self.columns, header, strict=True))
         voltage = self.options.voltage
         self.voltage_column = VOLTAGE if voltage is None else voltage
         self.voltage_const: float | None = None
@@ -98,7 +124,7 @@ class CsvCapture:
         if self.voltage_column is not None:
             self._column(self.voltage_column, "voltage",
                          hint="; or give a constant supply with --voltage VOLTS")
-        self._column(TIME, "time")
+        self._column(self.time_column, "time", hint="; name it with --time-column")
 
     def _column(self, name: str, role: str, hint: str = "") -> str:
         if name not in self.columns:
@@ -107,13 +133,16 @@ class CsvCapture:
         return name
 
     def chunks(self) -> Iterator[Chunk]:
-        """Yield the samples in chunks of ``options.chunk_samples`` rows."""
-        wanted = [TIME, self.current_column, self.trigger_column]
+        """Yield the samples in chunks of ``options.chunk_samples`` rows (at most
+        :data:`MAX_CHUNK_ROWS`)."""
+        wanted = [self.time_column, self.current_column, self.trigger_column]
         if self.voltage_column is not None:
             wanted.append(self.voltage_column)
+        numeric = wanted[:2] + wanted[3:]
+        text = {self._raw_names[self.trigger_column]: str} if self.digital_text else None
         reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
-                             chunksize=self.options.chunk_samples, engine="c",
-                             skipinitialspace=True)
+                             chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
+                             engine="c", skipinitialspace=True, dtype=text)
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0
         row0 = 0
@@ -123,18 +152,17 @@ class CsvCapture:
                 if frame.empty:
                     continue
                 frame.columns = [c.strip() for c in frame.columns]
-                cols = {name: self._numeric(frame[name], name, row0) for name in wanted}
-                t = cols[TIME]
+                cols = {name: self._numeric(frame[name], name, row0) for name in numeric}
+                t = cols[self.time_column] * self._seconds
                 if grid is None:
                     grid = self._grid(t, row0)
                 indices = self._indices(t, grid, row0, expected)
                 voltage = (self.voltage_const if self.voltage_column is None
                            else cols[self.voltage_column])
-                trigger = cols[self.trigger_column]
-                if self.options.trigger_level_v is None:
-                    self._check_logic(trigger, row0)
+                trigger, corrupt = self._trigger(frame[self.trigger_column], row0)
                 yield Chunk(expected, grid[1], cols[self.current_column] * self._scale,
-                            voltage, schmitt(trigger), None, gaps_from_indices(indices, expected))
+                            voltage, schmitt(trigger), None, gaps_from_indices(indices, expected),
+                            corrupt=corrupt)
                 expected = int(indices[-1]) + 1
                 row0 += len(frame)
         except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
@@ -151,6 +179,53 @@ class CsvCapture:
             raise CaptureError(self.source, f"line {row0 + i + 2}: column '{name}' has "
                                             f"'{column.iloc[i]}', not a finite number")
         return values
+
+    def _trigger(self, column: pd.Series, row0: int
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_] | None]:
+        """The trigger column's values as levels for the Schmitt trigger, and the samples
+        whose digital state is unknown (``None``: all known)."""
+        bit = self.options.trigger_bit
+        if self.digital_text:
+            return self._digital_text(column, bit or 0, row0)
+        values = self._numeric(column, self.trigger_column, row0)
+        if bit is not None:
+            ints = values.astype(np.int64)
+            bad = np.flatnonzero((ints != values) | (ints < 0))
+            if len(bad):
+                i = int(bad[0])
+                raise CaptureError(self.source, f"line {row0 + i + 2}: trigger column "
+                                                f"'{self.trigger_column}' has "
+                                                f"'{column.iloc[i]}', not a whole number >= 0 "
+                                                "of packed channel bits")
+            return ((ints >> bit) & 1).astype(np.float64), None
+        if self.options.trigger_level_v is None:
+            self._check_logic(values, row0)
+        return values, None
+
+    def _digital_text(self, column: pd.Series, bit: int, row0: int
+                      ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_] | None]:
+        """Character ``bit`` of each value (``01X-``, :data:`_DIGITAL_TEXT`), vectorised:
+        the values as fixed-width bytes, one row each."""
+        try:
+            raw = column.to_numpy(dtype=f"S{bit + 2}")
+        except UnicodeEncodeError:
+            raw = np.zeros(len(column), dtype=f"S{bit + 2}")  # reported below, by line
+        chars = raw.view(np.uint8).reshape(len(raw), bit + 2)[:, bit]
+        level = np.zeros(len(chars))
+        unknown = np.zeros(len(chars), dtype=bool)
+        seen = np.zeros(len(chars), dtype=bool)
+        for code, (value, corrupt) in _DIGITAL_TEXT.items():
+            match = chars == code
+            level[match] = value
+            unknown |= match & corrupt
+            seen |= match
+        bad = np.flatnonzero(~seen)
+        if len(bad):
+            i = int(bad[0])
+            raise CaptureError(self.source, f"line {row0 + i + 2}: digital column "
+                                            f"'{self.trigger_column}' has {column.iloc[i]!r}: "
+                                            f"no channel {bit} of the form 0, 1, X or -")
+        return level, (unknown if unknown.any() else None)
 
     def _check_logic(self, trigger: npt.NDArray[np.float64], row0: int) -> None:
         """Without a level, the trigger column must be 0/1 (an analog one needs a level)."""
@@ -169,7 +244,7 @@ class CsvCapture:
             raise CaptureError(self.source, "need at least two samples to know the sample period")
         period = float(np.median(np.diff(t)))
         if not period > 0:
-            raise CaptureError(self.source, f"column '{TIME}' does not increase")
+            raise CaptureError(self.source, f"column '{self.time_column}' does not increase")
         last = int(self._indices(t, (float(t[0]), period), row0, 0)[-1])
         if last > 0:
             period = float((t[-1] - t[0]) / last)
@@ -187,7 +262,8 @@ class CsvCapture:
         if len(bad):
             i = int(bad[0])
             why = f"is off the {period:.6g} s sample grid" if off[i] else "goes back or repeats"
-            raise CaptureError(self.source, f"line {row0 + i + 2}: {TIME} = {float(t[i])!r} {why}")
+            raise CaptureError(self.source, f"line {row0 + i + 2}: {self.time_column} = "
+                                            f"{float(t[i]) / self._seconds!r} {why}")
         return indices
 
 

@@ -9,10 +9,30 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from energyrig.errors import CaptureError
+from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.threshold import AnalogTrigger
 
 DEFAULT_CHUNK_SAMPLES = 1 << 20
+#: Units a CSV time column may be in: name -> seconds per unit.
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+#: Units a CSV current column may be in: name -> amperes per unit.
+CURRENT_UNITS = {"A": 1.0, "mA": 1e-3, "uA": 1e-6, "µA": 1e-6, "nA": 1e-9}
+#: Logic inputs of a PPK2 (and of the Power Profiler app's files).
+LOGIC_CHANNELS = tuple(f"D{k}" for k in range(8))
+
+
+def unit_factor(unit: str, units: dict[str, float], option: str) -> float:
+    """SI value of one ``unit`` from the table ``units`` (:data:`TIME_UNITS`,
+    :data:`CURRENT_UNITS`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``option`` and the units known.
+    """
+    if unit not in units:
+        raise ValueError(f"{option} must be one of {', '.join(units)}, got {unit!r}")
+    return units[unit]
 
 
 @dataclass(frozen=True)
@@ -45,6 +65,16 @@ class CaptureOptions:
     voltage:
         Supply voltage: a channel name (CSV default ``voltage_v``), or a constant in volts for
         a regulated supply.
+    trigger_bit:
+        The trigger column packs several digital channels: the trigger is this bit of it
+        (0 = least significant; for the Power Profiler app's ``D0-D7`` column, channel Dn).
+        For a logic channel such as ``D3`` it overrides the channel's number.
+    time:
+        CSV time column (default ``time_s``).
+    time_unit:
+        Unit of the time column: one of :data:`TIME_UNITS` (default ``s``).
+    current_unit:
+        Unit of the current column: one of :data:`CURRENT_UNITS` (default ``A``).
     chunk_samples:
         Samples per chunk the reader yields (bounds memory; default 2**20).
     """
@@ -56,6 +86,10 @@ class CaptureOptions:
     shunt_ohms: float | None = None
     current_scale_a_per_v: float | None = None
     voltage: str | float | None = None
+    trigger_bit: int | None = None
+    time: str | None = None
+    time_unit: str | None = None
+    current_unit: str | None = None
     chunk_samples: int = DEFAULT_CHUNK_SAMPLES
 
     def __post_init__(self) -> None:
@@ -71,6 +105,32 @@ class CaptureOptions:
         v = self.voltage
         if isinstance(v, float) and not (math.isfinite(v) and v > 0):
             raise ValueError(f"voltage must be a finite number > 0 V, got {v}")
+        if self.trigger_bit is not None and not 0 <= self.trigger_bit <= 15:
+            raise ValueError(f"trigger bit must be 0..15, got {self.trigger_bit}")
+        if self.time_unit is not None:
+            unit_factor(self.time_unit, TIME_UNITS, "time unit")
+        if self.current_unit is not None:
+            unit_factor(self.current_unit, CURRENT_UNITS, "current unit")
+
+    def logic_channel(self, source: str | Path) -> int:
+        """The logic input carrying the trigger, 0..7: ``trigger_bit``, else the number of
+        ``trigger`` (``D0``..``D7``), else D0.
+
+        Raises
+        ------
+        ChannelError
+            ``trigger`` is not one of D0..D7, or the bit is above 7.
+        """
+        if self.trigger_bit is not None:
+            if self.trigger_bit > 7:
+                raise ChannelError(source, f"no logic channel D{self.trigger_bit}: "
+                                           "the channels are D0..D7")
+            return self.trigger_bit
+        name = (self.trigger or "D0").upper()
+        if name not in LOGIC_CHANNELS:
+            raise ChannelError(source, f"no logic channel {self.trigger!r}: the channels are "
+                                       "D0..D7")
+        return int(name[1])
 
     def amperes_per_volt(self, source: str | Path) -> float:
         """Factor turning the current channel's values into amperes (1 if neither is given)."""

@@ -3,10 +3,13 @@
 The table of file kinds (:func:`file_kinds`) is the generic CSV reader plus the kinds each
 instrument family contributes (``Family.file_kinds``, a
 :class:`~energyrig.instruments.fileopts.FileKind` each: its name, its file extensions, a test
-on the first bytes of the file, and the reader that opens it). The kind is chosen by
-extension, and the content must agree (a ``.csv`` that is really a zip is refused with a
-message saying so); a file with an unknown extension is recognised by content alone. Readers
-are imported only when used.
+on the first bytes of the file, and the reader that opens it). The kind is chosen by content:
+the first kind claiming the file's extension whose test passes (so one extension may be
+shared: ``.ppk2`` is the Power Profiler app's session and the rig's old raw streams; ``.csv``
+the app's export and the generic CSV, which comes last); else, for an extension no kind
+claims, the first kind whose test passes. A file whose extension is claimed but whose content
+matches none of its kinds is refused naming the kinds tried (a ``.csv`` that is really a zip
+is not read as one). Readers are imported only when used.
 
 A reader takes ``(path, options)`` and returns a :class:`~energyrig.capture.Capture`
 (raising :class:`~energyrig.errors.CaptureError` / :class:`~energyrig.errors.ChannelError`
@@ -55,8 +58,9 @@ CSV = FileKind("CSV", (".csv", ".txt"), _is_text, "energyrig.instruments.csvfile
 
 
 def file_kinds() -> tuple[FileKind, ...]:
-    """Every file kind: the generic CSV, then each family's (``Family.file_kinds``)."""
-    return (CSV, *(k for f in FAMILIES.values() for k in f.file_kinds))
+    """Every file kind: each family's (``Family.file_kinds``), then the generic CSV (last:
+    any text with a comma passes its test)."""
+    return (*(k for f in FAMILIES.values() for k in f.file_kinds), CSV)
 
 
 def _describe(head: bytes, kinds: tuple[FileKind, ...]) -> str:
@@ -87,15 +91,17 @@ def open_capture(path: str | Path, options: CaptureOptions | None = None) -> Cap
     suffix = path.suffix.lower()
     by_ext = [k for k in kinds if suffix in k.extensions]
     if by_ext:
-        kind = by_ext[0]
-        if not kind.sniff(head):
-            raise CaptureError(path, f"not a {kind.name} file: {_describe(head, kinds)}")
-    else:
-        by_content = [k for k in kinds if k.sniff(head)]
-        if not by_content:
-            known = ", ".join(ext for k in kinds for ext in k.extensions)
-            raise CaptureError(path, f"unknown capture format (known: {known}); "
+        matching = [k for k in by_ext if k.sniff(head)]
+        if not matching:
+            tried = " or ".join(k.name for k in by_ext)
+            raise CaptureError(path, f"not a {tried} file (tried by content): "
                                      f"{_describe(head, kinds)}")
-        kind = by_content[0]
+    else:
+        matching = [k for k in kinds if k.sniff(head)]
+        if not matching:
+            tried = ", ".join(f"{k.name} ({' '.join(k.extensions)})" for k in kinds)
+            raise CaptureError(path, f"unknown capture format: its content is none of {tried}"
+                                     f"{'; the file is empty' if not head else ''}")
+    kind = matching[0]
     log.info("%s: opening as %s", path, kind.name)
     return kind.open(path, options)

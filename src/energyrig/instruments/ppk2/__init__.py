@@ -8,5 +8,7 @@ Its doors, one module each:
   pyserial port with its reader thread;
 - protocol: :mod:`.protocol` (commands) and :mod:`.metadata` (the calibration text);
 - processing: :mod:`.decode`, the vectorised decoder of 4-byte sample words (compiled kernel
-  ``_decode.c``), and :mod:`.rawfile`, the ``.ppk2`` raw-stream file it reads back.
+  ``_decode.c``), and :mod:`.rawfile`, the ``.ppk2raw`` raw-stream file it reads back;
+- the nRF Connect Power Profiler app's files: :mod:`.appformat` (names, content tests) and
+  :mod:`.appfile` (its CSV export and saved ``.ppk2`` sessions).
 """

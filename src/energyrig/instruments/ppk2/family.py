@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import STREAM_FAULTS, Family, FileKind, Found
+from energyrig.instruments.ppk2.appformat import is_app_csv, is_app_session
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.ports import ppk2_ports
 
@@ -44,6 +45,12 @@ FAMILY = Family(
     scan=scan,
     emulator="energyrig.instruments.sim.ppk2",
     emulator_faults=frozenset(STREAM_FAULTS),
-    file_kinds=(FileKind("raw PPK2 stream", (".ppk2",), _is_ppk2_raw,
-                         "energyrig.instruments.ppk2.rawfile:open_ppk2_capture"),),
+    # The rig's raw streams were named .ppk2 before the app's sessions were read: both
+    # kinds claim it, and the content tells them apart.
+    file_kinds=(FileKind("Power Profiler session", (".ppk2",), is_app_session,
+                         "energyrig.instruments.ppk2.appfile:open_app_session"),
+                FileKind("raw PPK2 stream", (".ppk2raw", ".ppk2"), _is_ppk2_raw,
+                         "energyrig.instruments.ppk2.rawfile:open_ppk2_capture"),
+                FileKind("Power Profiler CSV export", (".csv",), is_app_csv,
+                         "energyrig.instruments.ppk2.appfile:open_app_csv")),
 )

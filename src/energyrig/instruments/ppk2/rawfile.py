@@ -1,4 +1,7 @@
-"""Raw PPK2 stream files (``.ppk2``): the device's bytes, recorded as they came.
+"""Raw PPK2 stream files (``.ppk2raw``): the device's bytes, recorded as they came.
+
+Before the rig read the Power Profiler app's saved sessions (also ``.ppk2``, a zip) these
+files were named ``.ppk2``; such files are still read, recognised by their content.
 
 Layout (the full definition is in ``docs/formats.md``)::
 
@@ -35,14 +38,16 @@ log = logging.getLogger(__name__)
 
 MAGIC = "energyrig-ppk2-raw"
 VERSION = 1
-SUFFIX = ".ppk2"
+#: The extension of raw stream files (``.ppk2`` before: the Power Profiler app's sessions
+#: carry that one; old files are still read, by content).
+SUFFIX = ".ppk2raw"
 _HEAD_LIMIT = 4096  # metadata + header line must fit in the first 4 KiB (a PPK2 sends ~600 B)
 _BLOCK_SAMPLES = 1 << 20
 
 
 @dataclass(frozen=True)
 class Ppk2StreamHeader:
-    """Everything in a ``.ppk2`` file before the sample words.
+    """Everything in a raw stream file before the sample words.
 
     Attributes
     ----------
@@ -120,7 +125,7 @@ def read_header(fh: BinaryIO, source: str) -> Ppk2StreamHeader:
 
 
 class Ppk2StreamWriter:
-    """Record a raw PPK2 stream to a ``.ppk2`` file.
+    """Record a raw PPK2 stream to a file (name it with :data:`SUFFIX`).
 
     Parameters
     ----------
@@ -148,7 +153,7 @@ class Ppk2StreamWriter:
         acc.calibration()  # refuse to record what could not be read back
         head = text.encode("ascii") + header_line(vdd_mv, sample_rate_hz)
         if len(head) > _HEAD_LIMIT:
-            raise InstrumentError(f"{path}: metadata of {len(text)} bytes; a .ppk2 file allows "
+            raise InstrumentError(f"{path}: metadata of {len(text)} bytes; a raw stream file allows "
                                   f"{_HEAD_LIMIT} bytes before the samples")
         self.path = Path(path)
         self._fh: BinaryIO = open(self.path, "wb")  # noqa: SIM115 (closed by close/__exit__)
@@ -174,7 +179,7 @@ class Ppk2StreamWriter:
 
 
 class Ppk2RawCapture:
-    """A ``.ppk2`` file as a :class:`~energyrig.capture.Capture`.
+    """A raw stream file as a :class:`~energyrig.capture.Capture`.
 
     Parameters
     ----------
@@ -224,7 +229,7 @@ class Ppk2RawCapture:
 
 
 def open_ppk2(path: str | Path, **options: object) -> Ppk2RawCapture:
-    """Open a ``.ppk2`` raw stream file (options as for :class:`Ppk2RawCapture`)."""
+    """Open a raw stream file (options as for :class:`Ppk2RawCapture`)."""
     return Ppk2RawCapture(path, **options)  # type: ignore[arg-type]
 
 
@@ -235,17 +240,15 @@ def is_ppk2_raw(head: bytes) -> bool:
 
 
 def open_ppk2_capture(path: Path, options: CaptureOptions) -> Ppk2RawCapture:
-    """The reader of :func:`energyrig.instruments.files.file_kinds` for ``.ppk2`` files.
+    """The reader of :func:`energyrig.instruments.files.file_kinds` for raw stream files.
 
-    ``options.trigger`` names the logic input (``D0``..``D7``, default ``D0``) and becomes
-    the capture's ``trigger_bit``; ``options.voltage`` as a number (V) overrides the recorded
+    ``options.trigger`` names the logic input (``D0``..``D7``, default ``D0``; or
+    ``options.trigger_bit``) and becomes the capture's ``trigger_bit``; ``options.voltage`` as a number (V) overrides the recorded
     supply voltage. The PPK2 has one current channel and no voltage channel, so naming one
     is an error; a shunt or current scale does not apply.
     """
     source = str(path)
-    trigger = (options.trigger or "D0").upper()
-    if len(trigger) != 2 or trigger[0] != "D" or trigger[1] not in "01234567":
-        raise ChannelError(source, f"no logic channel {options.trigger!r}: a PPK2 has D0..D7")
+    bit = options.logic_channel(source)
     if options.current is not None:
         raise ChannelError(source, f"no channel {options.current!r}: a PPK2 stream has one current "
                                    "channel; leave --current out")
@@ -254,5 +257,5 @@ def open_ppk2_capture(path: Path, options: CaptureOptions) -> Ppk2RawCapture:
                                    "channel; give the supply in volts (e.g. --voltage 3.3)")
     vdd_mv = None if options.voltage is None else float(options.voltage) * 1000
     capture = Ppk2RawCapture(path, vdd_mv=vdd_mv, block_samples=options.chunk_samples)
-    capture.trigger_bit = int(trigger[1])
+    capture.trigger_bit = bit
     return capture

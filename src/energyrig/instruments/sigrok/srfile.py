@@ -381,6 +381,10 @@ class SrCapture:
             raise CaptureError(self.source, "a trigger level applies to an analog trigger "
                                             "channel; name one with --trigger "
                                             f"({self.metadata.describe_channels()})")
+        if self.options.trigger_bit is not None:
+            raise CaptureError(self.source, "--trigger-bit applies to a packed CSV column or a "
+                                            "PPK2 file; name the sigrok trigger channel with "
+                                            f"--trigger ({self.metadata.describe_channels()})")
         if name is None:
             return next(iter(bits), None)
         if name not in bits:

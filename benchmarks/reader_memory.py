@@ -1,0 +1,218 @@
+"""Benchmark: peak memory of `rig analyze --json` on a ~1 GB capture of each kind it reads.
+
+Issue 13's goal: the readers stream, so a 1 GB capture is analysed in under 300 MB of
+resident memory. For each kind in :data:`KINDS` (one generator function each; add a row for
+a new reader) a capture of about ``--size-mb`` MB is written to a temporary directory, then
+`rig analyze --json` runs on it in a subprocess; its peak RSS comes from ``wait4`` (the
+kernel's ``ru_maxrss`` of that child alone), with its wall time and the window count, which
+is checked against the number the generator wrote.
+
+The files hold a 100 kS/s capture: idle 10 µA, a 20 ms window of 2.5 mA every 200 ms on the
+trigger. The Power Profiler CSV export and session are laid out as the app writes them
+(``tests/support/ppk_app.py``; the export's first rows are compared with that reference
+writer before the run); the session is 1 GB of ``session.raw`` before compression.
+
+    .venv/bin/python benchmarks/reader_memory.py [--size-mb 1024] [--kinds csv,ppk-csv,...]
+        [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))  # tests/support: test support, not installed
+from support.ppk_app import (
+    convert_bits16,
+    js_number,
+    js_to_fixed,
+    write_csv_export,
+    write_session,
+)
+
+RIG = Path(sys.executable).parent / "rig"
+GOAL_MB = 300
+RATE = 100_000            # samples per second
+MS = RATE // 1000         # samples per millisecond
+PERIOD_MS = 200           # a window every 200 ms ...
+HIGH_MS = (50, 70)        # ... high from 50 to 70 ms into the period
+IDLE_UA, ACTIVE_UA = 10.0, 2500.0
+SUPPLY_V = 3.0
+TRIGGER_BIT = 2
+
+
+def _high(ms: int) -> bool:
+    return HIGH_MS[0] <= ms % PERIOD_MS < HIGH_MS[1]
+
+
+def _windows(samples: int) -> int:
+    """Whole windows in a capture of ``samples`` samples."""
+    periods, rest = divmod(samples // MS, PERIOD_MS)
+    return periods + (rest >= HIGH_MS[1] + 1)
+
+
+def _write_rows(path: Path, header: str, tails: Callable[[bool], list[str]],
+                prefix: Callable[[int], str], size: int) -> int:
+    """Rows of one millisecond at a time: ``prefix(ms)`` joined with the 100 row tails of a
+    high or low millisecond (one C-level join each). Returns the samples written."""
+    cache = {state: ["", *tails(state)] for state in (False, True)}
+    ms = 0
+    with path.open("w", newline="") as out:
+        out.write(header)
+        while out.tell() < size:
+            out.write("".join(prefix(q).join(cache[_high(q)])
+                              for q in range(ms, ms + 1000)))
+            ms += 1000
+    return ms * MS
+
+
+def write_generic_csv(path: Path, size: int) -> tuple[int, list[str]]:
+    """Another program's CSV: time in µs, current in mA, the supply in V, the trigger packed
+    in a number (bit 2; bits 0 and 4 busy)."""
+    def tails(high: bool) -> list[str]:
+        current = f"{(ACTIVE_UA if high else IDLE_UA) / 1000:.6f}"
+        gpio = [16 | (r % 2) | (int(high) << TRIGGER_BIT) for r in range(MS)]
+        return [f"{10 * r:03d},{current},{SUPPLY_V:.3f},{gpio[r]}\n" for r in range(MS)]
+
+    n = _write_rows(path, "time_us,current_ma,supply_v,gpio\n", tails, str, size)
+    return n, ["--time-column", "time_us", "--time-unit", "us", "--current-column",
+               "current_ma", "--current-unit", "mA", "--voltage-column", "supply_v",
+               "--trigger-column", "gpio", "--trigger-bit", str(TRIGGER_BIT)]
+
+
+def _app_bits(high: bool) -> str:
+    b8 = np.array([(int(high) << TRIGGER_BIT) | 1])
+    b16 = int(convert_bits16(b8)[0])
+    return "".join("-01X"[(b16 >> (2 * i)) & 3] for i in range(8))
+
+
+def write_ppk_csv(path: Path, size: int) -> tuple[int, list[str]]:
+    """The Power Profiler app's export (timestamp, current, D0-D7), as the app writes it:
+    the time stamp of sample 100·q + r is ``js_number(q + r / 100)``, i.e. ``q`` followed by
+    the fraction's digits (none for r = 0)."""
+    def tails(high: bool) -> list[str]:
+        current = js_to_fixed(float(np.float32(ACTIVE_UA if high else IDLE_UA)), 3)
+        return [js_number(r / 100)[1:] + f",{current},{_app_bits(high)}\n" for r in range(MS)]
+
+    n = _write_rows(path, "Timestamp(ms),Current(uA),D0-D7\n", tails, str, size)
+    _check_against_reference(path)
+    return n, ["--voltage", str(SUPPLY_V), "--trigger", f"D{TRIGGER_BIT}"]
+
+
+def _check_against_reference(path: Path, samples: int = 3 * PERIOD_MS * MS) -> None:
+    """The fast writer's first rows equal those of the reference writer."""
+    current, bits = _samples(0, samples)
+    out = io.StringIO()
+    write_csv_export(out, [(current, bits)], RATE, (True, True, True, False))
+    want = out.getvalue().encode()
+    with path.open("rb") as f:
+        if f.read(len(want)) != want:
+            raise SystemExit(f"{path}: the fast writer differs from tests/support/ppk_app.py")
+
+
+def _samples(start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Samples ``start`` .. ``start + n`` as the app stores them: current (µA) and bits."""
+    ms = (np.arange(start, start + n) // MS) % PERIOD_MS
+    high = (ms >= HIGH_MS[0]) & (ms < HIGH_MS[1])
+    current = np.where(high, ACTIVE_UA, IDLE_UA).astype(np.float32)
+    return current, convert_bits16((high.astype(np.uint8) << TRIGGER_BIT) | 1)
+
+
+def write_ppk_session(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Power Profiler session whose session.raw is ``size`` bytes (6 per sample)."""
+    block = PERIOD_MS * MS * 10  # 2 s: whole periods, so the blocks repeat
+    n = size // 6 // block * block
+    template = _samples(0, block)
+
+    def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for _ in range(n // block):
+            yield template
+
+    write_session(path, blocks(), float(RATE))
+    return n, ["--voltage", str(SUPPLY_V), "--trigger", f"D{TRIGGER_BIT}"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One row of the benchmark: a name, a file name and the generator writing the capture
+    (``write(path, size_bytes)`` -> (samples written, `rig analyze` options))."""
+
+    name: str
+    file: str
+    write: Callable[[Path, int], tuple[int, list[str]]]
+
+
+KINDS = (
+    Kind("csv", "generic.csv", write_generic_csv),
+    Kind("ppk-csv", "export.csv", write_ppk_csv),
+    Kind("ppk2-session", "session.ppk2", write_ppk_session),
+    # Kind("jls", "capture.jls", write_jls),  # the Joulescope reader adds its row
+)
+
+
+def measure(kind: Kind, tmp: Path, size: int) -> dict[str, float | int | str]:
+    path = tmp / kind.file
+    t0 = time.perf_counter()
+    samples, options = kind.write(path, size)
+    t_write = time.perf_counter() - t0
+    argv = [str(RIG), "analyze", str(path), "--json", *options]
+    out_path = tmp / "out.json"
+    t0 = time.perf_counter()
+    with out_path.open("w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {proc.stderr.read().decode()}")
+    doc = json.loads(out_path.read_text())
+    windows = len(doc["windows"])
+    if windows != _windows(samples):
+        raise SystemExit(f"{kind.name}: {windows} windows, the file has {_windows(samples)}")
+    flagged = sum(1 for w in doc["windows"] if w["flags"])
+    file_mb = path.stat().st_size / 2**20
+    path.unlink()
+    return {"kind": kind.name, "file_mb": round(file_mb, 1), "samples": samples,
+            "windows": windows, "flagged": flagged, "write_s": round(t_write, 1),
+            "analyze_s": round(elapsed, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+            "goal_mb": GOAL_MB, "ok": usage.ru_maxrss / 1024 < GOAL_MB,
+            "command": " ".join(["rig", "analyze", kind.file, "--json", *options])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=float, default=1024.0)
+    parser.add_argument("--kinds", default=",".join(k.name for k in KINDS))
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    wanted = args.kinds.split(",")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in KINDS:
+            if kind.name in wanted:
+                rows.append(measure(kind, Path(tmp), int(args.size_mb * 2**20)))
+                if not args.json:
+                    print(rows[-1], flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    print(f"\n{'kind':14} {'file MB':>8} {'samples':>12} {'windows':>8} {'write s':>8} "
+          f"{'analyze s':>10} {'peak RSS MB':>12}  < {GOAL_MB} MB")
+    for r in rows:
+        print(f"{r['kind']:14} {r['file_mb']:>8} {r['samples']:>12} {r['windows']:>8} "
+              f"{r['write_s']:>8} {r['analyze_s']:>10} {r['peak_rss_mb']:>12}  "
+              f"{'yes' if r['ok'] else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -324,6 +324,26 @@ def test_open_capture_reads_ppk2_files_and_windows_integrate_the_decoded_power(t
     assert next(iter(override.chunks())).voltage_v == pytest.approx(1.8)
 
 
+def test_rig_analyze_flags_the_windows_a_files_corrupt_samples_fall_in(tmp_path):
+    # As the point pipeline flags a live record: the windows of a raw stream file that hold
+    # a corrupt word (or have one in their baseline span) carry corrupt_samples, the others
+    # not.
+    from energyrig.instruments.fileopts import CaptureOptions
+    from energyrig.rig.analysis import analyze_file
+    from energyrig.rig.energy import WindowSettings
+
+    path, words, _ = _trigger_file(tmp_path)
+    words[5_000 + 20_000 * 3 + 700] |= np.uint32(1 << 17)    # inside window 3
+    words[5_000 + 20_000 * 7 - 300] |= np.uint32(1 << 17)    # window 7's baseline span
+    words[5_000 + 20_000 * 8 + 10_000] |= np.uint32(1 << 17)  # between windows: no flag
+    with Ppk2StreamWriter(path, DEVICE_TEXT, vdd_mv=VDD_MV) as rec:
+        rec.write(words.tobytes())
+    settings = WindowSettings(guard_s=1e-3, baseline_s=10e-3)
+    result = analyze_file(path, CaptureOptions(trigger="d2", chunk_samples=7_000), settings)
+    flagged = [n for n, w in enumerate(result.windows) if "corrupt_samples" in w.flags]
+    assert len(result.windows) == 10 and flagged == [3, 7]
+
+
 def test_an_old_raw_stream_named_ppk2_is_still_read(tmp_path):
     """Raw streams were named .ppk2 before the app's sessions (.ppk2 too) were read: the
     content says which it is."""

@@ -158,7 +158,7 @@ def test_mixed_and_missing_channel_states(tmp_path: Path) -> None:
     assert chunk.logic[PERIOD + HIGH[0] + 100] == 0 and chunk.logic[HIGH[0]] == 1
     doc = _analyze(path, "--voltage", str(SUPPLY_V), "--trigger", "D3", "--min-pulse", "0.0001")
     flags = [w["flags"] for w in doc["windows"]]
-    assert flags == [[], ["glitch"], []]  # the one-sample dip, bridged
+    assert flags == [[], ["glitch", "corrupt_samples"], []]  # the one-sample dip, bridged
     assert doc["windows"][0]["energy_j"] == pytest.approx(
         _true_energies(current, trigger)[0], rel=1e-9)
 

@@ -8,17 +8,20 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
 from energyrig.calibration.correction import CurrentCorrection
+from energyrig.capture import Chunk
 from energyrig.domain import (Window, describe_finite, finite_or_none, take_out_overhead,
                               windows_frame)
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
-from energyrig.rig.energy import Glitch, UnpairedEdge, WindowFinder, WindowSettings, find_windows
+from energyrig.rig.energy import (Glitch, UnpairedEdge, WindowFinder, WindowSettings,
+                                  find_windows, windows_stream_flags)
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +85,21 @@ def _describe(values: pd.Series) -> dict[str, float | int | None] | None:
     return {k: (finite_or_none(v) if isinstance(v, float) else v) for k, v in asdict(d).items()}
 
 
+class _MaskWatch:
+    """Passes chunks through, noting whether any holds a corrupt sample or one at the
+    instrument's floor (``seen``)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        for chunk in chunks:
+            if not self.seen:
+                self.seen = any(m is not None and bool(m.any())
+                                for m in (chunk.corrupt, chunk.at_floor))
+            yield chunk
+
+
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,
                  settings: WindowSettings | None = None, batch_n: int | None = None,
                  correction: CurrentCorrection | None = None) -> Analysis:
@@ -97,12 +115,20 @@ def analyze_file(path: str | Path, options: CaptureOptions | None = None,
     settings = settings or WindowSettings()
     settings = replace(settings, trigger_bit=getattr(capture, "trigger_bit", settings.trigger_bit))
     finder = WindowFinder(settings, source=capture.source)
+    watch = _MaskWatch()
+    chunks = watch(capture.chunks())
     if correction is None:
-        windows = tuple(find_windows(capture, finder=finder))
+        windows = tuple(find_windows(chunks, finder=finder))
     else:
         windows = tuple(take_out_overhead(replace(
             w, flags=(*w.flags, *correction.flags), corrections=correction.applied))
-            for w in find_windows(correction.chunks(capture.chunks()), finder=finder))
+            for w in find_windows(correction.chunks(chunks), finder=finder))
+    if watch.seen and windows:
+        # The file again, for the flags of the stream's integrity the point pipeline gives
+        # its windows (the windows are known now: one more pass, in bounded memory).
+        found = windows_stream_flags(open_capture(path, options).chunks(), windows, settings)
+        windows = tuple(replace(w, flags=(*w.flags, *f)) if f else w
+                        for w, f in zip(windows, found, strict=True))
     log.info("%s: %d windows", capture.source, len(windows))
     return Analysis(capture.source, windows, tuple(finder.glitches), tuple(finder.unpaired),
                     batch_n)

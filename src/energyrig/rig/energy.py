@@ -244,38 +244,72 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
 
 def stream_flags(chunks: Iterable[Chunk], window: Window,
                  settings: WindowSettings) -> tuple[str, ...]:
-    """The integrity flags of ``window`` from the masks its capture's chunks carry:
+    """The integrity flags of one ``window`` (:func:`windows_stream_flags`)."""
+    return windows_stream_flags(chunks, [window], settings)[0]
+
+
+def windows_stream_flags(chunks: Iterable[Chunk], windows: Sequence[Window],
+                         settings: WindowSettings) -> list[tuple[str, ...]]:
+    """The integrity flags of each of ``windows`` from the masks its capture's chunks carry,
+    in one pass over the chunks (a file read again, in bounded memory):
     ``corrupt_samples`` when a corrupt sample lies in the window, on one of the two samples
     that made its edges (with ``min_pulse_s`` 0 a one-sample dip of the trigger splits a
     window, and the longer part ends or starts at the corrupt sample), or in its baseline
     span (the span before it, or after it for a window flagged ``baseline_after``), and
     ``baseline_clipped`` when more than half of the baseline span is at the instrument's
-    floor. Chunks without the masks give no flags. Vectorised per chunk."""
-    T = None
-    corrupt = floor = span = 0
+    floor. Chunks without the masks give no flags. Vectorised over the windows per chunk."""
+    corrupt = np.zeros(len(windows), dtype=np.int64)
+    floor = np.zeros(len(windows), dtype=np.int64)
+    span = np.zeros(len(windows), dtype=np.int64)
+    spans = None
     for chunk in chunks:
         if not len(chunk) or (chunk.corrupt is None and chunk.at_floor is None):
             continue
-        if T is None:
-            T = chunk.period_s
-            _, guard, base = settings.in_samples(T)
-            a = round(window.start_s / T + 0.5)           # first and last sample of the window
-            b = round(window.end_s / T - 0.5)
-            if BASELINE_AFTER in window.flags:
-                lo, hi, b_lo, b_hi = a - 1, b + guard + base, b + 1 + guard, b + 1 + guard + base
-            else:
-                lo, hi, b_lo, b_hi = a - guard - base, b + 1, a - guard - base, a - guard
-        if chunk.start_index > hi or chunk.end_index <= lo:
+        if spans is None:
+            spans = _flag_spans(windows, chunk.period_s, settings)
+            order = np.argsort(spans[0], kind="stable")
+            lo_sorted = spans[0][order]
+            widest = int((spans[1] - spans[0]).max(initial=0))
+        lo, hi, b_lo, b_hi = spans
+        # The windows whose span [lo, hi] meets the chunk: lo at most its end, at least its
+        # start less the widest span.
+        near = order[np.searchsorted(lo_sorted, chunk.start_index - widest):
+                     np.searchsorted(lo_sorted, chunk.end_index)]
+        near = near[hi[near] >= chunk.start_index]
+        if not near.size:
             continue
         index = chunk.indices()
         if chunk.corrupt is not None:
-            corrupt += int(np.count_nonzero(chunk.corrupt[(index >= lo) & (index <= hi)]))
+            corrupt[near] += _count(index, chunk.corrupt, lo[near], hi[near] + 1)
         if chunk.at_floor is not None:
-            in_base = (index >= b_lo) & (index < b_hi)
-            span += int(np.count_nonzero(in_base))
-            floor += int(np.count_nonzero(chunk.at_floor[in_base]))
-    return tuple(name for name, on in ((CORRUPT, corrupt > 0),
-                                      (BASELINE_CLIPPED, span > 0 and floor > span / 2)) if on)
+            span[near] += _count(index, None, b_lo[near], b_hi[near])
+            floor[near] += _count(index, chunk.at_floor, b_lo[near], b_hi[near])
+    return [tuple(name for name, on in ((CORRUPT, c > 0), (BASELINE_CLIPPED, n > 0 and f > n / 2))
+                  if on) for c, f, n in zip(corrupt, floor, span)]
+
+
+def _count(index: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None,
+           a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Per span, the samples at absolute ``index`` in ``[a, b)`` (those set in ``mask``)."""
+    if mask is None:
+        return np.searchsorted(index, b) - np.searchsorted(index, a)
+    total = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
+    return total[np.searchsorted(index, b)] - total[np.searchsorted(index, a)]
+
+
+def _flag_spans(windows: Sequence[Window], period_s: float, settings: WindowSettings
+                ) -> tuple[npt.NDArray[np.int64], ...]:
+    """Per window, the absolute sample indices ``lo..hi`` (inclusive) a corrupt sample
+    flags, and the baseline span ``[b_lo, b_hi)``."""
+    _, guard, base = settings.in_samples(period_s)
+    a = np.array([round(w.start_s / period_s + 0.5) for w in windows], dtype=np.int64)
+    b = np.array([round(w.end_s / period_s - 0.5) for w in windows], dtype=np.int64)
+    after = np.array([BASELINE_AFTER in w.flags for w in windows], dtype=bool)
+    lo = np.where(after, a - 1, a - guard - base)
+    hi = np.where(after, b + guard + base, b + 1)
+    b_lo = np.where(after, b + 1 + guard, a - guard - base)
+    b_hi = np.where(after, b + 1 + guard + base, a - guard)
+    return lo, hi, b_lo, b_hi
 
 
 def find_windows(capture: Capture | Iterable[Chunk],

@@ -225,13 +225,35 @@ def test_paired_comparisons_find_the_cheaper_algorithm(full_run: Path) -> None:
     table, notes = comparisons(ok, auto_comparisons(ok))
     assert not notes
     row = table[(table["a"] == "rc6-ecb-encrypt 128") & (table["metric"] == "net energy")].iloc[0]
-    assert row["b"] == "aes-ecb-encrypt 128" and row["faster"] == "rc6-ecb-encrypt 128"
+    assert row["b"] == "aes-ecb-encrypt 128" and row["lower"] == "rc6-ecb-encrypt 128"
+    assert row["significant"]
     assert row["n_pairs"] == len(BOARDS) * 4 * 2  # boards x payloads x repetitions
     assert row["gain_ci_low"] < row["gain_pct"] < row["gain_ci_high"]
     sign = table[(table["a"] == "ecdsa-sign p256") & (table["metric"] == "time")].iloc[0]
     assert sign["gain_pct"] == pytest.approx(
         100 * (1 - _cost("ecdsa-sign", curve="p256") / _cost("rsa-sign", key_bits=2048)),
         abs=1.0)
+
+
+def test_the_comparisons_state_their_method_and_one_verdict(full_report: Path,
+                                                            tmp_path: Path) -> None:
+    page = full_report.read_text()
+    section = page[page.index(">Paired comparisons<"):page.index("</table>",
+                                                                 page.index(">Paired comp"))]
+    assert "Method: paired log-ratio" in section
+    assert "mean A − B" not in section and "not significant" not in section
+    assert "rc6-ecb-encrypt 128 uses less energy" in section
+    # a single point per op: no pair has two common conditions; a sentence, no Python list
+    with RunWriter.create(tmp_path / "one") as writer:
+        for op, e in (("aes-ecb-encrypt", 2e-4), ("rc6-ecb-encrypt", 1e-4)):
+            writer.write_point(Point(op=op, family="symmetric", board="b", key_bits=128,
+                                     payload_bytes=64), [Window(0.0, 0.01, 100, e, 1e-3)] * 2,
+                               batch_n=10)
+    page = write_report(tmp_path / "one").read_text()
+    assert "No pair could be compared" in page
+    assert "under 1 common condition(s) (same board, cpu_hz, payload_bytes, rep)" in page
+    assert "[" not in re.sub(r"<script.*?</script>|<style.*?</style>", "",
+                             page[page.index(">Paired comparisons<"):], flags=re.S)
 
 
 def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from energyrig.results.report.tables import (
     summarise_workloads,
 )
 from energyrig.rig.plan import Plan
-from energyrig.units import format_nwh, format_si
+from energyrig.units import format_si, format_wh
 from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
 
@@ -191,7 +191,7 @@ def test_report_tables_show_the_measured_values(full_run: Path, full_report: Pat
     sel = w[(w["op"] == "rsa-keygen") & (w["key_bits"] == 4096) & (w["board"] == "nrf52840dk")]
     net = sel["net_energy_per_op_j"].mean()
     assert 1.0 < net < 2.0  # RSA-4096 key generation costs about a joule
-    assert f">{format_si(net, 'J')}<br>{format_nwh(net)}<" in page
+    assert f">{format_si(net, 'J')}<br>{format_wh(net)}<" in page
     aes = w[(w["op"] == "aes-ecb-encrypt") & (w["key_bits"] == 128)
             & (w["payload_bytes"] == 1024) & (w["board"] == "nrf52840dk")]
     assert 1e-6 < aes["net_energy_per_op_j"].mean() < 1e-5  # AES of 1 KiB: a few µJ
@@ -199,6 +199,28 @@ def test_report_tables_show_the_measured_values(full_run: Path, full_report: Pat
     # the synthetic bench knows the truth: the table shows how far the measurement is off
     error = aes["net_energy_per_op_j"].mean() / aes["true_net_energy_per_op_j"].mean() - 1
     assert "net vs true" in page and f">{error * 100:+.2f} %<" in page
+
+
+def test_table_headings_units_and_title_say_what_they_are(full_report: Path,
+                                                          tmp_path: Path) -> None:
+    page = full_report.read_text()
+    heads = re.findall(r"<th title='click to sort'>([^<]+)</th>", page)
+    assert {"time / op 95 % CI", "gross energy / op 95 % CI",
+            "net energy / op 95 % CI"} <= set(heads)
+    assert "CI" not in heads  # a CI always says of what
+    assert "<title>energyrig: synthetic</title>" in page  # the plan's name, not the folder's
+    assert "·10" not in page and "-0.00 %" not in page
+    assert page.count("<div class='scroll'><table") == page.count("<table")
+    assert "<script>" in page and "src=" not in page.split("<script>")[1]  # inline, no network
+    # a tiny negative error and an energy far below 1 nWh
+    with RunWriter.create(tmp_path / "folder", plan={"name": "night plan"}) as writer:
+        window = Window(0.0, 0.01, 100, 5.1e-12, 0.0, true_net_energy_j=5.1e-12 * 1.00001)
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [window] * 3, batch_n=10)
+    page = write_report(tmp_path / "folder").read_text()
+    assert "<h1>energyrig report: night plan</h1>" in page
+    assert ">0.00 %<" in page and "-0.00 %" not in page
+    assert format_wh(5.1e-13) in page and "fWh" in page
 
 
 def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:

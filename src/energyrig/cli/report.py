@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write report.html (with PNG figures beside it) for a run directory.
 
-        Per op family: time, gross and net energy per op (J and nWh), mean power,
+        Per op family: time, gross and net energy per op (J and Wh) with 95 % CIs, mean power,
         95 % CI and cycles; energy against time (best trade-off ringed); time and
         energy against payload size with fitted lines; each op relative to its
         family's reference (AES-128, SHA-256, RSA-2048); paired comparisons; the

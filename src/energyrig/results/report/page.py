@@ -18,7 +18,7 @@ import pandas as pd
 from energyrig.results.report.tables import METRICS, ReportTables, config_label
 from energyrig.results.stats import PAIRED_METHOD
 from energyrig.results.store import Run
-from energyrig.units import format_nwh, format_si
+from energyrig.units import format_si, format_wh
 
 
 @dataclass(frozen=True)
@@ -50,24 +50,37 @@ class Column:
 
 
 def _table(df: pd.DataFrame, columns: Sequence[Column]) -> str:
-    head = "".join(f"<th>{html.escape(c.header)}</th>" for c in columns)
+    """The rows of ``df`` as a table that sorts by a click on a heading (:data:`SORT_JS`),
+    in a box that scrolls sideways rather than overflow the page."""
+    head = "".join(f"<th title='click to sort'>{html.escape(c.header)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td class='{'num' if c.numeric else ''}'>"
                          + "<br>".join(html.escape(line) for line in c.cell(r).split("\n"))
                          + "</td>" for c in columns) + "</tr>"
         for _, r in df.iterrows())
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def _ci(row: pd.Series, col: str, unit: str) -> str:
+    """The 95 % CI of a summarised column as its half-width relative to the mean (in the
+    unit where the mean is 0)."""
     mean, low, high = row[f"{col}_mean"], row[f"{col}_ci_low"], row[f"{col}_ci_high"]
     if not np.isfinite(low):
         return "–"
-    return f"±{(high - low) / 2 / mean * 100:.2g} %" if mean else format_si(high - low, unit)
+    if not mean:
+        return "±" + format_si((high - low) / 2, unit)
+    return f"±{(high - low) / 2 / abs(mean) * 100:.2g} %"
 
 
 def _energy(energy_j: float) -> str:
-    return f"{format_si(energy_j, 'J')}\n{format_nwh(energy_j)}"
+    return f"{format_si(energy_j, 'J')}\n{format_wh(energy_j)}"
+
+
+def _percent(value: float) -> str:
+    """``+1.25 %``; a value that rounds to zero is ``0.00 %``, never ``-0.00 %``."""
+    rounded = round(value, 2) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{rounded:+.2f} %" if rounded else "0.00 %"
 
 
 def _fmt_int(value: Any) -> str:
@@ -90,10 +103,11 @@ WORKLOAD_COLUMNS: tuple[Column, ...] = (
     Column("payload", lambda r: "–" if pd.isna(r["payload_bytes"])
            else f"{int(r['payload_bytes']):,} B"),
     Column("time / op", lambda r: format_si(r["time_per_op_s_mean"], "s")),
-    Column("CI", lambda r: _ci(r, "time_per_op_s", "s")),
+    Column("time / op 95 % CI", lambda r: _ci(r, "time_per_op_s", "s")),
     Column("gross energy / op", lambda r: _energy(r["energy_per_op_j_mean"])),
+    Column("gross energy / op 95 % CI", lambda r: _ci(r, "energy_per_op_j", "J")),
     Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
-    Column("CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
+    Column("net energy / op 95 % CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
     Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
     Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),
     Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
@@ -106,7 +120,7 @@ def _vs_truth(row: pd.Series) -> str:
     truth = row["true_net_energy_per_op_j_mean"]
     if not np.isfinite(truth) or truth == 0:
         return "–"
-    return f"{(row['net_energy_per_op_j_mean'] / truth - 1) * 100:+.2f} %"
+    return _percent((row['net_energy_per_op_j_mean'] / truth - 1) * 100)
 
 
 # Shown where the bench is simulated and knows the true energy of every window.
@@ -194,11 +208,40 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#22
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{margin-top:1.4em}
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
 th,td{border:1px solid #ddd;padding:.25em .5em}th{background:#f2f2f2;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.scroll{max-width:100%;overflow-x:auto}th[title]{cursor:pointer}
 img{max-width:100%;margin:.5em 0}.banner{background:#fff3cd;border:1px solid #e0c36c;
 padding:.6em 1em}.note{color:#666;font-size:.85em}dl{display:grid;grid-template-columns:
 max-content auto;gap:.2em 1em}dt{font-weight:600}dd{margin:0}
 """
+
+
+# Sorts a table by the column whose heading is clicked (again: the other way round): a
+# numeric cell by its first number times its SI prefix (``12 µs`` < ``1.2 ms``), else as text.
+SORT_JS = """
+const PREFIX = {G: 1e9, M: 1e6, k: 1e3, m: 1e-3, 'µ': 1e-6, n: 1e-9, p: 1e-12, f: 1e-15};
+const sortKey = td => {
+  const t = td.innerText.replace(/,/g, '');
+  const m = td.classList.contains('num') && t.match(/(-?[0-9.]+(?:e-?[0-9]+)?)\\s*([GMkmµnpf]?)/);
+  return m ? parseFloat(m[1]) * (PREFIX[m[2]] || 1) : t;
+};
+document.querySelectorAll('table.sortable th').forEach((th, col) => th.addEventListener(
+  'click', () => {
+    const body = th.closest('table').tBodies[0], up = th.dataset.dir !== 'up';
+    th.dataset.dir = up ? 'up' : 'down';
+    [...body.rows].sort((a, b) => {
+      const x = sortKey(a.cells[col]), y = sortKey(b.cells[col]);
+      const c = typeof x !== typeof y ? (typeof x === 'number' ? -1 : 1)
+                : x < y ? -1 : x > y ? 1 : 0;
+      return up ? c : -c;
+    }).forEach(r => body.appendChild(r));
+  }));
+"""
+
+
+def _title(run: Run) -> str:
+    """The plan's name as the manifest records it, else the run directory's name."""
+    return str((run.manifest.get("plan") or {}).get("name") or run.name)
 
 
 def _manifest_html(run: Run) -> str:
@@ -248,7 +291,8 @@ def _conditions_html(run: Run) -> list[str]:
     rows = "".join(f"<tr><td>{html.escape(name)}</td>"
                    + "".join(f"<td>{html.escape(str(c.get(name, '–')))}</td>"
                              for c in conditions.values()) + "</tr>" for name in names)
-    return [*parts, f"<table><tr><th>condition</th>{head}</tr>{rows}</table>",
+    return [*parts, "<div class='scroll'><table><tr><th>condition</th>"
+                    f"{head}</tr>{rows}</table></div>",
             "<p class='note'>As the firmware's <code>hello</code> reported them; each is "
             "explained in firmware/README.md.</p>"]
 
@@ -397,7 +441,8 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
         A whole HTML document (UTF-8, styles inline).
     """
     counts = tables.points["status"].value_counts()
-    parts = [f"<h1>energyrig report: {html.escape(run.name)}</h1>"]
+    parts = [f"<h1>energyrig report: {html.escape(_title(run))}</h1>",
+             f"<p class='note'>run directory {html.escape(str(run.path))}</p>"]
     if run.in_progress:
         parts.append("<p class='banner'>This run has no end time: a sweep is still writing it "
                      "or was interrupted. The report shows the points stored so far.</p>")
@@ -419,5 +464,5 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
     parts.append("<h2>Failed and skipped points</h2>")
     parts.append(_table(problems, PROBLEM_COLUMNS) if len(problems) else "<p>None.</p>")
     return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>energyrig: {html.escape(run.name)}</title><style>{CSS}</style></head>"
-            "<body>" + "\n".join(parts) + "</body></html>")
+            f"<title>energyrig: {html.escape(_title(run))}</title><style>{CSS}</style></head>"
+            "<body>" + "\n".join(parts) + f"<script>{SORT_JS}</script></body></html>")

@@ -14,14 +14,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
-from energyrig.errors import ConfigError
 from energyrig.domain import Point, Window
+from energyrig.errors import ConfigError
 from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
 from energyrig.results.report import write_report
 from energyrig.results.report.figures import figure_relative
-from energyrig.results.store import POINT_SCHEMA, RunError
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.tables import (
     auto_comparisons,
@@ -32,9 +32,9 @@ from energyrig.results.report.tables import (
     report_tables,
     summarise_workloads,
 )
+from energyrig.results.store import POINT_SCHEMA, RunError
 from energyrig.rig.plan import Plan
 from energyrig.units import format_si, format_wh
-from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
 
 @pytest.fixture(scope="module")
@@ -275,7 +275,7 @@ def test_the_comparisons_state_their_method_and_one_verdict(full_report: Path,
     assert "No pair could be compared" in page
     assert "under 1 common condition(s) (same board, cpu_hz, payload_bytes, rep)" in page
     assert "[" not in re.sub(r"<script.*?</script>|<style.*?</style>", "",
-                             page[page.index(">Paired comparisons<"):], flags=re.S)
+                             page[page.index(">Paired comparisons<"):], flags=re.DOTALL)
 
 
 def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:

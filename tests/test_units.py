@@ -10,8 +10,8 @@ from energyrig.units import (
     J_PER_NWH,
     format_duration,
     format_nwh,
-    format_wh,
     format_si,
+    format_wh,
     in_unit,
     superscript,
 )

@@ -361,9 +361,19 @@ def test_ops_whose_names_do_not_say_what_they_do_get_a_reference(tmp_path: Path)
 def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     ok = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(full_run),
-                         "--out", str(out)], capture_output=True, text=True, timeout=300)
+                         "--out", str(out), "--csv"], capture_output=True, text=True,
+                        timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert "report written" in ok.stdout and (out / "report.html").exists()
+    # --csv: every point and every window, one row each, beside report.html
+    run = load(full_run)
+    points = pd.read_csv(out / "points.csv")
+    windows = pd.read_csv(out / "windows.csv")
+    assert len(points) == len(run.points) and len(windows) == len(run.windows)
+    assert list(windows.columns) == list(run.windows.columns)
+    assert windows["net_energy_per_op_j"].sum() == pytest.approx(
+        run.windows["net_energy_per_op_j"].sum(), rel=1e-12)
+    assert f"{out / 'points.csv'}" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2

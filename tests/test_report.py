@@ -223,6 +223,27 @@ def test_table_headings_units_and_title_say_what_they_are(full_report: Path,
     assert format_wh(5.1e-13) in page and "fWh" in page
 
 
+def test_current_and_charge_stand_beside_power_and_energy(full_report: Path,
+                                                          tmp_path: Path) -> None:
+    # the synthetic fixture records no supply voltage: the page says so, shows no current
+    assert "No supply voltage recorded" in full_report.read_text()
+    fixture = {"name": "bench", "instrument": {"kind": "ppk2", "supply_v": 2.5}}
+    with RunWriter.create(tmp_path / "volts", fixture=fixture) as writer:
+        # 10 ops in 10 ms drawing 1.25 mW net of 0.25 mW idle: 1.5 mW gross
+        window = Window(0.0, 0.01, 100, 1.5e-5, 2.5e-4)
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [window] * 3, batch_n=10)
+    tables = report_tables(load(tmp_path / "volts"))
+    row = tables.summary.iloc[0]
+    assert tables.supply_v == 2.5
+    assert row["mean_current_a_mean"] == pytest.approx(1.5e-3 / 2.5)  # 600 µA
+    assert row["net_charge_per_op_c_mean"] == pytest.approx(1.25e-6 / 2.5)  # 500 nC
+    page = write_report(tmp_path / "volts").read_text()
+    assert ">mean current<" in page and ">600 µA<" in page
+    assert ">net charge / op<" in page and ">500 nC<br>(139 pAh)<" in page
+    assert "supply of 2.5 V" in page
+
+
 def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:
     run = load(full_run)
     ok = run.points[run.points["status"] == "ok"]

@@ -8,6 +8,7 @@ import pytest
 
 from energyrig.units import (
     J_PER_NWH,
+    format_charge,
     format_duration,
     format_nwh,
     format_si,
@@ -40,6 +41,12 @@ def test_in_unit_scales_exactly_as_a_power_of_ten() -> None:
     assert in_unit(0.0123, "m") == 0.0123 * 1e3
     assert in_unit(3.1834e-6, "µ") == 3.1834e-6 * 1e6
     assert in_unit(2.0, "") == 2.0
+
+
+def test_format_charge_in_coulombs_and_ampere_hours() -> None:
+    assert format_charge(1.2e-6) == "1.2 µC (333 pAh)"
+    assert format_charge(3.6, sep="\n") == "3.6 C\n(1 mAh)"
+    assert format_charge(float("nan")) == "–"
 
 
 def test_format_wh_keeps_the_mantissa_between_1_and_1000() -> None:

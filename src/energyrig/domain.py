@@ -412,6 +412,15 @@ def describe_finite(values: npt.ArrayLike, confidence: float = 0.95) -> Summary 
     return describe(x, confidence) if x.size else None
 
 
+def at_supply(value: float | None, supply_v: float | None) -> float:
+    """A power, W, or an energy, J, drawn at the supply voltage ``supply_v``, V, as the
+    current, A, or the charge, C, it takes (``value / supply_v``, as a battery sees it); NaN
+    where either is unknown. Works on arrays and columns alike."""
+    if value is None or supply_v is None or not supply_v > 0:
+        return math.nan
+    return value / supply_v
+
+
 def finite_or_none(x: float) -> float | None:
     """``x``, or ``None`` where it is NaN or infinite (JSON has no NaN)."""
     return x if math.isfinite(x) else None

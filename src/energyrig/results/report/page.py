@@ -18,7 +18,7 @@ import pandas as pd
 from energyrig.results.report.tables import METRICS, ReportTables, config_label
 from energyrig.results.stats import PAIRED_METHOD
 from energyrig.results.store import Run
-from energyrig.units import format_si, format_wh
+from energyrig.units import format_charge, format_si, format_wh
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,10 @@ WORKLOAD_COLUMNS: tuple[Column, ...] = (
     Column("gross energy / op 95 % CI", lambda r: _ci(r, "energy_per_op_j", "J")),
     Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
     Column("net energy / op 95 % CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
+    Column("net charge / op", lambda r: format_charge(r["net_charge_per_op_c_mean"],
+                                                      sep="\n")),
     Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
+    Column("mean current", lambda r: format_si(r["mean_current_a_mean"], "A")),
     Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),
     Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
                                 f"point{'s' if r['n_points'] != 1 else ''})"),
@@ -302,8 +305,11 @@ def _img(name: str | None, alt: str) -> str:
 
 
 def _families_html(tables: ReportTables, images: Images) -> list[str]:
-    parts: list[str] = []
     summary = tables.summary
+    parts = [("<p class='note'>Mean current and charge per op at the fixture's supply of "
+              f"{format_si(tables.supply_v, 'V')}: mean power and net energy per op divided "
+              "by it.</p>") if tables.supply_v else
+             "<p class='note'>No supply voltage recorded: no current or charge.</p>"]
     for family in tables.families:
         fam = summary[summary["family"] == family]
         parts.append(f"<h2>{html.escape(family)}</h2>")

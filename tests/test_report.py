@@ -21,7 +21,12 @@ from energyrig.errors import ConfigError
 from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
 from energyrig.results.report import write_report
-from energyrig.results.report.figures import figure_relative
+from energyrig.results.report.figures import (
+    NEUTRAL,
+    figure_energy_time,
+    figure_payload,
+    figure_relative,
+)
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.tables import (
     auto_comparisons,
@@ -242,6 +247,61 @@ def test_current_and_charge_stand_beside_power_and_energy(full_report: Path,
     assert ">mean current<" in page and ">600 µA<" in page
     assert ">net charge / op<" in page and ">500 nC<br>(139 pAh)<" in page
     assert "supply of 2.5 V" in page
+
+
+def _many_ops_run(run_dir: Path, n: int) -> Path:
+    """``n`` symmetric ops on one board, each at 64 and 256 B twice, the i-th costing
+    i + 1 units (so the first is the best trade-off of every panel)."""
+    with RunWriter.create(run_dir, plan={"name": "many"}) as writer:
+        for i in range(n):
+            for size in (64, 256):
+                for rep in range(2):
+                    cost = (i + 1) * size * 1e-9 * (1 + 0.01 * rep)
+                    writer.write_point(
+                        Point(op=f"aes{i}-ecb-encrypt", family="symmetric", board="host",
+                              key_bits=128, payload_bytes=size, rep=rep),
+                        [Window(0.0, cost * 1e3, 100, cost, 0.0),
+                         Window(0.0, cost * 1.02e3, 100, cost * 1.02, 0.0)], batch_n=10)
+    return run_dir
+
+
+def test_best_is_marked_on_its_own_point_and_colours_never_repeat(tmp_path: Path) -> None:
+    report = write_report(_many_ops_run(tmp_path / "many", 23)).parent
+    energy_time = json.loads((report / "energy-time-symmetric.json").read_text())
+    payload = json.loads((report / "payload-symmetric.json").read_text())
+    for data in (energy_time, payload):
+        colours = {p["label"].split(" · ")[0]: p["colour"] for p in data["points"]}
+        assert len(colours) == 23 and len(set(colours.values())) == 23
+        assert NEUTRAL not in colours.values()  # the board markers' grey
+    marks = energy_time["marks"]
+    assert {m["panel"] for m in marks} == {p["panel"] for p in energy_time["points"]}
+    for mark in marks:
+        panel = [p for p in energy_time["points"] if p["panel"] == mark["panel"]]
+        x, y = np.array([p["x"] for p in panel]), np.array([p["y"] for p in panel])
+        best = panel[int(np.argmin(np.hypot(x / x.max(), y / y.max())))]
+        assert best["label"].startswith("aes0-ecb-encrypt")
+        assert mark["anchor"] == [best["x"], best["y"]] and mark["label"] == best["label"]
+
+
+def test_best_is_not_marked_on_a_panel_of_one_point(tmp_path: Path) -> None:
+    tables = report_tables(load(_many_ops_run(tmp_path / "one", 1)))
+    drawing = figure_energy_time(tables.summary, "symmetric")
+    assert drawing is not None and drawing.data()["marks"] == []
+    legend = [t.get_text() for t in drawing.figure.legends[0].get_texts()]
+    assert not any("best" in t for t in legend)
+
+
+def test_payload_panels_have_axis_titles_and_readable_legends(tmp_path: Path) -> None:
+    tables = report_tables(load(_many_ops_run(tmp_path / "many", 3)))
+    drawing = figure_payload(tables.ok, tables.fits, "symmetric")
+    assert drawing is not None
+    axes = [ax for ax in drawing.figure.axes if ax.get_visible()]
+    assert len(axes) == 2
+    for ax in axes:
+        assert ax.get_ylabel() in ("time per op", "net energy per op")
+        assert ax.get_xlabel() == "payload (log scale)"
+        texts = ax.get_legend().get_texts()
+        assert len(texts) == 3 and min(t.get_fontsize() for t in texts) >= 8
 
 
 def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:

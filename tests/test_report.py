@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
-from energyrig.domain import Point, Window
+from energyrig.domain import Point, Window, describe
 from energyrig.errors import ConfigError
 from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
@@ -302,6 +302,35 @@ def test_payload_panels_have_axis_titles_and_readable_legends(tmp_path: Path) ->
         assert ax.get_xlabel() == "payload (log scale)"
         texts = ax.get_legend().get_texts()
         assert len(texts) == 3 and min(t.get_fontsize() for t in texts) >= 8
+
+
+def test_a_skewed_point_gets_a_fitting_interval_and_its_warm_up_is_shown(
+        tmp_path: Path) -> None:
+    # one 79 ms warm-up window among three: the t interval of the time per op goes below 0
+    times = [0.079, 0.0012, 0.0011]
+    with RunWriter.create(tmp_path / "warm", plan={"name": "warm"}) as writer:
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [Window(0.0, t, 100, t * 1e-3, 1e-4) for t in times], batch_n=1)
+        writer.write_point(Point(op="sha512", family="hash", board="b", payload_bytes=64),
+                           [Window(0.0, t, 100, t * 1e-3, 1e-4)
+                            for t in (0.0021, 0.0020, 0.0022, 0.0019)], batch_n=1)
+    tables = report_tables(load(tmp_path / "warm"))
+    sha256 = tables.summary[tables.summary["op"] == "sha256"].iloc[0]
+    assert describe(times).ci_low < 0  # what the report used to print
+    assert sha256["time_per_op_s_ci_method"] == "bootstrap"
+    assert min(times) <= sha256["time_per_op_s_ci_low"] < sha256["time_per_op_s_mean"]
+    assert sha256["time_per_op_s_ci_high"] <= max(times)
+    sha512 = tables.summary[tables.summary["op"] == "sha512"].iloc[0]
+    assert sha512["time_per_op_s_ci_method"] == "t"  # well-behaved data keep the t interval
+    # the warm-up window is found and shown apart; sha512's first window is not an outlier
+    assert list(tables.warmups["op"]) == ["sha256"]
+    warm = tables.warmups.iloc[0]
+    assert warm["time_per_op_s"] == pytest.approx(0.079)
+    assert warm["others_median_s"] == pytest.approx(0.00115)
+    page = write_report(tmp_path / "warm").read_text()
+    assert ">Warm-up windows<" in page and ">79 ms<" in page and ">1.15 ms<" in page
+    assert "(percentile bootstrap (skewed data))" in page
+    assert f">{format_si(sha256['time_per_op_s_ci_low'], 's')} … " in page
 
 
 def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:

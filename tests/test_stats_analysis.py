@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from scipy import stats
 from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.weightstats import DescrStatsW
 
-from energyrig.domain import describe, describe_finite
+from energyrig.domain import _skewness, describe, describe_finite, fitted_interval
 from energyrig.results.stats import (
     allocation_of_variation,
     is_two_level_design,
@@ -68,6 +69,22 @@ def _pairs_frame(rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray, np
         a_means.append(a_vals.mean())
         b_means.append(b_vals.mean())
     return pd.DataFrame(rows), np.array(a_means), np.array(b_means)
+
+
+def test_fitted_interval_keeps_the_t_interval_where_it_fits_and_bootstraps_skewed_data(
+        ) -> None:
+    rng = np.random.default_rng(3)
+    normal = 1e-3 * (1 + 0.01 * rng.standard_normal(10))
+    assert fitted_interval(normal) == describe(normal)
+    skewed = np.r_[0.05, normal[1:]]  # one long warm-up window among ten
+    t = describe(skewed)
+    assert t.ci_low < 0
+    d = fitted_interval(skewed)
+    assert d.ci_method == "bootstrap" and (d.n, d.mean, d.std) == (t.n, t.mean, t.std)
+    assert skewed.min() <= d.ci_low < d.mean < d.ci_high <= skewed.max()
+    assert fitted_interval(skewed) == d  # a fixed seed: the same summary every time
+    assert describe_finite(np.r_[skewed, np.nan], fit=True) == d
+    assert _skewness(skewed) == pytest.approx(stats.skew(skewed, bias=False), rel=1e-12)
 
 
 def test_paired_comparison_matches_statsmodels() -> None:

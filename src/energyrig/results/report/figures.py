@@ -85,7 +85,8 @@ class Drawing:
                 "marks": [{k: clean(v) for k, v in m.items()} for m in self.marks]}
 
 
-CI_BARS = "95 % confidence interval of the mean (Student t over the windows)"
+CI_BARS = ("95 % confidence interval of the mean (Student t over the windows; percentile "
+           "bootstrap where the data are skewed)")
 U_BARS = "thin light bars: expanded uncertainty (k = 2) of the point where stated"
 
 

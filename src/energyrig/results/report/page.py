@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.results.report.tables import METRICS, ReportTables, config_label
+from energyrig.domain import CI_METHODS, SKEW_LIMIT
+from energyrig.results.report.tables import (
+    METRICS,
+    WARMUP_SPREAD,
+    ReportTables,
+    config_label,
+)
 from energyrig.results.stats import PAIRED_METHOD
 from energyrig.results.store import Run
 from energyrig.units import format_charge, format_si, format_wh
@@ -68,6 +74,9 @@ def _ci(row: pd.Series, col: str, unit: str) -> str:
     mean, low, high = row[f"{col}_mean"], row[f"{col}_ci_low"], row[f"{col}_ci_high"]
     if not np.isfinite(low):
         return "–"
+    if row.get(f"{col}_ci_method") == "bootstrap":  # skewed: an asymmetric interval
+        return (f"{format_si(low, unit)} … {format_si(high, unit)}\n"
+                f"({CI_METHODS['bootstrap']})")
     if not mean:
         return "±" + format_si((high - low) / 2, unit)
     return f"±{(high - low) / 2 / abs(mean) * 100:.2g} %"
@@ -294,8 +303,8 @@ def _conditions_html(run: Run) -> list[str]:
     rows = "".join(f"<tr><td>{html.escape(name)}</td>"
                    + "".join(f"<td>{html.escape(str(c.get(name, '–')))}</td>"
                              for c in conditions.values()) + "</tr>" for name in names)
-    return [*parts, "<div class='scroll'><table><tr><th>condition</th>"
-                    f"{head}</tr>{rows}</table></div>",
+    return [*parts, (f"<div class='scroll'><table><tr><th>condition</th>{head}</tr>{rows}"
+                     "</table></div>"),
             "<p class='note'>As the firmware's <code>hello</code> reported them; each is "
             "explained in firmware/README.md.</p>"]
 
@@ -306,7 +315,11 @@ def _img(name: str | None, alt: str) -> str:
 
 def _families_html(tables: ReportTables, images: Images) -> list[str]:
     summary = tables.summary
-    parts = [("<p class='note'>Mean current and charge per op at the fixture's supply of "
+    parts = [("<p class='note'>95 % CI: Student t interval of the mean over the windows; "
+              "where it does not fit (a positive figure whose t interval reaches 0, or a "
+              f"sample skewness beyond ±{SKEW_LIMIT:g}, as one long warm-up window among few "
+              "makes), the percentile bootstrap interval, given as its ends and named.</p>"),
+             ("<p class='note'>Mean current and charge per op at the fixture's supply of "
               f"{format_si(tables.supply_v, 'V')}: mean power and net energy per op divided "
               "by it.</p>") if tables.supply_v else
              "<p class='note'>No supply voltage recorded: no current or charge.</p>"]
@@ -328,6 +341,29 @@ def _families_html(tables: ReportTables, images: Images) -> list[str]:
                 parts.append(f"<p>{html.escape(name)} per op = intercept + slope × bytes</p>")
                 parts.append(_table(fits[col], _fit_columns(_unit(col))))
     return parts
+
+
+WARMUP_COLUMNS = (
+    Column("point", lambda r: config_label(r) + ("" if pd.isna(r["payload_bytes"])
+                                                 else f" · {int(r['payload_bytes'])} B")
+           + f" · rep {r['rep']}", numeric=False),
+    Column("first window: time / op", lambda r: format_si(r["time_per_op_s"], "s")),
+    Column("the others: median", lambda r: format_si(r["others_median_s"], "s")),
+    Column("the others: mean", lambda r: format_si(r["others_mean_s"], "s")),
+)
+
+
+def _warmups_html(tables: ReportTables) -> list[str]:
+    """The first windows that are warm-up outliers, apart (they stay in the tables)."""
+    if tables.warmups.empty:
+        return []
+    return ["<h2>Warm-up windows</h2>",
+            (f"<p class='note'>The first window of these points lies more than "
+             f"{WARMUP_SPREAD:g} robust standard deviations (1.4826 × MAD) from the median of "
+             "the point's other windows: a warm-up (caches, clocks, first use of a "
+             "peripheral). It is kept in the means and intervals above; the others' median "
+             "and mean show the point without it.</p>"),
+            _table(tables.warmups, WARMUP_COLUMNS)]
 
 
 def _comparisons_html(tables: ReportTables) -> list[str]:
@@ -462,6 +498,7 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
                      else "<p>No point was measured.</p>")
     else:
         parts.extend(_families_html(tables, images))
+        parts.extend(_warmups_html(tables))
         parts.extend(_comparisons_html(tables))
         parts.extend(_factorial_html(tables, images))
         parts.extend(_uncertainty_html(tables.points))

@@ -134,6 +134,36 @@ def with_current_and_charge(summary: pd.DataFrame, supply_v: float | None) -> pd
         net_charge_per_op_c_mean=at_supply(summary["net_energy_per_op_j_mean"], supply_v))
 
 
+#: A point's first window is a warm-up outlier when its time per op lies more than this many
+#: robust standard deviations (1.4826 × the median absolute deviation, at least 1 % of the
+#: median) from the median of the point's other windows.
+WARMUP_SPREAD = 5.0
+
+
+def warmup_outliers(windows: pd.DataFrame) -> pd.DataFrame:
+    """The first window of each point with at least 3 windows, where its time per op is a
+    warm-up outlier (:data:`WARMUP_SPREAD`) among the point's windows.
+
+    Returns the first windows' rows (the windows table's columns) with ``others_median_s``
+    (median time per op of the point's other windows, s) and ``others_mean_s``; they stay
+    in every mean and interval of the report, which shows them apart as well.
+    """
+    w = windows.dropna(subset=["time_per_op_s"])
+    first = w["window"] == w.groupby("point_key")["window"].transform("min")
+    others = w[~first].groupby("point_key")["time_per_op_s"]
+    median = others.median()
+    mad = (w[~first]["time_per_op_s"] - w[~first]["point_key"].map(median)).abs() \
+        .groupby(w[~first]["point_key"]).median()
+    spread = np.maximum(1.4826 * mad, 0.01 * median)
+    rows = w[first].assign(others_median_s=lambda d: d["point_key"].map(median),
+                           others_mean_s=lambda d: d["point_key"].map(others.mean()),
+                           spread=lambda d: d["point_key"].map(spread),
+                           n_others=lambda d: d["point_key"].map(others.size()))
+    outlying = (rows["n_others"] >= 2) & (
+        (rows["time_per_op_s"] - rows["others_median_s"]).abs() > WARMUP_SPREAD * rows["spread"])
+    return rows[outlying].drop(columns=["spread", "n_others"])
+
+
 def _references(family: str, rows: pd.DataFrame) -> pd.DataFrame:
     """Rows that are references of ``family``, with their ``priority`` (0 = preferred)."""
     predicates = REFERENCES.get(family, ())
@@ -322,6 +352,8 @@ class ReportTables:
     supply_v:
         The supply voltage the currents and charges are derived at
         (:func:`recorded_supply_v`), V; None where unknown.
+    warmups:
+        :func:`warmup_outliers` of the windows.
     """
 
     points: pd.DataFrame
@@ -336,6 +368,7 @@ class ReportTables:
     footprints: dict[str, Footprint] = field(default_factory=dict)
     footprint: pd.DataFrame = field(default_factory=pd.DataFrame)
     supply_v: float | None = None
+    warmups: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ok(self) -> pd.DataFrame:
@@ -377,7 +410,8 @@ def report_tables(run: Run) -> ReportTables:
                if len(windows) else pd.DataFrame())
     footprints = run_footprints(run.path)
     sizes = {"footprints": footprints, "footprint": footprint_table(points, footprints),
-             "supply_v": supply_v}
+             "supply_v": supply_v,
+             "warmups": warmup_outliers(windows) if len(windows) else pd.DataFrame()}
     if summary.empty:
         return ReportTables(points=points, windows=windows, summary=summary, fits={},
                             relative=pd.DataFrame(), comparisons=pd.DataFrame(),

@@ -224,7 +224,8 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .scroll{max-width:100%;overflow-x:auto}th[title]{cursor:pointer}
 img{max-width:100%;margin:.5em 0}.banner{background:#fff3cd;border:1px solid #e0c36c;
 padding:.6em 1em}.note{color:#666;font-size:.85em}dl{display:grid;grid-template-columns:
-max-content auto;gap:.2em 1em}dt{font-weight:600}dd{margin:0}
+max-content minmax(0,1fr);gap:.2em 1em}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+p{overflow-wrap:anywhere}
 """
 
 

@@ -360,8 +360,8 @@ def _warmups_html(tables: ReportTables) -> list[str]:
         return []
     return ["<h2>Warm-up windows</h2>",
             (f"<p class='note'>The first window of these points lies more than "
-             f"{WARMUP_SPREAD:g} robust standard deviations (1.4826 × MAD) from the median of "
-             "the point's other windows: a warm-up (caches, clocks, first use of a "
+             f"{WARMUP_SPREAD:g} robust standard deviations (1.4826 × MAD) above the median "
+             "of the point's other windows: a warm-up (caches, clocks, first use of a "
              "peripheral). It is kept in the means and intervals above; the others' median "
              "and mean show the point without it.</p>"),
             _table(tables.warmups, WARMUP_COLUMNS)]

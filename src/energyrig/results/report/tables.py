@@ -136,13 +136,13 @@ def with_current_and_charge(summary: pd.DataFrame, supply_v: float | None) -> pd
 
 #: A point's first window is a warm-up outlier when its time per op lies more than this many
 #: robust standard deviations (1.4826 × the median absolute deviation, at least 1 % of the
-#: median) from the median of the point's other windows.
+#: median) above the median of the point's other windows.
 WARMUP_SPREAD = 5.0
 
 
 def warmup_outliers(windows: pd.DataFrame) -> pd.DataFrame:
     """The first window of each point with at least 3 windows, where its time per op is a
-    warm-up outlier (:data:`WARMUP_SPREAD`) among the point's windows.
+    warm-up outlier (:data:`WARMUP_SPREAD`): slower than the point's other windows.
 
     Returns the first windows' rows (the windows table's columns) with ``others_median_s``
     (median time per op of the point's other windows, s) and ``others_mean_s``; they stay
@@ -160,7 +160,7 @@ def warmup_outliers(windows: pd.DataFrame) -> pd.DataFrame:
                            spread=lambda d: d["point_key"].map(spread),
                            n_others=lambda d: d["point_key"].map(others.size()))
     outlying = (rows["n_others"] >= 2) & (
-        (rows["time_per_op_s"] - rows["others_median_s"]).abs() > WARMUP_SPREAD * rows["spread"])
+        rows["time_per_op_s"] - rows["others_median_s"] > WARMUP_SPREAD * rows["spread"])
     return rows[outlying].drop(columns=["spread", "n_others"])
 
 

@@ -362,8 +362,6 @@ SKEW_LIMIT = 2.0
 #: Resamples of the bootstrap interval (:func:`fitted_interval`); its seed is fixed so a
 #: summary is the same every time it is computed.
 BOOTSTRAP_RESAMPLES = 4000
-#: The interval methods a :class:`Summary` names.
-CI_METHODS = {"t": "Student t", "bootstrap": "percentile bootstrap (skewed data)"}
 
 
 @dataclass(frozen=True, slots=True)

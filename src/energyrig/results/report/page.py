@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.domain import CI_METHODS, SKEW_LIMIT
+from energyrig.domain import SKEW_LIMIT
 from energyrig.results.report.tables import (
     METRICS,
     WARMUP_SPREAD,
@@ -75,8 +75,7 @@ def _ci(row: pd.Series, col: str, unit: str) -> str:
     if not np.isfinite(low):
         return "–"
     if row.get(f"{col}_ci_method") == "bootstrap":  # skewed: an asymmetric interval
-        return (f"{format_si(low, unit)} … {format_si(high, unit)}\n"
-                f"({CI_METHODS['bootstrap']})")
+        return f"{format_si(low, unit)} … {format_si(high, unit)}\n(bootstrap)"
     if not mean:
         return "±" + format_si((high - low) / 2, unit)
     return f"±{(high - low) / 2 / abs(mean) * 100:.2g} %"
@@ -220,7 +219,7 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#22
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{margin-top:1.4em}
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
 th,td{border:1px solid #ddd;padding:.25em .5em}th{background:#f2f2f2;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .scroll{max-width:100%;overflow-x:auto}th[title]{cursor:pointer}
 img{max-width:100%;margin:.5em 0}.banner{background:#fff3cd;border:1px solid #e0c36c;
 padding:.6em 1em}.note{color:#666;font-size:.85em}dl{display:grid;grid-template-columns:

@@ -13,6 +13,7 @@ APT_PACKAGES=(
     clang                                          # libFuzzer target of the firmware parser
     libclang-rt-14-dev                             # libFuzzer and ASan runtimes for clang
     valgrind                                       # leak check of a hostile DUT session (ctest)
+    chromium                                       # headless check of the report (Playwright)
 )
 
 missing=()

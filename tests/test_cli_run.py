@@ -40,6 +40,11 @@ def test_run_json_has_every_figure_and_agrees_with_the_truth() -> None:
     assert abs(doc["net_energy_per_op_j"] / doc["true_net_energy_per_op_j"] - 1) < 5e-3
     assert doc["samples_per_window"] >= 5000 and isinstance(doc["flags"], list)
     assert doc["cycles_per_op"] > 0 and 0 < doc["baseline_w"] < doc["mean_power_w"]
+    # current and charge at the fixture's supply voltage (fixtures/sim.toml: 3 V)
+    assert doc["supply_v"] == 3.0
+    assert doc["mean_current_a"] == doc["mean_power_w"] / 3.0
+    assert doc["net_charge_per_op_c"] == doc["net_energy_per_op_j"] / 3.0
+    assert doc["charge_per_op_c"] == doc["energy_per_op_j"] / 3.0
 
 
 def test_run_prints_a_table_with_readable_units() -> None:
@@ -47,6 +52,7 @@ def test_run_prints_a_table_with_readable_units() -> None:
                                       "--reps", "2", "--fixture", SIM])
     assert result.exit_code == 0, result.output
     for text in ("time per op", "energy per op (net of idle)", "nWh", "95 % CI",
+                 "mean current", "charge per op (net)", "Ah)",
                  "cycles per op (firmware)", "net error vs truth", "flags"):
         assert text in result.stdout
     assert "nJ" in result.stdout or "µJ" in result.stdout

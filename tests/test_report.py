@@ -14,14 +14,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
+from energyrig.domain import Point, Window, describe
 from energyrig.errors import ConfigError
-from energyrig.domain import Point, Window
 from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
 from energyrig.results.report import write_report
-from energyrig.results.report.figures import figure_relative
-from energyrig.results.store import POINT_SCHEMA, RunError
+from energyrig.results.report.figures import (
+    NEUTRAL,
+    figure_energy_time,
+    figure_payload,
+    figure_relative,
+)
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.tables import (
     auto_comparisons,
@@ -32,9 +37,9 @@ from energyrig.results.report.tables import (
     report_tables,
     summarise_workloads,
 )
+from energyrig.results.store import POINT_SCHEMA, RunError
 from energyrig.rig.plan import Plan
-from energyrig.units import format_nwh, format_si
-from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
+from energyrig.units import format_si, format_wh
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +196,7 @@ def test_report_tables_show_the_measured_values(full_run: Path, full_report: Pat
     sel = w[(w["op"] == "rsa-keygen") & (w["key_bits"] == 4096) & (w["board"] == "nrf52840dk")]
     net = sel["net_energy_per_op_j"].mean()
     assert 1.0 < net < 2.0  # RSA-4096 key generation costs about a joule
-    assert f">{format_si(net, 'J')}<br>{format_nwh(net)}<" in page
+    assert f">{format_si(net, 'J')}<br>{format_wh(net)}<" in page
     aes = w[(w["op"] == "aes-ecb-encrypt") & (w["key_bits"] == 128)
             & (w["payload_bytes"] == 1024) & (w["board"] == "nrf52840dk")]
     assert 1e-6 < aes["net_energy_per_op_j"].mean() < 1e-5  # AES of 1 KiB: a few µJ
@@ -199,6 +204,137 @@ def test_report_tables_show_the_measured_values(full_run: Path, full_report: Pat
     # the synthetic bench knows the truth: the table shows how far the measurement is off
     error = aes["net_energy_per_op_j"].mean() / aes["true_net_energy_per_op_j"].mean() - 1
     assert "net vs true" in page and f">{error * 100:+.2f} %<" in page
+
+
+def test_table_headings_units_and_title_say_what_they_are(full_report: Path,
+                                                          tmp_path: Path) -> None:
+    page = full_report.read_text()
+    heads = re.findall(r"<th title='click to sort'>([^<]+)</th>", page)
+    assert {"time / op 95 % CI", "gross energy / op 95 % CI",
+            "net energy / op 95 % CI"} <= set(heads)
+    assert "CI" not in heads  # a CI always says of what
+    assert "<title>energyrig: synthetic</title>" in page  # the plan's name, not the folder's
+    assert "·10" not in page and "-0.00 %" not in page
+    assert page.count("<div class='scroll'><table") == page.count("<table")
+    assert "<script>" in page and "src=" not in page.split("<script>")[1]  # inline, no network
+    # a tiny negative error and an energy far below 1 nWh
+    with RunWriter.create(tmp_path / "folder", plan={"name": "night plan"}) as writer:
+        window = Window(0.0, 0.01, 100, 5.1e-12, 0.0, true_net_energy_j=5.1e-12 * 1.00001)
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [window] * 3, batch_n=10)
+    page = write_report(tmp_path / "folder").read_text()
+    assert "<h1>energyrig report: night plan</h1>" in page
+    assert ">0.00 %<" in page and "-0.00 %" not in page
+    assert format_wh(5.1e-13) in page and "fWh" in page
+
+
+def test_current_and_charge_stand_beside_power_and_energy(full_report: Path,
+                                                          tmp_path: Path) -> None:
+    # the synthetic fixture records no supply voltage: the page says so, shows no current
+    assert "No supply voltage recorded" in full_report.read_text()
+    fixture = {"name": "bench", "instrument": {"kind": "ppk2", "supply_v": 2.5}}
+    with RunWriter.create(tmp_path / "volts", fixture=fixture) as writer:
+        # 10 ops in 10 ms drawing 1.25 mW net of 0.25 mW idle: 1.5 mW gross
+        window = Window(0.0, 0.01, 100, 1.5e-5, 2.5e-4)
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [window] * 3, batch_n=10)
+    tables = report_tables(load(tmp_path / "volts"))
+    row = tables.summary.iloc[0]
+    assert tables.supply_v == 2.5
+    assert row["mean_current_a_mean"] == pytest.approx(1.5e-3 / 2.5)  # 600 µA
+    assert row["net_charge_per_op_c_mean"] == pytest.approx(1.25e-6 / 2.5)  # 500 nC
+    page = write_report(tmp_path / "volts").read_text()
+    assert ">mean current<" in page and ">600 µA<" in page
+    assert ">net charge / op<" in page and ">500 nC<br>(139 pAh)<" in page
+    assert "supply of 2.5 V" in page
+
+
+def _many_ops_run(run_dir: Path, n: int) -> Path:
+    """``n`` symmetric ops on one board, each at 64 and 256 B twice, the i-th costing
+    i + 1 units (so the first is the best trade-off of every panel)."""
+    with RunWriter.create(run_dir, plan={"name": "many"}) as writer:
+        for i in range(n):
+            for size in (64, 256):
+                for rep in range(2):
+                    cost = (i + 1) * size * 1e-9 * (1 + 0.01 * rep)
+                    writer.write_point(
+                        Point(op=f"aes{i}-ecb-encrypt", family="symmetric", board="host",
+                              key_bits=128, payload_bytes=size, rep=rep),
+                        [Window(0.0, cost * 1e3, 100, cost, 0.0),
+                         Window(0.0, cost * 1.02e3, 100, cost * 1.02, 0.0)], batch_n=10)
+    return run_dir
+
+
+def test_best_is_marked_on_its_own_point_and_colours_never_repeat(tmp_path: Path) -> None:
+    report = write_report(_many_ops_run(tmp_path / "many", 23)).parent
+    energy_time = json.loads((report / "energy-time-symmetric.json").read_text())
+    payload = json.loads((report / "payload-symmetric.json").read_text())
+    for data in (energy_time, payload):
+        colours = {p["label"].split(" · ")[0]: p["colour"] for p in data["points"]}
+        assert len(colours) == 23 and len(set(colours.values())) == 23
+        assert NEUTRAL not in colours.values()  # the board markers' grey
+    marks = energy_time["marks"]
+    assert {m["panel"] for m in marks} == {p["panel"] for p in energy_time["points"]}
+    for mark in marks:
+        panel = [p for p in energy_time["points"] if p["panel"] == mark["panel"]]
+        x, y = np.array([p["x"] for p in panel]), np.array([p["y"] for p in panel])
+        best = panel[int(np.argmin(np.hypot(x / x.max(), y / y.max())))]
+        assert best["label"].startswith("aes0-ecb-encrypt")
+        assert mark["anchor"] == [best["x"], best["y"]] and mark["label"] == best["label"]
+
+
+def test_best_is_not_marked_on_a_panel_of_one_point(tmp_path: Path) -> None:
+    tables = report_tables(load(_many_ops_run(tmp_path / "one", 1)))
+    drawing = figure_energy_time(tables.summary, "symmetric")
+    assert drawing is not None and drawing.data()["marks"] == []
+    legend = [t.get_text() for t in drawing.figure.legends[0].get_texts()]
+    assert not any("best" in t for t in legend)
+
+
+def test_payload_panels_have_axis_titles_and_readable_legends(tmp_path: Path) -> None:
+    tables = report_tables(load(_many_ops_run(tmp_path / "many", 3)))
+    drawing = figure_payload(tables.ok, tables.fits, "symmetric")
+    assert drawing is not None
+    axes = [ax for ax in drawing.figure.axes if ax.get_visible()]
+    assert len(axes) == 2
+    for ax in axes:
+        assert ax.get_ylabel() in ("time per op", "net energy per op")
+        assert ax.get_xlabel() == "payload (log scale)"
+        texts = ax.get_legend().get_texts()
+        assert len(texts) == 3 and min(t.get_fontsize() for t in texts) >= 8
+
+
+def test_a_skewed_point_gets_a_fitting_interval_and_its_warm_up_is_shown(
+        tmp_path: Path) -> None:
+    # one 79 ms warm-up window among three: the t interval of the time per op goes below 0
+    times = [0.079, 0.0012, 0.0011]
+    with RunWriter.create(tmp_path / "warm", plan={"name": "warm"}) as writer:
+        writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
+                           [Window(0.0, t, 100, t * 1e-3, 1e-4) for t in times], batch_n=1)
+        writer.write_point(Point(op="sha512", family="hash", board="b", payload_bytes=64),
+                           [Window(0.0, t, 100, t * 1e-3, 1e-4)
+                            for t in (0.0021, 0.0020, 0.0022, 0.0019)], batch_n=1)
+        # a first window faster than the others is no warm-up
+        writer.write_point(Point(op="sha1", family="hash", board="b", payload_bytes=64),
+                           [Window(0.0, t, 100, t * 1e-3, 1e-4)
+                            for t in (0.0010, 0.0020, 0.0020, 0.0020)], batch_n=1)
+    tables = report_tables(load(tmp_path / "warm"))
+    sha256 = tables.summary[tables.summary["op"] == "sha256"].iloc[0]
+    assert describe(times).ci_low < 0  # what the report used to print
+    assert sha256["time_per_op_s_ci_method"] == "bootstrap"
+    assert min(times) <= sha256["time_per_op_s_ci_low"] < sha256["time_per_op_s_mean"]
+    assert sha256["time_per_op_s_ci_high"] <= max(times)
+    sha512 = tables.summary[tables.summary["op"] == "sha512"].iloc[0]
+    assert sha512["time_per_op_s_ci_method"] == "t"  # well-behaved data keep the t interval
+    # the warm-up window is found and shown apart; sha512's first window is not an outlier
+    assert list(tables.warmups["op"]) == ["sha256"]
+    warm = tables.warmups.iloc[0]
+    assert warm["time_per_op_s"] == pytest.approx(0.079)
+    assert warm["others_median_s"] == pytest.approx(0.00115)
+    page = write_report(tmp_path / "warm").read_text()
+    assert ">Warm-up windows<" in page and ">79 ms<" in page and ">1.15 ms<" in page
+    assert "<br>(bootstrap)<" in page
+    assert f">{format_si(sha256['time_per_op_s_ci_low'], 's')} … " in page
 
 
 def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:
@@ -225,13 +361,35 @@ def test_paired_comparisons_find_the_cheaper_algorithm(full_run: Path) -> None:
     table, notes = comparisons(ok, auto_comparisons(ok))
     assert not notes
     row = table[(table["a"] == "rc6-ecb-encrypt 128") & (table["metric"] == "net energy")].iloc[0]
-    assert row["b"] == "aes-ecb-encrypt 128" and row["faster"] == "rc6-ecb-encrypt 128"
+    assert row["b"] == "aes-ecb-encrypt 128" and row["lower"] == "rc6-ecb-encrypt 128"
+    assert row["significant"]
     assert row["n_pairs"] == len(BOARDS) * 4 * 2  # boards x payloads x repetitions
     assert row["gain_ci_low"] < row["gain_pct"] < row["gain_ci_high"]
     sign = table[(table["a"] == "ecdsa-sign p256") & (table["metric"] == "time")].iloc[0]
     assert sign["gain_pct"] == pytest.approx(
         100 * (1 - _cost("ecdsa-sign", curve="p256") / _cost("rsa-sign", key_bits=2048)),
         abs=1.0)
+
+
+def test_the_comparisons_state_their_method_and_one_verdict(full_report: Path,
+                                                            tmp_path: Path) -> None:
+    page = full_report.read_text()
+    section = page[page.index(">Paired comparisons<"):page.index("</table>",
+                                                                 page.index(">Paired comp"))]
+    assert "Method: paired log-ratio" in section
+    assert "mean A − B" not in section and "not significant" not in section
+    assert "rc6-ecb-encrypt 128 uses less energy" in section
+    # a single point per op: no pair has two common conditions; a sentence, no Python list
+    with RunWriter.create(tmp_path / "one") as writer:
+        for op, e in (("aes-ecb-encrypt", 2e-4), ("rc6-ecb-encrypt", 1e-4)):
+            writer.write_point(Point(op=op, family="symmetric", board="b", key_bits=128,
+                                     payload_bytes=64), [Window(0.0, 0.01, 100, e, 1e-3)] * 2,
+                               batch_n=10)
+    page = write_report(tmp_path / "one").read_text()
+    assert "No pair could be compared" in page
+    assert "under 1 common condition(s) (same board, cpu_hz, payload_bytes, rep)" in page
+    assert "[" not in re.sub(r"<script.*?</script>|<style.*?</style>", "",
+                             page[page.index(">Paired comparisons<"):], flags=re.DOTALL)
 
 
 def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
@@ -317,9 +475,19 @@ def test_ops_whose_names_do_not_say_what_they_do_get_a_reference(tmp_path: Path)
 def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     ok = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(full_run),
-                         "--out", str(out)], capture_output=True, text=True, timeout=300)
+                         "--out", str(out), "--csv"], capture_output=True, text=True,
+                        timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert "report written" in ok.stdout and (out / "report.html").exists()
+    # --csv: every point and every window, one row each, beside report.html
+    run = load(full_run)
+    points = pd.read_csv(out / "points.csv")
+    windows = pd.read_csv(out / "windows.csv")
+    assert len(points) == len(run.points) and len(windows) == len(run.windows)
+    assert list(windows.columns) == list(run.windows.columns)
+    assert windows["net_energy_per_op_j"].sum() == pytest.approx(
+        run.windows["net_energy_per_op_j"].sum(), rel=1e-12)
+    assert f"{out / 'points.csv'}" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2

@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from scipy import stats
 from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.weightstats import DescrStatsW
 
-from energyrig.domain import describe, describe_finite
+from energyrig.domain import _skewness, describe, describe_finite, fitted_interval
 from energyrig.results.stats import (
     allocation_of_variation,
     is_two_level_design,
@@ -70,22 +71,35 @@ def _pairs_frame(rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray, np
     return pd.DataFrame(rows), np.array(a_means), np.array(b_means)
 
 
+def test_fitted_interval_keeps_the_t_interval_where_it_fits_and_bootstraps_skewed_data(
+        ) -> None:
+    rng = np.random.default_rng(3)
+    normal = 1e-3 * (1 + 0.01 * rng.standard_normal(10))
+    assert fitted_interval(normal) == describe(normal)
+    skewed = np.r_[0.05, normal[1:]]  # one long warm-up window among ten
+    t = describe(skewed)
+    assert t.ci_low < 0
+    d = fitted_interval(skewed)
+    assert d.ci_method == "bootstrap" and (d.n, d.mean, d.std) == (t.n, t.mean, t.std)
+    assert skewed.min() <= d.ci_low < d.mean < d.ci_high <= skewed.max()
+    assert fitted_interval(skewed) == d  # a fixed seed: the same summary every time
+    assert describe_finite(np.r_[skewed, np.nan], fit=True) == d
+    assert _skewness(skewed) == pytest.approx(stats.skew(skewed, bias=False), rel=1e-12)
+
+
 def test_paired_comparison_matches_statsmodels() -> None:
     df, ya, yb = _pairs_frame(np.random.default_rng(11))
     df["key_bits"] = df["key_bits"].astype("Int64")
     r = paired_comparison(df, {"op": "aes-ecb-encrypt", "key_bits": 256}, "rc6-ecb-encrypt",
                           on=["board", "payload_bytes"], response="e")
     assert r.n_pairs == 10  # the two repetitions of each condition are averaged first
-    diff = DescrStatsW(ya - yb)
-    assert r.mean_diff == pytest.approx(diff.mean, rel=1e-12)
-    assert (r.diff_ci_low, r.diff_ci_high) == pytest.approx(diff.tconfint_mean(), rel=1e-10)
-    assert r.p_value == pytest.approx(diff.ttest_mean(0.0)[1], rel=1e-10)
     logs = DescrStatsW(np.log(ya / yb))
+    assert r.p_value == pytest.approx(logs.ttest_mean(0.0)[1], rel=1e-10)
     assert r.ratio == pytest.approx(np.exp(logs.mean), rel=1e-12)
     assert (r.ratio_ci_low, r.ratio_ci_high) == pytest.approx(np.exp(logs.tconfint_mean()),
                                                               rel=1e-10)
     # a costs twice b: replacing a by b saves about half
-    assert r.faster == "rc6-ecb-encrypt"
+    assert r.lower == "rc6-ecb-encrypt" and r.significant
     assert r.ratio == pytest.approx(2.0, rel=0.05)
     assert r.gain_pct == pytest.approx(100 * (1 - 1 / r.ratio))
     assert r.gain_ci_low < r.gain_pct < r.gain_ci_high
@@ -99,14 +113,14 @@ def test_exact_ratio_gives_exact_gain_either_way_round() -> None:
     ba = paired_comparison(df, "b", "a", on=["size"], response="t")
     assert ab.ratio == pytest.approx(1.25) and ba.ratio == pytest.approx(0.8)
     for r in (ab, ba):
-        assert r.faster == "b"
+        assert r.lower == "b"
         assert (r.gain_pct, r.gain_ci_low, r.gain_ci_high) == pytest.approx((20.0,) * 3)
     assert ab.significant
 
 
 def test_paired_comparison_needs_two_matched_conditions() -> None:
     df = pd.DataFrame({"op": ["a", "b", "b"], "size": [1, 1, 2], "t": [1.0, 2.0, 3.0]})
-    with pytest.raises(ValueError, match="share 1 condition"):
+    with pytest.raises(ValueError, match=r"under 1 common condition\(s\) \(same size\)"):
         paired_comparison(df, "a", "b", on=["size"], response="t")
     with pytest.raises(KeyError, match="curve"):
         paired_comparison(df, {"curve": "p256"}, "b", on=["size"], response="t")
@@ -120,6 +134,32 @@ def test_equal_algorithms_are_not_significantly_different() -> None:
                                   base + 0.01 * rng.standard_normal(8)]})
     r = paired_comparison(df, "a", "b", on=["size"], response="t")
     assert not r.significant and r.ratio_ci_low < 1.0 < r.ratio_ci_high
+
+
+def test_one_verdict_where_a_mean_difference_would_contradict_the_ratio() -> None:
+    # A costs 2.65 times B at sizes spanning three decades: the per-size differences are
+    # dominated by the largest size, so their t interval contains 0 ("not significant")
+    # while the ratio is tight around 2.65. The comparison has one method, one verdict.
+    b = np.array([1e-6, 1e-5, 1e-4, 1e-3])
+    a = b * 2.65 * np.array([1.01, 0.99, 1.02, 0.98])
+    df = pd.DataFrame({"op": ["a"] * 4 + ["b"] * 4, "size": [1, 2, 3, 4] * 2,
+                       "t": np.r_[a, b]})
+    diff = describe(a - b)
+    assert diff.ci_low < 0.0 < diff.ci_high  # what the old table printed beside the ratio
+    r = paired_comparison(df, "a", "b", on=["size"], response="t")
+    assert r.ratio == pytest.approx(2.65, rel=0.01)
+    assert 1.0 < r.ratio_ci_low < r.ratio < r.ratio_ci_high
+    assert r.significant and r.lower == "b" and r.p_value < 0.05
+    assert not hasattr(r, "mean_diff")
+
+
+def test_a_ratio_interval_containing_one_gives_no_verdict() -> None:
+    # the "AES-128 called faster with A/B 1.01 [0.52, 1.94]"
+    df = pd.DataFrame({"op": ["a"] * 3 + ["b"] * 3, "size": [1, 2, 3] * 2,
+                       "t": [1.0, 2.0, 1.5, 1.4, 1.0, 1.6]})
+    r = paired_comparison(df, "a", "b", on=["size"], response="t")
+    assert r.ratio_ci_low < 1.0 < r.ratio_ci_high
+    assert not r.significant
 
 
 # ------------------------------------------------------------------ regression

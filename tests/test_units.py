@@ -8,9 +8,11 @@ import pytest
 
 from energyrig.units import (
     J_PER_NWH,
+    format_charge,
     format_duration,
     format_nwh,
     format_si,
+    format_wh,
     in_unit,
     superscript,
 )
@@ -39,6 +41,19 @@ def test_in_unit_scales_exactly_as_a_power_of_ten() -> None:
     assert in_unit(0.0123, "m") == 0.0123 * 1e3
     assert in_unit(3.1834e-6, "µ") == 3.1834e-6 * 1e6
     assert in_unit(2.0, "") == 2.0
+
+
+def test_format_charge_in_coulombs_and_ampere_hours() -> None:
+    assert format_charge(1.2e-6) == "1.2 µC (333 pAh)"
+    assert format_charge(3.6, sep="\n") == "3.6 C\n(1 mAh)"
+    assert format_charge(float("nan")) == "–"
+
+
+def test_format_wh_keeps_the_mantissa_between_1_and_1000() -> None:
+    assert format_wh(J_PER_NWH) == "1 nWh"
+    assert format_wh(1.42e-4 * J_PER_NWH) == "142 fWh"
+    assert format_wh(-2.5e-3 * J_PER_NWH) == "-2.5 pWh"
+    assert format_wh(None) == "–"
 
 
 def test_format_nwh() -> None:

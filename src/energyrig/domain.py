@@ -356,9 +356,19 @@ AVERAGED: tuple[str, ...] = ("cycles_per_op", "mean_power_w", "true_energy_per_o
 STAT_SUFFIXES: tuple[str, ...] = ("mean", "median", "std", "ci_low", "ci_high")
 
 
+#: |Sample skewness| above which the Student t interval of a mean is not trusted (a long
+#: warm-up window among few: :func:`fitted_interval`).
+SKEW_LIMIT = 2.0
+#: Resamples of the bootstrap interval (:func:`fitted_interval`); its seed is fixed so a
+#: summary is the same every time it is computed.
+BOOTSTRAP_RESAMPLES = 4000
+
+
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """n, mean, median, sample std (ddof=1) and the Student-t interval of the mean."""
+    """n, mean, median, sample std (ddof=1) and an interval of the mean: Student t
+    (``ci_method`` ``"t"``) or, where :func:`fitted_interval` found it does not fit, the
+    percentile bootstrap (``"bootstrap"``)."""
 
     n: int
     mean: float
@@ -366,6 +376,7 @@ class Summary:
     std: float
     ci_low: float
     ci_high: float
+    ci_method: str = "t"
 
     @property
     def ci_halfwidth_rel(self) -> float:
@@ -402,14 +413,58 @@ def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
     return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
 
 
-def describe_finite(values: npt.ArrayLike, confidence: float = 0.95) -> Summary | None:
-    """:func:`describe` of the finite values only (NaN, e.g. the net energy of a window
-    without a baseline, and ±inf left out); ``None`` when no value is finite."""
+def fitted_interval(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
+    """:func:`describe`, with the percentile-bootstrap interval of the mean in place of the
+    Student t one where the t interval does not fit the data: positive values (a time, a
+    gross energy) whose t interval reaches 0 or below, or at least 3 values whose sample
+    skewness exceeds :data:`SKEW_LIMIT` in magnitude (one long warm-up window among few).
+    The bootstrap's ends lie within the values' range, so a positive figure keeps a
+    positive interval; ``ci_method`` says which was used."""
+    import numpy as np
+
+    x = np.asarray(values, dtype=np.float64)
+    d = describe(x, confidence)
+    if x.size < 2 or not d.std > 1e-12 * abs(d.mean):  # identical to rounding: no shape
+        return d
+    skewed = x.size >= 3 and abs(_skewness(x)) > SKEW_LIMIT
+    if not (skewed or ((x > 0).all() and d.ci_low <= 0)):
+        return d
+    rng = np.random.default_rng(0)
+    means = x[rng.integers(0, x.size, (BOOTSTRAP_RESAMPLES, x.size))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return replace(d, ci_low=float(low), ci_high=float(high), ci_method="bootstrap")
+
+
+def _skewness(x: npt.NDArray[np.float64]) -> float:
+    """The adjusted Fisher-Pearson sample skewness G1 of 3 or more values (scipy.stats.skew
+    with ``bias=False``)."""
+    n = x.size
+    dev = x - x.mean()
+    g1 = float((dev ** 3).mean() / (dev ** 2).mean() ** 1.5)
+    return g1 * math.sqrt(n * (n - 1)) / (n - 2)
+
+
+def describe_finite(values: npt.ArrayLike, confidence: float = 0.95,
+                    fit: bool = False) -> Summary | None:
+    """:func:`describe` (with ``fit``, :func:`fitted_interval`) of the finite values only
+    (NaN, e.g. the net energy of a window without a baseline, and ±inf left out); ``None``
+    when no value is finite."""
     import numpy as np
 
     x = np.asarray(values, dtype=np.float64)
     x = x[np.isfinite(x)]
-    return describe(x, confidence) if x.size else None
+    if not x.size:
+        return None
+    return fitted_interval(x, confidence) if fit else describe(x, confidence)
+
+
+def at_supply(value: float | None, supply_v: float | None) -> float:
+    """A power, W, or an energy, J, drawn at the supply voltage ``supply_v``, V, as the
+    current, A, or the charge, C, it takes (``value / supply_v``, as a battery sees it); NaN
+    where either is unknown. Works on arrays and columns alike."""
+    if value is None or supply_v is None or not supply_v > 0:
+        return math.nan
+    return value / supply_v
 
 
 def finite_or_none(x: float) -> float | None:
@@ -468,18 +523,20 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     return df
 
 
-def summarise_per_op(frame: pd.DataFrame) -> dict[str, float]:
+def summarise_per_op(frame: pd.DataFrame) -> dict[str, float | str]:
     """The one per-op summary of a set of windows (rows of :func:`windows_frame`, possibly of
     several points): ``{col}_{stat}`` for each :data:`SUMMARISED` column and
-    :data:`STAT_SUFFIXES` stat (finite values only, NaN where none), and ``{col}_mean`` for
+    :data:`STAT_SUFFIXES` stat (finite values only, NaN where none; the interval of
+    :func:`fitted_interval`, its method in ``{col}_ci_method``), and ``{col}_mean`` for
     each :data:`AVERAGED` column."""
     import numpy as np
 
-    out: dict[str, float] = {}
+    out: dict[str, float | str] = {}
     for col in SUMMARISED:
-        d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan))
+        d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan), fit=True)
         values = d.stats if d is not None else (np.nan,) * len(STAT_SUFFIXES)
         out.update({f"{col}_{s}": float(v) for s, v in zip(STAT_SUFFIXES, values, strict=True)})
+        out[f"{col}_ci_method"] = d.ci_method if d is not None else ""
     for col in AVERAGED:
         values = frame[col].dropna()
         out[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan

@@ -6,6 +6,8 @@ into text here and nowhere else:
 - :func:`format_si`: a value with an SI prefix (``1.23e-5, "J"`` → ``12.3 µJ``);
 - :func:`in_unit`: a value in a prefixed unit, for columns of one unit (``0.0123`` s in ms);
 - :func:`format_nwh`: an energy in nanowatt-hours, the unit of the Arduino/ESP32 studies;
+- :func:`format_wh`: an energy in watt-hours with an SI prefix (``fWh`` ... ``nWh`` ...);
+- :func:`format_charge`: a charge in coulombs and ampere-hours (``1.2 µC (333 pAh)``);
 - :func:`format_duration`: a duration in hours, minutes and seconds (``3 h 05 min``);
 - :func:`superscript`: an exponent as superscript digits (``-5`` → ``⁻⁵``).
 
@@ -104,6 +106,24 @@ def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING,
         return f"{nwh:.{digits}g} nWh"
     exponent = math.floor(math.log10(abs(nwh)))
     return f"{nwh / 10.0 ** exponent:.{digits}g}·10{superscript(exponent)} nWh"
+
+
+def format_wh(energy_j: float | None, digits: int = 3, missing: str = MISSING) -> str:
+    """An energy, J, in watt-hours with the SI prefix that keeps the mantissa in [1, 1000):
+    ``3.6e-6`` → ``"1 nWh"``, ``5.1e-13`` → ``"142 fWh"`` (never ``1.42·10⁻⁴ nWh``)."""
+    return format_si(None if _missing(energy_j) else energy_j / 3600.0, "Wh", digits,
+                     missing)
+
+
+def format_charge(charge_c: float | None, digits: int = 3, missing: str = MISSING,
+                  sep: str = " ") -> str:
+    """A charge, C, in coulombs and in ampere-hours (the unit of a battery's capacity), each
+    with an SI prefix, joined by ``sep``: ``1.2e-6`` → ``"1.2 µC (333 pAh)"``."""
+    if _missing(charge_c):
+        return missing
+    assert charge_c is not None
+    return (f"{format_si(charge_c, 'C', digits)}{sep}"
+            f"({format_si(charge_c / 3600.0, 'Ah', digits)})")
 
 
 def format_duration(seconds: float) -> str:

@@ -16,10 +16,13 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(None, "--out", "-o", file_okay=False,
                                         help="Where to write report.html and its PNG "
                                              "figures (default: RUN_DIR/report)."),
+        csv: bool = typer.Option(False, "--csv",
+                                 help="Also write points.csv and windows.csv (one row per "
+                                      "point, per window) beside report.html."),
     ) -> None:
         """Write report.html (with PNG figures beside it) for a run directory.
 
-        Per op family: time, gross and net energy per op (J and nWh), mean power,
+        Per op family: time, gross and net energy per op (J and Wh) with 95 % CIs, mean power,
         95 % CI and cycles; energy against time (best trade-off ringed); time and
         energy against payload size with fitted lines; each op relative to its
         family's reference (AES-128, SHA-256, RSA-2048); paired comparisons; the
@@ -27,10 +30,14 @@ def register(app: typer.Typer) -> None:
 
         A run still being written is reported as far as it goes.
 
-        Example: rig report runs/symmetric --out /tmp/report
+        Examples: rig report runs/symmetric --out /tmp/report;
+        rig report runs/symmetric --csv (for a spreadsheet)
         """
         # pandas, statsmodels and matplotlib load only when a report is written
         from energyrig.results.report import write_report
 
-        path = write_report(run_dir, out)
+        path = write_report(run_dir, out, csv=csv)
         typer.echo(f"report written: {path}")
+        if csv:
+            typer.echo(f"tables written: {path.with_name('points.csv')}, "
+                       f"{path.with_name('windows.csv')}")

@@ -21,8 +21,10 @@ from energyrig.domain import (
     PIPELINE_FLAGS,
     SIM_FLAGS,
     Point,
+    at_supply,
+    finite_or_none,
 )
-from energyrig.units import format_nwh, format_si
+from energyrig.units import format_charge, format_nwh, format_si
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,6 +62,8 @@ def result_table(fig: dict[str, Any]) -> Table:
         ("  U (k=2)", format_si(fig["time_per_op_u_s"], "s", digits=3, missing="-")),
         ("energy per op (gross)", _energy(fig["energy_per_op_j"])),
         ("  95 % CI", _ci(fig["energy_per_op_ci95_j"], "J")),
+        ("  charge per op (gross)", format_charge(fig.get("charge_per_op_c"), digits=4,
+                                                  missing="- (no supply voltage)")),
         ("energy per op (net of idle)", _energy(fig["net_energy_per_op_j"])),
         ("  95 % CI", _ci(fig["net_energy_per_op_ci95_j"], "J")),
         ("  U (k=2)", format_si(fig["net_energy_per_op_u_j"], "J", digits=3,
@@ -67,7 +71,11 @@ def result_table(fig: dict[str, Any]) -> Table:
         *((f"    u {c['component']} ({c['type']})", format_si(c["u_j"], "J", digits=3,
                                                                missing="unknown"))
           for c in fig["uncertainty_budget"]),
+        ("  charge per op (net)", format_charge(fig.get("net_charge_per_op_c"), digits=4,
+                                                missing="- (no supply voltage)")),
         ("mean power", format_si(fig["mean_power_w"], "W", digits=4, missing="-")),
+        ("mean current", format_si(fig.get("mean_current_a"), "A", digits=4,
+                                   missing="- (no supply voltage)")),
         ("idle baseline", format_si(fig["baseline_w"], "W", digits=4, missing="-")),
         ("cycles per op (firmware)", "-" if fig["cycles_per_op"] is None
          else f"{fig['cycles_per_op']:.6g} @ "
@@ -233,7 +241,7 @@ def register(app: typer.Typer) -> None:
                 result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,
                                        seed=seed, min_samples=min_samples,
                                        on_progress=progress)
-        _report(result, as_json)
+        _report(result, as_json, getattr(fx.instrument, "supply_v", None))
 
     @app.command(help="List the firmware's catalogue of ops (from its `ops` reply). Only the "
                       "DUT is opened (on the simulated bench: the host build, no emulator); "
@@ -276,8 +284,15 @@ def _console() -> Console:
     return console if console.is_terminal else Console(width=120)
 
 
-def _report(result: PointResult, as_json: bool) -> None:
+def _report(result: PointResult, as_json: bool, supply_v: float | None) -> None:
+    """Print the figures of ``result`` with its current and charges at the fixture's
+    ``supply_v`` (V; ``None``: an instrument that does not set it, no current or charge)."""
     fig = result.figures()
+    fig.update(supply_v=supply_v, mean_current_a=at_supply(fig["mean_power_w"], supply_v),
+               charge_per_op_c=at_supply(fig["energy_per_op_j"], supply_v),
+               net_charge_per_op_c=at_supply(fig["net_energy_per_op_j"], supply_v))
+    fig.update({k: finite_or_none(fig[k])
+                for k in ("mean_current_a", "charge_per_op_c", "net_charge_per_op_c")})
     if as_json:
         typer.echo(json.dumps(fig, indent=1))
     else:

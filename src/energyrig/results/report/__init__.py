@@ -24,8 +24,10 @@ from energyrig.results.store import RunError, load
 log = logging.getLogger(__name__)
 
 
-def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path:
-    """Write ``report.html`` and its PNG figures for a run.
+def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
+                 csv: bool = False) -> Path:
+    """Write ``report.html`` and its PNG figures for a run (and, with ``csv``, the run's
+    points and windows tables as ``points.csv`` and ``windows.csv`` beside it).
 
     Parameters
     ----------
@@ -33,6 +35,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
         The run directory (finished or still being written: what is there is reported).
     out_dir:
         Where to write; ``run_dir/report`` by default.
+    csv:
+        Also write every point and every window as CSV (one row each, SI units as the
+        column names say), for spreadsheets.
 
     Returns
     -------
@@ -58,6 +63,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> Path
     try:
         (tmp / "report.html").write_text(page_html(run, tables, draw_figures(tables, tmp)),
                                          encoding="utf-8")
+        if csv:
+            run.points.to_csv(tmp / "points.csv", index=False)
+            run.windows.to_csv(tmp / "windows.csv", index=False)
         if out.exists():
             old = out.with_name(f".{out.name}-old")
             shutil.rmtree(old, ignore_errors=True)

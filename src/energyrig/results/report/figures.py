@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
+from matplotlib.colors import hsv_to_rgb, to_hex
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
@@ -57,14 +58,19 @@ class Drawing:
     bars:
         What its error bars are (the caption's words), ``""`` for a figure without them.
     points:
-        One entry per point drawn: ``panel``, ``label``, ``x``, ``y`` and, per axis with
-        error bars, ``{axis}_ci`` (the 95 % interval's ends) and ``{axis}_u`` (value ± U,
-        k = 2), in SI units; NaN ends where there is no interval.
+        One entry per point drawn: ``panel``, ``label``, ``x``, ``y``, ``colour`` (of its
+        series, ``#rrggbb``) and, per axis with error bars, ``{axis}_ci`` (the 95 %
+        interval's ends) and ``{axis}_u`` (value ± U, k = 2), in SI units; NaN ends where
+        there is no interval.
+    marks:
+        Annotations: ``panel``, ``text``, ``anchor`` (the data point the ring and the
+        arrow mark, SI units) and ``text_at`` (where the text stands, axes fraction).
     """
 
     figure: Figure
     bars: str = ""
     points: list[dict[str, Any]] = field(default_factory=list)
+    marks: list[dict[str, Any]] = field(default_factory=list)
 
     def data(self) -> dict[str, Any]:
         """The JSON written beside the PNG (NaN as null)."""
@@ -75,11 +81,33 @@ class Drawing:
                 return [clean(x) for x in v]
             return v
         return {"error_bars": self.bars,
-                "points": [{k: clean(v) for k, v in p.items()} for p in self.points]}
+                "points": [{k: clean(v) for k, v in p.items()} for p in self.points],
+                "marks": [{k: clean(v) for k, v in m.items()} for m in self.marks]}
 
 
-CI_BARS = "95 % confidence interval of the mean (Student t over the windows)"
+CI_BARS = ("95 % confidence interval of the mean (Student t over the windows; percentile "
+           "bootstrap where the data are skewed)")
 U_BARS = "thin light bars: expanded uncertainty (k = 2) of the point where stated"
+
+
+#: The colour of what is not a series: the board/clock markers of the legend.
+NEUTRAL = "#808080"
+# tab20's strong colours (tab10's), then its light ones, without its two greys (indices
+# 14, 15), which would read as the neutral markers.
+_TAB20 = [colormaps["tab20"].colors[i] for i in (*range(0, 20, 2), *range(1, 20, 2))
+          if i not in (14, 15)]
+
+
+def palette(n: int) -> list[str]:
+    """``n`` distinct colours (``#rrggbb``), none grey: tab20 less its greys, then hues
+    spaced evenly around the circle (at a saturation and value tab20 does not use)."""
+    colours = [to_hex(c) for c in _TAB20[:n]]
+    extra = n - len(colours)
+    if extra > 0:
+        hues = (np.arange(extra) + 0.5) / extra
+        colours += [to_hex(c) for c in hsv_to_rgb(np.column_stack(
+            [hues, np.full(extra, 0.9), np.full(extra, 0.6)]))]
+    return colours
 
 
 def _bars(ax: Any, x: np.ndarray, y: np.ndarray, colour: Any, *,
@@ -144,7 +172,7 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
     if not panels:
         return None
     algorithms = dict.fromkeys(fam["algorithm"])
-    colours = {a: colormaps["tab10"](i % 10) for i, a in enumerate(algorithms)}
+    colours = dict(zip(algorithms, palette(len(algorithms)), strict=True))
     markers = {w: "os^Dv<>p*h"[i % 10] for i, w in enumerate(dict.fromkeys(fam["where"]))}
     fig, axes = _grid(len(panels))
     drawing = Drawing(fig, f"error bars: {CI_BARS}")
@@ -159,16 +187,16 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
                   x_ci=(x_ci[0][k:k + 1], x_ci[1][k:k + 1]),
                   y_ci=(y_ci[0][k:k + 1], y_ci[1][k:k + 1]))
             drawing.points.append({"panel": title, "label": f"{a} · {w}", "x": xi, "y": yi,
-                                   "x_ci": [x_ci[0][k], x_ci[1][k]],
+                                   "colour": colours[a], "x_ci": [x_ci[0][k], x_ci[1][k]],
                                    "y_ci": [y_ci[0][k], y_ci[1][k]]})
-        if len(d) > 1:
-            best = int(np.argmin(np.hypot(x / x.max(), y / y.max())))
-            ax.scatter([x[best]], [y[best]], s=220, facecolors="none", edgecolors="crimson",
-                       linewidths=1.6)
-            ax.annotate("best", (x[best], y[best]), xytext=(8, 8), textcoords="offset points",
-                        fontsize=7, color="crimson")
         ax.set_xlim(0, np.nanmax([x.max(), *x_ci[1]]) * 1.15)
         ax.set_ylim(0, np.nanmax([y.max(), *y_ci[1]]) * 1.15)
+        if len(d) > 1:
+            best = int(np.argmin(np.hypot(x / x.max(), y / y.max())))
+            drawing.marks.append({"panel": title, "text": "best",
+                                  "label": f"{d['algorithm'].iloc[best]} · "
+                                           f"{d['where'].iloc[best]}",
+                                  **_mark_best(ax, x, y, best)})
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("time per op", fontsize=8)
         ax.set_ylabel("net energy per op", fontsize=8)
@@ -177,16 +205,44 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
         ax.tick_params(labelsize=7)
     handles = [Line2D([], [], color=c, marker="o", linestyle="", label=a)
                for a, c in colours.items()]
-    handles += [Line2D([], [], color="grey", marker=m, linestyle="", label=w)
+    handles += [Line2D([], [], color=NEUTRAL, marker=m, linestyle="", label=w)
                 for w, m in markers.items()]
-    handles.append(Line2D([], [], color="crimson", marker="o", fillstyle="none",
-                          markersize=12, linestyle="",
-                          label="best trade-off (nearest the origin)"))
+    if drawing.marks:
+        handles.append(Line2D([], [], color="crimson", marker="o", fillstyle="none",
+                              markersize=12, linestyle="",
+                              label="best trade-off (nearest the origin)"))
     fig.suptitle(f"{family}: net energy against time per op (bars: 95 % CI of the mean)",
                  fontsize=10)
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
-               fontsize=7, frameon=False)
+               fontsize=8, frameon=False)
     return drawing
+
+
+# Where the "best" text may stand relative to its point, axes fraction: the first of these
+# farthest from every other point is taken, and an arrow joins the text to its point.
+_TEXT_OFFSETS = np.array([(0.10, 0.12), (-0.10, 0.12), (0.10, -0.12), (-0.10, -0.12),
+                          (0.16, 0.0), (-0.16, 0.0), (0.0, 0.16), (0.0, -0.16)])
+
+
+def _mark_best(ax: Any, x: np.ndarray, y: np.ndarray, best: int) -> dict[str, Any]:
+    """Ring point ``best`` of a panel with linear axes from 0 and put "best" beside it,
+    away from the other points, with an arrow to it; the mark's ``anchor`` and
+    ``text_at`` (axes fraction)."""
+    (_, x_hi), (_, y_hi) = ax.get_xlim(), ax.get_ylim()
+    at = np.column_stack([x / x_hi, y / y_hi])  # points in axes fraction
+    others = np.delete(at, best, axis=0)
+    texts = np.clip(at[best] + _TEXT_OFFSETS, 0.04, 0.9)
+    room = np.hypot(*(texts[:, None, :] - others[None, :, :]).transpose(2, 0, 1)).min(axis=1)
+    text_at = texts[int(np.argmax(room))]
+    ax.scatter([x[best]], [y[best]], s=220, facecolors="none", edgecolors="crimson",
+               linewidths=1.6, zorder=4)
+    ax.annotate("best", xy=(x[best], y[best]), xycoords="data", xytext=tuple(text_at),
+                textcoords="axes fraction", fontsize=8, color="crimson",
+                ha="center", va="center",
+                arrowprops={"arrowstyle": "->", "color": "crimson", "linewidth": 1.0,
+                            "shrinkB": 7})
+    return {"anchor": [float(x[best]), float(y[best])],
+            "text_at": [float(v) for v in text_at]}
 
 
 def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
@@ -211,6 +267,8 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
     fig = Figure(figsize=(5.0 * len(boards), 6.4), layout="tight")
     axes = fig.subplots(2, len(boards), squeeze=False)
     drawing = Drawing(fig, f"error bars: {CI_BARS}; {U_BARS}")
+    series = list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows()))
+    colours = dict(zip(series, palette(len(series)), strict=True))
     for j, board in enumerate(boards):
         d = fam[fam["board"] == board]
         for i, (col, name) in enumerate(METRICS):
@@ -224,11 +282,12 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
                 y = g[f"{col}_mean"].to_numpy(dtype=float)
                 u = (g[u_col].to_numpy(dtype=float, na_value=np.nan) if u_col in g
                      else np.full(len(g), np.nan))
-                line = ax.scatter(x, y, s=12, label=label, zorder=3)
-                colour = line.get_facecolor()[0]
+                colour = colours[label]
+                ax.scatter(x, y, s=12, label=label, color=colour, zorder=3)
                 ci = _ends(g, col)
                 _bars(ax, x, y, colour, y_ci=ci, y_u=u)
                 drawing.points += [{"panel": f"{board}: {name} per op", "label": label,
+                                    "colour": colour,
                                     "x": x[k], "y": y[k], "y_ci": [ci[0][k], ci[1][k]],
                                     "y_u": [y[k] - u[k], y[k] + u[k]]} for k in range(len(g))]
                 f = select(fit, {c: plain(k) for c, k in zip(CONFIG, keys, strict=True)})
@@ -241,10 +300,10 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _bytes_label(v)))
             ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("payload (log scale)", fontsize=8)
-            ax.set_ylabel(f"{name} per op", fontsize=8)
+            ax.set_ylabel(f"{name} per op", fontsize=9)
             _si_axis(ax, "y", unit)
-            ax.tick_params(labelsize=7)
-            ax.legend(fontsize=7)
+            ax.tick_params(labelsize=8)
+            ax.legend(fontsize=8)
     fig.suptitle(f"{family}: against payload size (bars: 95 % CI; light: U, k = 2)",
                  fontsize=10)
     return drawing
@@ -300,7 +359,7 @@ def figure_relative(rel: pd.DataFrame, family: str) -> Drawing | None:
     ax.set_xlabel("relative to the reference (geometric mean over matched boards and sizes)")
     ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['reference']))}",
                  fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=8, loc="lower right")
     return Drawing(fig, "", [{"panel": family, "label": f"{label}: {name}", "x": float(v),
                               "y": float(p)}
                              for col, name in METRICS
@@ -321,18 +380,18 @@ def figure_allocation(alloc: pd.DataFrame) -> Drawing:
     fig = Figure(figsize=(7.5, 0.6 * len(groups) + 1.6), layout="tight")
     ax = fig.subplots()
     left = np.zeros(len(groups))
-    cmap = colormaps["tab20"]
+    colours = palette(len(terms))
     for i, term in enumerate(terms):
         widths = np.array([alloc[(alloc["response"] == r) & (alloc["scale"] == s)
                                  & (alloc["term"] == term)]["fraction"].sum() * 100
                            for r, s in groups])
-        ax.barh(range(len(groups)), widths, left=left, color=cmap(i % 20), label=term)
+        ax.barh(range(len(groups)), widths, left=left, color=colours[i], label=term)
         left += widths
     ax.set_yticks(range(len(groups)), [f"{r} ({s})" for r, s in groups], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of variation explained")
-    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    ax.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
     return Drawing(fig, "", [{"panel": "allocation", "label": f"{r.response} ({r.scale}): "
                               f"{r.term}", "x": float(r.fraction), "y": 0.0}
                              for r in alloc.itertuples()])

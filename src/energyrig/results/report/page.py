@@ -15,9 +15,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.results.report.tables import METRICS, ReportTables, config_label
+from energyrig.domain import SKEW_LIMIT
+from energyrig.results.report.tables import (
+    METRICS,
+    WARMUP_SPREAD,
+    ReportTables,
+    config_label,
+)
+from energyrig.results.stats import PAIRED_METHOD
 from energyrig.results.store import Run
-from energyrig.units import format_nwh, format_si
+from energyrig.units import format_charge, format_si, format_wh
 
 
 @dataclass(frozen=True)
@@ -49,24 +56,39 @@ class Column:
 
 
 def _table(df: pd.DataFrame, columns: Sequence[Column]) -> str:
-    head = "".join(f"<th>{html.escape(c.header)}</th>" for c in columns)
+    """The rows of ``df`` as a table that sorts by a click on a heading (:data:`SORT_JS`),
+    in a box that scrolls sideways rather than overflow the page."""
+    head = "".join(f"<th title='click to sort'>{html.escape(c.header)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td class='{'num' if c.numeric else ''}'>"
                          + "<br>".join(html.escape(line) for line in c.cell(r).split("\n"))
                          + "</td>" for c in columns) + "</tr>"
         for _, r in df.iterrows())
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def _ci(row: pd.Series, col: str, unit: str) -> str:
+    """The 95 % CI of a summarised column as its half-width relative to the mean (in the
+    unit where the mean is 0)."""
     mean, low, high = row[f"{col}_mean"], row[f"{col}_ci_low"], row[f"{col}_ci_high"]
     if not np.isfinite(low):
         return "–"
-    return f"±{(high - low) / 2 / mean * 100:.2g} %" if mean else format_si(high - low, unit)
+    if row.get(f"{col}_ci_method") == "bootstrap":  # skewed: an asymmetric interval
+        return f"{format_si(low, unit)} … {format_si(high, unit)}\n(bootstrap)"
+    if not mean:
+        return "±" + format_si((high - low) / 2, unit)
+    return f"±{(high - low) / 2 / abs(mean) * 100:.2g} %"
 
 
 def _energy(energy_j: float) -> str:
-    return f"{format_si(energy_j, 'J')}\n{format_nwh(energy_j)}"
+    return f"{format_si(energy_j, 'J')}\n{format_wh(energy_j)}"
+
+
+def _percent(value: float) -> str:
+    """``+1.25 %``; a value that rounds to zero is ``0.00 %``, never ``-0.00 %``."""
+    rounded = round(value, 2) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{rounded:+.2f} %" if rounded else "0.00 %"
 
 
 def _fmt_int(value: Any) -> str:
@@ -89,11 +111,15 @@ WORKLOAD_COLUMNS: tuple[Column, ...] = (
     Column("payload", lambda r: "–" if pd.isna(r["payload_bytes"])
            else f"{int(r['payload_bytes']):,} B"),
     Column("time / op", lambda r: format_si(r["time_per_op_s_mean"], "s")),
-    Column("CI", lambda r: _ci(r, "time_per_op_s", "s")),
+    Column("time / op 95 % CI", lambda r: _ci(r, "time_per_op_s", "s")),
     Column("gross energy / op", lambda r: _energy(r["energy_per_op_j_mean"])),
+    Column("gross energy / op 95 % CI", lambda r: _ci(r, "energy_per_op_j", "J")),
     Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
-    Column("CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
+    Column("net energy / op 95 % CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
+    Column("net charge / op", lambda r: format_charge(r["net_charge_per_op_c_mean"],
+                                                      sep="\n")),
     Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
+    Column("mean current", lambda r: format_si(r["mean_current_a_mean"], "A")),
     Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),
     Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
                                 f"point{'s' if r['n_points'] != 1 else ''})"),
@@ -105,7 +131,7 @@ def _vs_truth(row: pd.Series) -> str:
     truth = row["true_net_energy_per_op_j_mean"]
     if not np.isfinite(truth) or truth == 0:
         return "–"
-    return f"{(row['net_energy_per_op_j_mean'] / truth - 1) * 100:+.2f} %"
+    return _percent((row['net_energy_per_op_j_mean'] / truth - 1) * 100)
 
 
 # Shown where the bench is simulated and knows the true energy of every window.
@@ -128,20 +154,29 @@ def _fit_columns(unit: str) -> tuple[Column, ...]:
 _METRIC_UNIT = {name: _unit(col) for col, name in METRICS}
 
 
+def _verdict(row: pd.Series) -> str:
+    """``rc6-ecb-encrypt 128 faster``, ``… uses less energy``, or no verdict where the
+    ratio's interval contains 1."""
+    if not row["significant"]:
+        return "no significant difference"
+    return f"{row['lower']} " + ("faster" if row["metric"] == "time" else "uses less energy")
+
+
+def _gain(row: pd.Series) -> str:
+    if not row["significant"]:
+        return "–"
+    return f"{row['gain_pct']:.1f} % [{row['gain_ci_low']:.1f}, {row['gain_ci_high']:.1f}]"
+
+
 COMPARISON_COLUMNS: tuple[Column, ...] = (
     Column("A", lambda r: r["a"], numeric=False),
     Column("B", lambda r: r["b"], numeric=False),
     Column("metric", lambda r: r["metric"], numeric=False),
     Column("pairs", lambda r: str(r["n_pairs"])),
-    Column("mean A − B [95 % CI]",
-           lambda r: _estimate(r["mean_diff"], r["diff_ci_low"], r["diff_ci_high"],
-                               r["significant"], _METRIC_UNIT[r["metric"]])),
     Column("A / B [95 % CI]", lambda r: f"{r['ratio']:.3g} "
            f"[{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}]"),
-    Column("faster", lambda r: r["faster"], numeric=False),
-    Column("gain of switching [95 % CI]",
-           lambda r: f"{r['gain_pct']:.1f} % [{r['gain_ci_low']:.1f}, "
-                     f"{r['gain_ci_high']:.1f}]"),
+    Column("verdict", _verdict, numeric=False),
+    Column("saved by switching [95 % CI]", _gain),
 )
 
 PROBLEM_COLUMNS: tuple[Column, ...] = (
@@ -185,10 +220,40 @@ h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}h3{margin-top:
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
 th,td{border:1px solid #ddd;padding:.25em .5em}th{background:#f2f2f2;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.scroll{max-width:100%;overflow-x:auto}th[title]{cursor:pointer}
 img{max-width:100%;margin:.5em 0}.banner{background:#fff3cd;border:1px solid #e0c36c;
 padding:.6em 1em}.note{color:#666;font-size:.85em}dl{display:grid;grid-template-columns:
-max-content auto;gap:.2em 1em}dt{font-weight:600}dd{margin:0}
+max-content minmax(0,1fr);gap:.2em 1em}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+p{overflow-wrap:anywhere}
 """
+
+
+# Sorts a table by the column whose heading is clicked (again: the other way round): a
+# numeric cell by its first number times its SI prefix (``12 µs`` < ``1.2 ms``), else as text.
+SORT_JS = """
+const PREFIX = {G: 1e9, M: 1e6, k: 1e3, m: 1e-3, 'µ': 1e-6, n: 1e-9, p: 1e-12, f: 1e-15};
+const sortKey = td => {
+  const t = td.innerText.replace(/,/g, '');
+  const m = td.classList.contains('num') && t.match(/(-?[0-9.]+(?:e-?[0-9]+)?)\\s*([GMkmµnpf]?)/);
+  return m ? parseFloat(m[1]) * (PREFIX[m[2]] || 1) : t;
+};
+document.querySelectorAll('table.sortable th').forEach((th, col) => th.addEventListener(
+  'click', () => {
+    const body = th.closest('table').tBodies[0], up = th.dataset.dir !== 'up';
+    th.dataset.dir = up ? 'up' : 'down';
+    [...body.rows].sort((a, b) => {
+      const x = sortKey(a.cells[col]), y = sortKey(b.cells[col]);
+      const c = typeof x !== typeof y ? (typeof x === 'number' ? -1 : 1)
+                : x < y ? -1 : x > y ? 1 : 0;
+      return up ? c : -c;
+    }).forEach(r => body.appendChild(r));
+  }));
+"""
+
+
+def _title(run: Run) -> str:
+    """The plan's name as the manifest records it, else the run directory's name."""
+    return str((run.manifest.get("plan") or {}).get("name") or run.name)
 
 
 def _manifest_html(run: Run) -> str:
@@ -238,7 +303,8 @@ def _conditions_html(run: Run) -> list[str]:
     rows = "".join(f"<tr><td>{html.escape(name)}</td>"
                    + "".join(f"<td>{html.escape(str(c.get(name, '–')))}</td>"
                              for c in conditions.values()) + "</tr>" for name in names)
-    return [*parts, f"<table><tr><th>condition</th>{head}</tr>{rows}</table>",
+    return [*parts, (f"<div class='scroll'><table><tr><th>condition</th>{head}</tr>{rows}"
+                     "</table></div>"),
             "<p class='note'>As the firmware's <code>hello</code> reported them; each is "
             "explained in firmware/README.md.</p>"]
 
@@ -248,8 +314,15 @@ def _img(name: str | None, alt: str) -> str:
 
 
 def _families_html(tables: ReportTables, images: Images) -> list[str]:
-    parts: list[str] = []
     summary = tables.summary
+    parts = [("<p class='note'>95 % CI: Student t interval of the mean over the windows; "
+              "where it does not fit (a positive figure whose t interval reaches 0, or a "
+              f"sample skewness beyond ±{SKEW_LIMIT:g}, as one long warm-up window among few "
+              "makes), the percentile bootstrap interval, given as its ends and named.</p>"),
+             ("<p class='note'>Mean current and charge per op at the fixture's supply of "
+              f"{format_si(tables.supply_v, 'V')}: mean power and net energy per op divided "
+              "by it.</p>") if tables.supply_v else
+             "<p class='note'>No supply voltage recorded: no current or charge.</p>"]
     for family in tables.families:
         fam = summary[summary["family"] == family]
         parts.append(f"<h2>{html.escape(family)}</h2>")
@@ -270,15 +343,40 @@ def _families_html(tables: ReportTables, images: Images) -> list[str]:
     return parts
 
 
+WARMUP_COLUMNS = (
+    Column("point", lambda r: config_label(r) + ("" if pd.isna(r["payload_bytes"])
+                                                 else f" · {int(r['payload_bytes'])} B")
+           + f" · rep {r['rep']}", numeric=False),
+    Column("first window: time / op", lambda r: format_si(r["time_per_op_s"], "s")),
+    Column("the others: median", lambda r: format_si(r["others_median_s"], "s")),
+    Column("the others: mean", lambda r: format_si(r["others_mean_s"], "s")),
+)
+
+
+def _warmups_html(tables: ReportTables) -> list[str]:
+    """The first windows that are warm-up outliers, apart (they stay in the tables)."""
+    if tables.warmups.empty:
+        return []
+    return ["<h2>Warm-up windows</h2>",
+            (f"<p class='note'>The first window of these points lies more than "
+             f"{WARMUP_SPREAD:g} robust standard deviations (1.4826 × MAD) above the median "
+             "of the point's other windows: a warm-up (caches, clocks, first use of a "
+             "peripheral). It is kept in the means and intervals above; the others' median "
+             "and mean show the point without it.</p>"),
+            _table(tables.warmups, WARMUP_COLUMNS)]
+
+
 def _comparisons_html(tables: ReportTables) -> list[str]:
     chosen = ("The pairs the plan names" if tables.planned_comparisons
               else "Each configuration against its family's reference")
     table = tables.comparisons
     parts = ["<h2>Paired comparisons</h2>",
              f"<p class='note'>{chosen}, over matched conditions (board, clock, payload "
-             "size, repetition); the ratio is the geometric mean of A / B; "
-             "“not significant”: the interval of the difference contains zero.</p>",
-             _table(table, COMPARISON_COLUMNS) if len(table) else "<p>None possible.</p>"]
+             f"size, repetition). Method: {html.escape(PAIRED_METHOD)}. The saving is the "
+             "share of the other one's cost saved by switching to the lower one.</p>",
+             _table(table, COMPARISON_COLUMNS) if len(table) else
+             "<p>No pair could be compared: a paired comparison needs two configurations "
+             "measured under at least two common conditions.</p>"]
     parts.extend(f"<p class='note'>{html.escape(n)}</p>" for n in tables.comparison_notes)
     return parts
 
@@ -385,7 +483,8 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
         A whole HTML document (UTF-8, styles inline).
     """
     counts = tables.points["status"].value_counts()
-    parts = [f"<h1>energyrig report: {html.escape(run.name)}</h1>"]
+    parts = [f"<h1>energyrig report: {html.escape(_title(run))}</h1>",
+             f"<p class='note'>run directory {html.escape(str(run.path))}</p>"]
     if run.in_progress:
         parts.append("<p class='banner'>This run has no end time: a sweep is still writing it "
                      "or was interrupted. The report shows the points stored so far.</p>")
@@ -399,6 +498,7 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
                      else "<p>No point was measured.</p>")
     else:
         parts.extend(_families_html(tables, images))
+        parts.extend(_warmups_html(tables))
         parts.extend(_comparisons_html(tables))
         parts.extend(_factorial_html(tables, images))
         parts.extend(_uncertainty_html(tables.points))
@@ -407,5 +507,5 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
     parts.append("<h2>Failed and skipped points</h2>")
     parts.append(_table(problems, PROBLEM_COLUMNS) if len(problems) else "<p>None.</p>")
     return ("<!doctype html><html><head><meta charset='utf-8'>"
-            f"<title>energyrig: {html.escape(run.name)}</title><style>{CSS}</style></head>"
-            "<body>" + "\n".join(parts) + "</body></html>")
+            f"<title>energyrig: {html.escape(_title(run))}</title><style>{CSS}</style></head>"
+            "<body>" + "\n".join(parts) + f"<script>{SORT_JS}</script></body></html>")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.domain import summarise_per_op
+from energyrig.domain import at_supply, summarise_per_op
 from energyrig.results.compare import recorded_comparisons
 from energyrig.results.footprint import Footprint, run_footprints
 from energyrig.results.stats import (
@@ -115,6 +115,53 @@ def summarise_workloads(windows: pd.DataFrame) -> pd.DataFrame:
         out["family"] = with_family(out)
         out["label"] = [config_label(r) for _, r in out.iterrows()]
     return out
+
+
+def recorded_supply_v(manifest: dict[str, Any]) -> float | None:
+    """The supply voltage, V, of a run's instrument as its manifest records the fixture
+    (``fixture.instrument.supply_v``); None where it names none (an instrument that measures
+    the voltage rather than sets it)."""
+    v = ((manifest.get("fixture") or {}).get("instrument") or {}).get("supply_v")
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def with_current_and_charge(summary: pd.DataFrame, supply_v: float | None) -> pd.DataFrame:
+    """``summary`` with ``mean_current_a_mean`` (mean power / supply voltage, A) and
+    ``net_charge_per_op_c_mean`` (net energy per op / supply voltage, C); NaN without a
+    supply voltage."""
+    return summary.assign(
+        mean_current_a_mean=at_supply(summary["mean_power_w_mean"], supply_v),
+        net_charge_per_op_c_mean=at_supply(summary["net_energy_per_op_j_mean"], supply_v))
+
+
+#: A point's first window is a warm-up outlier when its time per op lies more than this many
+#: robust standard deviations (1.4826 × the median absolute deviation, at least 1 % of the
+#: median) above the median of the point's other windows.
+WARMUP_SPREAD = 5.0
+
+
+def warmup_outliers(windows: pd.DataFrame) -> pd.DataFrame:
+    """The first window of each point with at least 3 windows, where its time per op is a
+    warm-up outlier (:data:`WARMUP_SPREAD`): slower than the point's other windows.
+
+    Returns the first windows' rows (the windows table's columns) with ``others_median_s``
+    (median time per op of the point's other windows, s) and ``others_mean_s``; they stay
+    in every mean and interval of the report, which shows them apart as well.
+    """
+    w = windows.dropna(subset=["time_per_op_s"])
+    first = w["window"] == w.groupby("point_key")["window"].transform("min")
+    others = w[~first].groupby("point_key")["time_per_op_s"]
+    median = others.median()
+    mad = (w[~first]["time_per_op_s"] - w[~first]["point_key"].map(median)).abs() \
+        .groupby(w[~first]["point_key"]).median()
+    spread = np.maximum(1.4826 * mad, 0.01 * median)
+    rows = w[first].assign(others_median_s=lambda d: d["point_key"].map(median),
+                           others_mean_s=lambda d: d["point_key"].map(others.mean()),
+                           spread=lambda d: d["point_key"].map(spread),
+                           n_others=lambda d: d["point_key"].map(others.size()))
+    outlying = (rows["n_others"] >= 2) & (
+        rows["time_per_op_s"] - rows["others_median_s"] > WARMUP_SPREAD * rows["spread"])
+    return rows[outlying].drop(columns=["spread", "n_others"])
 
 
 def _references(family: str, rows: pd.DataFrame) -> pd.DataFrame:
@@ -302,6 +349,11 @@ class ReportTables:
         The footprint of each board's firmware the run keeps, by board.
     footprint:
         :func:`footprint_table` of the points.
+    supply_v:
+        The supply voltage the currents and charges are derived at
+        (:func:`recorded_supply_v`), V; None where unknown.
+    warmups:
+        :func:`warmup_outliers` of the windows.
     """
 
     points: pd.DataFrame
@@ -315,6 +367,8 @@ class ReportTables:
     factorial: Factorial | None
     footprints: dict[str, Footprint] = field(default_factory=dict)
     footprint: pd.DataFrame = field(default_factory=pd.DataFrame)
+    supply_v: float | None = None
+    warmups: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ok(self) -> pd.DataFrame:
@@ -351,9 +405,13 @@ def report_tables(run: Run) -> ReportTables:
     points = run.points.assign(family=with_family(run.points))
     ok = points[points["status"] == "ok"]
     windows = run.windows[run.windows["point_key"].isin(ok["point_key"])]
-    summary = summarise_workloads(windows) if len(windows) else pd.DataFrame()
+    supply_v = recorded_supply_v(run.manifest)
+    summary = (with_current_and_charge(summarise_workloads(windows), supply_v)
+               if len(windows) else pd.DataFrame())
     footprints = run_footprints(run.path)
-    sizes = {"footprints": footprints, "footprint": footprint_table(points, footprints)}
+    sizes = {"footprints": footprints, "footprint": footprint_table(points, footprints),
+             "supply_v": supply_v,
+             "warmups": warmup_outliers(windows) if len(windows) else pd.DataFrame()}
     if summary.empty:
         return ReportTables(points=points, windows=windows, summary=summary, fits={},
                             relative=pd.DataFrame(), comparisons=pd.DataFrame(),

@@ -113,6 +113,19 @@ class WindowSettings:
         pulse = max(1, math.ceil(whole(self.min_pulse_s)))
         return pulse, round(self.guard_s / period_s), max(1, round(self.baseline_s / period_s))
 
+    def spans(self, window: Window, period_s: float) -> tuple[int, int, int, int]:
+        """Where ``window`` and its baseline lie, as absolute sample indices of ``period_s``:
+        ``(first, last, base_lo, base_hi)``: the window's first and last sample and the
+        baseline span ``[base_lo, base_hi)`` the energy math took (``guard_s`` before the
+        rising edge, or after the falling edge for a window flagged ``baseline_after``).
+        The guard lies between the span and the edge."""
+        first = round(window.start_s / period_s + 0.5)
+        last = round(window.end_s / period_s - 0.5)
+        _, guard, base = self.in_samples(period_s)
+        if BASELINE_AFTER in window.flags:
+            return first, last, last + 1 + guard, last + 1 + guard + base
+        return first, last, first - guard - base, first - guard
+
 
 @dataclass(frozen=True, slots=True)
 class Point:

@@ -216,11 +216,7 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
                                               (len(c),)) for c in chunks])
     index = np.concatenate([c.indices() for c in chunks])
     power = current * voltage
-    a = round(window.start_s / T + 0.5)
-    b = round(window.end_s / T - 0.5)
-    _, guard, base = settings.in_samples(T)
-    lo, hi = ((b + 1 + guard, b + 1 + guard + base) if BASELINE_AFTER in window.flags
-              else (a - guard - base, a - guard))
+    a, b, lo, hi = settings.spans(window, T)
     span = slice(*np.searchsorted(index, (lo, hi)))
     inside = slice(*np.searchsorted(index, (a, b + 1)))
     idle_p, idle_i = power[span], current[span]
@@ -258,13 +254,8 @@ def stream_flags(chunks: Iterable[Chunk], window: Window,
             continue
         if T is None:
             T = chunk.period_s
-            _, guard, base = settings.in_samples(T)
-            a = round(window.start_s / T + 0.5)           # first and last sample of the window
-            b = round(window.end_s / T - 0.5)
-            if BASELINE_AFTER in window.flags:
-                lo, hi, b_lo, b_hi = a - 1, b + guard + base, b + 1 + guard, b + 1 + guard + base
-            else:
-                lo, hi, b_lo, b_hi = a - guard - base, b + 1, a - guard - base, a - guard
+            a, b, b_lo, b_hi = settings.spans(window, T)  # the window's first and last sample
+            lo, hi = (a - 1, b_hi - 1) if BASELINE_AFTER in window.flags else (b_lo, b + 1)
         if chunk.start_index > hi or chunk.end_index <= lo:
             continue
         index = chunk.indices()

@@ -185,8 +185,8 @@ class Point:
 
     @property
     def part_id(self) -> str:
-        """File-system-safe name of the point's part directory (hash of :attr:`key`)."""
-        return hashlib.sha256(self.key.encode()).hexdigest()[:24]
+        """File-system-safe name of the point's part directory (:func:`key_id`)."""
+        return key_id(self.key)
 
     @property
     def label(self) -> str:
@@ -210,6 +210,11 @@ KEY_FACTORS: tuple[str, ...] = ("op", "key_bits", "payload_bytes", "curve", "bac
 FACTORS: tuple[str, ...] = ("family", *KEY_FACTORS)
 
 _Num = TypeVar("_Num", float, "npt.NDArray[np.float64]", "pd.Series")
+
+
+def key_id(key: str) -> str:
+    """File-system-safe name for a point key (:attr:`Point.key`): a hash of it."""
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:

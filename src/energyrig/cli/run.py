@@ -190,6 +190,13 @@ def register(app: typer.Typer) -> None:
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        keep_captures: str = typer.Option(
+            "none", "--keep-captures", metavar="none|flagged|all",
+            help="Keep the samples of each flagged window (or of all) as "
+                 "DIR/<point id>/window-N.csv (DIR: --captures-dir), for `rig analyze --plot`."),
+        captures_dir: Path = typer.Option(
+            Path("captures"), "--captures-dir", file_okay=False,
+            help="Where --keep-captures writes."),
     ) -> None:
         from rich.console import Console
         from rich.progress import (
@@ -204,9 +211,12 @@ def register(app: typer.Typer) -> None:
         from energyrig.rig.bench import (
             open_bench,  # instruments and emulators: only here
         )
-        from energyrig.rig.pipeline import measure_point, reps_done
+        from energyrig.rig.pipeline import KEEP_CAPTURES, measure_point, reps_done
 
         batch_n = _batch(batch)
+        if keep_captures not in KEEP_CAPTURES:
+            raise typer.BadParameter(f"{keep_captures!r}: give one of {', '.join(KEEP_CAPTURES)}",
+                                     param_hint="--keep-captures")
         fx = load_fixture(fixture)
         try:  # the point's words go to the DUT: checked before any bench opens
             point = Point(op=op, board=fx.dut.board, backend=backend, key_bits=key_bits,
@@ -232,7 +242,18 @@ def register(app: typer.Typer) -> None:
 
                 result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,
                                        seed=seed, min_samples=min_samples,
-                                       on_progress=progress)
+                                       on_progress=progress,
+                                       keep=keep_captures)  # type: ignore[arg-type]
+        if result.captures:
+            from energyrig.results.store import write_captures
+
+            where = captures_dir / result.point.part_id
+            try:
+                write_captures(where, result.captures)
+                err.print(f"kept the samples of {len(result.captures)} windows in {where}")
+            except OSError as exc:
+                err.print(f"[yellow]warning: the samples were not kept in {where}: "
+                          f"{exc.strerror or exc}")
         _report(result, as_json)
 
     @app.command(help="List the firmware's catalogue of ops (from its `ops` reply). Only the "

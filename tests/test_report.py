@@ -435,7 +435,8 @@ def test_the_report_links_the_traces_of_flagged_and_extreme_kept_windows(
 
     T, n = 1e-5, 3000
     point = Point(op="sha256", board="host", payload_bytes=64)
-    energies, flags = [1.0e-6, 2.0e-6, 3.0e-6, 0.5e-6, 1.5e-6], [(), ("glitch",), (), (), ()]
+    energies = [1.0e-6, 2.0e-6, 3.0e-6, 0.5e-6, 1.5e-6]
+    flags = [("uncalibrated",), ("glitch", "uncalibrated"), (), (), ("ci_target_not_met",)]
     windows, captures = [], {}
     for k, (energy, flag) in enumerate(zip(energies, flags, strict=True)):
         first = 10_000 * (k + 1)  # the window: samples first .. first + 399
@@ -453,7 +454,7 @@ def test_the_report_links_the_traces_of_flagged_and_extreme_kept_windows(
     links = re.findall(r"<a href='([^']+)'>trace</a>", section)
     # window 1 flagged, 2 the most net energy, 3 the least; 0 and 4 are neither
     assert [re.search(r"-(\d{4})\.png$", link)[1] for link in links] == ["0001", "0002", "0003"]
-    assert "flagged glitch" in section and "most net energy" in section
+    assert "flagged glitch<" in section and "most net energy" in section
     for link, k in zip(links, (1, 2, 3), strict=True):
         data = json.loads((tmp_path / "report" / link).with_suffix(".json").read_text())
         first = 10_000 * (k + 1)

@@ -328,6 +328,26 @@ def test_kept_captures_survive_a_stop_and_resume_once_each(tmp_path: Path) -> No
     assert float(text.splitlines()[2].split(",")[1]) == pytest.approx(row.energy_j, rel=1e-8)
 
 
+def test_keep_flagged_keeps_the_windows_flagged_for_their_own_samples() -> None:
+    from dataclasses import replace
+
+    from energyrig.rig.pipeline import measure_point
+
+    class Flagged(Prepared):
+        def window(self) -> Window:
+            row = super().window()
+            return replace(row, flags=(("uncalibrated",), ("glitch", "uncalibrated"),
+                                       ("ci_target_not_met",))[self.n - 1])
+
+    bench = ScriptedBench()
+    bench.prepare = lambda point, **kw: Flagged(bench, point, 10,  # type: ignore[method-assign]
+                                                np.random.default_rng(1))
+    result = measure_point(bench, Point(op="sha256", board="bench", payload_bytes=16),
+                           until=lambda windows: len(windows) >= 3, keep="flagged")
+    assert list(result.captures) == [1]
+    assert result.captures[1][0].current_a[0] == pytest.approx(result.windows[1].energy_j)
+
+
 def test_a_disk_too_full_for_the_captures_keeps_the_results(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import errno

@@ -265,6 +265,14 @@ UNCALIBRATED = "uncalibrated"             # no complete, valid calibration was a
 CI_TARGET_NOT_MET = "ci_target_not_met"   # a point stopped at max_windows before its CI
                                           # reached the plan's ci_target (rig sweep)
 CALIBRATION_FLAGS = (UNCALIBRATED,)
+#: Flags about the bench or the point, not one window's samples: a window carrying only
+#: these is not a suspicious one (its trace is not kept for ``--keep-captures flagged``).
+BENCH_FLAGS = (*CALIBRATION_FLAGS, CI_TARGET_NOT_MET)
+
+
+def window_problems(flags: Iterable[str]) -> tuple[str, ...]:
+    """The flags of a window that are about its own samples: all but :data:`BENCH_FLAGS`."""
+    return tuple(f for f in flags if f and f not in BENCH_FLAGS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,7 @@ from energyrig.capture import Chunk
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
                               INTEGRITY_FLAGS, MAX_FLAGGED_FRACTION, Point, Window,
                               finite_or_none, summarise_per_op, take_out_overhead,
-                              windows_frame)
+                              window_problems, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.results.trace import cut
 from energyrig.rig.dut import DutRefused
@@ -550,7 +550,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         ``on_progress(stage, windows_done)`` with stage ``"prepare"`` or ``"window"``.
     keep:
         Whose samples the result keeps (:attr:`PointResult.captures`): no window's, the
-        flagged windows', or all.
+        flagged windows' (:func:`~energyrig.domain.window_problems`), or all.
 
     Returns
     -------
@@ -576,7 +576,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                 windows.clear()
                 captures.clear()
                 n = prepared.batch_n
-            if keep == "all" or (keep == "flagged" and row.flags):
+            if keep == "all" or (keep == "flagged" and window_problems(row.flags)):
                 captures[len(windows)] = prepared.kept
             windows.append(row)
             progress("window", len(windows))

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from energyrig.capture import CSV_COLUMNS, Chunk
-from energyrig.domain import Window, WindowSettings, key_id
+from energyrig.domain import Window, WindowSettings, key_id, window_problems
 from energyrig.results.store import Run, capture_path
 from energyrig.results.trace import plot_trace, window_trace
 
@@ -77,12 +77,12 @@ def _label(row: Any) -> str:
 
 
 def _chosen(windows: pd.DataFrame) -> dict[int, str]:
-    """Row positions of one point's windows to draw → why: flagged, least and most net
-    energy."""
+    """Row positions of one point's windows to draw → why: flagged (a problem of its own
+    samples, :func:`~energyrig.domain.window_problems`), least and most net energy."""
     why: dict[int, list[str]] = {}
     for k, flags in enumerate(windows["flags"]):
-        if isinstance(flags, str) and flags:
-            why.setdefault(k, []).append(f"flagged {flags}")
+        if problems := window_problems(flags.split(",") if isinstance(flags, str) else ()):
+            why.setdefault(k, []).append(f"flagged {', '.join(problems)}")
     net = windows["net_energy_j"].to_numpy(dtype=np.float64, na_value=math.nan)
     if np.isfinite(net).sum() > 1:
         why.setdefault(int(np.nanargmin(net)), []).append("least net energy")
@@ -106,7 +106,7 @@ def draw_traces(run: Run, out_dir: Path) -> list[TraceLink]:
             window = Window(start_s=float(row.start_s), end_s=float(row.end_s),
                             samples=int(row.samples), energy_j=float(row.energy_j),
                             baseline_w=float(row.baseline_w),
-                            flags=tuple(f for f in str(row.flags or "").split(",") if f))
+                            flags=tuple(f for f in str(row.flags).split(",") if f))
             label = _label(row)
             png = f"{TRACES}/{key_id(row.point_key)}-{attempt}-{int(row.window):04d}.png"
             try:
@@ -129,8 +129,9 @@ def traces_html(links: list[TraceLink]) -> str:
     rows = "".join(f"<tr><td>{html.escape(t.point)}</td><td>{t.window}</td>"
                    f"<td>{html.escape(t.why)}</td><td><a href='{html.escape(t.png)}'>"
                    "trace</a></td></tr>" for t in links)
-    return ("<h2 id='traces'>Traces</h2><p>The current of each flagged window and of each "
-            "point's windows of least and most net energy whose samples the sweep kept "
+    return ("<h2 id='traces'>Traces</h2><p>The current of each window flagged for its "
+            "samples and of each point's windows of least and most net energy whose samples "
+            "the sweep kept "
             "(--keep-captures), with the trigger edges, the guard and the baseline span "
             "marked.</p><table><tr><th>point</th><th>window</th><th>why</th><th>trace</th>"
             f"</tr>{rows}</table>")

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from energyrig.results.footprint import Footprint
     from energyrig.rig.dut import OpInfo
-    from energyrig.rig.pipeline import PointResult
+    from energyrig.rig.pipeline import PointResult, Readout
 
 
 def _energy(value: float | None) -> str:
@@ -236,8 +236,8 @@ def register(app: typer.Typer) -> None:
                 point = replace(point, board=bench.board)
                 total = reps or fx.measure.reps
 
-                def progress(stage: str, done: int) -> None:
-                    what = "prep and probe" if stage == "prepare" else "windows"
+                def progress(stage: str, done: int, last: Readout | None) -> None:
+                    what = f"windows, last: {last.text()}" if last else "prep and probe"
                     bar.update(task, description=f"{op}: {what}", completed=done, total=total)
 
                 result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,

@@ -206,7 +206,9 @@ class SweepOutcome:
 def _progress(console: Console) -> Progress:
     return Progress(TextColumn("{task.description}", style="cyan"), BarColumn(),
                     MofNCompleteColumn(), TextColumn("points"), TimeElapsedColumn(),
-                    TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False)
+                    TextColumn("ETA"), TimeRemainingColumn(),
+                    TextColumn("{task.fields[last]}", style="dim"),  # the last window's readout
+                    console=console, transient=False)
 
 
 @dataclass(frozen=True)
@@ -298,7 +300,8 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
     outcome.failed_before = len(writer.failed())
     first = True
     with _progress(console) as progress:
-        task = progress.add_task("sweep", total=outcome.total, completed=outcome.already_done)
+        task = progress.add_task("sweep", total=outcome.total, completed=outcome.already_done,
+                                 last="")
         for board, points in todo:
             if not points or stop:
                 continue
@@ -329,8 +332,9 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
     result = measure_point(
         bench, point, until=lambda windows: enough_windows(windows, plan),
         batch_n=None if plan.batch == "auto" else plan.batch, stop=lambda: bool(stop),
-        on_progress=lambda stage, n: progress.update(
-            task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"),
+        on_progress=lambda stage, n, last: progress.update(
+            task, description=f"{label} [{n}/{plan.adaptive.max_windows}]",
+            last=f"last: {last.text()}" if last else ""),
         keep=writer.manifest.get("keep_captures") or "none")
     if result.status == "interrupted":
         return False

@@ -40,10 +40,13 @@ def test_run_json_has_every_figure_and_agrees_with_the_truth() -> None:
     assert doc["cycles_per_op"] > 0 and 0 < doc["baseline_w"] < doc["mean_power_w"]
 
 
-def test_run_prints_a_table_with_readable_units() -> None:
+def test_run_prints_a_table_with_readable_units(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "--op", "sha256", "--payload-bytes", "32",
-                                      "--reps", "2", "--fixture", SIM])
+                                      "--reps", "2", "--fixture", SIM, "--keep-captures", "all",
+                                      "--captures-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
+    kept = sorted(p.name for p in tmp_path.glob("*/*.csv"))
+    assert kept == ["window-0000.csv", "window-0001.csv"]
     for text in ("time per op", "energy per op (net of idle)", "nWh", "95 % CI",
                  "cycles per op (firmware)", "net error vs truth", "flags"):
         assert text in result.stdout
@@ -72,3 +75,11 @@ def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(tmp_path: Path) -> Non
     assert out.returncode == 2
     assert f"{bad}: instrument.supply_v: must be between 0.8 and 5.0 V" in out.stderr
     assert rig("run", "--op", "sha256", "--batch", "many").returncode == 2
+
+
+def test_a_wrong_keep_captures_is_a_usage_error_before_any_bench(tmp_path: Path) -> None:
+    for args in (["run", "--op", "sha256", "--payload-bytes", "32"],
+                 ["sweep", str(ROOT / "plans" / "quick.toml"), "--out", str(tmp_path / "r")]):
+        result = CliRunner().invoke(app, [*args, "--keep-captures", "some"])
+        assert result.exit_code == 2 and "none, flagged, all" in result.output
+    assert not (tmp_path / "r").exists()

@@ -83,3 +83,6 @@ def test_a_wrong_keep_captures_is_a_usage_error_before_any_bench(tmp_path: Path)
         result = CliRunner().invoke(app, [*args, "--keep-captures", "some"])
         assert result.exit_code == 2 and "none, flagged, all" in result.output
     assert not (tmp_path / "r").exists()
+    result = CliRunner().invoke(app, ["sweep", "--resume", str(tmp_path / "r"),
+                                      "--keep-captures", "all"])
+    assert result.exit_code == 2 and "keeps the policy the run began with" in result.output

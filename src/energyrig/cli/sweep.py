@@ -131,11 +131,11 @@ def register(app: typer.Typer) -> None:
             False, "--probe", help="With --dry-run: time each configuration once on the DUT "
                                    "(prep and one op) so slow ops count in the estimate."),
         calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
-        keep_captures: str = typer.Option(
-            "none", "--keep-captures", metavar="none|flagged|all",
+        keep_captures: Optional[str] = typer.Option(
+            None, "--keep-captures", metavar="none|flagged|all",
             help="Keep the samples of each flagged window (or of all) in RUN_DIR/captures/, "
-                 "for `rig analyze --plot` and the report's traces. A resume keeps what the "
-                 "run began with."),
+                 "for `rig analyze --plot` and the report's traces (default none). A resume "
+                 "keeps what the run began with."),
         allow_uncalibrated: bool = typer.Option(
             False, "--allow-uncalibrated",
             help="Sweep even when a bench is not fully calibrated (the manifest, every "
@@ -185,6 +185,10 @@ def register(app: typer.Typer) -> None:
 
         _refuse_conflicts(resume=resume is not None, plan=plan is not None, out=out is not None,
                           dry=dry, probe=probe, overwrite=overwrite, retry_failed=retry_failed)
+        if resume is not None and keep_captures is not None:
+            raise typer.BadParameter("--resume keeps the policy the run began with (its "
+                                     "manifest's keep_captures)", param_hint="--keep-captures")
+        keep_captures = keep_captures or "none"
         if keep_captures not in KEEP_CAPTURES:
             raise typer.BadParameter(f"{keep_captures!r}: give one of {', '.join(KEEP_CAPTURES)}",
                                      param_hint="--keep-captures")

@@ -197,7 +197,7 @@ def test_a_long_table_shows_the_worst_windows_and_a_wrong_channel_gets_a_hint(
 
 def test_plot_writes_the_trace_of_a_window_with_its_edges_guard_and_baseline(
         tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["analyze", str(CAPTURE), "--json", "--plot", "3",
+    result = CliRunner().invoke(app, ["analyze", str(CAPTURE), "--json", "--plot", "3,5",
                                       "--plot", "worst", "--plot-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     window = json.loads(result.stdout)["windows"][2]
@@ -214,7 +214,11 @@ def test_plot_writes_the_trace_of_a_window_with_its_edges_guard_and_baseline(
     # the samples drawn reach 1 ms beyond the baseline span and the window
     assert data["time_s"][0] == pytest.approx(data["baseline_s"][0] - 1e-3, abs=T)
     assert data["time_s"][1] == pytest.approx(window["end_s"] + 1e-3, abs=T)
-    assert len(list(tmp_path.glob("*.png"))) == 2  # 'worst' is one more window
+    nets = [w["net_energy_j"] for w in json.loads(result.stdout)["windows"]]
+    median = sorted(nets)[len(nets) // 2]  # no window is flagged: the worst is the furthest
+    worst = max(range(len(nets)), key=lambda k: abs(nets[k] - median)) + 1
+    drawn = {int(p.stem.rsplit("-", 1)[1]) for p in tmp_path.glob("*.png")}
+    assert drawn == {3, 5, worst}
 
 
 def test_plot_of_a_window_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:

@@ -125,10 +125,11 @@ def _summary_table(result: Analysis) -> Table:
 
 
 def _plot_numbers(values: list[str], result: Analysis) -> list[int]:
-    """The window numbers (1-based) ``--plot`` names: numbers, or ``worst``."""
+    """The window numbers (1-based) ``--plot`` names: numbers (also as ``1,3,5``), or
+    ``worst``."""
     count = len(result.windows)
     numbers = []
-    for value in values:
+    for value in (v.strip() for text in values for v in text.split(",")):
         if value == "worst" and count:
             numbers.append(worst_windows(result)[0] + 1)
         elif value.isdigit() and 1 <= int(value) <= count:
@@ -240,7 +241,7 @@ def register(app: typer.Typer) -> None:
             _DEFAULTS.min_samples, help="Windows with fewer samples are flagged too_few_samples."),
         active_low: bool = typer.Option(False, help="The trigger is low during a batch."),
         plot: Optional[list[str]] = typer.Option(
-            None, "--plot", metavar="N|worst",
+            None, "--plot", metavar="N[,N...]|worst",
             help="Draw window N (as numbered in the table; 'worst': the first the table "
                  "lists as worst) as a PNG of current against time with its edges, guard and "
                  "baseline span marked, and its data as JSON beside it. Repeatable."),

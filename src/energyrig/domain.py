@@ -119,8 +119,7 @@ class WindowSettings:
         baseline span ``[base_lo, base_hi)`` the energy math took (``guard_s`` before the
         rising edge, or after the falling edge for a window flagged ``baseline_after``).
         The guard lies between the span and the edge."""
-        first = round(window.start_s / period_s + 0.5)
-        last = round(window.end_s / period_s - 0.5)
+        first, last = window.sample_range(period_s)
         _, guard, base = self.in_samples(period_s)
         if BASELINE_AFTER in window.flags:
             return first, last, last + 1 + guard, last + 1 + guard + base
@@ -332,6 +331,11 @@ class Window:
     net_energy_u_j: float = math.nan
     duration_u_s: float = math.nan
     uncertainty: tuple[tuple[str, float], ...] = ()
+
+    def sample_range(self, period_s: float) -> tuple[int, int]:
+        """The first and last sample inside the window, as absolute indices of
+        ``period_s`` (the edges lie half a sample outside them)."""
+        return round(self.start_s / period_s + 0.5), round(self.end_s / period_s - 0.5)
 
     @property
     def duration_s(self) -> float:

@@ -61,9 +61,9 @@ from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EX
                               window_problems, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
 from energyrig.results.trace import cut
-from energyrig.units import format_si
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows, stream_flags, window_stats
+from energyrig.units import format_si
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
@@ -534,8 +534,7 @@ class Readout:
         total = count = 0.0
         for chunk in kept:
             index = chunk.indices()
-            first = round(window.start_s / chunk.period_s + 0.5)
-            last = round(window.end_s / chunk.period_s - 0.5)
+            first, last = window.sample_range(chunk.period_s)
             inside = (index >= first) & (index <= last)
             total += float(chunk.current_a[inside].sum())
             count += int(inside.sum())

@@ -193,7 +193,8 @@ def register(app: typer.Typer) -> None:
         keep_captures: str = typer.Option(
             "none", "--keep-captures", metavar="none|flagged|all",
             help="Keep the samples of each flagged window (or of all) as "
-                 "DIR/<point id>/window-N.csv (DIR: --captures-dir), for `rig analyze --plot`."),
+                 "DIR/<point id>/window-N.csv (DIR: --captures-dir), for `rig analyze --plot`; "
+                 "the same point measured again replaces them."),
         captures_dir: Path = typer.Option(
             Path("captures"), "--captures-dir", file_okay=False,
             help="Where --keep-captures writes."),

@@ -95,8 +95,7 @@ LOCK = ".lock"
 #: What the rig writes in a run directory: its tables, parts, lock and atomic-write
 #: leftovers, and what ``rig report`` (and its ``.report-*`` temporary directories) and a
 #: footprint add. Anything else is the operator's.
-RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, CAPTURES, LOCK, "report",
-                         "footprint",
+RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, CAPTURES, LOCK, "report", "footprint",
                          f".{MANIFEST}.tmp", f".{WINDOWS}.legacy", f".{POINTS}.legacy"})
 
 

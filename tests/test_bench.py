@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.domain import EDGE_ERROR, Point
+from energyrig.domain import EDGE_ERROR, Point, WindowSettings
 from energyrig.fixtures import load_fixture
 from energyrig.results.store import RunWriter, load
 from energyrig.rig.bench import Bench, open_bench
@@ -175,3 +175,27 @@ def test_a_corrupt_stream_fails_the_point_with_flags_a_real_ppk2_raises() -> Non
     for w in result.windows:
         if abs(w.net_energy_j / w.true_net_energy_j - 1) > 0.005:
             assert {"corrupt_samples", "dropped_samples", "stream_loss", "glitch"} & set(w.flags)
+
+
+def test_kept_samples_are_read_back_by_rig_analyze_with_the_same_window(
+        bench: Bench, tmp_path: Path) -> None:
+    from energyrig.results.store import capture_path
+    from energyrig.rig.analysis import analyze_file
+
+    result = measure_reps(bench, Point(op="sha256", board=bench.board, payload_bytes=64),
+                          reps=2, keep="all")
+    assert result.ok and sorted(result.captures) == [0, 1]
+    with RunWriter.create(tmp_path / "run", keep_captures="all") as writer:
+        writer.write_point(result.point, result.windows, batch_n=result.batch_n,
+                           captures=result.captures)
+    w = result.windows[1]
+    path = capture_path(tmp_path / "run", result.point.key, 1)
+    fx = load_fixture(SIM).windows
+    settings = WindowSettings(guard_s=fx.guard_s, baseline_s=fx.baseline_s,
+                              min_samples=fx.min_samples)
+    (again,) = analyze_file(path, settings=settings).windows
+    # the same samples: the same window, energy and baseline (in the file's time base)
+    assert again.samples == w.samples and again.flags == ()
+    assert again.duration_s == pytest.approx(w.end_s - w.start_s, abs=1e-9)
+    assert again.energy_j == pytest.approx(w.energy_j, rel=1e-6)
+    assert again.baseline_w == pytest.approx(w.baseline_w, rel=1e-6)

@@ -193,3 +193,36 @@ def test_a_long_table_shows_the_worst_windows_and_a_wrong_channel_gets_a_hint(
     wrong = CliRunner().invoke(app, ["analyze", str(capture), *spans, "--current", "voltage_v"],
                                env={"COLUMNS": "200"})
     assert "is --current the current channel" in " ".join(wrong.output.split())
+
+
+def test_plot_writes_the_trace_of_a_window_with_its_edges_guard_and_baseline(
+        tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["analyze", str(CAPTURE), "--json", "--plot", "3,5",
+                                      "--plot", "worst", "--plot-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    window = json.loads(result.stdout)["windows"][2]
+    png = tmp_path / f"{CAPTURE.stem}-window-3.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads(png.with_suffix(".json").read_text())
+    T = TRUTH["period_s"]
+    guard, baseline = 1e-3, 10e-3  # the defaults of --guard and --baseline
+    assert (data["start_s"], data["end_s"]) == (window["start_s"], window["end_s"])
+    assert data["guard_s"] == pytest.approx([window["start_s"] - guard, window["start_s"]],
+                                            abs=T / 2)
+    assert data["baseline_s"] == pytest.approx(
+        [window["start_s"] - guard - baseline, window["start_s"] - guard], abs=T / 2)
+    # the samples drawn reach 1 ms beyond the baseline span and the window
+    assert data["time_s"][0] == pytest.approx(data["baseline_s"][0] - 1e-3, abs=T)
+    assert data["time_s"][1] == pytest.approx(window["end_s"] + 1e-3, abs=T)
+    nets = [w["net_energy_j"] for w in json.loads(result.stdout)["windows"]]
+    median = sorted(nets)[len(nets) // 2]  # no window is flagged: the worst is the furthest
+    worst = max(range(len(nets)), key=lambda k: abs(nets[k] - median)) + 1
+    drawn = {int(p.stem.rsplit("-", 1)[1]) for p in tmp_path.glob("*.png")}
+    assert drawn == {3, 5, worst}
+
+
+def test_plot_of_a_window_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["analyze", str(CAPTURE), "--plot", "99",
+                                      "--plot-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "1..8 or 'worst'" in result.output
+    assert not list(tmp_path.iterdir())

@@ -47,10 +47,13 @@ def test_run_json_has_every_figure_and_agrees_with_the_truth() -> None:
     assert doc["charge_per_op_c"] == doc["energy_per_op_j"] / 3.0
 
 
-def test_run_prints_a_table_with_readable_units() -> None:
+def test_run_prints_a_table_with_readable_units(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "--op", "sha256", "--payload-bytes", "32",
-                                      "--reps", "2", "--fixture", SIM])
+                                      "--reps", "2", "--fixture", SIM, "--keep-captures", "all",
+                                      "--captures-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
+    kept = sorted(p.name for p in tmp_path.glob("*/*.csv"))
+    assert kept == ["window-0000.csv", "window-0001.csv"]
     for text in ("time per op", "energy per op (net of idle)", "nWh", "95 % CI",
                  "mean current", "charge per op (net)", "Ah)",
                  "cycles per op (firmware)", "net error vs truth", "flags"):
@@ -110,3 +113,14 @@ def test_ops_keeps_the_catalogue_of_a_program_until_a_file_it_came_from_changes(
     result = CliRunner().invoke(app, ["ops", "--fixture", str(fixture), "--json"])
     assert result.exit_code == 0, result.output
     assert [o["name"] for o in json.loads(result.stdout)] == [o.name for o in first.ops]
+
+
+def test_a_wrong_keep_captures_is_a_usage_error_before_any_bench(tmp_path: Path) -> None:
+    for args in (["run", "--op", "sha256", "--payload-bytes", "32"],
+                 ["sweep", str(ROOT / "plans" / "quick.toml"), "--out", str(tmp_path / "r")]):
+        result = CliRunner().invoke(app, [*args, "--keep-captures", "some"])
+        assert result.exit_code == 2 and "none, flagged, all" in result.output
+    assert not (tmp_path / "r").exists()
+    result = CliRunner().invoke(app, ["sweep", "--resume", str(tmp_path / "r"),
+                                      "--keep-captures", "all"])
+    assert result.exit_code == 2 and "keeps the policy the run began with" in result.output

@@ -217,7 +217,7 @@ def test_growth_inside_measure_point_drops_the_smaller_batch() -> None:
     bench = ScriptedBench()
     sped_up: list[int] = []
 
-    def speed_up_after_the_first_window(stage: str, done: int) -> None:
+    def speed_up_after_the_first_window(stage: str, done: int, last: object) -> None:
         if stage == "window" and not sped_up:
             sped_up.append(done)
             bench.dut.op_s /= 4  # the next window of that batch comes out short
@@ -285,3 +285,18 @@ def test_a_batch_that_keeps_outlasting_its_record_fails_the_point() -> None:
     bench.instrument.margin = 0.5  # never long enough
     result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
     assert result.status == "failed" and "outlasted" in result.reason
+
+
+def test_the_readout_of_a_window_is_its_net_energy_per_op_mean_current_and_own_flags() -> None:
+    from energyrig.capture import Chunk
+    from energyrig.rig.pipeline import Readout
+
+    current = np.full(100, 1e-6)
+    current[40:60] = np.linspace(2e-3, 4e-3, 20)   # the window: samples 40..59, mean 3 mA
+    chunks = (Chunk(1000, 1e-5, current[:50], 3.0), Chunk(1050, 1e-5, current[50:], 3.0))
+    window = Window(start_s=1039.5e-5, end_s=1059.5e-5, samples=20, energy_j=2e-6,
+                    baseline_w=1e-3, flags=("glitch", "uncalibrated"))
+    readout = Readout.of(window, 10, chunks)
+    assert readout.mean_current_a == pytest.approx(3e-3)
+    assert readout.net_energy_per_op_j == pytest.approx((2e-6 - 1e-3 * 20e-5) / 10)
+    assert readout.text() == "180 nJ/op, 3 mA, glitch"

@@ -595,3 +595,38 @@ def test_a_family_with_a_slash_still_gets_its_figures(tmp_path: Path) -> None:
                    windows)
     page = write_report(run)
     assert (page.parent / "energy-time-hash_sha.png").exists()
+
+
+def test_the_report_links_the_traces_of_flagged_and_extreme_kept_windows(
+        tmp_path: Path) -> None:
+    from energyrig.capture import Chunk
+
+    T, n = 1e-5, 3000
+    point = Point(op="sha256", board="host", payload_bytes=64)
+    energies = [1.0e-6, 2.0e-6, 3.0e-6, 0.5e-6, 1.5e-6]
+    flags = [("uncalibrated",), ("glitch", "uncalibrated"), (), (), ("ci_target_not_met",)]
+    windows, captures = [], {}
+    for k, (energy, flag) in enumerate(zip(energies, flags, strict=True)):
+        first = 10_000 * (k + 1)  # the window: samples first .. first + 399
+        high = (np.arange(n) >= 2000) & (np.arange(n) < 2400)  # the chunk starts 2000 before
+        captures[k] = (Chunk(first - 2000, T, np.where(high, 3e-3, 1e-6), 3.0,
+                             high.astype(np.uint8)),)
+        windows.append(Window(start_s=(first - 0.5) * T, end_s=(first + 399.5) * T,
+                              samples=400, energy_j=energy, baseline_w=0.0, flags=flag))
+    fixture = {"dut": {"board": "host"},
+               "windows": {"guard_s": 2e-3, "baseline_s": 5e-3, "min_samples": 20}}
+    with RunWriter.create(tmp_path / "run", fixture=fixture, keep_captures="all") as writer:
+        writer.write_point(point, windows, batch_n=10, captures=captures)
+    page = write_report(tmp_path / "run", tmp_path / "report").read_text()
+    section = page[page.index("<h2 id='traces'>"):]
+    links = re.findall(r"<a href='([^']+)'>trace</a>", section)
+    # window 1 flagged, 2 the most net energy, 3 the least; 0 and 4 are neither
+    assert [re.search(r"-(\d{4})\.png$", link)[1] for link in links] == ["0001", "0002", "0003"]
+    assert "flagged glitch<" in section and "most net energy" in section
+    for link, k in zip(links, (1, 2, 3), strict=True):
+        data = json.loads((tmp_path / "report" / link).with_suffix(".json").read_text())
+        first = 10_000 * (k + 1)
+        assert (data["start_s"], data["end_s"]) == (windows[k].start_s, windows[k].end_s)
+        assert data["guard_s"] == pytest.approx([(first - 200.5) * T, (first - 0.5) * T])
+        assert data["baseline_s"] == pytest.approx([(first - 700.5) * T, (first - 200.5) * T])
+        assert (tmp_path / "report" / link).read_bytes()[:4] == b"\x89PNG"

@@ -22,12 +22,14 @@ import psutil
 import pytest
 from rich.console import Console
 
+from energyrig.capture import Chunk
 from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures import load_fixture
 from energyrig.fixtures.paths import FIXTURE_DIRS_ENV
 from energyrig.fixtures.schema import Fixture
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
+from energyrig.results.store import CAPTURES, capture_path
 from energyrig.results.footprint import Footprint, Memory, run_footprints, write_footprint
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
@@ -57,6 +59,7 @@ class Prepared:
     rng: np.random.Generator
     n: int = 0
     prep: Mapping[str, Any] = field(default_factory=dict)
+    kept: tuple[Chunk, ...] = ()
 
     def window(self) -> Window:
         self.n += 1
@@ -71,6 +74,8 @@ class Prepared:
         noise = self.bench.noise.get(self.point.op, 0.0)
         energy = self.batch_n * 1e-6 * (1 + noise * self.rng.standard_normal())
         t0 = float(self.bench.windows)
+        self.kept = (Chunk(round(t0 * 1e5), 1e-5, np.full(3, energy), 3.0,
+                           np.array([0, 1, 0], np.uint8)),)
         return Window(start_s=t0, end_s=t0 + 0.01, samples=1000, energy_j=energy,
                       baseline_w=1e-6, cycles=1000 * self.batch_n)
 
@@ -299,6 +304,70 @@ def test_a_stop_between_windows_then_resume_measures_each_point_once(
     # the order of the first execution is kept by the resume
     order = [k for k in first.prepared[:-1]] + second.prepared
     assert order == [p.key for p in expand(plan, Target.from_dut({}, CATALOGUE, "bench")).points]
+
+
+def test_kept_captures_survive_a_stop_and_resume_once_each(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path, HASHES)
+    stop = StopRequest()
+    outcome = run(tmp_path, plan, ScriptedBench(stop=stop, stop_after=8), stop=stop,
+                  keep_captures="all")
+    assert not outcome.complete
+    resume_sweep(tmp_path / "run", fixture=load_fixture(SIM),
+                 bench_factory=factory(ScriptedBench()), console=QUIET)
+    final = load(tmp_path / "run")
+    assert final.manifest["keep_captures"] == "all"
+    kept = sorted(p.relative_to(tmp_path / "run") for p in
+                  (tmp_path / "run" / CAPTURES).rglob("*"))
+    expected = sorted({capture_path(Path(), row.point_key, row.window).parent
+                       for row in final.windows.itertuples()} |
+                      {capture_path(Path(), row.point_key, row.window)
+                       for row in final.windows.itertuples()})
+    assert expected == kept   # no duplicate, none lost
+    row = final.windows.iloc[-1]
+    text = capture_path(tmp_path / "run", row.point_key, row.window).read_text()
+    assert float(text.splitlines()[2].split(",")[1]) == pytest.approx(row.energy_j, rel=1e-8)
+
+
+def test_keep_flagged_keeps_the_windows_flagged_for_their_own_samples() -> None:
+    from dataclasses import replace
+
+    from energyrig.rig.pipeline import measure_point
+
+    class Flagged(Prepared):
+        def window(self) -> Window:
+            row = super().window()
+            return replace(row, flags=(("uncalibrated",), ("glitch", "uncalibrated"),
+                                       ("ci_target_not_met",))[self.n - 1])
+
+    bench = ScriptedBench()
+    bench.prepare = lambda point, **kw: Flagged(bench, point, 10,  # type: ignore[method-assign]
+                                                np.random.default_rng(1))
+    result = measure_point(bench, Point(op="sha256", board="bench", payload_bytes=16),
+                           until=lambda windows: len(windows) >= 3, keep="flagged")
+    assert list(result.captures) == [1]
+    assert result.captures[1][0].current_a[0] == pytest.approx(result.windows[1].energy_j)
+
+
+def test_a_disk_too_full_for_the_captures_keeps_the_results(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from energyrig.results import store
+
+    def full(chunks: Any, path: Path, trigger_bit: int = 0) -> int:
+        Path(path).write_text("time_s,cur")
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(store, "write_csv", full)
+    run(tmp_path, make_plan(tmp_path, HASHES), ScriptedBench(), keep_captures="flagged")
+    assert not (tmp_path / "run" / CAPTURES).exists()  # nothing flagged: nothing kept
+    (tmp_path / "run2").mkdir()
+    outcome = start_sweep(make_plan(tmp_path, HASHES), tmp_path / "run2",
+                          fixture=load_fixture(SIM), bench_factory=factory(ScriptedBench()),
+                          console=QUIET, keep_captures="all")
+    assert outcome.complete and outcome.measured == 6
+    assert len(load(tmp_path / "run2").points) == 6
+    assert not list((tmp_path / "run2" / CAPTURES).iterdir())  # no partial file, no tmp
 
 
 def test_resume_of_a_finished_run_measures_nothing(tmp_path: Path) -> None:

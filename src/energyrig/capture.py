@@ -9,8 +9,9 @@ Units are SI: seconds, amperes, volts.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -126,3 +127,41 @@ class Capture(Protocol):
     def chunks(self) -> Iterator[Chunk]:
         """Yield the capture's chunks in time order."""
         ...
+
+
+#: Columns of the rig's own CSV layout, in order: what :func:`write_csv` writes and
+#: :mod:`energyrig.instruments.csvfile` reads (``rig analyze``).
+CSV_COLUMNS = ("time_s", "current_a", "voltage_v", "trigger")
+
+
+def write_csv(chunks: Iterable[Chunk], path: str | Path, trigger_bit: int = 0) -> int:
+    """Write chunks in the rig's CSV layout (:data:`CSV_COLUMNS`): ``time_s`` is the absolute
+    sample index × period, s (lost samples are a jump in it, which the reader turns back into
+    gaps), the current in A, the voltage in V and logic bit ``trigger_bit`` as 0/1 (0 for
+    chunks without logic). The masks (saturated, corrupt, ...) are not kept.
+
+    Returns
+    -------
+    int
+        Samples written.
+
+    Raises
+    ------
+    OSError
+        The file cannot be written (a full disk); it may be left partly written.
+    """
+    written = 0
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(",".join(CSV_COLUMNS) + "\n")
+        for chunk in chunks:
+            n = len(chunk)
+            if not n:
+                continue
+            logic = (np.zeros(n, dtype=np.uint8) if chunk.logic is None
+                     else (chunk.logic >> trigger_bit) & 1)
+            rows = np.column_stack((chunk.indices() * chunk.period_s, chunk.current_a,
+                                    np.broadcast_to(np.asarray(chunk.voltage_v, float), (n,)),
+                                    logic))
+            np.savetxt(fh, rows, fmt=("%.15g", "%.9g", "%.6g", "%d"), delimiter=",")
+            written += n
+    return written

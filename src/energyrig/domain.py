@@ -113,6 +113,18 @@ class WindowSettings:
         pulse = max(1, math.ceil(whole(self.min_pulse_s)))
         return pulse, round(self.guard_s / period_s), max(1, round(self.baseline_s / period_s))
 
+    def spans(self, window: Window, period_s: float) -> tuple[int, int, int, int]:
+        """Where ``window`` and its baseline lie, as absolute sample indices of ``period_s``:
+        ``(first, last, base_lo, base_hi)``: the window's first and last sample and the
+        baseline span ``[base_lo, base_hi)`` the energy math took (``guard_s`` before the
+        rising edge, or after the falling edge for a window flagged ``baseline_after``).
+        The guard lies between the span and the edge."""
+        first, last = window.sample_range(period_s)
+        _, guard, base = self.in_samples(period_s)
+        if BASELINE_AFTER in window.flags:
+            return first, last, last + 1 + guard, last + 1 + guard + base
+        return first, last, first - guard - base, first - guard
+
 
 @dataclass(frozen=True, slots=True)
 class Point:
@@ -172,8 +184,8 @@ class Point:
 
     @property
     def part_id(self) -> str:
-        """File-system-safe name of the point's part directory (hash of :attr:`key`)."""
-        return hashlib.sha256(self.key.encode()).hexdigest()[:24]
+        """File-system-safe name of the point's part directory (:func:`key_id`)."""
+        return key_id(self.key)
 
     @property
     def label(self) -> str:
@@ -197,6 +209,11 @@ KEY_FACTORS: tuple[str, ...] = ("op", "key_bits", "payload_bytes", "curve", "bac
 FACTORS: tuple[str, ...] = ("family", *KEY_FACTORS)
 
 _Num = TypeVar("_Num", float, "npt.NDArray[np.float64]", "pd.Series")
+
+
+def key_id(key: str) -> str:
+    """File-system-safe name for a point key (:attr:`Point.key`): a hash of it."""
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:
@@ -247,6 +264,14 @@ UNCALIBRATED = "uncalibrated"             # no complete, valid calibration was a
 CI_TARGET_NOT_MET = "ci_target_not_met"   # a point stopped at max_windows before its CI
                                           # reached the plan's ci_target (rig sweep)
 CALIBRATION_FLAGS = (UNCALIBRATED,)
+#: Flags about the bench or the point, not one window's samples: a window carrying only
+#: these is not a suspicious one (its trace is not kept for ``--keep-captures flagged``).
+BENCH_FLAGS = (*CALIBRATION_FLAGS, CI_TARGET_NOT_MET)
+
+
+def window_problems(flags: Iterable[str]) -> tuple[str, ...]:
+    """The flags of a window that are about its own samples: all but :data:`BENCH_FLAGS`."""
+    return tuple(f for f in flags if f and f not in BENCH_FLAGS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +331,11 @@ class Window:
     net_energy_u_j: float = math.nan
     duration_u_s: float = math.nan
     uncertainty: tuple[tuple[str, float], ...] = ()
+
+    def sample_range(self, period_s: float) -> tuple[int, int]:
+        """The first and last sample inside the window, as absolute indices of
+        ``period_s`` (the edges lie half a sample outside them)."""
+        return round(self.start_s / period_s + 0.5), round(self.end_s / period_s - 0.5)
 
     @property
     def duration_s(self) -> float:

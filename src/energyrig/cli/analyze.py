@@ -44,12 +44,17 @@ SHOWN = 20
 
 
 def shown_windows(result: Analysis, show_all: bool) -> list[int]:
-    """Indexes of the windows to list: all of them, or at most :data:`SHOWN`, the flagged
-    ones first and then those whose net energy lies furthest from the median (the ones a
-    person wants to see first), in time order."""
+    """Indexes of the windows to list: all of them, or at most :data:`SHOWN` of
+    :func:`worst_windows`, in time order."""
+    if show_all or len(result.windows) <= SHOWN:
+        return list(range(len(result.windows)))
+    return sorted(worst_windows(result)[:SHOWN])
+
+
+def worst_windows(result: Analysis) -> list[int]:
+    """Indexes of all windows, the flagged ones first and then those whose net energy lies
+    furthest from the median (the ones a person wants to see first)."""
     windows = result.windows
-    if show_all or len(windows) <= SHOWN:
-        return list(range(len(windows)))
     nets = [w.net_energy_j for w in windows if math.isfinite(w.net_energy_j)]
     median = sorted(nets)[len(nets) // 2] if nets else 0.0
 
@@ -57,7 +62,7 @@ def shown_windows(result: Analysis, show_all: bool) -> list[int]:
         net = windows[k].net_energy_j
         return (bool(windows[k].flags), abs(net - median) if math.isfinite(net) else math.inf)
 
-    return sorted(sorted(range(len(windows)), key=badness, reverse=True)[:SHOWN])
+    return sorted(range(len(windows)), key=badness, reverse=True)
 
 
 def ci_digits(low: float, high: float, figure: str, units: dict) -> int:
@@ -117,6 +122,22 @@ def _summary_table(result: Analysis) -> Table:
         cells = [_fmt(v, name, digits, units) for v in values]
         table.add_row(label, str(stats["n"]), *cells[:3], f"{cells[3]} … {cells[4]}")
     return table
+
+
+def _plot_numbers(values: list[str], result: Analysis) -> list[int]:
+    """The window numbers (1-based) ``--plot`` names: numbers (also as ``1,3,5``), or
+    ``worst``."""
+    count = len(result.windows)
+    numbers = []
+    for value in (v.strip() for text in values for v in text.split(",")):
+        if value == "worst" and count:
+            numbers.append(worst_windows(result)[0] + 1)
+        elif value.isdigit() and 1 <= int(value) <= count:
+            numbers.append(int(value))
+        else:
+            raise typer.BadParameter(f"{value!r} is not a window: give 1..{count} or 'worst'",
+                                     param_hint="--plot")
+    return list(dict.fromkeys(numbers))
 
 
 #: What to check when most windows carry a flag, by flag.
@@ -241,6 +262,14 @@ def register(app: typer.Typer) -> None:
         min_samples: int = typer.Option(
             _DEFAULTS.min_samples, help="Windows with fewer samples are flagged too_few_samples."),
         active_low: bool = typer.Option(False, help="The trigger is low during a batch."),
+        plot: Optional[list[str]] = typer.Option(
+            None, "--plot", metavar="N[,N...]|worst",
+            help="Draw window N (as numbered in the table; 'worst': the first the table "
+                 "lists as worst) as a PNG of current against time with its edges, guard and "
+                 "baseline span marked, and its data as JSON beside it. Repeatable."),
+        plot_dir: Path = typer.Option(
+            Path("."), "--plot-dir", file_okay=False,
+            help="Directory of the --plot files: CAPTURE's name-window-N.png (and .json)."),
         calibration: Optional[str] = typer.Option(
             None, "--calibration",
             help="Calibration to apply, as `rig run` does: 'latest' (the store's, for the one "
@@ -284,6 +313,16 @@ def register(app: typer.Typer) -> None:
             result = analyze_file(capture, options, settings, batch, correction)
         if csv is not None:
             result.frame().to_csv(csv, index=False)
+        for number in _plot_numbers(plot or [], result):
+            from energyrig.results.trace import plot_trace
+            from energyrig.rig.analysis import trace_file
+
+            plot_dir.mkdir(parents=True, exist_ok=True)
+            title = f"{capture.name}, window {number}"
+            png = plot_trace(trace_file(capture, result.windows[number - 1], options, settings,
+                                        correction, title),
+                             plot_dir / f"{capture.stem}-window-{number}.png")
+            console.print(f"window {number}: {png}")
         if as_json:
             typer.echo(json.dumps(result.as_json(), indent=1))
             return

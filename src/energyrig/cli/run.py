@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from energyrig.results.footprint import Footprint
     from energyrig.rig.dut import OpInfo
-    from energyrig.rig.pipeline import PointResult
+    from energyrig.rig.pipeline import PointResult, Readout
 
 
 def _energy(value: float | None) -> str:
@@ -198,6 +198,14 @@ def register(app: typer.Typer) -> None:
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        keep_captures: str = typer.Option(
+            "none", "--keep-captures", metavar="none|flagged|all",
+            help="Keep the samples of each flagged window (or of all) as "
+                 "DIR/<point id>/window-N.csv (DIR: --captures-dir), for `rig analyze --plot`; "
+                 "the same point measured again replaces them."),
+        captures_dir: Path = typer.Option(
+            Path("captures"), "--captures-dir", file_okay=False,
+            help="Where --keep-captures writes."),
     ) -> None:
         from rich.console import Console
         from rich.progress import (
@@ -212,9 +220,12 @@ def register(app: typer.Typer) -> None:
         from energyrig.rig.bench import (
             open_bench,  # instruments and emulators: only here
         )
-        from energyrig.rig.pipeline import measure_point, reps_done
+        from energyrig.rig.pipeline import KEEP_CAPTURES, measure_point, reps_done
 
         batch_n = _batch(batch)
+        if keep_captures not in KEEP_CAPTURES:
+            raise typer.BadParameter(f"{keep_captures!r}: give one of {', '.join(KEEP_CAPTURES)}",
+                                     param_hint="--keep-captures")
         fx = load_fixture(fixture)
         try:  # the point's words go to the DUT: checked before any bench opens
             point = Point(op=op, board=fx.dut.board, backend=backend, key_bits=key_bits,
@@ -234,13 +245,24 @@ def register(app: typer.Typer) -> None:
                 point = replace(point, board=bench.board)
                 total = reps or fx.measure.reps
 
-                def progress(stage: str, done: int) -> None:
-                    what = "prep and probe" if stage == "prepare" else "windows"
+                def progress(stage: str, done: int, last: Readout | None) -> None:
+                    what = f"windows, last: {last.text()}" if last else "prep and probe"
                     bar.update(task, description=f"{op}: {what}", completed=done, total=total)
 
                 result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,
                                        seed=seed, min_samples=min_samples,
-                                       on_progress=progress)
+                                       on_progress=progress,
+                                       keep=keep_captures)  # type: ignore[arg-type]
+        if result.captures:
+            from energyrig.results.store import write_captures
+
+            where = captures_dir / result.point.part_id
+            try:
+                write_captures(where, result.captures)
+                err.print(f"kept the samples of {len(result.captures)} windows in {where}")
+            except OSError as exc:
+                err.print(f"[yellow]warning: the samples were not kept in {where}: "
+                          f"{exc.strerror or exc}")
         _report(result, as_json, getattr(fx.instrument, "supply_v", None))
 
     @app.command(help="List the firmware's catalogue of ops (from its `ops` reply). Only the "

@@ -131,6 +131,11 @@ def register(app: typer.Typer) -> None:
             False, "--probe", help="With --dry-run: time each configuration once on the DUT "
                                    "(prep and one op) so slow ops count in the estimate."),
         calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
+        keep_captures: Optional[str] = typer.Option(
+            None, "--keep-captures", metavar="none|flagged|all",
+            help="Keep the samples of each flagged window (or of all) in RUN_DIR/captures/, "
+                 "for `rig analyze --plot` and the report's traces (default none). A resume "
+                 "keeps what the run began with."),
         allow_uncalibrated: bool = typer.Option(
             False, "--allow-uncalibrated",
             help="Sweep even when a bench is not fully calibrated (the manifest, every "
@@ -159,12 +164,15 @@ def register(app: typer.Typer) -> None:
 
           rig sweep plans/symmetric.toml --out runs/sym
 
+          rig sweep plans/quick.toml --keep-captures flagged
+
           rig sweep --resume runs/sym
         """
         # the plan, the sweep and the results store (pandas, pyarrow): only here
         from rich.console import Console
 
         from energyrig.fixtures import load_fixture
+        from energyrig.rig.pipeline import KEEP_CAPTURES
         from energyrig.rig.plan import load_plan
         from energyrig.rig.sweep import (
             calibrated_benches,
@@ -177,6 +185,13 @@ def register(app: typer.Typer) -> None:
 
         _refuse_conflicts(resume=resume is not None, plan=plan is not None, out=out is not None,
                           dry=dry, probe=probe, overwrite=overwrite, retry_failed=retry_failed)
+        if resume is not None and keep_captures is not None:
+            raise typer.BadParameter("--resume keeps the policy the run began with (its "
+                                     "manifest's keep_captures)", param_hint="--keep-captures")
+        keep_captures = keep_captures or "none"
+        if keep_captures not in KEEP_CAPTURES:
+            raise typer.BadParameter(f"{keep_captures!r}: give one of {', '.join(KEEP_CAPTURES)}",
+                                     param_hint="--keep-captures")
         console = Console(stderr=True)
         fx = load_fixture(fixture) if fixture is not None else None
         calibrated = {"bench_factory": calibrated_benches(calibration),
@@ -192,7 +207,9 @@ def register(app: typer.Typer) -> None:
                                        timer=time_ops if probe else None), Console())
                 return
             outcome = start_sweep(p, out or _default_out(p.title), fixture=fx,
-                                  console=console, overwrite=overwrite, **calibrated)
+                                  console=console, overwrite=overwrite,
+                                  keep_captures=keep_captures,  # type: ignore[arg-type]
+                                  **calibrated)
         _print_outcome(outcome, console)
         if not outcome.complete:
             raise typer.Exit(130)  # stopped by Ctrl-C/SIGTERM: resumable

@@ -40,17 +40,14 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from energyrig.capture import NO_GAPS, Chunk
+from energyrig.capture import CSV_COLUMNS, NO_GAPS, Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CURRENT_UNITS, TIME_UNITS, CaptureOptions
 from energyrig.instruments.threshold import Schmitt
 
 log = logging.getLogger(__name__)
 
-TIME = "time_s"
-CURRENT = "current_a"
-VOLTAGE = "voltage_v"
-TRIGGER = "trigger"
+TIME, CURRENT, VOLTAGE, TRIGGER = CSV_COLUMNS  # the layout energyrig.capture.write_csv writes
 LOGIC_LEVEL = 0.5  # level of a 0/1 trigger column
 #: Characters of a digital channel in the Power Profiler app's export -> (level, corrupt).
 _DIGITAL_TEXT = {ord("0"): (0, False), ord("1"): (1, False), ord("X"): (1, False),

@@ -6,6 +6,10 @@ Layout of ``RUN_DIR``::
     windows.parquet/     one row per trigger window, with its point's factors (segments)
     points.parquet/      one row per point: status, counts, mean/median/std/95 % CI per op
     parts/<id>/          one finished point not yet consolidated (windows.parquet, point.parquet)
+    captures/<id>/       the samples kept of some of a point's windows (``--keep-captures``):
+                         window-0003.csv is window 3 of windows.parquet, in the rig's CSV
+                         layout (``rig analyze`` reads it); the policy is the manifest's
+                         ``keep_captures``
     .lock                held by the one writer of the run
 
 ``windows.parquet`` and ``points.parquet`` are directories of segments
@@ -62,6 +66,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from energyrig import __version__
+from energyrig.capture import Chunk, write_csv
 from energyrig.domain import (
     AVERAGED,
     FACTORS,
@@ -73,6 +78,7 @@ from energyrig.domain import (
     Status,
     Window,
     join_flags,
+    key_id,
     summarise_per_op,
     windows_frame,
 )
@@ -84,11 +90,12 @@ MANIFEST = "manifest.json"
 WINDOWS = "windows.parquet"
 POINTS = "points.parquet"
 PARTS = "parts"
+CAPTURES = "captures"
 LOCK = ".lock"
 #: What the rig writes in a run directory: its tables, parts, lock and atomic-write
 #: leftovers, and what ``rig report`` (and its ``.report-*`` temporary directories) and a
 #: footprint add. Anything else is the operator's.
-RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, LOCK, "report", "footprint",
+RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, CAPTURES, LOCK, "report", "footprint",
                          f".{MANIFEST}.tmp", f".{WINDOWS}.legacy", f".{POINTS}.legacy"})
 
 
@@ -111,6 +118,30 @@ def check_new_run_dir(path: Path) -> None:
     if foreign := foreign_entries(path):
         raise RunError(path, f"holds files that are not a run ({listed(foreign)}); a run is "
                              "written only into a new or empty directory")
+
+
+def capture_path(run_dir: str | Path, point_key: str, window: int, attempt: int = 1) -> Path:
+    """Where the kept samples of window ``window`` (as numbered in ``windows.parquet``) of
+    a point's ``attempt`` are (the file exists only if they were kept)."""
+    name = key_id(point_key) + (f"-{attempt}" if attempt > 1 else "")
+    return Path(run_dir) / CAPTURES / name / f"window-{window:04d}.csv"
+
+
+def write_captures(directory: Path, captures: Mapping[int, Sequence[Chunk]]) -> None:
+    """Write kept samples, window index → chunks, as ``directory/window-NNNN.csv``
+    (:func:`~energyrig.capture.write_csv`): into a temporary directory beside it, renamed
+    into place over what ``directory`` held (one point's captures, never merged with an
+    earlier try's). On an error (OSError: a full disk) nothing is left behind."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=directory.parent))
+    try:
+        for window, chunks in sorted(captures.items()):
+            write_csv(chunks, tmp / f"window-{window:04d}.csv")
+        shutil.rmtree(directory, ignore_errors=True)
+        os.rename(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def listed(names: Sequence[str]) -> str:
@@ -484,7 +515,8 @@ class RunWriter:
                fixture: Mapping[str, Any] | None = None,
                firmware: Mapping[str, Any] | None = None,
                calibration: Mapping[str, Any] | None = None,
-               seed: int | None = None, consolidate_every: int = 256) -> Self:
+               seed: int | None = None, consolidate_every: int = 256,
+               keep_captures: str = "none") -> Self:
         """Start a new run in ``run_dir`` (created; must not hold a run already).
 
         Parameters
@@ -499,6 +531,9 @@ class RunWriter:
             Seed of the randomised order.
         consolidate_every:
             Parts kept before they are folded into the top-level tables.
+        keep_captures:
+            Whose samples the sweep keeps (``none``, ``flagged``, ``all``), recorded so a
+            resume keeps the same.
         """
         path = Path(run_dir)
         check_new_run_dir(path)
@@ -513,6 +548,7 @@ class RunWriter:
                          "python": platform.python_version()},
             "host": {"hostname": socket.gethostname(), "platform": platform.platform()},
             "seed": seed,
+            "keep_captures": keep_captures,
             "started_at": _now().isoformat(),
             "resumed_at": [],
             "ended_at": None,
@@ -553,7 +589,7 @@ class RunWriter:
             raise RunError(self.path, "another sweep is writing this run") from None
         self._lock_fd = fd
         # Leftovers of a write interrupted before its rename are not part of the run.
-        for tmp in (self.path / PARTS).glob(".tmp-*"):
+        for tmp in (*(self.path / PARTS).glob(".tmp-*"), *(self.path / CAPTURES).glob(".tmp-*")):
             shutil.rmtree(tmp)
         self._finish_interrupted_merge()
 
@@ -597,7 +633,8 @@ class RunWriter:
     def write_point(self, point: Point, windows: Sequence[Window] | pd.DataFrame, *,
                     batch_n: int, status: Status = "ok", reason: str = "",
                     uncertainty: Mapping[str, Any] | None = None,
-                    flags: Sequence[str] = ()) -> bool:
+                    flags: Sequence[str] = (),
+                    captures: Mapping[int, Sequence[Chunk]] | None = None) -> bool:
         """Store one finished point and its windows, atomically.
 
         Parameters
@@ -617,6 +654,10 @@ class RunWriter:
         flags:
             Flags of the point itself (``trigger_drops``, ``ci_target_not_met``), listed in
             the points table with its windows' flags.
+        captures:
+            Samples kept of some windows, window index → chunks (trigger on D0), written
+            to ``captures/`` (:func:`capture_path`) before the point; a disk too full for
+            them loses them, not the point (a warning says so).
 
         Returns
         -------
@@ -636,6 +677,8 @@ class RunWriter:
         win = _windows_frame(point, batch_n, windows).assign(attempt=attempt)
         pts = _summarise(point, batch_n, win, status, reason, uncertainty, flags).assign(
             attempt=attempt)
+        if captures:
+            self._write_captures(point, attempt, captures)
         parts = self.path / PARTS
         parts.mkdir(exist_ok=True)
         try:
@@ -659,10 +702,24 @@ class RunWriter:
             self.consolidate()
         return True
 
+    def _write_captures(self, point: Point, attempt: int,
+                        captures: Mapping[int, Sequence[Chunk]]) -> None:
+        """Write a point's kept samples into a temporary directory renamed into place,
+        replacing those an earlier unfinished try of the same attempt left (a crash before
+        its point was stored): a point's captures are never duplicated."""
+        try:
+            write_captures(capture_path(self.path, point.key, 0, attempt).parent, captures)
+        except OSError as exc:
+            log.warning("%s: the samples of point %s were not kept: %s (%s); its results "
+                        "are stored", self.path, point.label, exc.strerror or exc,
+                        exc.filename)
+
     def write_failed(self, point: Point, reason: str, *, batch_n: int = 1,
-                     windows: Sequence[Window] | pd.DataFrame = ()) -> bool:
+                     windows: Sequence[Window] | pd.DataFrame = (),
+                     captures: Mapping[int, Sequence[Chunk]] | None = None) -> bool:
         """Store a point that failed (self-test failure, DUT not answering) with the reason."""
-        return self.write_point(point, windows, batch_n=batch_n, status="failed", reason=reason)
+        return self.write_point(point, windows, batch_n=batch_n, status="failed", reason=reason,
+                                captures=captures)
 
     def write_skipped(self, point: Point, reason: str) -> bool:
         """Store a combination the op cannot take, with the reason, so it is listed."""

@@ -20,6 +20,7 @@ from energyrig.domain import (Window, describe_finite, finite_or_none, take_out_
                               windows_frame)
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
+from energyrig.results.trace import Trace, window_trace
 from energyrig.rig.energy import (Glitch, UnpairedEdge, WindowFinder, WindowSettings,
                                   find_windows, windows_stream_flags)
 
@@ -132,3 +133,14 @@ def analyze_file(path: str | Path, options: CaptureOptions | None = None,
     log.info("%s: %d windows", capture.source, len(windows))
     return Analysis(capture.source, windows, tuple(finder.glitches), tuple(finder.unpaired),
                     batch_n)
+
+
+def trace_file(path: str | Path, window: Window, options: CaptureOptions | None = None,
+               settings: WindowSettings | None = None,
+               correction: CurrentCorrection | None = None, title: str = "") -> Trace:
+    """The trace of one window of :func:`analyze_file`'s result (opened again and read up to
+    the window, with the same ``correction``), for
+    :func:`~energyrig.results.trace.plot_trace`."""
+    capture = open_capture(path, options)
+    chunks = capture.chunks() if correction is None else correction.chunks(capture.chunks())
+    return window_trace(chunks, window, settings or WindowSettings(), title=title)

@@ -216,11 +216,7 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
                                               (len(c),)) for c in chunks])
     index = np.concatenate([c.indices() for c in chunks])
     power = current * voltage
-    a = round(window.start_s / T + 0.5)
-    b = round(window.end_s / T - 0.5)
-    _, guard, base = settings.in_samples(T)
-    lo, hi = ((b + 1 + guard, b + 1 + guard + base) if BASELINE_AFTER in window.flags
-              else (a - guard - base, a - guard))
+    a, b, lo, hi = settings.spans(window, T)
     span = slice(*np.searchsorted(index, (lo, hi)))
     inside = slice(*np.searchsorted(index, (a, b + 1)))
     idle_p, idle_i = power[span], current[span]
@@ -300,15 +296,13 @@ def _count(index: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None,
 def _flag_spans(windows: Sequence[Window], period_s: float, settings: WindowSettings
                 ) -> tuple[npt.NDArray[np.int64], ...]:
     """Per window, the absolute sample indices ``lo..hi`` (inclusive) a corrupt sample
-    flags, and the baseline span ``[b_lo, b_hi)``."""
-    _, guard, base = settings.in_samples(period_s)
-    a = np.array([round(w.start_s / period_s + 0.5) for w in windows], dtype=np.int64)
-    b = np.array([round(w.end_s / period_s - 0.5) for w in windows], dtype=np.int64)
+    flags (the window, its edge samples, its guard and baseline span), and the baseline
+    span ``[b_lo, b_hi)`` (:meth:`WindowSettings.spans`)."""
+    first, last, b_lo, b_hi = np.array([settings.spans(w, period_s) for w in windows],
+                                       dtype=np.int64).reshape(-1, 4).T
     after = np.array([BASELINE_AFTER in w.flags for w in windows], dtype=bool)
-    lo = np.where(after, a - 1, a - guard - base)
-    hi = np.where(after, b + guard + base, b + 1)
-    b_lo = np.where(after, b + 1 + guard, a - guard - base)
-    b_hi = np.where(after, b + 1 + guard + base, a - guard)
+    lo = np.where(after, first - 1, b_lo)
+    hi = np.where(after, b_hi - 1, last + 1)
     return lo, hi, b_lo, b_hi
 
 

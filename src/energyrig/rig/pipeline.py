@@ -54,13 +54,16 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_budget,
                                          time_budget, window_budget)
 from energyrig.calibration.routines import CalibrationBench
+from energyrig.capture import Chunk
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
                               INTEGRITY_FLAGS, MAX_FLAGGED_FRACTION, Point, Window,
                               finite_or_none, summarise_per_op, take_out_overhead,
-                              windows_frame)
+                              window_problems, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
+from energyrig.results.trace import cut
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows, stream_flags, window_stats
+from energyrig.units import format_si
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
@@ -82,6 +85,11 @@ COLLECT_SLACK_S = 5.0
 #: Times a window whose stream failed its integrity checks is measured again before it is
 #: kept flagged (a rare corrupt word or loss passes; a stream broken throughout fails the point).
 INTEGRITY_RETRIES = 2
+
+#: Which windows' samples a point keeps (:attr:`PointResult.captures`): none, the flagged
+#: ones, or all.
+KeepCaptures = Literal["none", "flagged", "all"]
+KEEP_CAPTURES: tuple[KeepCaptures, ...] = ("none", "flagged", "all")
 
 #: The correction stage: a record in, the corrected record out (offset, gain, skew, ...).
 Correction = Callable[["RecordedCapture"], "RecordedCapture"]
@@ -136,6 +144,12 @@ class PreparedPoint(Protocol):
     @property
     def prep(self) -> Mapping[str, Any]: ...
 
+    @property
+    def kept(self) -> tuple[Chunk, ...]:
+        """The samples around the last window (:func:`energyrig.results.trace.cut`), the
+        trigger on D0."""
+        ...
+
     def window(self) -> Window: ...
 
 
@@ -181,6 +195,7 @@ class Measurement:
     auto: bool
     min_samples: int | None = None
     restarts: int = 0
+    kept: tuple[Chunk, ...] = ()
 
     @classmethod
     def prepare(cls, bench: PipelineBench, point: Point, *, batch_n: int | None = None,
@@ -367,6 +382,9 @@ class Measurement:
             flags.append(DROPPED_SAMPLES)
         window = max(found, key=lambda x: x.duration_s)
         flags += stream_flags(record.chunk_list, window, settings)
+        self.kept = tuple(replace(c, logic=None if c.logic is None
+                                  else (c.logic >> record.trigger_bit) & 1)
+                          for c in cut(record.chunk_list, window, settings))
         resolution = self.bench.limits.resolution
         budget = window_budget(window_stats(record.chunk_list, window, settings,
                                             resolution.step_a if resolution else None),
@@ -425,6 +443,10 @@ class PointResult:
     calibration:
         The bench's calibration record (``Bench.calibration``), for the time budget's window
         overhead.
+    captures:
+        The samples kept of some windows (``keep`` of :func:`measure_point`): window index
+        → the chunks around it (:func:`energyrig.results.trace.cut`, the trigger on D0),
+        as corrected for the energy math.
     """
 
     point: Point
@@ -436,6 +458,7 @@ class PointResult:
     prep: Mapping[str, Any] = field(default_factory=dict)
     cycle_hz: int = 0
     calibration: Mapping[str, Any] | None = None
+    captures: Mapping[int, tuple[Chunk, ...]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -496,8 +519,37 @@ class PointResult:
         return out
 
 
+@dataclass(frozen=True)
+class Readout:
+    """What a progress display shows of the last window (SI units)."""
+
+    net_energy_per_op_j: float
+    mean_current_a: float
+    flags: tuple[str, ...]
+
+    @classmethod
+    def of(cls, window: Window, batch_n: int, kept: Sequence[Chunk]) -> Readout:
+        """The readout of ``window`` of ``batch_n`` ops; the mean current is that of the
+        samples inside it among ``kept`` (:attr:`PreparedPoint.kept`; NaN without them)."""
+        total = count = 0.0
+        for chunk in kept:
+            index = chunk.indices()
+            first, last = window.sample_range(chunk.period_s)
+            inside = (index >= first) & (index <= last)
+            total += float(chunk.current_a[inside].sum())
+            count += int(inside.sum())
+        return cls(window.net_energy_j / batch_n, total / count if count else math.nan,
+                   window_problems(window.flags))
+
+    def text(self) -> str:
+        """``10.9 nJ/op, 3.61 mA, glitch`` (``clean`` without a flag of its samples)."""
+        return (f"{format_si(self.net_energy_per_op_j, 'J')}/op, "
+                f"{format_si(self.mean_current_a, 'A')}, {', '.join(self.flags) or 'clean'}")
+
+
 Until = Callable[[Sequence[Window]], bool]
-Progress = Callable[[str, int], None]
+#: ``on_progress(stage, windows_done, readout of the last window or None)``.
+Progress = Callable[[str, int, "Readout | None"], None]
 
 
 def reps_done(reps: int) -> Until:
@@ -508,7 +560,8 @@ def reps_done(reps: int) -> Until:
 def measure_point(bench: PointBench, point: Point, *, until: Until,
                   batch_n: int | None = None, seed: int | None = None,
                   min_samples: int | None = None, stop: Callable[[], bool] = lambda: False,
-                  on_progress: Progress | None = None) -> PointResult:
+                  on_progress: Progress | None = None,
+                  keep: KeepCaptures = "none") -> PointResult:
     """Measure one point: prepare, then windows until ``until(windows)`` (module docstring).
 
     Parameters
@@ -524,19 +577,24 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
     stop:
         Checked between windows; true ends the point as ``"interrupted"``.
     on_progress:
-        ``on_progress(stage, windows_done)`` with stage ``"prepare"`` or ``"window"``.
+        ``on_progress(stage, windows_done, readout)`` with stage ``"prepare"`` (readout
+        None) or ``"window"`` (the :class:`Readout` of the window just measured).
+    keep:
+        Whose samples the result keeps (:attr:`PointResult.captures`): no window's, the
+        flagged windows' (:func:`~energyrig.domain.window_problems`), or all.
 
     Returns
     -------
     PointResult
         ``"failed"`` with the reason when the DUT or the instrument failed.
     """
-    progress = on_progress or (lambda stage, done: None)
+    progress = on_progress or (lambda stage, done, last: None)
     cycle_hz = int(bench.hello.get("cycle_hz", 0))
     windows: list[Window] = []
+    captures: dict[int, tuple[Chunk, ...]] = {}
     prepared: PreparedPoint | None = None
     try:
-        progress("prepare", 0)
+        progress("prepare", 0, None)
         prepared = bench.prepare(point, batch_n=batch_n, seed=seed, min_samples=min_samples)
         n = prepared.batch_n
         while not until(windows):
@@ -547,9 +605,12 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
             row = prepared.window()
             if prepared.batch_n != n:  # the batch changed: the windows before are of the old one
                 windows.clear()
+                captures.clear()
                 n = prepared.batch_n
+            if keep == "all" or (keep == "flagged" and window_problems(row.flags)):
+                captures[len(windows)] = prepared.kept
             windows.append(row)
-            progress("window", len(windows))
+            progress("window", len(windows), Readout.of(row, n, prepared.kept))
         extra = bench.point_flags()
     except POINT_ERRORS as exc:
         # Ctrl-C in a terminal also reaches the DUT and emulator processes: an error after a
@@ -564,13 +625,14 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
             return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz,
                                calibration=bench.calibration)
         return PointResult(prepared.point, status, reason, prepared.batch_n, tuple(windows),
-                           _flags(windows), prepared.prep, cycle_hz, bench.calibration)
+                           _flags(windows), prepared.prep, cycle_hz, bench.calibration,
+                           captures)
     reason = integrity_failure(windows)
     if reason:
         log.warning("point %s failed: %s", point.label, reason)
     return PointResult(prepared.point, "failed" if reason else "ok", reason, prepared.batch_n,
                        tuple(windows), _flags(windows, extra), prepared.prep, cycle_hz,
-                       bench.calibration)
+                       bench.calibration, captures)
 
 
 def integrity_failure(windows: Sequence[Window]) -> str:

@@ -70,7 +70,7 @@ from energyrig.results.store import (
     read_manifest,
 )
 from energyrig.rig.dut import open_dut
-from energyrig.rig.pipeline import PointBench, measure_point
+from energyrig.rig.pipeline import KeepCaptures, PointBench, measure_point
 from energyrig.rig.plan import (
     Expansion,
     Plan,
@@ -206,7 +206,9 @@ class SweepOutcome:
 def _progress(console: Console) -> Progress:
     return Progress(TextColumn("{task.description}", style="cyan"), BarColumn(),
                     MofNCompleteColumn(), TextColumn("points"), TimeElapsedColumn(),
-                    TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=False)
+                    TextColumn("ETA"), TimeRemainingColumn(),
+                    TextColumn("{task.fields[last]}", style="dim"),  # the last window's readout
+                    console=console, transient=False)
 
 
 @dataclass(frozen=True)
@@ -298,7 +300,8 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
     outcome.failed_before = len(writer.failed())
     first = True
     with _progress(console) as progress:
-        task = progress.add_task("sweep", total=outcome.total, completed=outcome.already_done)
+        task = progress.add_task("sweep", total=outcome.total, completed=outcome.already_done,
+                                 last="")
         for board, points in todo:
             if not points or stop:
                 continue
@@ -329,14 +332,16 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
     result = measure_point(
         bench, point, until=lambda windows: enough_windows(windows, plan),
         batch_n=None if plan.batch == "auto" else plan.batch, stop=lambda: bool(stop),
-        on_progress=lambda stage, n: progress.update(
-            task, description=f"{label} [{n}/{plan.adaptive.max_windows}]"))
+        on_progress=lambda stage, n, last: progress.update(
+            task, description=f"{label} [{n}/{plan.adaptive.max_windows}]",
+            last=f"last: {last.text()}" if last else ""),
+        keep=writer.manifest.get("keep_captures") or "none")
     if result.status == "interrupted":
         return False
     failed = result.status == "failed"
     if failed:
         writer.write_failed(point, result.reason, batch_n=result.batch_n,
-                            windows=result.windows)
+                            windows=result.windows, captures=result.captures)
         outcome.failed += 1
         progress.console.print(f"[red]failed[/] {label}: {result.reason}")
     else:
@@ -346,7 +351,8 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
             flags.append(CI_TARGET_NOT_MET)
             outcome.target_not_met += 1
         writer.write_point(result.point, list(result.windows), batch_n=result.batch_n,
-                           uncertainty=result.uncertainty(), flags=flags)
+                           uncertainty=result.uncertainty(), flags=flags,
+                           captures=result.captures)
         outcome.measured += 1
     progress.advance(task)
     return failed
@@ -407,7 +413,8 @@ def _finish(writer: RunWriter, boards: list[BoardPlan], plan: Plan, bench_factor
 def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = None,
                 bench_factory: BenchFactory = open_bench, console: Console | None = None,
                 stop: StopRequest | None = None, overwrite: bool = False,
-                require_calibration: bool = False) -> SweepOutcome:
+                require_calibration: bool = False,
+                keep_captures: KeepCaptures = "none") -> SweepOutcome:
     """Run ``plan`` into a new run directory, on ``fixture`` or else on the plan's fixtures
     (one after another), else on the default fixture.
 
@@ -418,6 +425,9 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
     require_calibration:
         Refuse to start when a bench is not fully calibrated (:func:`check_calibrated`);
         ``bench_factory`` applies the calibration (:func:`calibrated_benches`).
+    keep_captures:
+        Whose samples to keep in the run's ``captures/`` (no window's, the flagged ones',
+        all); recorded in the manifest, so a resume keeps the same.
     """
     run_dir = Path(run_dir)
     plan = plan.with_seed()
@@ -431,7 +441,7 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
         boards = survey(plan, fixtures, bench_factory)
         check_calibrated(boards, required=require_calibration)
         with RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
-                              **_manifest_parts(boards)) as writer:
+                              keep_captures=keep_captures, **_manifest_parts(boards)) as writer:
             return _finish(writer, boards, plan, bench_factory, console, stop)
 
 

@@ -6,6 +6,9 @@
    PNG files (the only module that imports matplotlib);
 3. :mod:`~energyrig.results.report.page`: the HTML of the tables and the figures' names.
 
+:mod:`~energyrig.results.report.traces` adds the traces of the windows worth a look when
+the sweep kept their samples.
+
 :func:`write_report` runs the three. Units become text only in the figures and the page,
 through :mod:`energyrig.units`.
 """
@@ -52,6 +55,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     from energyrig.results.report.figures import (
         draw_figures,  # matplotlib: only to draw
     )
+    from energyrig.results.report.traces import draw_traces, traces_html
 
     run = load(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path / "report"
@@ -61,8 +65,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     # as it was and no half-written page or 0-byte figure.
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
-        (tmp / "report.html").write_text(page_html(run, tables, draw_figures(tables, tmp)),
-                                         encoding="utf-8")
+        page = page_html(run, tables, draw_figures(tables, tmp))
+        page = page.replace("</body>", traces_html(draw_traces(run, tmp)) + "</body>")
+        (tmp / "report.html").write_text(page, encoding="utf-8")
         if csv:
             run.points.to_csv(tmp / "points.csv", index=False)
             run.windows.to_csv(tmp / "windows.csv", index=False)

@@ -7,7 +7,8 @@ draws them all and writes the PNG files the page shows, each with its data besid
 (``energy-time-hash.png``, ``energy-time-hash.json``), so what a figure shows can be checked
 without reading pixels. A per-op figure draws the 95 % confidence interval of each mean as
 error bars, and the expanded uncertainty (k = 2) where it is known as a thinner, lighter bar.
-This is the only module of the rig that imports matplotlib.
+This and :mod:`energyrig.results.trace` (a window's trace) are the only modules of the rig
+that import matplotlib.
 """
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def fake() -> FakeDriver:
 def test_start_sets_up_subscribes_and_enables_stop_undoes(fake: FakeDriver) -> None:
     js = Joulescope(config(), driver=lambda: fake)
     js.start()
-    assert fake.opened == [(PATH, "restore")]
+    assert fake.opened == [(PATH, "defaults")]
     assert fake.published == [
         (f"{PATH}/h/fs", RATE), (f"{PATH}/s/i/range/mode", "manual"),
         (f"{PATH}/s/i/range/select", "18 mA"),
@@ -110,6 +110,15 @@ def test_start_sets_up_subscribes_and_enables_stop_undoes(fake: FakeDriver) -> N
                                    (f"{PATH}/s/gpi/1/ctrl", 0)]
     info = js.describe()
     assert (info.name, info.serial, info.address) == ("JS220", "001234", PATH)
+
+
+def test_a_js110_takes_auto_as_a_range() -> None:
+    fake = FakeDriver(("u/js110/000009",))
+    js = Joulescope(JoulescopeConfig(), driver=lambda: fake)
+    js.start()
+    assert fake.published[:2] == [("u/js110/000009/h/fs", 1_000_000),
+                                  ("u/js110/000009/s/i/range/select", "auto")]
+    js.stop()
 
 
 def test_a_collected_window_has_the_closed_form_energy(fake: FakeDriver) -> None:

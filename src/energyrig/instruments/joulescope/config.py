@@ -8,9 +8,6 @@ from pydantic import Field
 
 from energyrig.config import Strict
 
-#: The current ranges of ``s/i/range/select`` (pyjoulescope_driver, JS220), and ``auto``.
-CURRENT_RANGES = ("auto", "10 A", "180 mA", "18 mA", "1.8 mA", "180 µA", "18 µA")
-
 
 class JoulescopeConfig(Strict):
     """``kind = "joulescope"``: a Joulescope JS220 or JS110 through ``pyjoulescope_driver``.
@@ -22,7 +19,7 @@ class JoulescopeConfig(Strict):
     sample_rate_hz:
         On-instrument output sample rate (the driver's ``h/fs``), Hz.
     current_range:
-        ``auto`` or a fixed range (:data:`CURRENT_RANGES`).
+        ``auto`` or a fixed range, as ``s/i/range/select`` names it (``2 A``: JS110 only).
     trigger_gpi:
         The general-purpose input carrying the trigger (0..3).
     min_pulse_s:
@@ -37,7 +34,7 @@ class JoulescopeConfig(Strict):
     kind: Literal["joulescope"] = "joulescope"
     device: str | None = None
     sample_rate_hz: int = Field(1_000_000, gt=0, le=2_000_000)
-    current_range: Literal["auto", "10 A", "180 mA", "18 mA", "1.8 mA", "180 µA",
+    current_range: Literal["auto", "10 A", "2 A", "180 mA", "18 mA", "1.8 mA", "180 µA",
                            "18 µA"] = "auto"
     trigger_gpi: int = Field(0, ge=0, le=3)
     min_pulse_s: float = Field(5e-6, ge=0)

@@ -110,8 +110,8 @@ class Joulescope(AcquisitionBase):
             if path not in paths:
                 raise InstrumentError(f"joulescope: device {path!r} is not attached (attached: "
                                       f"{', '.join(paths) or 'none'})")
-            driver.open(path, "restore", timeout=_TIMEOUT_S)
-            for topic, value in protocol.setup(self.config):
+            driver.open(path, "defaults", timeout=_TIMEOUT_S)
+            for topic, value in protocol.setup(self.config, path):
                 driver.publish(f"{path}/{topic}", value, timeout=_TIMEOUT_S)
             self._topics = {f"{path}/{s}/!data": k
                             for k, s in enumerate(protocol.signals(self.config))}

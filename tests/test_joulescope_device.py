@@ -173,3 +173,17 @@ def test_which_device_is_refused_with_the_attached_ones_named(
     with pytest.raises(InstrumentError, match=message):
         Joulescope(config(device=device), driver=lambda: fake).start()
     assert fake.finalized == 1
+
+
+def test_rig_instruments_lists_what_the_driver_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyjoulescope_driver
+
+    from energyrig.instruments.joulescope.family import scan
+
+    fake = FakeDriver((PATH, "u/js110/000009"))
+    monkeypatch.setattr(pyjoulescope_driver, "Driver", lambda: fake)
+    found = scan()
+    assert [(f.address, f.description) for f in found] == [
+        (PATH, "JS220 serial 001234"), ("u/js110/000009", "JS110 serial 000009")]
+    assert found[0].fixture == f'kind = "joulescope"\ndevice = "{PATH}"'
+    assert fake.finalized == 1

@@ -176,6 +176,16 @@ def test_a_jls_extension_on_other_content_is_refused(tmp_path: Path) -> None:
         open_capture(fake)
 
 
+def test_a_recording_not_closed_is_refused_and_left_untouched(recording: Path,
+                                                              tmp_path: Path) -> None:
+    """pyjls would repair it in place (it writes to the file it reads)."""
+    cut = tmp_path / "cut.jls"
+    cut.write_bytes(recording.read_bytes()[:100_000])
+    with pytest.raises(CaptureError, match=r"not closed .* the file has 100000\): pyjls"):
+        open_capture(cut)
+    assert cut.read_bytes() == recording.read_bytes()[:100_000]
+
+
 def test_rig_analyze_json(recording: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "analyze", str(recording),
                            "--json"], capture_output=True, text=True, timeout=120, check=False)

@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 #: The first bytes of every JLS file (jls ``include/jls/format.h``: ``JLS_HEADER_IDENTIFIER``).
 JLS_MAGIC = b"jlsfmt\r\n \n \x1a  \xb2\x1c"
 
+#: The file header (``struct jls_file_header_s``): the magic, then the file's length in bytes
+#: as u64 little-endian (written when the file is closed), the format version and a CRC.
+_HEADER_BYTES = 32
+
 #: pyjls ``SignalType.FSR`` and the ``DataType`` codes this reader uses (``pyjls.DataType``).
 _FSR = 0
 _F32 = 0x2004
@@ -72,7 +76,8 @@ class JlsCapture:
     Raises
     ------
     CaptureError
-        The file is missing, not a JLS v2 file, or its signals do not share a sample rate.
+        The file is missing, not a JLS v2 file, was not closed by its writer (truncated, or
+        a recording cut off), or its signals do not share a sample rate.
     ChannelError
         A named signal is not in the file, or the file has no current, power or trigger.
     """
@@ -88,8 +93,7 @@ class JlsCapture:
         if self.options.chunk_samples < 1:
             raise CaptureError(self.source, f"chunk_samples must be >= 1, got "
                                             f"{self.options.chunk_samples}")
-        if not self.path.is_file():
-            raise CaptureError(self.source, "no such file")
+        self._check_closed()
         try:
             with pyjls.Reader(str(self.path)) as reader:
                 signals = [s for s in reader.signals.values() if s.signal_type == _FSR]
@@ -97,6 +101,27 @@ class JlsCapture:
             raise CaptureError(self.source, f"not a readable JLS v2 file: {exc}") from exc
         self._amperes_per_unit = self.options.amperes_per_volt(self.source)
         self._resolve(signals)
+
+    def _check_closed(self) -> None:
+        """Refuse a file not closed by its writer: pyjls repairs such a file in place when it
+        opens it, and the rig does not write to the files it reads."""
+        try:
+            with self.path.open("rb") as f:
+                head = f.read(_HEADER_BYTES)
+            size = self.path.stat().st_size
+        except FileNotFoundError as exc:
+            raise CaptureError(self.source, "no such file") from exc
+        except OSError as exc:
+            raise CaptureError(self.source, f"cannot read: {exc.strerror or exc}") from exc
+        if not is_jls(head) or len(head) < _HEADER_BYTES:
+            raise CaptureError(self.source, "not a JLS file: no JLS header")
+        length = int.from_bytes(head[16:24], "little")
+        if length != size:
+            raise CaptureError(self.source, f"the recording was not closed (its header says "
+                                            f"{length} bytes, the file has {size}): pyjls "
+                                            "repairs such a file in place, so the rig leaves "
+                                            "it alone; copy it (cp FILE copy.jls) and analyze "
+                                            "the copy")
 
     def _describe(self, signals: list[Any]) -> str:
         return "signals: " + (", ".join(s.name for s in signals) or "none")

@@ -163,8 +163,9 @@ def test_no_trigger_window_times_out(fake: FakeDriver) -> None:
 
 
 @pytest.mark.parametrize(("paths", "device", "message"), [
-    ((), None, "0 Joulescopes attached"),
-    ((PATH, "u/js220/000002"), None, "2 Joulescopes attached"),
+    ((), None, "no Joulescope attached"),
+    ((), PATH, "no Joulescope attached"),
+    ((PATH, "u/js220/000002"), None, "2 Joulescopes attached .*choose one with device"),
     ((PATH,), "u/js110/000009", "device 'u/js110/000009' is not attached"),
 ])
 def test_which_device_is_refused_with_the_attached_ones_named(

@@ -102,10 +102,13 @@ class Joulescope(AcquisitionBase):
         driver = self._make_driver()
         try:
             paths = list(driver.device_paths())
-            if self.device is None and len(paths) != 1:
+            if not paths:
+                raise InstrumentError("joulescope: no Joulescope attached (pyjoulescope_driver "
+                                      "found none on USB)")
+            if self.device is None and len(paths) > 1:
                 raise InstrumentError(f"joulescope: {len(paths)} Joulescopes attached "
-                                      f"({', '.join(paths) or 'none'}); set device in the "
-                                      "fixture's [instrument] table")
+                                      f"({', '.join(paths)}); choose one with device = PATH in "
+                                      "the fixture's instrument table")
             path = self.device or paths[0]
             if path not in paths:
                 raise InstrumentError(f"joulescope: device {path!r} is not attached (attached: "

@@ -36,10 +36,14 @@ def scan() -> list[Found]:
             for path in paths]
 
 
-def _is_jls(head: bytes) -> bool:
-    from energyrig.instruments.joulescope.jlsfile import is_jls
+#: The first bytes of every JLS file (jls ``include/jls/format.h``: ``JLS_HEADER_IDENTIFIER``).
+JLS_MAGIC = b"jlsfmt\r\n \n \x1a  \xb2\x1c"
 
-    return is_jls(head)
+
+def is_jls(head: bytes) -> bool:
+    """The first bytes of a file are a JLS file's (v2; v1 shares the magic and is refused
+    when opened)."""
+    return head.startswith(JLS_MAGIC)
 
 
 FAMILY = Family(
@@ -47,6 +51,6 @@ FAMILY = Family(
     config=JoulescopeConfig,
     open=open_joulescope,
     scan=scan,
-    file_kinds=(FileKind("Joulescope JLS", (".jls",), _is_jls,
+    file_kinds=(FileKind("Joulescope JLS", (".jls",), is_jls,
                          "energyrig.instruments.joulescope.jlsfile:open_jls"),),
 )

@@ -40,12 +40,10 @@ import numpy.typing as npt
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.joulescope.family import is_jls
 from energyrig.instruments.joulescope.processing import to_chunk
 
 log = logging.getLogger(__name__)
-
-#: The first bytes of every JLS file (jls ``include/jls/format.h``: ``JLS_HEADER_IDENTIFIER``).
-JLS_MAGIC = b"jlsfmt\r\n \n \x1a  \xb2\x1c"
 
 #: The file header (``struct jls_file_header_s``): the magic, then the file's length in bytes
 #: as u64 little-endian (written when the file is closed), the format version and a CRC.
@@ -59,12 +57,6 @@ _U1 = 0x0103
 #: The trigger signals tried in order when none is named.
 DEFAULT_TRIGGERS = ("gpi[0]", "gpi[1]", "gpi[2]", "gpi[3]", "trigger_in")
 POWER = "power"
-
-
-def is_jls(head: bytes) -> bool:
-    """The first bytes of a file are a JLS file's (v2; v1 shares the magic and is refused
-    when opened)."""
-    return head.startswith(JLS_MAGIC)
 
 
 class JlsCapture:

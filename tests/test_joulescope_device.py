@@ -148,7 +148,7 @@ def test_a_lost_message_is_flagged_corrupt_not_shifted(fake: FakeDriver) -> None
         fake.send("i", 1_600, np.full(800, 0.002))  # 800 current samples never arrived
         fake.send("v", 0, np.full(2_400, 3.0))
         fake.send("gpi/1", 0, np.zeros(2_400, np.uint8))
-        chunk = js._chunks[-1]
+        chunk = js._buffer.chunks[-1]
     assert chunk.start_index == 0 and len(chunk) == 2_400
     assert chunk.corrupt is not None and np.flatnonzero(chunk.corrupt).tolist() == list(
         range(800, 1_600))
@@ -188,3 +188,12 @@ def test_rig_instruments_lists_what_the_driver_finds(monkeypatch: pytest.MonkeyP
         (PATH, "JS220 serial 001234"), ("u/js110/000009", "JS110 serial 000009")]
     assert found[0].fixture == f'kind = "joulescope"\ndevice = "{PATH}"'
     assert fake.finalized == 1
+
+
+def test_an_armed_buffer_that_overflows_is_refused(fake: FakeDriver) -> None:
+    with Joulescope(config(buffer_s=0.05, history_s=0.01), driver=lambda: fake) as js:
+        fake.stream(0, np.full(1_600, 0.001), 3.0, np.zeros(1_600, np.uint8))
+        js.arm(pre_s=0.01, window_s=0.01, post_s=0.01)
+        fake.stream(1_600, np.full(8_000, 0.001), 3.0, np.zeros(8_000, np.uint8))
+        with pytest.raises(InstrumentError, match="samples of the armed window were discarded"):
+            js.collect(timeout_s=1.0)

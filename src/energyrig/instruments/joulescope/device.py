@@ -5,7 +5,8 @@ Transport: the driver object (:class:`Driver`, the subset of ``pyjoulescope_driv
 used: ``device_paths``, ``open``, ``publish``, ``subscribe``, ``unsubscribe``, ``close``,
 ``finalize``); its stream callbacks arrive on the driver's thread. Protocol:
 :mod:`.protocol`. Processing: :class:`~.processing.StreamAligner` joins current, voltage
-and the trigger input into chunks, kept in a buffer of ``history_s`` (``buffer_s`` while
+and the trigger input into chunks, kept in the shared
+:class:`~energyrig.instruments.streambuffer.StreamBuffer` (``history_s``; ``buffer_s`` while
 armed). ``arm``/``collect`` mark and cut the stream as the PPK2 does, finding the window with
 :class:`~energyrig.instruments.triggerscan.TriggerScan`.
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -25,6 +25,7 @@ from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.joulescope import protocol
 from energyrig.instruments.joulescope.config import JoulescopeConfig
 from energyrig.instruments.joulescope.processing import StreamAligner
+from energyrig.instruments.streambuffer import StreamBuffer, first_at_or_after
 from energyrig.instruments.triggerscan import TriggerScan
 
 log = logging.getLogger(__name__)
@@ -83,11 +84,10 @@ class Joulescope(AcquisitionBase):
         self._path: str | None = None
         self.period_s = 1.0 / config.sample_rate_hz
         self._aligner = StreamAligner(self.period_s)
-        self._chunks: deque[Chunk] = deque()
-        self._buffered = 0
+        self._buffer = StreamBuffer()
         self._cond = threading.Condition()
         self._arm: ArmRequest | None = None
-        self._arm_index = self._scan_from = self._last_fall = self._overflow = 0
+        self._arm_index = self._scan_from = self._last_fall = 0
         self._topics: dict[str, int] = {}
 
     @property
@@ -159,24 +159,14 @@ class Joulescope(AcquisitionBase):
         rate = self.config.sample_rate_hz
         history, capacity = self.config.history_s * rate, self.config.buffer_s * rate
         with self._cond:
-            self._chunks.append(chunk)
-            self._buffered += len(chunk)
-            while len(self._chunks) > 1:
-                oldest = self._chunks[0]
-                if self._arm is None:
-                    if self._buffered - len(oldest) < history:
-                        break
-                elif self._buffered <= capacity:
-                    break
-                else:
-                    self._overflow += len(oldest)
-                self._chunks.popleft()
-                self._buffered -= len(oldest)
+            if self._buffer.push(chunk, history, None if self._arm is None else capacity):
+                log.error("%s: buffer full (%g s) while armed", self.source,
+                          self.config.buffer_s)
             self._cond.notify_all()
 
     # -- acquisition -----------------------------------------------------------------------
     def _newest(self) -> int:
-        return self._chunks[-1].end_index if self._chunks else 0
+        return self._buffer.chunks[-1].end_index if self._buffer.chunks else 0
 
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
         """Mark the stream ``pre_s`` before the newest sample (not before the last window's
@@ -191,8 +181,8 @@ class Joulescope(AcquisitionBase):
         pre = round(pre_s * self.config.sample_rate_hz)
         deadline = time.monotonic() + pre_s + STREAM_START_S
         with self._cond:
-            while (self._newest() - (self._chunks[0].start_index if self._chunks else 0) < pre
-                   or not self._chunks):
+            chunks = self._buffer.chunks
+            while not chunks or self._newest() - chunks[0].start_index < pre:
                 if time.monotonic() > deadline:
                     raise InstrumentError(f"{self.source}: the stream delivered "
                                           f"{self._newest()} samples in "
@@ -201,14 +191,7 @@ class Joulescope(AcquisitionBase):
             newest = self._newest()
             self._arm_index = max(newest - pre, self._last_fall)
             self._scan_from = newest - 1
-            self._arm, self._overflow = request, 0
-
-    def _since(self, index: int) -> list[Chunk]:
-        """Buffered samples from absolute ``index`` on."""
-        out = [c for c in self._chunks if c.end_index > index]
-        if out and out[0].start_index < index:
-            out[0] = out[0].sliced(index - out[0].start_index, len(out[0]))
-        return out
+            self._arm, self._buffer.overflow = request, 0
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for the trigger input to rise and fall, plus ``post_s``; return the record."""
@@ -222,11 +205,11 @@ class Joulescope(AcquisitionBase):
         try:
             with self._cond:
                 while scan.fall is None or scanned < scan.fall + post:
-                    if self._overflow:
-                        raise InstrumentError(f"{self.source}: {self._overflow} samples of the "
-                                              f"armed window were discarded (buffer_s "
-                                              f"{self.config.buffer_s} s full)")
-                    for chunk in self._since(scanned):
+                    if self._buffer.overflow:
+                        raise InstrumentError(f"{self.source}: {self._buffer.overflow} samples "
+                                              f"of the armed window were discarded "
+                                              f"(buffer_s {self.config.buffer_s} s full)")
+                    for chunk in self._buffer.since(scanned):
                         scan.scan(chunk)
                         scanned = chunk.end_index
                     if scan.fall is not None and scanned >= scan.fall + post:
@@ -240,14 +223,14 @@ class Joulescope(AcquisitionBase):
                                     f"{timeout_s} s of arming ({seen} on GPI "
                                     f"{self.config.trigger_gpi})")
                     self._cond.wait(min(remaining, 0.1))
-                chunks = self._since(self._arm_index)
+                chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
         assert scan.fall is not None
         self._last_fall, end = scan.fall, scan.fall + post
         kept = [c for c in chunks if c.start_index < end]
         if kept and kept[-1].end_index > end:
-            kept[-1] = kept[-1].sliced(0, end - kept[-1].start_index)
+            kept[-1] = kept[-1].sliced(0, first_at_or_after(kept[-1], end))
         return RecordedCapture(self.source, tuple(c for c in kept if len(c)), trigger_bit=0)
 
     def limits(self) -> Limits:

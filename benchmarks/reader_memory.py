@@ -10,7 +10,8 @@ is checked against the number the generator wrote.
 The files hold a 100 kS/s capture: idle 10 µA, a 20 ms window of 2.5 mA every 200 ms on the
 trigger. The Power Profiler CSV export and session are laid out as the app writes them
 (``tests/support/ppk_app.py``; the export's first rows are compared with that reference
-writer before the run); the session is 1 GB of ``session.raw`` before compression.
+writer before the run); the session is 1 GB of ``session.raw`` before compression; the
+Joulescope JLS is written with pyjls's own ``Writer``.
 
     .venv/bin/python benchmarks/reader_memory.py [--size-mb 1024] [--kinds csv,ppk-csv,...]
         [--json]
@@ -143,6 +144,34 @@ def write_ppk_session(path: Path, size: int) -> tuple[int, list[str]]:
     return n, ["--voltage", str(SUPPLY_V), "--trigger", f"D{TRIGGER_BIT}"]
 
 
+def write_jls(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Joulescope JLS v2 file written with pyjls's own ``Writer``, as a JS220 recording
+    holds its signals: current and voltage as float32, GPI 0 (the trigger) as u1, about
+    ``size`` bytes of samples (8 1/8 per sample before pyjls's summaries)."""
+    from pyjls import DataType, SignalType, Writer
+
+    block = PERIOD_MS * MS * 10  # 2 s: whole periods, so the blocks repeat
+    n = max(1, round(size / (8 + 1 / 8) / block)) * block
+    ms = (np.arange(block) // MS) % PERIOD_MS
+    high = (ms >= HIGH_MS[0]) & (ms < HIGH_MS[1])
+    current = (np.where(high, ACTIVE_UA, IDLE_UA) * 1e-6).astype(np.float32)
+    volts = np.full(block, SUPPLY_V, dtype=np.float32)
+    bits = np.packbits(high.astype(np.uint8), bitorder="little")
+    with Writer(str(path)) as w:
+        w.source_def(source_id=1, name="JS220-000001", vendor="Jetperch", model="JS220",
+                     version="", serial_number="000001")
+        for sid, name, dtype, units in ((1, "current", DataType.F32, "A"),
+                                        (2, "voltage", DataType.F32, "V"),
+                                        (3, "gpi[0]", DataType.U1, "")):
+            w.signal_def(signal_id=sid, source_id=1, signal_type=SignalType.FSR,
+                         data_type=dtype, sample_rate=RATE, name=name, units=units)
+        for start in range(0, n, block):
+            w.fsr_f32(1, start, current)
+            w.fsr_f32(2, start, volts)
+            w.fsr(3, start, bits)
+    return n, []
+
+
 @dataclass(frozen=True)
 class Kind:
     """One row of the benchmark: a name, a file name and the generator writing the capture
@@ -157,7 +186,7 @@ KINDS = (
     Kind("csv", "generic.csv", write_generic_csv),
     Kind("ppk-csv", "export.csv", write_ppk_csv),
     Kind("ppk2-session", "session.ppk2", write_ppk_session),
-    # Kind("jls", "capture.jls", write_jls),  # the Joulescope reader adds its row
+    Kind("jls", "capture.jls", write_jls),
 )
 
 

@@ -60,7 +60,7 @@ def test_relative_commands_resolve_against_the_fixture(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("replace", "field", "problem"), [
     ('port = "/dev/ttyACM0"', "instrument.supply_v", "must be between 0.8 and 5.0 V"),
-    ('kind = "ppk2"', "instrument.kind", "unknown kind 'scopey' (known: ppk2, scope, sigrok)"),
+    ('kind = "ppk2"', "instrument.kind", "unknown kind 'scopey' (known: joulescope, ppk2, scope, sigrok)"),
     ('link = "stdio"', "dut.link", "input should be 'serial', 'pty' or 'stdio'"),
     ('command = ["bin/dut"]', "dut.comand", "unknown field (misspelt?)"),
     ('command = ["bin/dut"]', "dut", "link = 'stdio' needs command"),

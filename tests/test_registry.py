@@ -23,6 +23,7 @@ TABLES = {
     "ppk2": 'kind = "ppk2"\nport = "/dev/ttyACM0"\n',
     "scope": 'kind = "scope"\nresource = "TCPIP::192.0.2.1::INSTR"\n',
     "sigrok": 'kind = "sigrok"\ndriver = "demo"\nsamplerate_hz = 100000\n',
+    "joulescope": 'kind = "joulescope"\n',
 }
 DUT = '[dut]\nlink = "stdio"\ncommand = ["bin/dut"]\n'
 
@@ -97,14 +98,14 @@ def test_an_address_override_reaches_the_instrument(tmp_path: Path, kind: str) -
 
 def test_an_unknown_kind_names_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
-        load_fixture(write(tmp_path, 'kind = "joulescope"\n'))
+        load_fixture(write(tmp_path, 'kind = "otii"\n'))
     assert info.value.field == "instrument.kind"
-    assert "unknown kind 'joulescope' (known: ppk2, scope, sigrok)" in str(info.value)
+    assert "unknown kind 'otii' (known: joulescope, ppk2, scope, sigrok)" in str(info.value)
     with pytest.raises(ConfigError) as missing:
         load_fixture(write(tmp_path, 'port = "/dev/ttyACM0"\n'))
     assert missing.value.field == "instrument.kind" and "needs kind" in str(missing.value)
-    with pytest.raises(InstrumentError, match="known: ppk2, scope, sigrok"):
-        family("joulescope")
+    with pytest.raises(InstrumentError, match="known: ppk2, scope, sigrok, joulescope"):
+        family("otii")
 
 
 @pytest.mark.parametrize(("table", "field", "problem"), [
@@ -124,7 +125,7 @@ def test_errors_inside_a_table_name_the_field_without_the_kind(tmp_path: Path, t
 
 def test_a_kind_without_an_emulator_is_refused_on_the_simulated_bench(tmp_path: Path) -> None:
     without = [k for k, f in FAMILIES.items() if f.emulator is None]
-    assert without == ["sigrok"]
+    assert without == ["sigrok", "joulescope"]
     with pytest.raises(ConfigError, match="instrument.kind: the simulated bench .* no 'sigrok'"):
         load_fixture(write(tmp_path, TABLES["sigrok"], "[sim]\n"))
 

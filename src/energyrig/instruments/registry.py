@@ -14,6 +14,8 @@ from pydantic import Field
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.family import Family
+from energyrig.instruments.joulescope.config import JoulescopeConfig
+from energyrig.instruments.joulescope.family import FAMILY as JOULESCOPE
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.family import FAMILY as PPK2
 from energyrig.instruments.scope.config import ScopeConfig
@@ -22,10 +24,10 @@ from energyrig.instruments.sigrok.config import SigrokConfig
 from energyrig.instruments.sigrok.family import FAMILY as SIGROK
 
 #: ``kind -> family``, in the order ``rig instruments`` searches them.
-FAMILIES: Mapping[str, Family] = {f.kind: f for f in (PPK2, SCOPE, SIGROK)}
+FAMILIES: Mapping[str, Family] = {f.kind: f for f in (PPK2, SCOPE, SIGROK, JOULESCOPE)}
 
 #: A fixture's ``[instrument]`` table: the config model of the family its ``kind`` names.
-InstrumentConfig = Annotated[Ppk2Config | ScopeConfig | SigrokConfig,
+InstrumentConfig = Annotated[Ppk2Config | ScopeConfig | SigrokConfig | JoulescopeConfig,
                              Field(discriminator="kind")]
 
 

@@ -33,7 +33,6 @@ import time
 from collections import deque
 from typing import Protocol
 
-import numpy as np
 import serial
 from ppk2_api.ppk2_api import PPK2_API
 
@@ -57,6 +56,8 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
+from energyrig.instruments.streambuffer import StreamBuffer, first_at_or_after
+from energyrig.instruments.triggerscan import TriggerScan
 
 log = logging.getLogger(__name__)
 
@@ -97,54 +98,6 @@ def discover() -> str:
                           "to use in the fixture")
 
 
-def absolute_index(chunk: Chunk, j: int) -> int:
-    """Absolute sample index of received sample ``j`` of ``chunk``."""
-    gaps = chunk.gaps
-    lost = int(gaps[gaps[:, 0] <= j, 1].sum()) if len(gaps) else 0
-    return chunk.start_index + j + lost
-
-
-class _TriggerScan:
-    """Finds the first complete trigger window after the arm point, chunk by chunk.
-
-    A level counts once it has lasted ``min_run`` received samples, so a single corrupted
-    logic byte neither starts a window nor ends one. One Python step per run of equal
-    levels, never per sample.
-    """
-
-    def __init__(self, bit: int, min_run: int) -> None:
-        self.mask = np.uint8(1 << bit)
-        self.min_run = max(1, min_run)
-        self.level: bool | None = None    # settled level
-        self.run_level: bool | None = None
-        self.run_start = 0                # absolute index of the current run's first sample
-        self.run_len = 0
-        self.rise: int | None = None      # absolute index of the first high sample
-        self.fall: int | None = None      # absolute index of the first low sample after it
-
-    def scan(self, chunk: Chunk) -> None:
-        if self.fall is not None or chunk.logic is None or not len(chunk):
-            return
-        high = (chunk.logic & self.mask) != 0
-        if self.level is None:
-            self.level = bool(high[0])  # the sample before the DUT ran
-        change = np.flatnonzero(high[1:] != high[:-1]) + 1
-        for start, end in zip(np.concatenate(([0], change)), np.concatenate((change, [len(high)]))):
-            level = bool(high[start])
-            if level == self.run_level:
-                self.run_len += int(end - start)
-            else:
-                self.run_level, self.run_len = level, int(end - start)
-                self.run_start = absolute_index(chunk, int(start))
-            if self.run_len >= self.min_run and level != self.level:
-                self.level = level
-                if level and self.rise is None:
-                    self.rise = self.run_start
-                elif not level and self.rise is not None:
-                    self.fall = self.run_start
-                    return
-
-
 class Ppk2(AcquisitionBase):
     """A PPK2 on a serial port, as a streaming :class:`~energyrig.instruments.base.Acquisition`.
 
@@ -171,7 +124,7 @@ class Ppk2(AcquisitionBase):
         self._decoder: Ppk2Decoder | None = None
         self._clock = StreamClock(SAMPLE_RATE_HZ)
         self._losses: deque[StreamLoss] = deque(maxlen=64)
-        self._chunks: deque[Chunk] = deque()
+        self._buffer = StreamBuffer()
         self._cond = threading.Condition()
         self._reader: threading.Thread | None = None
         self._stop_reader = threading.Event()
@@ -180,8 +133,6 @@ class Ppk2(AcquisitionBase):
         self._arm_index = 0
         self._scan_from = 0
         self._last_fall = 0
-        self._overflow = 0
-        self._buffered = 0
         self.period_s = 1.0 / SAMPLE_RATE_HZ
 
     @property
@@ -262,8 +213,7 @@ class Ppk2(AcquisitionBase):
         self._decoder = Ppk2Decoder(self.calibration, s.supply_mv)
         self._clock = StreamClock(SAMPLE_RATE_HZ)
         self._losses.clear()
-        self._chunks.clear()
-        self._buffered = 0
+        self._buffer.clear()
         self._last_fall = 0
         self._error = None
         self._stop_reader.clear()
@@ -321,21 +271,11 @@ class Ppk2(AcquisitionBase):
         with self._cond:
             if loss is not None:
                 self._losses.append(loss)
-            self._chunks.append(chunk)
-            self._buffered += len(chunk)
-            while len(self._chunks) > 1:
-                oldest = self._chunks[0]
-                if self._arm is None:
-                    if self._buffered - len(oldest) < history:
-                        break
-                elif self._buffered <= capacity:
-                    break
-                else:
-                    self._overflow += len(oldest)
-                    log.error("%s: buffer full (%g s) while armed; %d samples discarded",
-                              self.source, self.config.buffer_s, len(oldest))
-                self._chunks.popleft()
-                self._buffered -= len(oldest)
+            discarded = self._buffer.push(chunk, history,
+                                          None if self._arm is None else capacity)
+            if discarded:
+                log.error("%s: buffer full (%g s) while armed; %d samples discarded",
+                          self.source, self.config.buffer_s, discarded)
             self._cond.notify_all()
 
     # -- acquisition -----------------------------------------------------------------------
@@ -366,8 +306,9 @@ class Ppk2(AcquisitionBase):
             while True:
                 self._check_alive()
                 assert self._decoder is not None
-                first = self._chunks[0].start_index if self._chunks else self._decoder.next_index
-                newest = self._chunks[-1].end_index if self._chunks else first
+                chunks = self._buffer.chunks
+                first = chunks[0].start_index if chunks else self._decoder.next_index
+                newest = chunks[-1].end_index if chunks else first
                 if newest - first >= pre:
                     break
                 if time.monotonic() > deadline:
@@ -380,38 +321,9 @@ class Ppk2(AcquisitionBase):
             # The last sample received was taken before arm() returned, so before the DUT
             # ran: the window is the first rise after it (an earlier window inside pre_s is
             # not mistaken for it).
-            self._scan_from = newest - 1 if self._chunks else newest
+            self._scan_from = newest - 1 if chunks else newest
             self._arm = request
-            self._overflow = 0
-
-    def _armed_chunks(self) -> list[Chunk]:
-        """Buffered chunks from the arm index on (the first one sliced)."""
-        out: list[Chunk] = []
-        for chunk in self._chunks:
-            if chunk.end_index <= self._arm_index:
-                continue
-            out.append(chunk)
-        if out and out[0].start_index < self._arm_index:
-            out[0] = out[0].sliced(self._first_at_or_after(out[0], self._arm_index),
-                                 len(out[0]))
-        return out
-
-    def _unscanned(self, scanned: int) -> list[Chunk]:
-        """Buffered samples from absolute index ``scanned`` on, newest chunks looked at first."""
-        new: list[Chunk] = []
-        for chunk in reversed(self._chunks):
-            if chunk.end_index <= scanned:
-                break
-            new.append(chunk)
-        new.reverse()
-        if new and new[0].start_index < scanned:
-            new[0] = new[0].sliced(self._first_at_or_after(new[0], scanned), len(new[0]))
-        return new
-
-    @staticmethod
-    def _first_at_or_after(chunk: Chunk, index: int) -> int:
-        """Received position of the first sample of ``chunk`` at or after absolute ``index``."""
-        return int(np.searchsorted(chunk.indices(), index, side="left"))
+            self._buffer.overflow = 0
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for the trigger to rise and fall, plus ``post_s``; return the record.
@@ -423,7 +335,7 @@ class Ppk2(AcquisitionBase):
             raise InstrumentError(f"{self.source}: collect() without arm()")
         request = self._arm
         post = round(request.post_s * SAMPLE_RATE_HZ)
-        scan = _TriggerScan(self.config.trigger_bit,
+        scan = TriggerScan(self.config.trigger_bit,
                             round(self.config.min_pulse_s * SAMPLE_RATE_HZ))
         scanned = self._scan_from
         deadline = time.monotonic() + timeout_s
@@ -432,12 +344,12 @@ class Ppk2(AcquisitionBase):
             with self._cond:
                 while True:
                     self._check_alive()
-                    if self._overflow:
+                    if self._buffer.overflow:
                         raise InstrumentError(
-                            f"{self.source}: {self._overflow} samples of the armed window were "
+                            f"{self.source}: {self._buffer.overflow} samples of the armed window were "
                             f"discarded because the buffer ({self.config.buffer_s} s) was "
                             "full; raise buffer_s or shorten the batch")
-                    for chunk in self._unscanned(scanned):
+                    for chunk in self._buffer.since(scanned):
                         scan.scan(chunk)
                         scanned = chunk.end_index
                     if scan.fall is not None and scanned >= scan.fall + post:
@@ -457,7 +369,7 @@ class Ppk2(AcquisitionBase):
                                     f"{timeout_s} s of arming ({seen} on "
                                     f"D{self.config.trigger_bit})")
                     self._cond.wait(min(remaining, 0.1))
-                chunks = self._armed_chunks()
+                chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
         assert scan.fall is not None
@@ -466,7 +378,7 @@ class Ppk2(AcquisitionBase):
         chunks = [c for c in chunks if c.start_index < end]
         if chunks and chunks[-1].end_index > end:
             last = chunks[-1]
-            chunks[-1] = last.sliced(0, self._first_at_or_after(last, end))
+            chunks[-1] = last.sliced(0, first_at_or_after(last, end))
         kept = tuple(c for c in chunks if len(c))
         record = RecordedCapture(self.source, kept, trigger_bit=self.config.trigger_bit,
                                  flags=self._loss_flags(kept))

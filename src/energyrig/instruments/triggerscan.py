@@ -1,0 +1,58 @@
+"""Finding the first complete trigger window in a stream of chunks: :class:`TriggerScan`.
+
+Shared by the streaming acquisitions (PPK2, Joulescope): each feeds the chunks it received
+after ``arm()`` and waits until :attr:`TriggerScan.fall` is known.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from energyrig.capture import Chunk
+
+
+def absolute_index(chunk: Chunk, j: int) -> int:
+    """Absolute sample index of received sample ``j`` of ``chunk``."""
+    gaps = chunk.gaps
+    lost = int(gaps[gaps[:, 0] <= j, 1].sum()) if len(gaps) else 0
+    return chunk.start_index + j + lost
+
+
+class TriggerScan:
+    """Finds the first complete trigger window after the arm point, chunk by chunk.
+
+    A level counts once it has lasted ``min_run`` received samples, so a single corrupted
+    logic byte neither starts a window nor ends one. One Python step per run of equal
+    levels, never per sample.
+    """
+
+    def __init__(self, bit: int, min_run: int) -> None:
+        self.mask = np.uint8(1 << bit)
+        self.min_run = max(1, min_run)
+        self.level: bool | None = None    # settled level
+        self.run_level: bool | None = None
+        self.run_start = 0                # absolute index of the current run's first sample
+        self.run_len = 0
+        self.rise: int | None = None      # absolute index of the first high sample
+        self.fall: int | None = None      # absolute index of the first low sample after it
+
+    def scan(self, chunk: Chunk) -> None:
+        if self.fall is not None or chunk.logic is None or not len(chunk):
+            return
+        high = (chunk.logic & self.mask) != 0
+        if self.level is None:
+            self.level = bool(high[0])  # the sample before the DUT ran
+        change = np.flatnonzero(high[1:] != high[:-1]) + 1
+        for start, end in zip(np.concatenate(([0], change)), np.concatenate((change, [len(high)]))):
+            level = bool(high[start])
+            if level == self.run_level:
+                self.run_len += int(end - start)
+            else:
+                self.run_level, self.run_len = level, int(end - start)
+                self.run_start = absolute_index(chunk, int(start))
+            if self.run_len >= self.min_run and level != self.level:
+                self.level = level
+                if level and self.rise is None:
+                    self.rise = self.run_start
+                elif not level and self.rise is not None:
+                    self.fall = self.run_start
+                    return

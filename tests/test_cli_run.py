@@ -72,17 +72,46 @@ def test_ops_lists_the_catalogue() -> None:
 
 
 def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(tmp_path: Path) -> None:
-    failed = rig("run", "--op", "aes-cbc-encrypt", "--key-bits", "100", "--payload-bytes", "16",
-                 "--fixture", SIM, "--json")
+    # A stream too corrupt to trust fails the point after the bench has measured it.
+    corrupt = tmp_path / "corrupt.toml"
+    corrupt.write_text(Path(SIM).read_text()
+                       .replace('"../build/host/energyrig-dut"',
+                                f'"{ROOT / "build" / "host" / "energyrig-dut"}"')
+                       .replace('profile = "nrf52840"', 'profile = "nrf52840"\ncorrupt_rate = 0.01'))
+    failed = rig("run", "--op", "sha256", "--payload-bytes", "64", "--reps", "2",
+                 "--fixture", str(corrupt), "--json")
     assert failed.returncode == 1
     doc = json.loads(failed.stdout)
-    assert doc["status"] == "failed" and "key_bits=100 not allowed" in doc["reason"]
+    assert doc["status"] == "failed" and "integrity checks" in doc["reason"]
     bad = tmp_path / "bad.toml"
     bad.write_text(Path(SIM).read_text().replace("supply_v = 3.0", "supply_v = 9.0"))
     out = rig("run", "--op", "sha256", "--fixture", str(bad))
     assert out.returncode == 2
     assert f"{bad}: instrument.supply_v: must be between 0.8 and 5.0 V" in out.stderr
     assert rig("run", "--op", "sha256", "--batch", "many").returncode == 2
+
+
+@pytest.mark.parametrize("args, option, problem", [
+    (["--op", "sha265", "--payload-bytes", "64"], "--op",
+     "'sha265' is not in the firmware's catalogue; did you mean sha256"),
+    (["--op", "sha256"], "--payload-bytes", "sha256 needs a payload size (1..1048576 bytes)"),
+    (["--op", "ecdsa-sign", "--curve", "x25519", "--payload-bytes", "32"], "--curve",
+     "x25519 is not allowed for ecdsa-sign (allowed: p256, p384, secp256k1)"),
+    (["--op", "aes-cbc-encrypt", "--payload-bytes", "16"], "--key-bits",
+     "aes-cbc-encrypt needs one (allowed: 128, 192, 256)"),
+    (["--op", "aes-cbc-encrypt", "--key-bits", "100", "--payload-bytes", "16"], "--key-bits",
+     "100 is not allowed for aes-cbc-encrypt"),
+    (["--op", "rsa-keygen", "--key-bits", "2048", "--payload-bytes", "32"], "--payload-bytes",
+     "rsa-keygen takes no payload"),
+    (["--op", "sha256", "--payload-bytes", "64", "--backend", "hardware"], "--backend",
+     "sha256 has no hardware backend in the firmware"),
+])
+def test_run_checks_the_point_against_the_catalogue_before_the_bench_opens(
+        args: list[str], option: str, problem: str) -> None:
+    out = rig("run", *args, "--fixture", SIM)
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()  # one line: no warning, no DUT path
+    assert f"Invalid value for {option}: {problem}" in line and "/dev/" not in line
 
 
 def test_ops_keeps_the_catalogue_of_a_program_until_a_file_it_came_from_changes(

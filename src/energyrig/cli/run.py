@@ -232,6 +232,10 @@ def register(app: typer.Typer) -> None:
                           payload_bytes=payload_bytes, curve=curve)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
+        from energyrig.rig.opscache import firmware_catalogue
+        problem = catalogue_problem(firmware_catalogue(fixture).ops, point)
+        if problem is not None:  # found before the bench opens, named by its option
+            raise typer.BadParameter(problem[1], param_hint=problem[0])
         err = Console(stderr=True)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn())
@@ -291,6 +295,38 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps([_op_record(o, sizes) for o in found.ops], indent=1))
         else:
             _console().print(ops_table(found.hello, found.ops, sizes))
+
+
+def catalogue_problem(ops: list[OpInfo], point: Point) -> tuple[str, str] | None:
+    """The option and what is wrong with it when the firmware's catalogue ``ops`` cannot
+    run ``point`` (an unknown op, with the nearest names; a key size, curve or payload the
+    op does not take, or needs), else None."""
+    from energyrig.rig.plan import nearest_hint, payload_problem
+    info = next((o for o in ops if o.name == point.op and o.backend == point.backend), None)
+    if info is None:
+        backends = [o.backend for o in ops if o.name == point.op]
+        if backends:
+            return "--backend", (f"{point.op} has no {point.backend} backend in the firmware "
+                                 f"(it has: {', '.join(backends)})")
+        return "--op", (f"{point.op!r} is not in the firmware's catalogue"
+                        f"{nearest_hint(point.op, (o.name for o in ops))}")
+    for option, given, allowed in (("--key-bits", point.key_bits, info.key_bits),
+                                   ("--curve", point.curve, info.curves)):
+        levels = ", ".join(map(str, allowed))
+        if given is None and allowed:
+            return option, f"{info.name} needs one (allowed: {levels})"
+        if given is not None and not allowed:
+            return option, f"{info.name} takes none"
+        if given is not None and given not in allowed:
+            return option, f"{given} is not allowed for {info.name} (allowed: {levels})"
+    if info.payload is None:
+        return (("--payload-bytes", f"{info.name} takes no payload")
+                if point.payload_bytes is not None else None)
+    low, high, _ = info.payload
+    if point.payload_bytes is None:
+        return "--payload-bytes", f"{info.name} needs a payload size ({low}..{high} bytes)"
+    problem = payload_problem(info, point.payload_bytes)
+    return None if problem is None else ("--payload-bytes", problem)
 
 
 def _op_record(op: OpInfo, footprint: Footprint | None) -> dict[str, Any]:

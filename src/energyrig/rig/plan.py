@@ -268,7 +268,8 @@ def _levels_list(values: Iterable[Any]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _payload_problem(info: OpInfo, size: int) -> str | None:
+def payload_problem(info: OpInfo, size: int) -> str | None:
+    """Why ``size`` bytes is not a payload ``info`` takes on this board, or None."""
     assert info.payload is not None
     low, high, multiple = info.payload
     if not low <= size <= high:
@@ -306,7 +307,7 @@ def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: 
             reason = (f"{info.name}: curve={curve} not allowed "
                       f"(allowed: {_levels_list(info.curves)})")
         elif size is not None:
-            reason = _payload_problem(info, size)
+            reason = payload_problem(info, size)
         if reason is None and hz is not None and hz != target.cpu_hz \
                 and hz not in target.cpu_hz_levels:
             reason = (f"cpu_hz={hz}: the firmware on {target.board} cannot change its clock "
@@ -314,14 +315,19 @@ def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: 
         yield levels, reason
 
 
+def nearest_hint(name: str, names: Iterable[str]) -> str:
+    """"; did you mean X or Y?" for the catalogue's names nearest ``name``, else a pointer to
+    ``rig ops``."""
+    near = difflib.get_close_matches(name, sorted(set(names)), n=3)
+    return f"; did you mean {' or '.join(near)}?" if near else " (`rig ops` lists them)"
+
+
 def _check_known(name: str, target: Target, plan: Plan, block: int) -> None:
     """A ConfigError when ``name`` is not in ``target``'s catalogue (a typo must not be
     skipped quietly), suggesting the nearest names."""
-    names = sorted({o.name for o in target.ops})
-    if name in names:
+    if any(o.name == name for o in target.ops):
         return
-    near = difflib.get_close_matches(name, names, n=3)
-    hint = f"; did you mean {' or '.join(near)}?" if near else " (`rig ops` lists them)"
+    hint = nearest_hint(name, (o.name for o in target.ops))
     where = f"factors[{block}].op" if len(plan.factors) > 1 else "factors.op"
     raise ConfigError(plan.path, where,
                       f"{name!r} is not in the firmware's catalogue on {target.board}{hint}")

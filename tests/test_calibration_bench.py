@@ -78,7 +78,8 @@ def test_a_record_of_the_faults_takes_them_out(faulty: Path, tmp_path: Path) -> 
 def test_a_bad_record_is_one_line_and_exit_2(faulty: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    out = _rig("run", "--op", "sha256", "-f", str(faulty), "--calibration", str(bad),
+    out = _rig("run", "--op", "sha256", "--payload-bytes", "64", "-f", str(faulty),
+               "--calibration", str(bad),
                store=tmp_path)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == \
@@ -88,7 +89,8 @@ def test_a_bad_record_is_one_line_and_exit_2(faulty: Path, tmp_path: Path) -> No
     other = CalibrationStore(tmp_path / "other").save(new_record(
         load_fixture(faulty), Identity(kind="scope", name="RIGOL"), {},
         {"gain": Measured(value=1.0, u=0.0, method="test")}))
-    out = _rig("run", "--op", "sha256", "-f", str(faulty), "--calibration", str(other),
+    out = _rig("run", "--op", "sha256", "--payload-bytes", "64", "-f", str(faulty),
+               "--calibration", str(other),
                store=tmp_path)
     assert out.returncode == 2
     assert "instrument: is for scope 'RIGOL', not for this bench's ppk2 'PPK2 (HW 9173)'" \

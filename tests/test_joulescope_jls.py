@@ -172,7 +172,7 @@ def test_no_trigger_and_no_voltage_are_named(tmp_path: Path) -> None:
 def test_a_jls_extension_on_other_content_is_refused(tmp_path: Path) -> None:
     fake = tmp_path / "fake.jls"
     fake.write_bytes(b"time_s,current_a\n0,1\n")
-    with pytest.raises(CaptureError, match="not a Joulescope JLS file: it looks like a CSV"):
+    with pytest.raises(CaptureError, match=r"not a Joulescope JLS file \(tried by content\): it looks like a CSV"):
         open_capture(fake)
 
 

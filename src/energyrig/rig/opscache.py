@@ -5,8 +5,9 @@ the program: several times the time of the command itself. For a DUT started fro
 (``link = "pty"`` or ``"stdio"``) the ``hello`` and ``ops`` replies are kept in
 ``$ENERGYRIG_CACHE_DIR`` (default ``$XDG_CACHE_HOME/energyrig``, else ``~/.cache/energyrig``),
 one JSON file per fixture file, and used while every file they came from — the fixture, the
-DUT's program and the fixture's footprint — has the size and modification time it had, and
-the rig is the same version. A DUT on a serial port is always asked: a board can be
+DUT's program and the fixture's footprint — has the size and modification time it had. The
+replies are kept as the DUT sent them and parsed when read, so the entry does not depend on
+the rig's version, only on its own layout (:data:`FORMAT`). A DUT on a serial port is always asked: a board can be
 reflashed behind the rig's back. A cache that cannot be read or written is ignored (it only
 saves time).
 
@@ -23,7 +24,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from energyrig import __version__
 from energyrig.fixtures.paths import default_fixture_path
 from energyrig.rig.dut import OpInfo
 
@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 
 #: Environment variable naming the rig's cache directory.
 CACHE_ENV = "ENERGYRIG_CACHE_DIR"
+#: The layout of an entry; an entry of another layout is not used.
+FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def _read(entry: Path) -> Catalogue | None:
     came from has changed."""
     try:
         doc = json.loads(entry.read_text())
-        if doc["version"] != __version__ or any(
+        if doc["format"] != FORMAT or any(
                 _stamp(Path(p)) != stamp for p, stamp in doc["sources"].items()):
             return None
         return Catalogue(doc["hello"], [OpInfo.from_reply(o) for o in doc["ops"]],
@@ -113,7 +115,7 @@ def _write(entry: Path, found: Catalogue, sources: list[Path]) -> None:
     """Keep ``found`` with the stamps of ``sources`` (atomically; a failure is logged)."""
     ops = [{**asdict(o), "payload": None if o.payload is None else dict(
         zip(("min", "max", "multiple"), o.payload))} for o in found.ops]
-    doc = {"version": __version__, "sources": {str(p): _stamp(p) for p in sources},
+    doc = {"format": FORMAT, "sources": {str(p): _stamp(p) for p in sources},
            "hello": found.hello, "ops": ops,
            "footprint": None if found.footprint is None else str(found.footprint)}
     try:

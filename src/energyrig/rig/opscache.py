@@ -6,9 +6,9 @@ the program: several times the time of the command itself. For a DUT started fro
 ``$ENERGYRIG_CACHE_DIR`` (default ``$XDG_CACHE_HOME/energyrig``, else ``~/.cache/energyrig``),
 one JSON file per fixture file, and used while every file they came from — the fixture, the
 DUT's program and the fixture's footprint — has the size and modification time it had. The
-replies are kept as the DUT sent them and parsed when read, so the entry does not depend on
-the rig's version, only on its own layout (:data:`FORMAT`). A DUT on a serial port is always asked: a board can be
-reflashed behind the rig's back. A cache that cannot be read or written is ignored (it only
+replies are kept in the DUT's reply layout and parsed when read, so an entry depends on its
+own layout (:data:`FORMAT`), not on the rig's version. A DUT on a serial port is always
+asked: a board can be reflashed behind the rig's back. A cache that cannot be read or written is ignored (it only
 saves time).
 
 Standard library only until the DUT must be asked.

@@ -5,9 +5,13 @@ after ``arm()`` and waits until :attr:`TriggerScan.fall` is known.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from energyrig.capture import Chunk
+from energyrig.errors import InstrumentError, NoTriggerWindow
+from energyrig.instruments.streambuffer import first_at_or_after
 
 
 def absolute_index(chunk: Chunk, j: int) -> int:
@@ -56,3 +60,20 @@ class TriggerScan:
                 elif not level and self.rise is not None:
                     self.fall = self.run_start
                     return
+
+    def timeout(self, source: str, timeout_s: float, trigger: str) -> InstrumentError:
+        """The error of a collect that waited ``timeout_s`` for a window on ``trigger`` (a
+        channel's name) in vain: :class:`NoTriggerWindow` when the trigger never rose."""
+        seen = ("the trigger never rose" if self.rise is None else
+                "the trigger rose but did not fall")
+        error = NoTriggerWindow if self.rise is None else InstrumentError
+        return error(f"{source}: no complete trigger window within {timeout_s} s of arming "
+                     f"({seen} on {trigger})")
+
+
+def cut_at(chunks: Sequence[Chunk], end: int) -> tuple[Chunk, ...]:
+    """``chunks`` up to (not including) absolute sample index ``end``, empty ones left out."""
+    kept = [c for c in chunks if c.start_index < end]
+    if kept and kept[-1].end_index > end:
+        kept[-1] = kept[-1].sliced(0, first_at_or_after(kept[-1], end))
+    return tuple(c for c in kept if len(c))

@@ -19,14 +19,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from energyrig.capture import Chunk
-from energyrig.errors import InstrumentError, NoTriggerWindow
+from energyrig.errors import InstrumentError
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.joulescope import protocol
 from energyrig.instruments.joulescope.config import JoulescopeConfig
 from energyrig.instruments.joulescope.processing import StreamAligner
-from energyrig.instruments.streambuffer import StreamBuffer, first_at_or_after
-from energyrig.instruments.triggerscan import TriggerScan
+from energyrig.instruments.streambuffer import StreamBuffer
+from energyrig.instruments.triggerscan import TriggerScan, cut_at
 
 log = logging.getLogger(__name__)
 
@@ -216,22 +216,15 @@ class Joulescope(AcquisitionBase):
                         break
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
-                        seen = ("the trigger never rose" if scan.rise is None else
-                                "the trigger rose but did not fall")
-                        error = NoTriggerWindow if scan.rise is None else InstrumentError
-                        raise error(f"{self.source}: no complete trigger window within "
-                                    f"{timeout_s} s of arming ({seen} on GPI "
-                                    f"{self.config.trigger_gpi})")
+                        raise scan.timeout(self.source, timeout_s,
+                                           f"GPI {self.config.trigger_gpi}")
                     self._cond.wait(min(remaining, 0.1))
                 chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
         assert scan.fall is not None
-        self._last_fall, end = scan.fall, scan.fall + post
-        kept = [c for c in chunks if c.start_index < end]
-        if kept and kept[-1].end_index > end:
-            kept[-1] = kept[-1].sliced(0, first_at_or_after(kept[-1], end))
-        return RecordedCapture(self.source, tuple(c for c in kept if len(c)), trigger_bit=0)
+        self._last_fall = scan.fall
+        return RecordedCapture(self.source, cut_at(chunks, scan.fall + post), trigger_bit=0)
 
     def limits(self) -> Limits:
         """The configured output rate; a stream :data:`STREAM_LAG_S` behind real time."""

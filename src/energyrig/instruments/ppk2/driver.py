@@ -38,7 +38,7 @@ from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.capture import Chunk
 from energyrig.domain import STREAM_LOSS
-from energyrig.errors import InstrumentError, NoTriggerWindow
+from energyrig.errors import InstrumentError
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
 from energyrig.instruments.ppk2.clock import StreamClock, StreamLoss
@@ -56,8 +56,8 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
-from energyrig.instruments.streambuffer import StreamBuffer, first_at_or_after
-from energyrig.instruments.triggerscan import TriggerScan
+from energyrig.instruments.streambuffer import StreamBuffer
+from energyrig.instruments.triggerscan import TriggerScan, cut_at
 
 log = logging.getLogger(__name__)
 
@@ -362,24 +362,15 @@ class Ppk2(AcquisitionBase):
                         settle_deadline = min(deadline, time.monotonic() + self._clock.settle_s)
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
-                        seen = ("the trigger never rose" if scan.rise is None else
-                                "the trigger rose but did not fall")
-                        error = NoTriggerWindow if scan.rise is None else InstrumentError
-                        raise error(f"{self.source}: no complete trigger window within "
-                                    f"{timeout_s} s of arming ({seen} on "
-                                    f"D{self.config.trigger_bit})")
+                        raise scan.timeout(self.source, timeout_s,
+                                           f"D{self.config.trigger_bit}")
                     self._cond.wait(min(remaining, 0.1))
                 chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
         assert scan.fall is not None
         self._last_fall = scan.fall
-        end = scan.fall + post
-        chunks = [c for c in chunks if c.start_index < end]
-        if chunks and chunks[-1].end_index > end:
-            last = chunks[-1]
-            chunks[-1] = last.sliced(0, first_at_or_after(last, end))
-        kept = tuple(c for c in chunks if len(c))
+        kept = cut_at(chunks, scan.fall + post)
         record = RecordedCapture(self.source, kept, trigger_bit=self.config.trigger_bit,
                                  flags=self._loss_flags(kept))
         if record.lost:

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -584,18 +583,31 @@ def _check_complete(run_dir: Path, expected: set[str]) -> None:
     assert not final.in_progress
 
 
+def _private_tmp(run_dir: Path) -> Path:
+    """The temporary directory of the rigs a test starts: its own, so that no other rig on
+    the machine (a rig removes the bench directories of dead rigs) touches what the test
+    checks."""
+    tmp = run_dir.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return tmp
+
+
+def _env(run_dir: Path) -> dict[str, str]:
+    return {**WIDE, "TMPDIR": str(_private_tmp(run_dir))}
+
+
 def _start(plan_path: Path, run_dir: Path, **popen: Any) -> subprocess.Popen:
     return subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir),
                                  "--allow-uncalibrated"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=run_dir.parent, env=WIDE, **popen)
+                            cwd=run_dir.parent, env=_env(run_dir), **popen)
 
 
 def _resume(run_dir: Path, expected: set[str]) -> str:
     """`rig sweep --resume` to the end; its stderr."""
     done = subprocess.run(_rig("sweep", "--resume", str(run_dir), "--allow-uncalibrated"),
                           capture_output=True,
-                          text=True, cwd=run_dir.parent, timeout=300, env=WIDE)
+                          text=True, cwd=run_dir.parent, timeout=300, env=_env(run_dir))
     assert done.returncode == 0, done.stderr
     _check_complete(run_dir, expected)
     return done.stderr
@@ -623,7 +635,7 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
                 child.kill()
         proc.communicate(timeout=30)
     assert len(children) >= 2 and not alive, [c.cmdline() for c in alive]
-    left = list(Path(tempfile.gettempdir()).glob(f"rig-{proc.pid}-*"))
+    left = list(_private_tmp(run_dir).glob(f"rig-{proc.pid}-*"))
     assert left  # SIGKILL left the bench's temporary directory; the next rig removes it
     before = load(run_dir)
     assert before.in_progress and 3 <= len(before.points) < len(expected)

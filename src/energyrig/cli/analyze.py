@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from energyrig.domain import ENERGY_FLAGS, WindowSettings
+from energyrig.domain import CALIBRATION_FLAGS, ENERGY_FLAGS, INTEGRITY_FLAGS, WindowSettings
 from energyrig.units import in_unit
 
 if TYPE_CHECKING:
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
     from energyrig.rig.analysis import Analysis
 
+#: The flags `rig analyze` gives a window.
+ANALYZE_FLAGS = (*ENERGY_FLAGS, *INTEGRITY_FLAGS, *CALIBRATION_FLAGS)
 _DEFAULTS = WindowSettings()
 # Display units at the CLI edge: figure -> (SI prefix, unit) of its column.
 _UNITS = {
@@ -74,19 +76,21 @@ def ci_digits(low: float, high: float, figure: str, units: dict) -> int:
 
 
 def _windows_table(result: Analysis, rows: list[int]) -> Table:
+    from rich import box
     from rich.table import Table
     hidden = len(result.windows) - len(rows)
     title = f"Trigger windows in {result.source}"
     if hidden:
         title += (f": {len(rows)} of {len(result.windows)}, the flagged ones and those "
                   "furthest from the median (--all lists every one, --csv writes them)")
-    table = Table(title=title)
+    # Columns one space apart, no side rules: 80 columns hold every column and flag name.
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=0, show_edge=False)
     table.add_column("#", justify="right")
     table.add_column("start s", justify="right", no_wrap=True)
     for label in ("ms", "n", "energy µJ", "±edge µJ", "baseline mW", "net µJ",
-                  "power mW"):
-        table.add_column(label, justify="right")
-    table.add_column("flags")
+                  "power mW"):  # headings wrap between words, never cut inside one
+        table.add_column(label, justify="right", min_width=max(map(len, label.split())))
+    table.add_column("flags", width=max(map(len, ANALYZE_FLAGS)))  # one per line
     for k in rows:
         w = result.windows[k]
         table.add_row(str(k + 1), f"{w.start_s:.6f}", _fmt(w.duration_s, "duration_s"),
@@ -94,7 +98,7 @@ def _windows_table(result: Analysis, rows: list[int]) -> Table:
                       _fmt(w.edge_error_j, "edge_error_j", 2), _fmt(w.baseline_w, "baseline_w"),
                       _fmt(w.net_energy_j, "net_energy_j"),
                       _fmt(w.mean_power_w, "mean_power_w"),
-                      ", ".join(w.flags), style="yellow" if w.flags else None)
+                      "\n".join(w.flags), style="yellow" if w.flags else None)
     return table
 
 
@@ -190,7 +194,7 @@ _HELP = (
     "seconds before the rising edge (after the falling edge if the capture has no room "
     "before); net = energy - baseline × duration. ±edge bounds the error of the edge "
     "positions (one sample at each edge). With --batch N, per-op figures divide by N.\n\n"
-    f"Flags: {', '.join(ENERGY_FLAGS)}. Exit code 2 when the file or a channel is wrong.\n\n"
+    f"Flags: {', '.join(ANALYZE_FLAGS)}. Exit code 2 when the file or a channel is wrong.\n\n"
     "Examples:\n\n\b\n"
     "  rig analyze tests/data/synthetic-capture.csv --batch 10\n"
     "  rig analyze session.sr --trigger D0 --current A0 --shunt-ohms 1 --voltage 3.3\n"

@@ -13,6 +13,7 @@ from collections import deque
 import numpy as np
 
 from energyrig.capture import Chunk
+from energyrig.errors import InstrumentError
 
 
 def first_at_or_after(chunk: Chunk, index: int) -> int:
@@ -52,6 +53,13 @@ class StreamBuffer:
             self.buffered -= len(oldest)
         self.overflow += lost
         return lost
+
+    def check_overflow(self, source: str, buffer_s: float) -> None:
+        """Raise when the armed window lost samples to a full buffer of ``buffer_s``."""
+        if self.overflow:
+            raise InstrumentError(f"{source}: {self.overflow} samples of the armed window were "
+                                  f"discarded because the buffer ({buffer_s} s) was full; "
+                                  "raise buffer_s or shorten the batch")
 
     def since(self, index: int) -> list[Chunk]:
         """Buffered samples from absolute ``index`` on (the first chunk sliced), the newest

@@ -11,7 +11,7 @@ import numpy as np
 
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, NoTriggerWindow
-from energyrig.instruments.streambuffer import first_at_or_after
+from energyrig.instruments.streambuffer import StreamBuffer, first_at_or_after
 
 
 def absolute_index(chunk: Chunk, j: int) -> int:
@@ -26,12 +26,16 @@ class TriggerScan:
 
     A level counts once it has lasted ``min_run`` received samples, so a single corrupted
     logic byte neither starts a window nor ends one. One Python step per run of equal
-    levels, never per sample.
+    levels, never per sample. The record is :attr:`complete` once the stream holds ``post``
+    samples past the fall (:attr:`end`); :meth:`feed` scans a stream buffer's new samples
+    from absolute index ``start`` on.
     """
 
-    def __init__(self, bit: int, min_run: int) -> None:
+    def __init__(self, bit: int, min_run: int, start: int = 0, post: int = 0) -> None:
         self.mask = np.uint8(1 << bit)
         self.min_run = max(1, min_run)
+        self.post = post
+        self.scanned = start              # absolute index of the next sample to scan
         self.level: bool | None = None    # settled level
         self.run_level: bool | None = None
         self.run_start = 0                # absolute index of the current run's first sample
@@ -60,6 +64,23 @@ class TriggerScan:
                 elif not level and self.rise is not None:
                     self.fall = self.run_start
                     return
+
+    def feed(self, buffer: StreamBuffer) -> None:
+        """Scan the samples ``buffer`` received since the last call."""
+        for chunk in buffer.since(self.scanned):
+            self.scan(chunk)
+            self.scanned = chunk.end_index
+
+    @property
+    def end(self) -> int | None:
+        """Absolute index just past the record (``post`` samples after the fall), once
+        the trigger has fallen."""
+        return None if self.fall is None else self.fall + self.post
+
+    @property
+    def complete(self) -> bool:
+        """The window and ``post`` samples after it have been scanned."""
+        return self.end is not None and self.scanned >= self.end
 
     def timeout(self, source: str, timeout_s: float, trigger: str) -> InstrumentError:
         """The error of a collect that waited ``timeout_s`` for a window on ``trigger`` (a

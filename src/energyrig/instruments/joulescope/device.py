@@ -199,20 +199,15 @@ class Joulescope(AcquisitionBase):
             raise InstrumentError(f"{self.source}: collect() without arm()")
         rate = self.config.sample_rate_hz
         post = round(self._arm.post_s * rate)
-        scan = TriggerScan(0, round(self.config.min_pulse_s * rate))
-        scanned = self._scan_from
+        scan = TriggerScan(0, round(self.config.min_pulse_s * rate), start=self._scan_from,
+                           post=post)
         deadline = time.monotonic() + timeout_s
         try:
             with self._cond:
-                while scan.fall is None or scanned < scan.fall + post:
-                    if self._buffer.overflow:
-                        raise InstrumentError(f"{self.source}: {self._buffer.overflow} samples "
-                                              f"of the armed window were discarded "
-                                              f"(buffer_s {self.config.buffer_s} s full)")
-                    for chunk in self._buffer.since(scanned):
-                        scan.scan(chunk)
-                        scanned = chunk.end_index
-                    if scan.fall is not None and scanned >= scan.fall + post:
+                while True:
+                    self._buffer.check_overflow(self.source, self.config.buffer_s)
+                    scan.feed(self._buffer)
+                    if scan.complete:
                         break
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
@@ -222,9 +217,9 @@ class Joulescope(AcquisitionBase):
                 chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
-        assert scan.fall is not None
+        assert scan.fall is not None and scan.end is not None
         self._last_fall = scan.fall
-        return RecordedCapture(self.source, cut_at(chunks, scan.fall + post), trigger_bit=0)
+        return RecordedCapture(self.source, cut_at(chunks, scan.end), trigger_bit=0)
 
     def limits(self) -> Limits:
         """The configured output rate; a stream :data:`STREAM_LAG_S` behind real time."""

@@ -336,25 +336,20 @@ class Ppk2(AcquisitionBase):
         request = self._arm
         post = round(request.post_s * SAMPLE_RATE_HZ)
         scan = TriggerScan(self.config.trigger_bit,
-                            round(self.config.min_pulse_s * SAMPLE_RATE_HZ))
-        scanned = self._scan_from
+                           round(self.config.min_pulse_s * SAMPLE_RATE_HZ),
+                           start=self._scan_from, post=post)
         deadline = time.monotonic() + timeout_s
         settle_deadline = deadline
         try:
             with self._cond:
                 while True:
                     self._check_alive()
-                    if self._buffer.overflow:
-                        raise InstrumentError(
-                            f"{self.source}: {self._buffer.overflow} samples of the armed window were "
-                            f"discarded because the buffer ({self.config.buffer_s} s) was "
-                            "full; raise buffer_s or shorten the batch")
-                    for chunk in self._buffer.since(scanned):
-                        scan.scan(chunk)
-                        scanned = chunk.end_index
-                    if scan.fall is not None and scanned >= scan.fall + post:
+                    self._buffer.check_overflow(self.source, self.config.buffer_s)
+                    scan.feed(self._buffer)
+                    if scan.complete:
+                        assert scan.end is not None
                         suspect = self._clock.suspect_from
-                        if suspect is None or suspect >= scan.fall + post:
+                        if suspect is None or suspect >= scan.end:
                             break
                         if time.monotonic() > settle_deadline:
                             break  # flagged below: the lag never settled
@@ -368,9 +363,9 @@ class Ppk2(AcquisitionBase):
                 chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
-        assert scan.fall is not None
+        assert scan.fall is not None and scan.end is not None
         self._last_fall = scan.fall
-        kept = cut_at(chunks, scan.fall + post)
+        kept = cut_at(chunks, scan.end)
         record = RecordedCapture(self.source, kept, trigger_bit=self.config.trigger_bit,
                                  flags=self._loss_flags(kept))
         if record.lost:

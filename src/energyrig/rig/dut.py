@@ -63,15 +63,31 @@ class DutTransport(Protocol):
 _LINK_ERRORS = (serial.SerialException, OSError, termios.error)
 
 
+#: Poll interval of a serial port without a file descriptor to select on, s.
+_POLL_S = 0.002
+
+
+def _fileno(ser: serial.SerialBase) -> int | None:
+    """The descriptor ``select`` can wait on (a device, a pty, a ``socket://`` URL), or
+    ``None`` (an ``rfc2217://`` URL)."""
+    try:
+        return int(ser.fileno())
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+
+
 class SerialTransport:
-    """A serial port or pty through pyserial."""
+    """A serial port or pty through pyserial: a device path (``/dev/ttyACM0``) or a pyserial
+    URL (``rfc2217://host:port``, ``socket://host:port``: a port shared over the network, e.g.
+    a labgrid place's :mod:`energyrig.lab`)."""
 
     def __init__(self, port: str, baudrate: int = 115200) -> None:
         self.name = port
         try:
-            self._ser = serial.Serial(port, baudrate=baudrate, timeout=0)
+            self._ser = serial.serial_for_url(port, baudrate=baudrate, timeout=0)
         except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {port}: cannot open the port ({exc})") from exc
+        self._fd = _fileno(self._ser)
 
     def write(self, data: bytes) -> None:
         try:
@@ -82,10 +98,21 @@ class SerialTransport:
 
     def read_some(self, timeout_s: float) -> bytes:
         try:
-            ready, _, _ = select.select([self._ser.fileno()], [], [], max(0.0, timeout_s))
+            if self._fd is None:
+                return self._poll(timeout_s)
+            ready, _, _ = select.select([self._fd], [], [], max(0.0, timeout_s))
             return self._ser.read(self._ser.in_waiting or 1) if ready else b""
         except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {self.name}: read failed ({exc})") from exc
+
+    def _poll(self, timeout_s: float) -> bytes:
+        """Read a port without a file descriptor (rfc2217: a reader thread fills a queue)."""
+        deadline = time.monotonic() + timeout_s
+        while not (data := self._ser.read(self._ser.in_waiting)):
+            if time.monotonic() >= deadline:
+                return b""
+            time.sleep(_POLL_S)
+        return data
 
     def close(self) -> None:
         try:

@@ -199,7 +199,8 @@ class Ppk2(AcquisitionBase):
         s = self.config
         if self._ser is None:
             try:
-                self._ser = serial.Serial(self.port, baudrate=115200, timeout=_READ_TIMEOUT_S)
+                self._ser = serial.serial_for_url(self.port, baudrate=115200,
+                                                  timeout=_READ_TIMEOUT_S)
             except (serial.SerialException, OSError) as exc:
                 raise InstrumentError(f"{self.source}: cannot open the port ({exc})") from exc
         self._command(Command.AVERAGE_STOP)

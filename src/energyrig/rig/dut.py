@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 import serial
 
 from energyrig.errors import DutError
+from energyrig.instruments.serialurl import open_serial
 from energyrig.instruments.sim.process import terminate
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ class SerialTransport:
     def __init__(self, port: str, baudrate: int = 115200) -> None:
         self.name = port
         try:
-            self._ser = serial.serial_for_url(port, baudrate=baudrate, timeout=0)
+            self._ser = open_serial(port, baudrate, timeout=0)
         except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {port}: cannot open the port ({exc})") from exc
         self._fd = _fileno(self._ser)
@@ -336,13 +337,16 @@ class DutProcess:
         Path of the trigger wire socket (``--trigger-wire``), or ``None``.
     timeout_s:
         Request timeout of the link (and start-up timeout).
+    connect:
+        ``False``: start the process and learn its pty (:attr:`port`) without opening it, for
+        another program to serve (``ser2net`` in :mod:`energyrig.lab.sim`); ``"pty"`` only.
 
     ``with DutProcess(...) as proc:`` gives :attr:`dut`; leaving stops the process.
     """
 
     def __init__(self, command: tuple[str, ...] | list[str], link: str = "pty", *,
                  trigger_wire: str | os.PathLike[str] | None = None, board: str | None = None,
-                 timeout_s: float = 5.0) -> None:
+                 timeout_s: float = 5.0, connect: bool = True) -> None:
         if link not in ("pty", "stdio"):
             raise ValueError(f"DutProcess link must be 'pty' or 'stdio', not {link!r}")
         self.argv = [*command, f"--{link}"]
@@ -350,8 +354,12 @@ class DutProcess:
             self.argv += ["--trigger-wire", os.fspath(trigger_wire)]
         if board:
             self.argv += ["--board", board]
+        if not connect and link != "pty":
+            raise ValueError("DutProcess connect=False needs link 'pty'")
         self.link = link
         self.timeout_s = timeout_s
+        self.connect = connect
+        self.port = ""
         self._proc: subprocess.Popen[bytes] | None = None
         self._transport: DutTransport | None = None
         self.dut: Dut | None = None
@@ -365,7 +373,10 @@ class DutProcess:
                            "`make firmware-host`") from exc
         try:
             if self.link == "pty":
-                self._transport = SerialTransport(self._read_pty_path())
+                self.port = self._read_pty_path()
+                if not self.connect:
+                    return self
+                self._transport = SerialTransport(self.port)
             else:
                 self._transport = ProcessTransport(self._proc, f"pid {self._proc.pid}")
         except DutError:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from serial import rfc2217
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
@@ -31,7 +32,6 @@ from energyrig.lab.place import (
 from energyrig.lab.sim import SimLab
 from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
-from serial import rfc2217
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -142,7 +142,7 @@ def lab() -> Iterator[SimLab]:
 def lab_fixture(tmp_path: Path, lab: SimLab, place: str) -> Path:
     """fixtures/sim.toml naming ``place`` instead of starting a bench of its own."""
     text = SIM.read_text()
-    text = re.sub(r"^\[sim\]$.*?^(?=\[calibration\]$)", "", text, flags=re.M | re.S)
+    text = re.sub(r"^\[sim\]$.*?^(?=\[calibration\]$)", "", text, flags=re.MULTILINE | re.DOTALL)
     text = text.replace('link = "pty"', 'link = "serial"').replace(
         'command = ["../build/host/energyrig-dut"]', "")
     path = tmp_path / "lab.toml"
@@ -181,9 +181,9 @@ def test_status_table(lab: SimLab) -> None:
 
 def test_bad_input_is_one_line(lab: SimLab) -> None:
     fx = load_fixture(SIM)
-    with pytest.raises(LabError, match="`labgrid-client -p nowhere acquire` failed") as exc:
-        with place_slots(lab.coordinator, ["nowhere"], [fx]):
-            pass
+    with (pytest.raises(LabError, match="`labgrid-client -p nowhere acquire` failed") as exc,
+          place_slots(lab.coordinator, ["nowhere"], [fx])):
+        pass
     assert "\n" not in str(exc.value)
     with pytest.raises(LabError, match="did not finish|Could not connect") as exc:
         LabClient("127.0.0.1:1", timeout_s=20).places()
@@ -192,9 +192,9 @@ def test_bad_input_is_one_line(lab: SimLab) -> None:
     client.run("add-match", "bench-b/bench/*/instrument", place="no-dut")
     client.run("set-tags", "board=host", place="no-dut")
     try:
-        with pytest.raises(LabError, match="place no-dut: no resource named 'dut'"):
-            with place_slots(lab.coordinator, ["no-dut"], [fx]):
-                pass
+        with (pytest.raises(LabError, match="place no-dut: no resource named 'dut'"),
+              place_slots(lab.coordinator, ["no-dut"], [fx])):
+            pass
         assert client.show("no-dut").acquired is None  # released on the way out
     finally:
         client.run("delete", place="no-dut")

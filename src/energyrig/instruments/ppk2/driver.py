@@ -50,13 +50,13 @@ from energyrig.instruments.ppk2.metadata import (
     stated_calibration,
 )
 from energyrig.instruments.ppk2.ports import usb_serial
-from energyrig.instruments.serialurl import open_serial
 from energyrig.instruments.ppk2.protocol import (
     POWER_MODE_AMPERE,
     POWER_MODE_SOURCE,
     Command,
     regulator_set,
 )
+from energyrig.instruments.serialurl import open_serial
 from energyrig.instruments.streambuffer import StreamBuffer
 from energyrig.instruments.triggerscan import TriggerScan, cut_at
 

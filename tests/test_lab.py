@@ -9,6 +9,7 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -16,6 +17,13 @@ import pytest
 from serial import rfc2217
 from typer.testing import CliRunner
 
+from energyrig.calibration.store import (
+    CALIBRATION_DIR_ENV,
+    CalibrationStore,
+    Identity,
+    Measured,
+    new_record,
+)
 from energyrig.cli.app import app
 from energyrig.domain import Point
 from energyrig.errors import LabError
@@ -31,6 +39,7 @@ from energyrig.lab.place import (
 )
 from energyrig.lab.sim import SimLab
 from energyrig.rig.bench import open_bench
+from energyrig.rig.dut import open_dut
 from energyrig.rig.pipeline import measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,6 +180,33 @@ def test_a_lab_fixture_acquires_measures_and_releases(lab: SimLab, tmp_path: Pat
     assert places["bench-a"]["holder"] is None and places["bench-a"]["available"]
     assert places["bench-b"] == {**places["bench-b"], "board": "host", "host": "127.0.0.1",
                                  "resources": ["dut", "instrument"]}
+
+
+def test_a_lab_fixture_s_dut_alone_holds_the_place_meanwhile(lab: SimLab,
+                                                             tmp_path: Path) -> None:
+    with open_dut(load_fixture(lab_fixture(tmp_path, lab, "bench-b"))) as dut:
+        assert status(lab)["bench-b"]["holder"] is not None
+        assert dut.hello()["board"] == "host"
+        assert dut.transport.name.startswith("rfc2217://127.0.0.1:")
+    assert status(lab)["bench-b"]["holder"] is None
+
+
+def test_status_shows_the_newest_calibration_of_the_board(
+        lab: SimLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CALIBRATION_DIR_ENV, str(tmp_path))
+    fx = load_fixture(SIM)
+    store = CalibrationStore(tmp_path)
+    offset = {"offset_a": Measured(value=1e-6, u=1e-8, method="open input")}
+    ppk2 = Identity(kind="ppk2", name="PPK2", serial="E1")
+    for day, board, kind in ((1, "host", "ppk2"), (2, "host", "ppk2"), (3, "esp32", "ppk2"),
+                             (4, "host", "scope")):
+        who = ppk2 if kind == "ppk2" else Identity(kind="scope", name="DS1054Z")
+        store.save(new_record(fx, who, {"board": board}, offset,
+                              now=datetime(2026, 11, day, tzinfo=UTC)))
+    cal = status(lab)["bench-a"]["calibration"]
+    assert cal == {"id": "20261102T000000Z-ppk2-offset_a",
+                   "created_utc": "2026-11-02T00:00:00+00:00",
+                   "instrument": "ppk2 'PPK2' serial E1", "quantities": ["offset_a"]}
 
 
 def test_status_table(lab: SimLab) -> None:

@@ -297,6 +297,16 @@ def fixture_for_place(fixture: Fixture, place: PlaceInfo) -> Fixture:
         "instrument": fixture.instrument.model_copy(update={key: instrument.address()})})
 
 
+@contextlib.contextmanager
+def held_place(fixture: Fixture) -> Iterator[Fixture]:
+    """The place ``fixture``'s ``[lab]`` names, held for the ``with`` block: yields the
+    fixture rewritten for it (:func:`fixture_for_place`) and releases the place after."""
+    lab = fixture.lab
+    assert lab is not None, "held_place needs a fixture with [lab]"
+    with acquired(LabClient(lab.coordinator), lab.place) as info:
+        yield fixture_for_place(fixture, info)
+
+
 class PlaceBench(Bench):
     """The bench of a fixture that names a place (``[lab]``): opening it acquires the place
     and reaches the DUT and the instrument through it; closing it releases the place."""
@@ -306,10 +316,7 @@ class PlaceBench(Bench):
         self.lab_fixture = fixture
 
     def _open(self, stack: ExitStack) -> None:
-        lab = self.lab_fixture.lab
-        assert lab is not None  # open_bench picks this class for a [lab] fixture
-        info = stack.enter_context(acquired(LabClient(lab.coordinator), lab.place))
-        self.fixture = fixture_for_place(self.lab_fixture, info)
+        self.fixture = stack.enter_context(held_place(self.lab_fixture))
         self._connect(stack)
 
 

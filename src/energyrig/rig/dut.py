@@ -420,11 +420,19 @@ def open_dut(fixture: Fixture, *, trigger_wire: str | os.PathLike[str] | None = 
     """The fixture's DUT, open for requests (``with open_dut(fx) as dut:``).
 
     ``link = "serial"`` opens the board's port; ``"pty"``/``"stdio"`` start the fixture's
-    ``command`` (the host build) and stop it on the way out. ``trigger_wire`` is the virtual
-    trigger wire a started host DUT sends its edges on (the simulated bench), else none.
+    ``command`` (the host build) and stop it on the way out; a fixture naming a labgrid place
+    (``[lab]``) holds the place meanwhile and opens its ``dut`` port. ``trigger_wire`` is the
+    virtual trigger wire a started host DUT sends its edges on (the simulated bench), else
+    none.
     """
     from energyrig.fixtures.loader import resolve_command
 
+    if fixture.lab is not None:
+        from energyrig.lab.place import held_place
+
+        with held_place(fixture) as placed, open_dut(placed, trigger_wire=trigger_wire) as dut:
+            yield dut
+        return
     cfg = fixture.dut
     if cfg.link == "serial":
         assert cfg.port is not None  # the fixture schema requires it

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import queue
-import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from energyrig.errors import LabError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.serialurl import Rfc2217Serial
 from energyrig.lab.place import (
+    COORDINATOR_ENV,
     LabClient,
     PlaceInfo,
     Resource,
@@ -44,6 +44,7 @@ from energyrig.rig.pipeline import measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
+LAB_SIM = ROOT / "fixtures" / "lab-sim.toml"
 #: The simulated board's power in a hash window: fixtures/sim.toml's nrf52840 profile,
 #: 3.6 mA at 3.0 V (energyrig.instruments.sim.power.PROFILES).
 HASH_POWER_W = 3.6e-3 * 3.0
@@ -148,14 +149,13 @@ def lab() -> Iterator[SimLab]:
         yield sim
 
 
-def lab_fixture(tmp_path: Path, lab: SimLab, place: str) -> Path:
-    """fixtures/sim.toml naming ``place`` instead of starting a bench of its own."""
-    text = SIM.read_text()
-    text = re.sub(r"^\[sim\]$.*?^(?=\[calibration\]$)", "", text, flags=re.MULTILINE | re.DOTALL)
-    text = text.replace('link = "pty"', 'link = "serial"').replace(
-        'command = ["../build/host/energyrig-dut"]', "")
+def lab_fixture(tmp_path: Path, lab: SimLab, place: str,
+                monkeypatch: pytest.MonkeyPatch) -> Path:
+    """fixtures/lab-sim.toml naming ``place`` of ``lab`` (the coordinator from the
+    environment, as labgrid's own tools take it)."""
+    monkeypatch.setenv(COORDINATOR_ENV, lab.coordinator)
     path = tmp_path / "lab.toml"
-    path.write_text(text + f'\n[lab]\nplace = "{place}"\ncoordinator = "{lab.coordinator}"\n')
+    path.write_text(LAB_SIM.read_text().replace('place = "bench-a"', f'place = "{place}"'))
     return path
 
 
@@ -166,8 +166,9 @@ def status(lab: SimLab) -> dict[str, dict[str, object]]:
     return {p["name"]: p for p in json.loads(out.output)["places"]}
 
 
-def test_a_lab_fixture_acquires_measures_and_releases(lab: SimLab, tmp_path: Path) -> None:
-    fx = load_fixture(lab_fixture(tmp_path, lab, "bench-a"))
+def test_a_lab_fixture_acquires_measures_and_releases(
+        lab: SimLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fx = load_fixture(lab_fixture(tmp_path, lab, "bench-a", monkeypatch))
     with open_bench(fx) as bench:
         assert status(lab)["bench-a"]["holder"] is not None
         point = Point(op="sha256", board=bench.board, payload_bytes=1024)
@@ -182,9 +183,9 @@ def test_a_lab_fixture_acquires_measures_and_releases(lab: SimLab, tmp_path: Pat
                                  "resources": ["dut", "instrument"]}
 
 
-def test_a_lab_fixture_s_dut_alone_holds_the_place_meanwhile(lab: SimLab,
-                                                             tmp_path: Path) -> None:
-    with open_dut(load_fixture(lab_fixture(tmp_path, lab, "bench-b"))) as dut:
+def test_a_lab_fixture_s_dut_alone_holds_the_place_meanwhile(
+        lab: SimLab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with open_dut(load_fixture(lab_fixture(tmp_path, lab, "bench-b", monkeypatch))) as dut:
         assert status(lab)["bench-b"]["holder"] is not None
         assert dut.hello()["board"] == "host"
         assert dut.transport.name.startswith("rfc2217://127.0.0.1:")

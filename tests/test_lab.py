@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -250,10 +253,22 @@ def test_slots_and_a_killed_bench_host(lab: SimLab) -> None:
     assert status(lab)["bench-a"]["holder"] is None
 
 
-def test_no_process_is_left_when_the_lab_stops() -> None:
-    with SimLab(places=1) as sim:
-        procs = [psutil.Process(pid) for pid in sim.pids()]
-        procs += [c for p in procs for c in p.children(recursive=True)]
-        assert len(procs) >= 5  # coordinator; supervisor, emulator, DUT, exporter
+def test_rig_lab_sim_serves_until_interrupted_and_leaves_no_process() -> None:
+    rig = subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "lab", "sim",
+                            "--places", "1"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert rig.stdout is not None
+        coordinator = rig.stdout.readline().split()[-1]
+        assert rig.stdout.readline().strip() == "places bench-a"
+        assert LabClient(coordinator).places() == ["bench-a"]
+        procs = [psutil.Process(rig.pid), *psutil.Process(rig.pid).children(recursive=True)]
+        # rig; coordinator; the bench host: supervisor, emulator, DUT, exporter
+        assert len(procs) >= 6
+        rig.send_signal(signal.SIGINT)
+        assert rig.wait(timeout=30) == 0
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+        rig.wait()
     alive = [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert alive == []

@@ -28,7 +28,7 @@ from energyrig.calibration.store import (
 )
 from energyrig.cli.app import app
 from energyrig.domain import Point
-from energyrig.errors import LabError
+from energyrig.errors import DutError, LabError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.serialurl import Rfc2217Serial
 from energyrig.lab.place import (
@@ -248,7 +248,11 @@ def test_slots_and_a_killed_bench_host(lab: SimLab) -> None:
         assert all(s.alive() for s in slots)
         with slots[1].open() as bench:
             assert bench.hello["board"] == "host"
-        lab.kill("bench-b")
+            lab.kill("bench-b")
+            # the broken connection ends the request ("read failed"), not its timeout
+            # ("did not answer ... within 5 s")
+            with pytest.raises(DutError, match="DUT on rfc2217://127.0.0.1:.*: read failed"):
+                bench.dut.hello()
         assert slots[0].alive() and not slots[1].alive()
     assert status(lab)["bench-a"]["holder"] is None
 

@@ -107,9 +107,10 @@ class SerialTransport:
             raise DutError(f"DUT on {self.name}: read failed ({exc})") from exc
 
     def _poll(self, timeout_s: float) -> bytes:
-        """Read a port without a file descriptor (rfc2217: a reader thread fills a queue)."""
+        """Read a port without a file descriptor (rfc2217: a reader thread fills a queue;
+        reading at least a byte makes pyserial check the connection is still there)."""
         deadline = time.monotonic() + timeout_s
-        while not (data := self._ser.read(self._ser.in_waiting)):
+        while not (data := self._ser.read(max(1, self._ser.in_waiting))):
             if time.monotonic() >= deadline:
                 return b""
             time.sleep(_POLL_S)

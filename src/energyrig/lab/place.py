@@ -264,7 +264,9 @@ class LabClient:
 
 def _reason(line: str) -> str:
     """labgrid-client's last error line, without its program prefix."""
-    return line.removeprefix("labgrid-client: ").removeprefix("error: ").strip()
+    for prefix in ("labgrid-client: ", "error: ", "Error: "):
+        line = line.removeprefix(prefix)
+    return line.strip()
 
 
 @contextlib.contextmanager

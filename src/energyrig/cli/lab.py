@@ -69,9 +69,10 @@ def register(app: typer.Typer) -> None:
                                    help="How many simulated benches (places)."),
         fixture: Optional[Path] = typer.Option(
             None, "--fixture", "-f", dir_okay=False,
-            help="The simulated fixture every bench runs (default: fixtures/sim.toml)."),
+            help="The simulated fixture every bench runs (default: the default fixture, "
+                 "fixtures/sim.toml)."),
         seed: int = typer.Option(0, "--seed", help="Emulator seed of the first bench."),
     ) -> None:
-        from energyrig.lab.sim import DEFAULT_FIXTURE, run
+        from energyrig.lab.sim import run
 
-        run(places, fixture or DEFAULT_FIXTURE, seed)
+        run(places, fixture, seed)

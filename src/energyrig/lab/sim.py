@@ -43,12 +43,11 @@ from types import TracebackType
 from typing import Self
 
 from energyrig.errors import LabError
+from energyrig.fixtures.paths import default_fixture_path
 from energyrig.lab.place import DUT, INSTRUMENT, LabClient, client_program
 
 log = logging.getLogger(__name__)
 
-#: The fixture whose DUT command and ``[sim]`` power model every simulated bench runs.
-DEFAULT_FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "sim.toml"
 #: The resource group of a bench in its exporter's configuration.
 GROUP = "bench"
 #: Longest the lab may take to come up, s.
@@ -99,7 +98,8 @@ class SimLab:
     places:
         How many benches (places ``bench-a``, ``bench-b``, ...).
     fixture:
-        The simulated fixture every bench runs (``fixtures/sim.toml``).
+        The simulated fixture whose DUT command and ``[sim]`` power model every bench runs
+        (``None``: the default fixture, ``fixtures/sim.toml``).
     seed:
         Bench *i*'s emulator runs with seed ``seed + i``.
 
@@ -111,11 +111,11 @@ class SimLab:
         The place names.
     """
 
-    def __init__(self, places: int = 1, fixture: Path = DEFAULT_FIXTURE, seed: int = 0) -> None:
+    def __init__(self, places: int = 1, fixture: Path | None = None, seed: int = 0) -> None:
         if places < 1:
             raise LabError(f"a simulated lab needs at least one place, not {places}")
         self.places = place_names(places)
-        self.fixture = Path(fixture)
+        self.fixture = Path(fixture) if fixture is not None else default_fixture_path()
         self.seed = seed
         self.coordinator = ""
         self._benches: dict[str, subprocess.Popen[bytes]] = {}
@@ -262,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "simulated benches. Prints the coordinator's address and runs until "
                     "Ctrl-C.")
     parser.add_argument("--places", type=int, default=2, help="number of benches (places)")
-    parser.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE,
+    parser.add_argument("--fixture", type=Path, default=None,
                         help="the simulated fixture every bench runs")
     parser.add_argument("--seed", type=int, default=0, help="emulator seed of the first bench")
     parser.add_argument("--bench", help=argparse.SUPPRESS)  # one bench host (internal)
@@ -270,12 +270,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.bench:
-        serve_bench(args.bench, args.coordinator, args.dir, args.fixture, args.seed)
+        serve_bench(args.bench, args.coordinator, args.dir, args.fixture or default_fixture_path(),
+                    args.seed)
         return
     run(args.places, args.fixture, args.seed)
 
 
-def run(places: int, fixture: Path = DEFAULT_FIXTURE, seed: int = 0) -> None:
+def run(places: int, fixture: Path | None = None, seed: int = 0) -> None:
     """Start a simulated lab, print its coordinator and places, serve until SIGINT/SIGTERM."""
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -14,6 +14,7 @@ APT_PACKAGES=(
     libclang-rt-14-dev                             # libFuzzer and ASan runtimes for clang
     valgrind                                       # leak check of a hostile DUT session (ctest)
     chromium                                       # headless check of the report (Playwright)
+    ser2net                                        # labgrid's exporter shares serial ports with it
 )
 
 missing=()
@@ -36,6 +37,10 @@ fi
 stamp=.venv/.energyrig-installed
 if [ ! -f "$stamp" ] || [ -n "$(find pyproject.toml setup.py src -newer "$stamp" \( -name '*.c' -o -name '*.toml' -o -name 'setup.py' \) -print -quit)" ]; then
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[test]'
+    .venv/bin/python -m pip install -q -e '.[test,lab]'
+    # pyserial and labgrid's fork pyserial-labgrid install the same `serial` module; the fork
+    # (a superset) must be the one in place: reinstall it last (pyproject.toml).
+    .venv/bin/python -m pip install -q --force-reinstall --no-deps \
+        "pyserial-labgrid==$(.venv/bin/python -c 'from importlib.metadata import version; print(version("pyserial-labgrid"))')"
     touch "$stamp"
 fi

@@ -2,13 +2,15 @@
 misbehave: one that never answers, one that answers late, one that answers garbage."""
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from energyrig.errors import DutError
-from energyrig.rig.dut import DutProcess, DutRefused
+from energyrig.rig.dut import Dut, DutProcess, DutRefused, SerialTransport
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = (str(ROOT / "build" / "host" / "energyrig-dut"),)
@@ -104,3 +106,36 @@ def test_a_pty_dut_that_prints_nothing_is_an_error() -> None:
         with DutProcess(shell("sleep 5"), "pty", timeout_s=0.3):
             pass
 
+
+
+def test_a_dut_behind_a_url_answers_through_a_socket() -> None:
+    """``socket://host:port`` (a port shared on the network without Telnet): the link waits
+    on the socket's descriptor."""
+    server = socket.create_server(("127.0.0.1", 0))
+    host, port = server.getsockname()
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            request = b""
+            while not request.endswith(b"\n"):
+                request += conn.recv(64)
+            conn.sendall(b'{"ok": true, "echo": "' + request.strip() + b'"}\n')
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    transport = SerialTransport(f"socket://{host}:{port}")
+    try:
+        assert Dut(transport, timeout_s=5).request("hello") == {"ok": True, "echo": "hello"}
+    finally:
+        transport.close()
+        thread.join(timeout=5)
+        server.close()
+
+
+def test_a_url_nobody_serves_is_one_line() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    with pytest.raises(DutError, match=f"DUT on rfc2217://127.0.0.1:{port}: cannot open"):
+        SerialTransport(f"rfc2217://127.0.0.1:{port}")

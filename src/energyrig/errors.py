@@ -63,3 +63,8 @@ class NoTriggerWindow(InstrumentError):
 class CalibrationError(EnergyrigError):
     """A calibration routine's measurement makes no sense (an open reference, a step that
     never comes, a gain far from 1); nothing is stored."""
+
+
+class LabError(EnergyrigError):
+    """The labgrid lab refused or failed a request: the coordinator is unreachable, a place
+    is unknown, held by someone else or lacks a resource the rig needs (:mod:`energyrig.lab`)."""

@@ -12,7 +12,7 @@ import sys
 import typer
 
 from energyrig import __version__
-from energyrig.cli import analyze, calibrate, instruments, report, run, sweep
+from energyrig.cli import analyze, calibrate, instruments, lab, report, run, sweep
 from energyrig.errors import EnergyrigError
 
 app = typer.Typer(
@@ -30,7 +30,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-for module in (analyze, calibrate, instruments, report, run, sweep):
+for module in (analyze, calibrate, instruments, lab, report, run, sweep):
     module.register(app)
 
 

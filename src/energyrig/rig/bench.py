@@ -335,7 +335,12 @@ class SimBench(Bench):
 
 
 def open_bench(fixture: Fixture, calibration: str | None = None) -> Bench:
-    """The bench of ``fixture``: a :class:`SimBench` when it has ``[sim]``, else a
+    """The bench of ``fixture``: a :class:`~energyrig.lab.place.PlaceBench` when it names a
+    labgrid place (``[lab]``), a :class:`SimBench` when it has ``[sim]``, else a
     :class:`Bench` (use it in ``with``); ``calibration`` as :class:`Bench`'s."""
+    if fixture.lab is not None:
+        from energyrig.lab.place import PlaceBench
+
+        return PlaceBench(fixture, calibration)
     cls = SimBench if fixture.sim is not None else Bench
     return cls(fixture, calibration)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 import serial
 
 from energyrig.errors import DutError
+from energyrig.instruments.serialurl import open_serial
 from energyrig.instruments.sim.process import terminate
 
 if TYPE_CHECKING:
@@ -63,15 +64,31 @@ class DutTransport(Protocol):
 _LINK_ERRORS = (serial.SerialException, OSError, termios.error)
 
 
+#: Poll interval of a serial port without a file descriptor to select on, s.
+_POLL_S = 0.002
+
+
+def _fileno(ser: serial.SerialBase) -> int | None:
+    """The descriptor ``select`` can wait on (a device, a pty, a ``socket://`` URL), or
+    ``None`` (an ``rfc2217://`` URL)."""
+    try:
+        return int(ser.fileno())
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+
+
 class SerialTransport:
-    """A serial port or pty through pyserial."""
+    """A serial port or pty through pyserial: a device path (``/dev/ttyACM0``) or a pyserial
+    URL (``rfc2217://host:port``, ``socket://host:port``: a port shared over the network, e.g.
+    a labgrid place's :mod:`energyrig.lab`)."""
 
     def __init__(self, port: str, baudrate: int = 115200) -> None:
         self.name = port
         try:
-            self._ser = serial.Serial(port, baudrate=baudrate, timeout=0)
+            self._ser = open_serial(port, baudrate, timeout=0)
         except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {port}: cannot open the port ({exc})") from exc
+        self._fd = _fileno(self._ser)
 
     def write(self, data: bytes) -> None:
         try:
@@ -82,10 +99,22 @@ class SerialTransport:
 
     def read_some(self, timeout_s: float) -> bytes:
         try:
-            ready, _, _ = select.select([self._ser.fileno()], [], [], max(0.0, timeout_s))
+            if self._fd is None:
+                return self._poll(timeout_s)
+            ready, _, _ = select.select([self._fd], [], [], max(0.0, timeout_s))
             return self._ser.read(self._ser.in_waiting or 1) if ready else b""
         except _LINK_ERRORS as exc:
             raise DutError(f"DUT on {self.name}: read failed ({exc})") from exc
+
+    def _poll(self, timeout_s: float) -> bytes:
+        """Read a port without a file descriptor (rfc2217: a reader thread fills a queue;
+        reading at least a byte makes pyserial check the connection is still there)."""
+        deadline = time.monotonic() + timeout_s
+        while not (data := self._ser.read(max(1, self._ser.in_waiting))):
+            if time.monotonic() >= deadline:
+                return b""
+            time.sleep(_POLL_S)
+        return data
 
     def close(self) -> None:
         try:
@@ -309,13 +338,16 @@ class DutProcess:
         Path of the trigger wire socket (``--trigger-wire``), or ``None``.
     timeout_s:
         Request timeout of the link (and start-up timeout).
+    connect:
+        ``False``: start the process and learn its pty (:attr:`port`) without opening it, for
+        another program to serve (``ser2net`` in :mod:`energyrig.lab.sim`); ``"pty"`` only.
 
     ``with DutProcess(...) as proc:`` gives :attr:`dut`; leaving stops the process.
     """
 
     def __init__(self, command: tuple[str, ...] | list[str], link: str = "pty", *,
                  trigger_wire: str | os.PathLike[str] | None = None, board: str | None = None,
-                 timeout_s: float = 5.0) -> None:
+                 timeout_s: float = 5.0, connect: bool = True) -> None:
         if link not in ("pty", "stdio"):
             raise ValueError(f"DutProcess link must be 'pty' or 'stdio', not {link!r}")
         self.argv = [*command, f"--{link}"]
@@ -323,8 +355,12 @@ class DutProcess:
             self.argv += ["--trigger-wire", os.fspath(trigger_wire)]
         if board:
             self.argv += ["--board", board]
+        if not connect and link != "pty":
+            raise ValueError("DutProcess connect=False needs link 'pty'")
         self.link = link
         self.timeout_s = timeout_s
+        self.connect = connect
+        self.port = ""
         self._proc: subprocess.Popen[bytes] | None = None
         self._transport: DutTransport | None = None
         self.dut: Dut | None = None
@@ -338,7 +374,10 @@ class DutProcess:
                            "`make firmware-host`") from exc
         try:
             if self.link == "pty":
-                self._transport = SerialTransport(self._read_pty_path())
+                self.port = self._read_pty_path()
+                if not self.connect:
+                    return self
+                self._transport = SerialTransport(self.port)
             else:
                 self._transport = ProcessTransport(self._proc, f"pid {self._proc.pid}")
         except DutError:
@@ -382,11 +421,19 @@ def open_dut(fixture: Fixture, *, trigger_wire: str | os.PathLike[str] | None = 
     """The fixture's DUT, open for requests (``with open_dut(fx) as dut:``).
 
     ``link = "serial"`` opens the board's port; ``"pty"``/``"stdio"`` start the fixture's
-    ``command`` (the host build) and stop it on the way out. ``trigger_wire`` is the virtual
-    trigger wire a started host DUT sends its edges on (the simulated bench), else none.
+    ``command`` (the host build) and stop it on the way out; a fixture naming a labgrid place
+    (``[lab]``) holds the place meanwhile and opens its ``dut`` port. ``trigger_wire`` is the
+    virtual trigger wire a started host DUT sends its edges on (the simulated bench), else
+    none.
     """
     from energyrig.fixtures.loader import resolve_command
 
+    if fixture.lab is not None:
+        from energyrig.lab.place import held_place
+
+        with held_place(fixture) as placed, open_dut(placed, trigger_wire=trigger_wire) as dut:
+            yield dut
+        return
     cfg = fixture.dut
     if cfg.link == "serial":
         assert cfg.port is not None  # the fixture schema requires it

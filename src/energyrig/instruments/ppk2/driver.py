@@ -56,6 +56,7 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
+from energyrig.instruments.serialurl import open_serial
 from energyrig.instruments.streambuffer import StreamBuffer
 from energyrig.instruments.triggerscan import TriggerScan, cut_at
 
@@ -104,8 +105,9 @@ class Ppk2(AcquisitionBase):
     Parameters
     ----------
     port:
-        Serial port (``/dev/ttyACM0``, a pty of the emulator); ``None`` finds the one PPK2
-        attached.
+        Serial port (``/dev/ttyACM0``, a pty of the emulator, a pyserial URL such as
+        ``rfc2217://host:port``: :func:`~energyrig.instruments.serialurl.open_serial`);
+        ``None`` finds the one PPK2 attached.
     config:
         Mode, supply and buffer sizes (the fixture's ``[instrument]`` table; its ``port`` is
         not used, ``port`` is).
@@ -199,7 +201,7 @@ class Ppk2(AcquisitionBase):
         s = self.config
         if self._ser is None:
             try:
-                self._ser = serial.Serial(self.port, baudrate=115200, timeout=_READ_TIMEOUT_S)
+                self._ser = open_serial(self.port, 115200, _READ_TIMEOUT_S)
             except (serial.SerialException, OSError) as exc:
                 raise InstrumentError(f"{self.source}: cannot open the port ({exc})") from exc
         self._command(Command.AVERAGE_STOP)

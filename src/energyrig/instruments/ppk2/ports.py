@@ -25,7 +25,9 @@ def ppk2_ports() -> list[ListPortInfo]:
 
 def usb_serial(device: str) -> str:
     """The USB serial number of the PPK2 at serial port ``device`` (``""``: none there, or
-    not on USB: an emulator's pty)."""
+    not on USB: an emulator's pty, a pyserial URL such as ``rfc2217://host:port``)."""
+    if "://" in device:
+        return ""
     resolved = os.path.realpath(device)
     return next((port.serial_number or "" for port in ppk2_ports()
                  if os.path.realpath(port.device) == resolved), "")

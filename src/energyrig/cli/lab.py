@@ -1,0 +1,78 @@
+"""``rig lab status`` (the places of a labgrid lab) and ``rig lab sim`` (a simulated lab).
+
+A thin layer over :mod:`energyrig.lab.status` and :mod:`energyrig.lab.sim`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+_STATUS_HELP = (
+    "Show the places of a labgrid lab: board, host, who holds each, whether its resources "
+    "are there, and its bench's last calibration.\n\n"
+    "The last calibration is the newest record in the store of the fixture of the place's "
+    "board (--fixture, repeat for several boards) measured on that board with that "
+    "instrument kind: the instrument is not opened, so its serial number is not known."
+)
+
+_SIM_HELP = (
+    "Start a simulated lab on loopback: a labgrid coordinator and one exporter per place, "
+    "each sharing a host DUT and an emulated PPK2 through ser2net. Prints the coordinator "
+    "(for --lab or LG_COORDINATOR) and the places; runs until Ctrl-C, then stops everything."
+)
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(help="A lab of benches through labgrid: its places, a simulated lab.",
+                      no_args_is_help=True)
+    app.add_typer(sub, name="lab")
+
+    @sub.command("status", help=_STATUS_HELP)
+    def status(
+        lab: Optional[str] = typer.Option(
+            None, "--lab", help="The coordinator, HOST:PORT (default: $LG_COORDINATOR)."),
+        fixture: Optional[list[Path]] = typer.Option(
+            None, "--fixture", "-f", dir_okay=False,
+            help="A fixture whose calibration store holds a board's records (default: the "
+                 "default fixture); repeat for several boards."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        from energyrig.fixtures import load_fixture
+        from energyrig.fixtures.paths import default_fixture_path
+        from energyrig.lab.status import lab_status
+
+        fixtures = [load_fixture(p) for p in (fixture or [default_fixture_path()])]
+        rows = lab_status(lab, fixtures)
+        if as_json:
+            typer.echo(json.dumps({"places": [r.as_dict() for r in rows]}, indent=1))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"lab {lab or '$LG_COORDINATOR'}")
+        for col in ("place", "board", "host", "held by", "resources", "last calibration"):
+            table.add_column(col)
+        for r in rows:
+            cal = r.calibration
+            table.add_row(
+                r.name, r.board or "-", r.host or "-", r.holder or "free",
+                ("available" if r.available else "MISSING") + f" ({', '.join(r.resources)})",
+                "none" if cal is None else f"{cal.id} {cal.created_utc:%Y-%m-%d %H:%M}Z")
+        Console(width=max(100, Console().width)).print(table)
+
+    @sub.command("sim", help=_SIM_HELP)
+    def sim(
+        places: int = typer.Option(2, "--places", "-n", min=1, max=26,
+                                   help="How many simulated benches (places)."),
+        fixture: Optional[Path] = typer.Option(
+            None, "--fixture", "-f", dir_okay=False,
+            help="The simulated fixture every bench runs (default: the default fixture, "
+                 "fixtures/sim.toml)."),
+        seed: int = typer.Option(0, "--seed", help="Emulator seed of the first bench."),
+    ) -> None:
+        from energyrig.lab.sim import run
+
+        run(places, fixture, seed)

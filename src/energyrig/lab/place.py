@@ -1,0 +1,390 @@
+"""The client side of a labgrid lab: acquire a place, read its resources, rewrite a fixture
+for it, release it.
+
+A *place* (labgrid's unit of exclusive use) groups the resources one bench host exports:
+
+``dut``
+    a ``NetworkSerialPort`` (a board's UART shared by ``ser2net``): the DUT link;
+``instrument``
+    a ``NetworkSerialPort`` (a PPK2's port) or a ``PyVISADevice`` (a scope on the LAN,
+    ``type``/``url`` give the VISA resource ``TCPIP::10.0.0.5::INSTR``);
+
+and carries the tag ``board=NAME``: a point whose board is ``NAME`` may run there.
+
+Everything goes through ``labgrid-client`` (its documented command line:
+https://labgrid.readthedocs.io/en/latest/man/client.html) with a timeout, so nothing here
+holds a gRPC session or an event loop: ``places``, ``-p P show`` (the place, its tags, who
+holds it and each matching or acquired resource as a Python literal), ``-p P acquire`` and
+``-p P release``. Every failure is a :class:`~energyrig.errors.LabError` of one line.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from energyrig.errors import LabError
+from energyrig.rig.bench import Bench
+
+if TYPE_CHECKING:
+    from contextlib import ExitStack
+
+    from energyrig.fixtures.schema import Fixture
+
+log = logging.getLogger(__name__)
+
+#: The environment variable labgrid itself reads for the coordinator's ``HOST:PORT``.
+COORDINATOR_ENV = "LG_COORDINATOR"
+#: The names of a place's resources the rig uses.
+DUT = "dut"
+INSTRUMENT = "instrument"
+#: Longest a ``labgrid-client`` call may take, s.
+CLIENT_TIMEOUT_S = 30.0
+#: Longest to wait after acquiring for the exporter to start serving the ports, s.
+SERVE_TIMEOUT_S = 10.0
+
+_RESOURCE = re.compile(r"^(Matching|Acquired) resource '([^']+)' \(([^)]+)\):$")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One resource of a place as the coordinator describes it.
+
+    Attributes
+    ----------
+    name:
+        Its name in the place (``dut``, ``instrument``).
+    path:
+        ``exporter/group/class/name``.
+    cls:
+        The labgrid resource class (``NetworkSerialPort``, ``PyVISADevice``).
+    params:
+        Its parameters (``host``, ``port``, ``speed``, ``protocol``; ``type``, ``url``).
+    avail:
+        Whether the exporter reports it present.
+    """
+
+    name: str
+    path: str
+    cls: str
+    params: Mapping[str, Any]
+    avail: bool
+
+    @property
+    def exporter(self) -> str:
+        return self.path.split("/", 1)[0]
+
+    @property
+    def serving(self) -> bool:
+        """A network serial port has its TCP port once the place is acquired."""
+        return self.cls != "NetworkSerialPort" or self.params.get("port") is not None
+
+    def address(self) -> str:
+        """What pyserial or pyvisa opens: ``rfc2217://host:port?ign_set_control`` (labgrid's
+        own serial driver's URL; ``ign_set_control``: ser2net on a port without modem lines
+        does not acknowledge them), ``socket://host:port`` (protocol ``raw``) or a VISA
+        resource ``TYPE::url::INSTR``."""
+        p = self.params
+        if self.cls == "NetworkSerialPort":
+            if p.get("port") is None:
+                raise LabError(f"resource {self.path}: not served yet; acquire the place first")
+            protocol = p.get("protocol", "rfc2217")
+            if protocol == "rfc2217":
+                return f"rfc2217://{p['host']}:{p['port']}?ign_set_control"
+            if protocol == "raw":
+                return f"socket://{p['host']}:{p['port']}"
+            raise LabError(f"resource {self.path}: unknown serial protocol {protocol!r}")
+        if self.cls == "PyVISADevice":
+            return f"{p['type']}::{p['url']}::INSTR"
+        raise LabError(f"resource {self.path}: a {self.cls} is neither a NetworkSerialPort nor "
+                       "a PyVISADevice; the rig cannot open it")
+
+
+@dataclass(frozen=True)
+class PlaceInfo:
+    """A place as ``labgrid-client show`` describes it.
+
+    Attributes
+    ----------
+    name:
+        The place's name.
+    tags:
+        Its tags (``board``).
+    acquired:
+        Who holds it (``host/user``), or ``None``.
+    resources:
+        Its matching (free place) or acquired (held place) resources by name.
+    orphaned:
+        Names of acquired resources whose exporter is gone.
+    """
+
+    name: str
+    tags: Mapping[str, str] = field(default_factory=dict)
+    acquired: str | None = None
+    resources: Mapping[str, Resource] = field(default_factory=dict)
+    orphaned: tuple[str, ...] = ()
+
+    @property
+    def board(self) -> str:
+        return self.tags.get("board", "")
+
+    @property
+    def host(self) -> str:
+        """The host serving the place's DUT port (``""``: no ``dut`` resource)."""
+        dut = self.resources.get(DUT)
+        return "" if dut is None else str(dut.params.get("host", dut.exporter))
+
+    def resource(self, name: str) -> Resource:
+        try:
+            return self.resources[name]
+        except KeyError:
+            raise LabError(f"place {self.name}: no resource named {name!r} (it has "
+                           f"{', '.join(sorted(self.resources)) or 'none'}); add a match "
+                           f"for the exporter's {name!r} resource (labgrid-client -p "
+                           f"{self.name} add-match EXPORTER/GROUP/*/{name})") from None
+
+    @property
+    def available(self) -> bool:
+        """Both resources the rig needs are present and none of the place's is orphaned."""
+        return not self.orphaned and all(
+            n in self.resources and self.resources[n].avail for n in (DUT, INSTRUMENT))
+
+
+def parse_show(name: str, text: str) -> PlaceInfo:
+    """The :class:`PlaceInfo` of ``labgrid-client -p NAME show``'s output ``text``."""
+    tags: dict[str, str] = {}
+    acquired: str | None = None
+    resources: dict[str, Resource] = {}
+    orphaned: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if line.startswith("  tags: "):
+            tags = dict(t.split("=", 1) for t in line[8:].split(", ") if "=" in t)
+        elif line.startswith("  acquired: "):
+            acquired = None if line[12:] == "None" else line[12:]
+        elif line.startswith("Orphaned resource '"):
+            orphaned.append(line.split("'")[1])
+        elif m := _RESOURCE.match(line):
+            body = []
+            while i < len(lines) and lines[i].startswith("  "):
+                body.append(lines[i])
+                i += 1
+            data = ast.literal_eval("\n".join(body).strip())
+            params = dict(data.get("params", {}))
+            params.update(params.pop("extra", None) or {})
+            resources[m[2]] = Resource(name=m[2], path=m[3], cls=str(data.get("cls", "")),
+                                       params=params, avail=bool(data.get("avail")))
+    return PlaceInfo(name=name, tags=tags, acquired=acquired, resources=resources,
+                     orphaned=tuple(orphaned))
+
+
+def client_program() -> str:
+    """``labgrid-client`` of this environment (next to the interpreter), else on PATH."""
+    beside = Path(sys.executable).with_name("labgrid-client")
+    found = str(beside) if beside.exists() else shutil.which("labgrid-client")
+    if found is None:
+        raise LabError("labgrid-client not found; install the rig with its lab extra "
+                       "(pip install -e '.[lab]', or `make deps`)")
+    return found
+
+
+class LabClient:
+    """``labgrid-client`` against one coordinator.
+
+    Parameters
+    ----------
+    coordinator:
+        ``HOST:PORT`` of the coordinator; ``None``: ``$LG_COORDINATOR``.
+    timeout_s:
+        Longest one call may take, s.
+    """
+
+    def __init__(self, coordinator: str | None = None, timeout_s: float = CLIENT_TIMEOUT_S
+                 ) -> None:
+        coordinator = coordinator or os.environ.get(COORDINATOR_ENV)
+        if not coordinator:
+            raise LabError(f"no labgrid coordinator: give --lab HOST:PORT, [lab] coordinator "
+                           f"in the fixture, or set {COORDINATOR_ENV}")
+        self.coordinator = coordinator
+        self.timeout_s = timeout_s
+        self._program = client_program()
+
+    def run(self, *args: str, place: str | None = None) -> str:
+        """Run ``labgrid-client -x COORDINATOR [-p place] ARGS``; its standard output."""
+        argv = [self._program, "-x", self.coordinator]
+        if place is not None:
+            argv += ["-p", place]
+        argv += args
+        what = " ".join(argv[3:])
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout_s,
+                                  env={**os.environ, "LG_PLACE": ""}, check=False)
+        except subprocess.TimeoutExpired:
+            raise LabError(f"lab {self.coordinator}: `labgrid-client {what}` did not finish "
+                           f"within {self.timeout_s:g} s; is the coordinator running?") from None
+        if done.returncode != 0:
+            err = [ln for ln in done.stderr.splitlines() if ln.strip()]
+            raise LabError(f"lab {self.coordinator}: `labgrid-client {what}` failed: "
+                           f"{_reason(err[-1] if err else f'exit code {done.returncode}')}")
+        return done.stdout
+
+    def places(self) -> list[str]:
+        """The names of the coordinator's places."""
+        return [ln.split()[0] for ln in self.run("places").splitlines() if ln.strip()]
+
+    def show(self, place: str) -> PlaceInfo:
+        return parse_show(place, self.run("show", place=place))
+
+    def acquire(self, place: str) -> PlaceInfo:
+        """Acquire ``place`` and wait until its network ports are served; its description."""
+        self.run("acquire", place=place)
+        deadline = time.monotonic() + SERVE_TIMEOUT_S
+        while True:
+            info = self.show(place)
+            if all(r.serving for r in info.resources.values()) or time.monotonic() > deadline:
+                return info
+            time.sleep(0.1)
+
+    def release(self, place: str) -> None:
+        self.run("release", place=place)
+
+
+def _reason(line: str) -> str:
+    """labgrid-client's last error line, without its program prefix."""
+    for prefix in ("labgrid-client: ", "error: ", "Error: "):
+        line = line.removeprefix(prefix)
+    return line.strip()
+
+
+@contextlib.contextmanager
+def acquired(client: LabClient, place: str) -> Iterator[PlaceInfo]:
+    """``place`` held for the ``with`` block (released on the way out, also on failure)."""
+    info = client.acquire(place)
+    try:
+        yield info
+    finally:
+        try:
+            client.release(place)
+        except LabError as exc:  # the coordinator went away: nothing is left to release
+            log.warning("%s", exc)
+
+
+def fixture_for_place(fixture: Fixture, place: PlaceInfo) -> Fixture:
+    """``fixture`` rewritten to reach its bench through ``place``: the DUT over the serial
+    link at the place's ``dut`` port, the instrument at its ``instrument`` resource (the
+    family's ``port``, or ``resource`` for a VISA instrument); ``[sim]`` and ``[lab]``
+    dropped (the place's exporter host runs whatever simulates the bench)."""
+    instrument = place.resource(INSTRUMENT)
+    key = "resource" if instrument.cls == "PyVISADevice" else "port"
+    if key not in type(fixture.instrument).model_fields:
+        raise LabError(f"place {place.name}: its instrument is a {instrument.cls}, which a "
+                       f"{fixture.instrument.kind} fixture ({fixture.path}) cannot use")
+    dut = fixture.dut.model_copy(update={"link": "serial", "command": (),
+                                         "port": place.resource(DUT).address()})
+    return fixture.model_copy(update={
+        "dut": dut, "sim": None, "lab": None,
+        "instrument": fixture.instrument.model_copy(update={key: instrument.address()})})
+
+
+@contextlib.contextmanager
+def held_place(fixture: Fixture) -> Iterator[Fixture]:
+    """The place ``fixture``'s ``[lab]`` names, held for the ``with`` block: yields the
+    fixture rewritten for it (:func:`fixture_for_place`) and releases the place after."""
+    lab = fixture.lab
+    assert lab is not None, "held_place needs a fixture with [lab]"
+    with acquired(LabClient(lab.coordinator), lab.place) as info:
+        yield fixture_for_place(fixture, info)
+
+
+class PlaceBench(Bench):
+    """The bench of a fixture that names a place (``[lab]``): opening it acquires the place
+    and reaches the DUT and the instrument through it; closing it releases the place."""
+
+    def __init__(self, fixture: Fixture, calibration: str | None = None) -> None:
+        super().__init__(fixture, calibration)
+        self.lab_fixture = fixture
+
+    def _open(self, stack: ExitStack) -> None:
+        self.fixture = stack.enter_context(held_place(self.lab_fixture))
+        self._connect(stack)
+
+
+class PlaceSlot:
+    """A held place with the fixture of its board, as the parallel sweep uses it.
+
+    Attributes
+    ----------
+    name:
+        The place's name (recorded per point as ``place``).
+    host:
+        The exporter host serving it (recorded per point as ``host``).
+    board:
+        The place's ``board`` tag.
+    fixture:
+        The fixture rewritten for the place (:func:`fixture_for_place`).
+    """
+
+    def __init__(self, client: LabClient, info: PlaceInfo, fixture: Fixture,
+                 calibration: str | None = None) -> None:
+        self.name = info.name
+        self.host = info.host
+        self.board = info.board
+        self.fixture = fixture_for_place(fixture, info)
+        self.calibration = calibration
+        self._client = client
+
+    def open(self) -> Bench:
+        """The bench behind the place (``with slot.open() as bench:``)."""
+        return Bench(self.fixture, self.calibration)
+
+    def alive(self) -> bool:
+        """Whether the coordinator still lists the place's ``dut`` and ``instrument`` as
+        available (``False`` once their exporter is gone, or the coordinator is)."""
+        try:
+            return self._client.show(self.name).available
+        except LabError as exc:
+            log.warning("%s", exc)
+            return False
+
+
+@contextlib.contextmanager
+def place_slots(coordinator: str, places: Sequence[str], fixtures: Sequence[Fixture],
+                calibration: str | None = None) -> Iterator[list[PlaceSlot]]:
+    """Acquire every place of ``places``, pair each with the fixture whose ``[dut] board`` is
+    its ``board`` tag, yield their slots, release every place on the way out (also when
+    acquiring a later one fails).
+
+    Raises
+    ------
+    LabError
+        A place is unknown, held by someone else, has no ``dut``/``instrument`` resource, or
+        carries a board no fixture has.
+    """
+    by_board: dict[str, Fixture] = {}
+    for fx in fixtures:
+        by_board.setdefault(fx.dut.board, fx)
+    client = LabClient(coordinator)
+    with contextlib.ExitStack() as stack:
+        slots = []
+        for name in places:
+            info = stack.enter_context(acquired(client, name))
+            fixture = by_board.get(info.board)
+            if fixture is None:
+                raise LabError(f"place {name} carries board {info.board or '(no board tag)'!r}; "
+                               f"no fixture has it (boards: {', '.join(sorted(by_board))}); "
+                               f"tag the place (labgrid-client -p {name} set-tags board=NAME)")
+            slots.append(PlaceSlot(client, info, fixture, calibration))
+        yield slots

@@ -1,0 +1,291 @@
+"""A simulated labgrid lab on loopback: a coordinator and N exporters, each exporting one
+simulated bench, so the whole lab path runs on one machine.
+
+::
+
+    python -m energyrig.lab.sim --places 3        # or: rig lab sim --places 3
+
+    with SimLab(places=2) as lab:                  # lab.coordinator: "127.0.0.1:PORT"
+        with place_slots(lab.coordinator, lab.places, [load_fixture("fixtures/sim.toml")]) as s:
+            ...
+        lab.kill("bench-b")                        # a bench host dies
+
+Each bench is one *bench host*: a supervisor process (``python -m energyrig.lab.sim --bench
+NAME``, the leader of its own process group) that starts the host DUT
+(``energyrig-dut --pty --trigger-wire W``) and an emulated PPK2 (the fixture's ``[sim]``
+power model, a seed of its own) on the same wire, both on ptys, and runs
+``labgrid-exporter`` publishing them as ``RawSerialPort`` resources ``dut`` and
+``instrument`` (labgrid starts ``ser2net`` on each when the place is acquired and publishes
+it as a ``NetworkSerialPort``, protocol rfc2217). :meth:`SimLab.kill` kills the whole group
+at once — supervisor, DUT, emulator, exporter, ser2net — as a bench host losing power would.
+
+The coordinator (``labgrid-coordinator``, its own process group, a free port, its state in
+a temporary directory) gets one place per bench, named like the exporter, matching the
+exporter's resources and tagged ``board=`` the fixture's board.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from energyrig.errors import LabError
+from energyrig.fixtures.paths import default_fixture_path
+from energyrig.lab.place import DUT, INSTRUMENT, LabClient, client_program
+
+log = logging.getLogger(__name__)
+
+#: The resource group of a bench in its exporter's configuration.
+GROUP = "bench"
+#: Longest the lab may take to come up, s.
+START_TIMEOUT_S = 60.0
+
+
+def place_names(n: int) -> list[str]:
+    """``bench-a``, ``bench-b``, ... (``bench-27`` beyond the alphabet)."""
+    return [f"bench-{chr(ord('a') + i)}" if i < 26 else f"bench-{i + 1}" for i in range(n)]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _program(name: str) -> str:
+    """A console script of this environment (next to the interpreter)."""
+    return str(Path(client_program()).with_name(name))
+
+
+def _kill_group(proc: subprocess.Popen[bytes], timeout_s: float = 5.0) -> None:
+    """SIGTERM the process group ``proc`` leads, SIGKILL what is left after ``timeout_s``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            continue
+        if sig == signal.SIGTERM:  # the leader is gone; its children may linger
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        break
+    proc.wait()
+
+
+class SimLab:
+    """A coordinator and ``places`` simulated bench hosts on loopback (a context manager).
+
+    Parameters
+    ----------
+    places:
+        How many benches (places ``bench-a``, ``bench-b``, ...).
+    fixture:
+        The simulated fixture whose DUT command and ``[sim]`` power model every bench runs
+        (``None``: the default fixture, ``fixtures/sim.toml``).
+    seed:
+        Bench *i*'s emulator runs with seed ``seed + i``.
+
+    Attributes
+    ----------
+    coordinator:
+        ``127.0.0.1:PORT`` (for ``--lab``, ``LG_COORDINATOR``).
+    places:
+        The place names.
+    """
+
+    def __init__(self, places: int = 1, fixture: Path | None = None, seed: int = 0) -> None:
+        if places < 1:
+            raise LabError(f"a simulated lab needs at least one place, not {places}")
+        self.places = place_names(places)
+        self.fixture = Path(fixture) if fixture is not None else default_fixture_path()
+        self.seed = seed
+        self.coordinator = ""
+        self._benches: dict[str, subprocess.Popen[bytes]] = {}
+        self._coordinator: subprocess.Popen[bytes] | None = None
+        self._stack = ExitStack()
+
+    def __enter__(self) -> Self:
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _start(self) -> None:
+        from energyrig.fixtures import load_fixture
+
+        board = load_fixture(self.fixture).dut.board
+        workdir = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-lab-")))
+        self.coordinator = f"127.0.0.1:{_free_port()}"
+        self._coordinator = subprocess.Popen(
+            [_program("labgrid-coordinator"), "-l", self.coordinator], cwd=workdir,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        _wait_listening(self.coordinator, self._coordinator)
+        for i, name in enumerate(self.places):
+            (workdir / name).mkdir()
+            self._benches[name] = subprocess.Popen(
+                [sys.executable, "-m", "energyrig.lab.sim", "--bench", name, "--coordinator",
+                 self.coordinator, "--dir", str(workdir / name), "--fixture", str(self.fixture),
+                 "--seed", str(self.seed + i)],
+                stdout=subprocess.PIPE, start_new_session=True)
+        client = LabClient(self.coordinator)
+        threads = [threading.Thread(target=_create_place, args=(client, name, board))
+                   for name in self.places]
+        for t in threads:
+            t.start()
+        for name, proc in self._benches.items():
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != b"ready":
+                raise LabError(f"simulated bench {name} did not start (exit code "
+                               f"{proc.poll()}; its errors are above)")
+        for t in threads:
+            t.join()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        for name in self.places:
+            while not client.show(name).available:
+                if time.monotonic() > deadline:
+                    raise LabError(f"simulated place {name}: its resources did not appear "
+                                   f"within {START_TIMEOUT_S:g} s")
+                time.sleep(0.2)
+
+    def kill(self, place: str) -> None:
+        """Kill ``place``'s bench host at once (SIGKILL to its whole process group)."""
+        proc = self._benches[place]
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+    def pids(self) -> list[int]:
+        """Process group ids of the coordinator and the bench hosts."""
+        procs = [self._coordinator, *self._benches.values()]
+        return [p.pid for p in procs if p is not None]
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        for proc in self._benches.values():
+            _kill_group(proc)
+            if proc.stdout is not None:
+                proc.stdout.close()
+        self._benches.clear()
+        if self._coordinator is not None:
+            _kill_group(self._coordinator)
+            self._coordinator = None
+        self._stack.close()
+
+
+def _wait_listening(address: str, proc: subprocess.Popen[bytes]) -> None:
+    host, port = address.rsplit(":", 1)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=1.0).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise LabError(f"labgrid-coordinator on {address} did not start (exit code "
+                               f"{proc.poll()})") from None
+            time.sleep(0.05)
+
+
+def _create_place(client: LabClient, name: str, board: str) -> None:
+    """Create place ``name`` matching exporter ``name``'s bench, tagged with ``board``."""
+    client.run("create", place=name)
+    client.run("add-match", f"{name}/{GROUP}/*", place=name)
+    client.run("set-tags", f"board={board}", place=name)
+
+
+def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
+                seed: int) -> None:
+    """Run one simulated bench host until SIGTERM: the emulator and the host DUT on one
+    trigger wire, exported to ``coordinator`` as exporter ``name``."""
+    from energyrig.fixtures import load_fixture
+    from energyrig.fixtures.loader import resolve_command
+    from energyrig.instruments.sim.power import PowerModel
+    from energyrig.instruments.sim.process import EmulatorProcess, terminate
+    from energyrig.rig.dut import DutProcess
+
+    fx = load_fixture(fixture_path)
+    if fx.sim is None:
+        raise LabError(f"{fixture_path}: a simulated lab needs a fixture with [sim]")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    wire = workdir / "trigger.wire"
+    with ExitStack() as stack:
+        emulator = stack.enter_context(EmulatorProcess(
+            PowerModel.from_dict(fx.sim.power.model_dump()), wire=wire,
+            extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(seed)]))
+        dut = stack.enter_context(DutProcess(resolve_command(fx), "pty", trigger_wire=wire,
+                                             board=fx.dut.board, timeout_s=fx.dut.timeout_s,
+                                             connect=False))
+        config = workdir / "exporter.yaml"  # YAML; JSON is YAML
+        config.write_text(json.dumps({GROUP: {
+            DUT: {"cls": "RawSerialPort", "port": dut.port, "speed": fx.dut.baudrate},
+            INSTRUMENT: {"cls": "RawSerialPort", "port": emulator.port, "speed": 115200}}}))
+        exporter = subprocess.Popen(
+            [_program("labgrid-exporter"), "-c", coordinator, "-n", name,
+             "--hostname", "127.0.0.1", str(config)], cwd=workdir,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stack.callback(terminate, exporter, f"labgrid-exporter {name}", 5.0)
+        print("ready", flush=True)
+        while not stop.wait(0.2):
+            if exporter.poll() is not None:
+                log.error("bench %s: labgrid-exporter exited (code %s)", name, exporter.poll())
+                return
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m energyrig.lab.sim",
+        description="A simulated labgrid lab on loopback: a coordinator and N exporters of "
+                    "simulated benches. Prints the coordinator's address and runs until "
+                    "Ctrl-C.")
+    parser.add_argument("--places", type=int, default=2, help="number of benches (places)")
+    parser.add_argument("--fixture", type=Path, default=None,
+                        help="the simulated fixture every bench runs")
+    parser.add_argument("--seed", type=int, default=0, help="emulator seed of the first bench")
+    parser.add_argument("--bench", help=argparse.SUPPRESS)  # one bench host (internal)
+    parser.add_argument("--coordinator", help=argparse.SUPPRESS)
+    parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.bench:
+        serve_bench(args.bench, args.coordinator, args.dir, args.fixture or default_fixture_path(),
+                    args.seed)
+        return
+    run(args.places, args.fixture, args.seed)
+
+
+def run(places: int, fixture: Path | None = None, seed: int = 0) -> None:
+    """Start a simulated lab, print its coordinator and places, serve until SIGINT/SIGTERM."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with SimLab(places, fixture, seed) as lab:
+        print(f"coordinator {lab.coordinator}", flush=True)
+        print(f"places {','.join(lab.places)}", flush=True)
+        stop.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -84,7 +84,7 @@ Acquired resource 'instrument' (bench-a/bench/PyVISADevice/instrument):
 def test_show_is_parsed_into_tags_holder_and_resources() -> None:
     info = parse_show("bench-a", SHOW)
     assert info.tags == {"board": "host", "room": "2"}
-    assert info.board == "host" and info.acquired == "vm/root" and info.host == "10.0.0.7"
+    assert info.board == "host" and info.acquired == "vm/root" and info.host == "bench-a"
     dut, scope = info.resource("dut"), info.resource("instrument")
     assert dut.address() == "rfc2217://10.0.0.7:39007?ign_set_control"
     assert dut.exporter == "bench-a" and dut.params["path"] == "/dev/pts/2"
@@ -182,7 +182,7 @@ def test_a_lab_fixture_acquires_measures_and_releases(
         assert w.energy_j / (w.samples * 1e-5) == pytest.approx(HASH_POWER_W, rel=0.05)
     places = status(lab)
     assert places["bench-a"]["holder"] is None and places["bench-a"]["available"]
-    assert places["bench-b"] == {**places["bench-b"], "board": "host", "host": "127.0.0.1",
+    assert places["bench-b"] == {**places["bench-b"], "board": "host", "host": "bench-b",
                                  "resources": ["dut", "instrument"]}
 
 
@@ -244,7 +244,7 @@ def test_slots_and_a_killed_bench_host(lab: SimLab) -> None:
     fx = load_fixture(SIM)
     with place_slots(lab.coordinator, lab.places, [fx]) as slots:
         assert [(s.name, s.board, s.host) for s in slots] == [
-            ("bench-a", "host", "127.0.0.1"), ("bench-b", "host", "127.0.0.1")]
+            ("bench-a", "host", "bench-a"), ("bench-b", "host", "bench-b")]
         assert all(s.alive() for s in slots)
         with slots[1].open() as bench:
             assert bench.hello["board"] == "host"

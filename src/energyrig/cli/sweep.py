@@ -70,6 +70,9 @@ def _print_outcome(o: SweepOutcome, console: Console) -> None:
     console.print(f"run {o.run_dir}: {o.measured} points measured, {o.failed} failed, "
                   f"{o.skipped} skipped combinations listed"
                   + (f", {o.already_done} stored before" if o.already_done else ""))
+    if o.handed_over:
+        console.print(f"[yellow]{o.handed_over} points were handed to another place after "
+                      "theirs died while measuring them[/]")
     if o.target_not_met:
         console.print(f"[yellow]{o.target_not_met} of {o.measured} points stopped at the plan's "
                       "max_windows before their 95 % CI reached its ci_target: they are "
@@ -140,6 +143,14 @@ def register(app: typer.Typer) -> None:
             False, "--allow-uncalibrated",
             help="Sweep even when a bench is not fully calibrated (the manifest, every "
                  "point and the report say so)."),
+        lab: Optional[str] = typer.Option(
+            None, "--lab", metavar="HOST:PORT",
+            help="Measure on a labgrid lab: its coordinator (with --places). The plan's "
+                 "points run in parallel on the places that carry their board (docs/lab.md)."),
+        places: Optional[str] = typer.Option(
+            None, "--places", metavar="P1,P2,...",
+            help="With --lab: the places to hold for the sweep; each carries a board tag "
+                 "naming a fixture's board. A place that dies hands its point to another."),
     ) -> None:
         """Measure every point of a plan on a bench into a run directory.
 
@@ -167,6 +178,12 @@ def register(app: typer.Typer) -> None:
           rig sweep plans/quick.toml --keep-captures flagged
 
           rig sweep --resume runs/sym
+
+          rig sweep plans/quick.toml --lab 127.0.0.1:20408 --places bench-a,bench-b
+
+        Exit codes: 0 all points ok; 3 complete with failed points; 4 a lab
+        run left points because no place could take them (resume when a
+        place is back); 130 stopped (Ctrl-C); 2 bad input.
         """
         # the plan, the sweep and the results store (pandas, pyarrow): only here
         from rich.console import Console
@@ -175,6 +192,8 @@ def register(app: typer.Typer) -> None:
         from energyrig.rig.pipeline import KEEP_CAPTURES
         from energyrig.rig.plan import load_plan
         from energyrig.rig.sweep import (
+            NO_PLACE_LEFT,
+            Lab,
             calibrated_benches,
             dry_run,
             plan_fixtures,
@@ -192,13 +211,22 @@ def register(app: typer.Typer) -> None:
         if keep_captures not in KEEP_CAPTURES:
             raise typer.BadParameter(f"{keep_captures!r}: give one of {', '.join(KEEP_CAPTURES)}",
                                      param_hint="--keep-captures")
+        held = None
+        if lab is not None or places is not None:
+            names = tuple(p.strip() for p in (places or "").split(",") if p.strip())
+            if lab is None or not names:
+                raise typer.BadParameter("give --lab HOST:PORT and --places P1,P2,... together "
+                                         "(a lab run's --resume goes back to its own lab "
+                                         "without them)", param_hint="--lab/--places")
+            held = Lab(lab, names, calibration)
         console = Console(stderr=True)
         fx = load_fixture(fixture) if fixture is not None else None
         calibrated = {"bench_factory": calibrated_benches(calibration),
                       "require_calibration": not allow_uncalibrated}
         if resume is not None:
             outcome = resume_sweep(resume, fixture=fx, console=console,
-                                   retry_failed=retry_failed, **calibrated)
+                                   retry_failed=retry_failed, lab=held,
+                                   calibration=calibration, **calibrated)
         else:
             assert plan is not None
             p = load_plan(plan)
@@ -209,9 +237,10 @@ def register(app: typer.Typer) -> None:
             outcome = start_sweep(p, out or _default_out(p.title), fixture=fx,
                                   console=console, overwrite=overwrite,
                                   keep_captures=keep_captures,  # type: ignore[arg-type]
-                                  **calibrated)
+                                  lab=held, **calibrated)
         _print_outcome(outcome, console)
         if not outcome.complete:
-            raise typer.Exit(130)  # stopped by Ctrl-C/SIGTERM: resumable
+            # stopped by Ctrl-C/SIGTERM, or a lab's places are gone: resumable either way
+            raise typer.Exit(130 if outcome.stopped != NO_PLACE_LEFT else 4)
         if not outcome.all_ok:
             raise typer.Exit(3)  # complete, with failed points: --resume --retry-failed

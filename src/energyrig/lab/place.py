@@ -140,9 +140,12 @@ class PlaceInfo:
 
     @property
     def host(self) -> str:
-        """The host serving the place's DUT port (``""``: no ``dut`` resource)."""
+        """The bench host serving the place's DUT port, by its exporter's name (labgrid
+        names an exporter after its host: ``labgrid-exporter --name``, by default the
+        hostname; several exporters on one machine, as in the simulated lab, each have their
+        own). ``""``: no ``dut`` resource."""
         dut = self.resources.get(DUT)
-        return "" if dut is None else str(dut.params.get("host", dut.exporter))
+        return "" if dut is None else dut.exporter
 
     def resource(self, name: str) -> Resource:
         try:

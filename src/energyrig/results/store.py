@@ -205,8 +205,13 @@ POINT_SCHEMA = pa.schema([
     pa.field("time_per_op_u_s", pa.float64()),
     pa.field("uncertainty_budget", pa.string()),
     pa.field("flags", pa.string()),
+    pa.field("place", pa.string()),
+    pa.field("host", pa.string()),
     pa.field("written_at", pa.timestamp("us", tz="UTC")),
 ])
+#: Where a point ran, in a lab run (:mod:`energyrig.rig.lanes`): the labgrid place and its
+#: bench host; null in a run on one local bench.
+WHERE = ("place", "host")
 
 
 def _now() -> datetime:
@@ -516,7 +521,7 @@ class RunWriter:
                firmware: Mapping[str, Any] | None = None,
                calibration: Mapping[str, Any] | None = None,
                seed: int | None = None, consolidate_every: int = 256,
-               keep_captures: str = "none") -> Self:
+               keep_captures: str = "none", lab: Mapping[str, Any] | None = None) -> Self:
         """Start a new run in ``run_dir`` (created; must not hold a run already).
 
         Parameters
@@ -534,6 +539,9 @@ class RunWriter:
         keep_captures:
             Whose samples the sweep keeps (``none``, ``flagged``, ``all``), recorded so a
             resume keeps the same.
+        lab:
+            The lab of a lab run (its coordinator and places, each with its board and
+            host: :class:`energyrig.rig.sweep.Lab`), so a resume goes back to it.
         """
         path = Path(run_dir)
         check_new_run_dir(path)
@@ -549,6 +557,7 @@ class RunWriter:
             "host": {"hostname": socket.gethostname(), "platform": platform.platform()},
             "seed": seed,
             "keep_captures": keep_captures,
+            "lab": dict(lab) if lab is not None else None,
             "started_at": _now().isoformat(),
             "resumed_at": [],
             "ended_at": None,
@@ -634,7 +643,8 @@ class RunWriter:
                     batch_n: int, status: Status = "ok", reason: str = "",
                     uncertainty: Mapping[str, Any] | None = None,
                     flags: Sequence[str] = (),
-                    captures: Mapping[int, Sequence[Chunk]] | None = None) -> bool:
+                    captures: Mapping[int, Sequence[Chunk]] | None = None,
+                    where: Mapping[str, str] | None = None) -> bool:
         """Store one finished point and its windows, atomically.
 
         Parameters
@@ -658,6 +668,8 @@ class RunWriter:
             Samples kept of some windows, window index → chunks (trigger on D0), written
             to ``captures/`` (:func:`capture_path`) before the point; a disk too full for
             them loses them, not the point (a warning says so).
+        where:
+            The ``place`` and ``host`` it was measured on (:data:`WHERE`), in a lab run.
 
         Returns
         -------
@@ -676,7 +688,7 @@ class RunWriter:
         attempt = self._attempt.get(point.key, 1)
         win = _windows_frame(point, batch_n, windows).assign(attempt=attempt)
         pts = _summarise(point, batch_n, win, status, reason, uncertainty, flags).assign(
-            attempt=attempt)
+            attempt=attempt, **{k: (where or {}).get(k) for k in WHERE})
         if captures:
             self._write_captures(point, attempt, captures)
         parts = self.path / PARTS
@@ -716,10 +728,11 @@ class RunWriter:
 
     def write_failed(self, point: Point, reason: str, *, batch_n: int = 1,
                      windows: Sequence[Window] | pd.DataFrame = (),
-                     captures: Mapping[int, Sequence[Chunk]] | None = None) -> bool:
+                     captures: Mapping[int, Sequence[Chunk]] | None = None,
+                     where: Mapping[str, str] | None = None) -> bool:
         """Store a point that failed (self-test failure, DUT not answering) with the reason."""
         return self.write_point(point, windows, batch_n=batch_n, status="failed", reason=reason,
-                                captures=captures)
+                                captures=captures, where=where)
 
     def write_skipped(self, point: Point, reason: str) -> bool:
         """Store a combination the op cannot take, with the reason, so it is listed."""

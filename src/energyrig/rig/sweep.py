@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, ContextManager
+from typing import TYPE_CHECKING, Any, ContextManager
 
 from rich.console import Console
 from rich.progress import (
@@ -70,7 +70,7 @@ from energyrig.results.store import (
     read_manifest,
 )
 from energyrig.rig.dut import open_dut
-from energyrig.rig.pipeline import KeepCaptures, PointBench, measure_point
+from energyrig.rig.pipeline import KeepCaptures, PointBench, PointResult, measure_point
 from energyrig.rig.plan import (
     Expansion,
     Plan,
@@ -79,6 +79,9 @@ from energyrig.rig.plan import (
     expand,
     plan_from_record,
 )
+
+if TYPE_CHECKING:
+    from energyrig.rig.lanes import Slot
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +189,8 @@ class SweepOutcome:
     already_done: int = 0
     failed_before: int = 0
     target_not_met: int = 0
+    #: Points of a lab run handed to another place after theirs died mid-point.
+    handed_over: int = 0
     stopped: str = ""
 
     @property
@@ -280,14 +285,81 @@ def plan_fixtures(plan: Plan, fixture: Fixture | None = None) -> list[Fixture]:
     return fixtures or [load_fixture()]
 
 
+#: Why a lab sweep ended with points left unmeasured (:class:`SweepOutcome`'s ``stopped``).
+NO_PLACE_LEFT = "no place left that can take the points left"
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A labgrid lab to sweep on (:mod:`energyrig.lab.place`, :mod:`energyrig.rig.lanes`).
+
+    Attributes
+    ----------
+    coordinator:
+        The coordinator's ``HOST:PORT``.
+    places:
+        The places to measure on; each carries a ``board`` tag naming a plan fixture's board.
+    calibration:
+        As :class:`energyrig.rig.bench.Bench`'s, for every place's bench.
+    """
+
+    coordinator: str
+    places: tuple[str, ...]
+    calibration: str | None = "latest"
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], calibration: str | None) -> Lab:
+        """The lab a run's manifest recorded (``lab``)."""
+        return cls(str(record["coordinator"]), tuple(p["place"] for p in record["places"]),
+                   calibration)
+
+
+@contextlib.contextmanager
+def lab_benches(lab: Lab, fixtures: Sequence[Fixture]
+                ) -> Iterator[tuple[BenchFactory, dict[str, list[Slot]]]]:
+    """Hold ``lab``'s places for the ``with`` block: yields a bench factory that opens each
+    fixture's board on one of its places (for :func:`survey`) and the places of each
+    fixture's board (by ``[dut] board``).
+
+    Raises
+    ------
+    ConfigError
+        A fixture's board is carried by none of the places.
+    LabError
+        A place cannot be acquired or carries a board no fixture has.
+    """
+    from energyrig.lab.place import place_slots
+
+    with place_slots(lab.coordinator, lab.places, fixtures, lab.calibration) as slots:
+        by_board: dict[str, list[Slot]] = {}
+        for slot in slots:
+            by_board.setdefault(slot.board, []).append(slot)
+        for fx in fixtures:
+            if fx.dut.board not in by_board:
+                raise ConfigError(fx.path, "dut.board",
+                                  f"no place of {', '.join(lab.places)} carries board "
+                                  f"{fx.dut.board!r} (tag one: labgrid-client -p PLACE "
+                                  f"set-tags board={fx.dut.board})")
+        yield (lambda fx: by_board[fx.dut.board][0].open()), by_board
+
+
+def _lab_record(lab: Lab, slots: Mapping[str, Sequence[Slot]]) -> dict[str, Any]:
+    return {"coordinator": lab.coordinator,
+            "places": [{"place": s.name, "board": s.board, "host": s.host}
+                       for group in slots.values() for s in group]}
+
+
 def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
             bench_factory: BenchFactory = open_bench, stop: StopRequest | None = None,
-            console: Console | None = None) -> SweepOutcome:
-    """Measure every point of ``boards`` not stored in ``writer`` yet, one bench at a time.
+            console: Console | None = None,
+            slots: Mapping[str, Sequence[Slot]] | None = None) -> SweepOutcome:
+    """Measure every point of ``boards`` not stored in ``writer`` yet: one bench at a time,
+    or, given ``slots`` (each board's places of a lab), on all of them at once
+    (:mod:`energyrig.rig.lanes`).
 
     Skipped combinations are stored first; then each point is measured and stored before
-    the next starts, with ``plan.cooldown_s`` of idle time between two points. A bench with
-    nothing left to measure is not opened.
+    the next starts on its bench, with ``plan.cooldown_s`` of idle time between two points
+    on one bench. A bench with nothing left to measure is not opened.
     """
     stop = stop if stop is not None else StopRequest()
     console = console or Console(stderr=True)
@@ -298,52 +370,82 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
     todo = [(b, [p for p in b.expansion.points if p.key not in done]) for b in boards]
     outcome.already_done = outcome.total - sum(len(points) for _, points in todo)
     outcome.failed_before = len(writer.failed())
-    first = True
     with _progress(console) as progress:
         task = progress.add_task("sweep", total=outcome.total, completed=outcome.already_done,
                                  last="")
-        for board, points in todo:
-            if not points or stop:
-                continue
-            with contextlib.ExitStack() as bench_open:
-                bench = bench_open.enter_context(bench_factory(board.fixture))
-                for k, point in enumerate(points):
-                    if stop or (not first and stop.wait(plan.cooldown_s)):
-                        break
-                    first = False
-                    failed = _measure_and_store(bench, point, plan, writer, stop, outcome,
-                                                progress, task)
-                    if failed and k + 1 < len(points) and not stop:
-                        # A hung or crashed DUT fails every later point: start afresh
-                        # (the host DUT and emulator restart; a board's port reopens).
-                        log.info("reopening the bench of %s after a failed point", board.name)
-                        bench_open.close()
-                        bench = bench_open.enter_context(bench_factory(board.fixture))
-    outcome.stopped = stop.reason if stop else ""
+        if slots is None:
+            _one_bench_at_a_time(todo, writer, plan, bench_factory, stop, outcome, progress,
+                                 task)
+        else:
+            from energyrig.rig.lanes import Lanes
+
+            Lanes(slots, [p for _, points in todo for p in points], plan, writer, outcome,
+                  stop, progress, task).run()
+    outcome.stopped = stop.reason if stop else ("" if outcome.complete else NO_PLACE_LEFT)
     return outcome
+
+
+def _one_bench_at_a_time(todo: Sequence[tuple[BoardPlan, list[Point]]], writer: RunWriter,
+                         plan: Plan, bench_factory: BenchFactory, stop: StopRequest,
+                         outcome: SweepOutcome, progress: Progress, task: TaskID) -> None:
+    first = True
+    for board, points in todo:
+        if not points or stop:
+            continue
+        with contextlib.ExitStack() as bench_open:
+            bench = bench_open.enter_context(bench_factory(board.fixture))
+            for k, point in enumerate(points):
+                if stop or (not first and stop.wait(plan.cooldown_s)):
+                    break
+                first = False
+                failed = _measure_and_store(bench, point, plan, writer, stop, outcome,
+                                            progress, task)
+                if failed and k + 1 < len(points) and not stop:
+                    # A hung or crashed DUT fails every later point: start afresh
+                    # (the host DUT and emulator restart; a board's port reopens).
+                    log.info("reopening the bench of %s after a failed point", board.name)
+                    bench_open.close()
+                    bench = bench_open.enter_context(bench_factory(board.fixture))
 
 
 def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunWriter,
                        stop: StopRequest, outcome: SweepOutcome, progress: Progress,
                        task: TaskID) -> bool:
     """Measure and store one point; True when it failed."""
-    label = point.label
+    result = measure_one(bench, point, plan, stop, progress, task,
+                         keep=writer.manifest.get("keep_captures") or "none")
+    return store_result(result, plan, writer, outcome, progress, task)
+
+
+def measure_one(bench: PointBench, point: Point, plan: Plan, stop: StopRequest,
+                progress: Progress, task: TaskID, *, keep: KeepCaptures = "none",
+                prefix: str = "") -> PointResult:
+    """Measure one point by the plan's adaptive rule, showing it on ``task`` (its label
+    after ``prefix``, the windows done, the last window's readout)."""
+    label = prefix + point.label
     progress.update(task, description=label)
-    result = measure_point(
+    return measure_point(
         bench, point, until=lambda windows: enough_windows(windows, plan),
         batch_n=None if plan.batch == "auto" else plan.batch, stop=lambda: bool(stop),
         on_progress=lambda stage, n, last: progress.update(
             task, description=f"{label} [{n}/{plan.adaptive.max_windows}]",
             last=f"last: {last.text()}" if last else ""),
-        keep=writer.manifest.get("keep_captures") or "none")
+        keep=keep)
+
+
+def store_result(result: PointResult, plan: Plan, writer: RunWriter, outcome: SweepOutcome,
+                 progress: Progress, task: TaskID,
+                 where: Mapping[str, str] | None = None) -> bool:
+    """Store a measured point (``where``: the lab place and host it ran on) and count it;
+    True when it failed. An interrupted point is not stored (a resume measures it)."""
     if result.status == "interrupted":
         return False
     failed = result.status == "failed"
     if failed:
-        writer.write_failed(point, result.reason, batch_n=result.batch_n,
-                            windows=result.windows, captures=result.captures)
+        writer.write_failed(result.point, result.reason, batch_n=result.batch_n,
+                            windows=result.windows, captures=result.captures, where=where)
         outcome.failed += 1
-        progress.console.print(f"[red]failed[/] {label}: {result.reason}")
+        progress.console.print(f"[red]failed[/] {result.point.label}: {result.reason}")
     else:
         window_flags = {f for w in result.windows for f in w.flags}
         flags = [f for f in result.flags if f not in window_flags]  # the point's own
@@ -352,7 +454,7 @@ def _measure_and_store(bench: PointBench, point: Point, plan: Plan, writer: RunW
             outcome.target_not_met += 1
         writer.write_point(result.point, list(result.windows), batch_n=result.batch_n,
                            uncertainty=result.uncertainty(), flags=flags,
-                           captures=result.captures)
+                           captures=result.captures, where=where)
         outcome.measured += 1
     progress.advance(task)
     return failed
@@ -398,12 +500,14 @@ def _recorded_fixtures(run_dir: Path, manifest: Mapping[str, Any]) -> list[Fixtu
 
 
 def _finish(writer: RunWriter, boards: list[BoardPlan], plan: Plan, bench_factory: BenchFactory,
-            console: Console, stop: StopRequest) -> SweepOutcome:
+            console: Console, stop: StopRequest,
+            slots: Mapping[str, Sequence[Slot]] | None = None) -> SweepOutcome:
     for b in boards:  # the footprint of the firmware measured now, also on a resume
         if b.footprint is not None:
             write_footprint(b.footprint, run_footprint_path(writer.path, b.name))
+    lanes = None if slots is None else {b.name: slots[b.fixture.dut.board] for b in boards}
     outcome = execute(boards, writer, plan, bench_factory=bench_factory, stop=stop,
-                      console=console)
+                      console=console, slots=lanes)
     if not outcome.complete:
         # The run stays "in progress" (no end time) until a resume finishes it.
         writer.close(finished=False)
@@ -414,9 +518,11 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
                 bench_factory: BenchFactory = open_bench, console: Console | None = None,
                 stop: StopRequest | None = None, overwrite: bool = False,
                 require_calibration: bool = False,
-                keep_captures: KeepCaptures = "none") -> SweepOutcome:
+                keep_captures: KeepCaptures = "none", lab: Lab | None = None) -> SweepOutcome:
     """Run ``plan`` into a new run directory, on ``fixture`` or else on the plan's fixtures
-    (one after another), else on the default fixture.
+    (one after another), else on the default fixture; with ``lab``, on the lab's places at
+    once (each fixture's points on the places that carry its board; ``bench_factory`` is
+    not used).
 
     Parameters
     ----------
@@ -437,24 +543,32 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
     if overwrite:
         remove_run(run_dir, console)
     check_new_run_dir(run_dir)  # refused before the benches are opened
-    with stop.handle_signals(console):
+    with stop.handle_signals(console), contextlib.ExitStack() as held:
+        slots = None
+        if lab is not None:
+            bench_factory, slots = held.enter_context(lab_benches(lab, fixtures))
         boards = survey(plan, fixtures, bench_factory)
         check_calibrated(boards, required=require_calibration)
         with RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
-                              keep_captures=keep_captures, **_manifest_parts(boards)) as writer:
-            return _finish(writer, boards, plan, bench_factory, console, stop)
+                              keep_captures=keep_captures, **_manifest_parts(boards),
+                              lab=None if slots is None else _lab_record(lab, slots)
+                              ) as writer:
+            return _finish(writer, boards, plan, bench_factory, console, stop, slots)
 
 
 def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
                  bench_factory: BenchFactory = open_bench, console: Console | None = None,
                  stop: StopRequest | None = None, require_calibration: bool = False,
-                 retry_failed: bool = False) -> SweepOutcome:
+                 retry_failed: bool = False, lab: Lab | None = None,
+                 calibration: str | None = "latest") -> SweepOutcome:
     """Continue the sweep of ``run_dir``: same plan, seed and order; points already stored
     (measured, failed or skipped) are not measured again, except, with ``retry_failed``,
     the failed ones (each measured again as its next attempt; the failed attempt stays in
     the run). ``require_calibration`` as :func:`start_sweep`.
 
     ``fixture`` replaces the one recorded in the run's manifest (a run on one fixture only).
+    A lab run goes back to its lab (its manifest's coordinator and places, with
+    ``calibration``), or to ``lab`` if given.
     """
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
@@ -470,15 +584,22 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
         fixtures = [fixture]
     console = console or Console(stderr=True)
     stop = stop if stop is not None else StopRequest()
+    if lab is None and manifest.get("lab"):
+        lab = Lab.from_record(manifest["lab"], calibration)
     # The writer first: a run another sweep is writing is refused before any bench opens.
-    with stop.handle_signals(console), RunWriter.resume(run_dir) as writer:
+    with stop.handle_signals(console), RunWriter.resume(run_dir) as writer, \
+            contextlib.ExitStack() as held:
         if retry_failed and (retried := writer.retry_failed()):
             console.print(f"measuring {len(retried)} failed points again")
+        slots = None
+        if lab is not None:
+            bench_factory, slots = held.enter_context(lab_benches(lab, fixtures))
+            writer.manifest["lab"] = _lab_record(lab, slots)
         boards = survey(plan, fixtures, bench_factory)
         check_calibrated(boards, required=require_calibration)
         if _manifest_parts(boards)["firmware"] != manifest.get("firmware"):
             log.warning("resuming %s with other firmware than it began with", run_dir)
-        return _finish(writer, boards, plan, bench_factory, console, stop)
+        return _finish(writer, boards, plan, bench_factory, console, stop, slots)
 
 
 def remove_run(run_dir: Path, console: Console | None = None) -> None:

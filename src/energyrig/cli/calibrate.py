@@ -29,9 +29,13 @@ CALIBRATION_HELP = ("Calibration to apply: 'latest' (each quantity's newest vali
 
 
 def _value(v: Value) -> str:
-    if v.unit == "1":
-        return f"{v.value:.6f} ± {v.u:.2g}"
-    return f"{format_si(v.value, v.unit, digits=4)} ± {format_si(v.u, v.unit, digits=3)}"
+    """The value ± u, and each current range's of its own on a line below it."""
+    def one(value: float, u: float) -> str:
+        if v.unit == "1":
+            return f"{value:.6f} ± {u:.2g}"
+        return f"{format_si(value, v.unit, digits=4)} ± {format_si(u, v.unit, digits=3)}"
+    return "\n".join([one(v.value, v.u), *(f"range {r}: {one(rv.value, rv.u)}"
+                                           for r, rv in sorted(v.ranges.items()))])
 
 
 def _state(v: Value, now: datetime) -> str:

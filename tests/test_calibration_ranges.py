@@ -8,6 +8,9 @@ its u; a window whose baseline is in range 0 and whose ops are in range 1 then r
 within 0.2 %, where the best single gain is about 1 % off."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +82,11 @@ def test_gain_per_range_is_recovered_and_a_window_across_ranges_reads_the_truth(
         assert abs(o.value - OFFSET[r]) < max(3 * o.u, 0.3e-6), (r, o)
     # The best single gain (the line through all four) is between the two ranges'.
     assert 1 + GAIN[0] < gain.value < 1 + GAIN[1]
+    shown = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "calibrate", "show",
+                            "-f", str(path)], check=False, capture_output=True, text=True,
+                           timeout=120,
+                           env={**os.environ, "COLUMNS": "200"})
+    assert f"range 1: {gain.ranges[1].value:.6f} ± " in shown.stdout  # each range, listed
 
     with open_bench(fixture, "latest") as bench:
         assert bench.calibrated is not None and bench.calibrated.values["gain"].ranges

@@ -73,8 +73,10 @@ _FIXTURE_HELP = "Bench definition (TOML); default: $ENERGYRIG_FIXTURE or fixture
 _ROUTINES_HELP = {
     "zero": "The offset of the current channel with its input open (on the simulated bench "
             "the emulator opens it).",
-    "gain": "The gain of the current channel on the fixture's reference resistor "
-            "([calibration] reference_ohms), with the valid offset taken out.",
+    "gain": "The gain of the current channel on the fixture's reference resistors "
+            "([calibration] reference_ohms): with two or more, gain and offset as a line "
+            "(per current range on a PPK2, two references in a range); with one, the valid "
+            "offset taken out.",
     "skew": "The delay of the current channel behind the trigger channel, fitted on the "
             "current steps of the firmware's mark windows.",
     "overhead": "The time and energy of the firmware's empty trigger window (run n=0) on "

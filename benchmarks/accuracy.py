@@ -13,7 +13,8 @@ skew, dropped samples, uncalibrated), where the error must show; and the same fa
 ``rig calibrate all`` (``calibration.routines.calibrate`` into a temporary store), measured
 with that calibration, side by side. ``--random-faults SEED`` draws the faults as issue 10's
 acceptance test does — offset ±50 µA, gain ±3 %, skew ±100 µs, a window overhead of 20 to
-200 µs at 1 to 5 mA above the board's idle current — except that on a PPK2 bench
+200 µs at 1 to 5 mA above the board's idle current, and on a PPK2 each of ranges 0 and 1
+another ± 1 % of gain error and range 1 another ± 10 µA of offset — except that on a PPK2 bench
 the offset is drawn in 0..+50 µA: the PPK2 cannot show a current below zero, and an offset
 below minus the board's idle current (3 µA on the simulated nRF52840) clips the baseline,
 which no calibration can undo (docs/calibration.md). Each row also says whether the truth
@@ -59,6 +60,7 @@ from energyrig.calibration.store import CALIBRATION_DIR_ENV
 from energyrig.domain import Point
 from energyrig.errors import CalibrationError
 from energyrig.fixtures import Fixture, load_fixture
+from energyrig.instruments.registry import family
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.rig.bench import Bench, open_bench
 from energyrig.rig.pipeline import POINT_ERRORS, PointResult, measure_point, reps_done
@@ -108,25 +110,34 @@ def rel_errors(result: PointResult) -> np.ndarray:
                      if w.true_net_energy_j])
 
 
-def with_faults(fixture: Fixture, faults: dict[str, float]) -> Fixture:
+def with_faults(fixture: Fixture, faults: dict[str, Any]) -> Fixture:
     """The fixture with fault settings added to its power model."""
     assert fixture.sim is not None
     power = fixture.sim.power.model_copy(update=faults)
     return fixture.model_copy(update={"sim": fixture.sim.model_copy(update={"power": power})})
 
 
-def random_faults(fixture: Fixture, seed: int) -> dict[str, float]:
+def random_faults(fixture: Fixture, seed: int) -> dict[str, Any]:
     """Faults of unknown magnitude, as issue 10's acceptance test draws them (module
-    docstring: a PPK2's offset only upwards)."""
+    docstring: a PPK2's offset only upwards), and on an instrument with current ranges a
+    gain error and an offset per range on top."""
     rng = np.random.default_rng(seed)
     low = 0.0 if fixture.instrument.kind == "ppk2" else -50e-6
     assert fixture.sim is not None
     idle_a = PowerModel.from_dict(fixture.sim.power.model_dump()).idle_a
-    return {"offset_a": float(rng.uniform(low, 50e-6)),
-            "gain_error": float(rng.uniform(-0.03, 0.03)),
-            "skew_s": float(rng.uniform(-100e-6, 100e-6)), "drop_rate": 1e-4,
-            "overhead_s": float(rng.uniform(20e-6, 200e-6)),
-            "overhead_a": idle_a + float(rng.uniform(1e-3, 5e-3))}
+    faults: dict[str, Any] = {
+        "offset_a": float(rng.uniform(low, 50e-6)),
+        "gain_error": float(rng.uniform(-0.03, 0.03)),
+        "skew_s": float(rng.uniform(-100e-6, 100e-6)), "drop_rate": 1e-4,
+        "overhead_s": float(rng.uniform(20e-6, 200e-6)),
+        "overhead_a": idle_a + float(rng.uniform(1e-3, 5e-3))}
+    if "range_gain_error" in family(fixture.instrument.kind).emulator_faults:
+        # Ranges 0 and 1 (the board's idle and its ops) off each other: ± 1 % more gain
+        # error each, and up to ± 10 µA more offset in range 1 (range 0's offset stays the
+        # one drawn above, which the PPK2's floor allows).
+        faults["range_gain_error"] = tuple(float(g) for g in rng.uniform(-0.01, 0.01, 2))
+        faults["range_offset_a"] = (0.0, float(rng.uniform(-10e-6, 10e-6)))
+    return faults
 
 
 def measure_case(bench: Bench, case: Case, faults: str) -> dict[str, Any]:

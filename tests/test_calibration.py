@@ -233,7 +233,8 @@ def _window(net_j: float, duration_s: float = 0.05, gain_u_j: float = 1e-7) -> W
     return Window(0.0, duration_s, 5000, net_j + 1e-3 * duration_s, 1e-3,
                   uncertainty=(("edge quantisation", 5e-9), ("ADC resolution", 1e-9),
                                ("gain calibration", gain_u_j), ("skew calibration", 2e-9),
-                               ("window overhead", 4e-7)))
+                               ("window overhead", 4e-7), ("offset calibration", 0.0),
+                               ("supply voltage", 3e-7)))
 
 
 CALIBRATED = {"id": "r1", "values": {"overhead_s": {"value": 2e-4, "u": 2e-5}}}
@@ -252,6 +253,7 @@ def test_the_point_budget_is_repeatability_and_the_windows_systematic_components
     assert budget["skew calibration"].u == pytest.approx(2e-10)
     assert budget["ADC resolution"].u == pytest.approx(1e-10)
     assert budget["window overhead"].u == pytest.approx(4e-8)  # the same in each window
+    assert budget["supply voltage"].u == pytest.approx(3e-8)
     total = combined(list(budget.values()))
     assert total == pytest.approx(np.sqrt(sum(c.u ** 2 for c in budget.values())))
     (rep, edge, overhead) = time_budget(windows, 10, CALIBRATED)
@@ -262,7 +264,7 @@ def test_the_point_budget_is_repeatability_and_the_windows_systematic_components
 def test_without_a_windows_budget_the_uncertainty_is_unknown() -> None:
     budget = energy_budget([Window(0.0, 0.05, 5000, 1e-4, 1e-3)] * 2, 10)
     assert np.isnan(combined(budget))
-    assert [c.as_dict("j")["u_j"] for c in budget][1:] == [None, None, None, None]
+    assert [c.as_dict("j")["u_j"] for c in budget][1:] == [None] * 6
 
 
 def test_a_serial_number_tells_units_of_one_name_apart_and_old_records_match_by_name(

@@ -73,6 +73,10 @@ def test_a_record_of_the_faults_takes_them_out(faulty: Path, tmp_path: Path) -> 
     assert "calibrated" not in err and "uncalibrated" not in fixed["flags"]
     assert abs(_error(fixed)) < 0.002
     assert all(w["corrections"] == values for w in fixed["windows"])
+    # The supply's component, from the fixture's tolerance (the emulator's supply is exact).
+    supply = {c["component"]: c for c in fixed["uncertainty_budget"]}["supply voltage"]
+    assert supply["u_j"] == 0.0 and supply["type"] == "B"
+    assert all(w["uncertainty"]["supply voltage"] == 0.0 for w in fixed["windows"])
 
 
 def test_a_bad_record_is_one_line_and_exit_2(faulty: Path, tmp_path: Path) -> None:

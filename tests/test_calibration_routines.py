@@ -33,7 +33,8 @@ def _faulty(tmp_path: Path, base: str, *, one_reference: bool = False, **faults:
     text = (ROOT / "fixtures" / base).read_text().replace("../build/host/energyrig-dut",
                                                            str(DUT))
     if one_reference:
-        text = text.replace("reference_ohms = [1000.0, 10000.0]", "reference_ohms = [1000.0]")
+        text = text.replace("reference_ohms = [100000.0, 10000.0, 3000.0, 500.0]",
+                            "reference_ohms = [1000.0]")
     lines = "".join(f"{k} = {v!r}\n" for k, v in faults.items())
     path = tmp_path / base
     path.write_text(text.replace("[sim.power]\n", "[sim.power]\n" + lines, 1))

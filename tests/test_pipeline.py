@@ -178,7 +178,7 @@ def test_each_window_records_the_calibrations_corrections() -> None:
     assert fig["net_energy_per_op_u_j"] is None and fig["time_per_op_u_s"] is None
     assert [c["component"] for c in fig["uncertainty_budget"]] == \
         ["repeatability", "ADC resolution", "gain calibration", "skew calibration",
-         "window overhead"]
+         "window overhead", "offset calibration", "supply voltage"]
     # each window carries its own budget; unknown without a calibration
     window = fig["windows"][0]
     assert window["net_energy_u_j"] is None and window["duration_u_s"] > 0

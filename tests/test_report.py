@@ -549,7 +549,8 @@ def test_a_window_without_baseline_does_not_blank_its_workload(tmp_path: Path) -
 def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
     budget = [{"component": "repeatability", "type": "A", "u_j": 1.5e-9, "source": "windows"},
               {"component": "gain calibration", "type": "B", "u_j": 2e-9, "source": "r1"},
-              {"component": "skew calibration", "type": "B", "u_j": None, "source": "none"}]
+              {"component": "skew calibration", "type": "B", "u_j": None, "source": "none"},
+              {"component": "supply voltage", "type": "B", "u_j": 7e-9, "source": "fixture"}]
     with RunWriter.create(tmp_path / "run", calibration={"id": "r1", "complete": False,
                                                          "problem": "skew_s never calibrated"}
                           ) as writer:
@@ -561,6 +562,7 @@ def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
     assert "Uncertainty of the net energy per op" in page
     section = page[page.index("Uncertainty of the net energy per op"):]
     assert ">5 nJ<" in section and ">1.5 nJ<" in section and ">2 nJ<" in section
+    assert ">7 nJ<" in section                        # the supply voltage's component
     assert ">unknown<" in section                     # the skew: not calibrated
     assert "r1 — UNCALIBRATED: skew_s never calibrated" in page
 

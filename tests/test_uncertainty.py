@@ -8,7 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from energyrig.calibration.budget import K, WindowStats, combined, window_budget
+from energyrig.calibration.budget import (
+    UNSTATED_SUPPLY,
+    K,
+    Supply,
+    WindowStats,
+    combined,
+    window_budget,
+)
 from energyrig.capture import Chunk
 from energyrig.rig.energy import WindowSettings, find_windows, window_stats
 
@@ -19,6 +26,7 @@ SETTINGS = WindowSettings(guard_s=1e-4, baseline_s=2e-3)   # 10 and 200 samples
 CALIBRATED = {"id": "r1", "values": {"gain": {"value": 1.0, "u": 0.0},
                                      "skew_s": {"value": 0.0, "u": 0.0},
                                      "overhead_j": {"value": 0.0, "u": 0.0}}}
+EXACT = Supply(0.0, "the synthetic record's supply is exact")
 
 
 def fine(current_a: float) -> float:
@@ -42,7 +50,7 @@ def record(rng: np.random.Generator, noise_a: float) -> tuple[list[Chunk], float
 def measured(chunks: list[Chunk], step_a=fine, calibration=CALIBRATED):
     (window,) = find_windows(chunks, SETTINGS)
     stats = window_stats(chunks, window, SETTINGS, step_a)
-    return window, stats, window_budget(stats, calibration)
+    return window, stats, window_budget(stats, calibration, EXACT)
 
 
 def test_the_statistics_of_a_window_are_those_of_its_record() -> None:
@@ -65,7 +73,7 @@ def test_each_component_in_closed_form() -> None:
     cal = {"id": "r1", "values": {"gain": {"value": 1.02, "u": 0.00102},
                                   "skew_s": {"value": 7e-5, "u": 1e-6},
                                   "overhead_j": {"value": 2e-6, "u": 3e-8}}}
-    u = {c.name: c.u for c in window_budget(stats, cal)}
+    u = {c.name: c.u for c in window_budget(stats, cal, Supply(0.01, "test"))}
     assert u["edge quantisation"] == pytest.approx(T / math.sqrt(12) * 1e-2)
     assert u["baseline noise"] == pytest.approx(400 * T * 3e-4 / 10)
     assert u["sample noise"] == pytest.approx(
@@ -77,18 +85,54 @@ def test_each_component_in_closed_form() -> None:
     assert u["gain calibration"] == pytest.approx(2e-5 * 0.001)
     assert u["skew calibration"] == pytest.approx(1e-6 * 5e-3)
     assert u["window overhead"] == pytest.approx(3e-8)
+    assert u["offset calibration"] == 0.0  # one range: the baseline's offset cancels
+    # ± 1 %, rectangular; twice, since the gain was calibrated at that supply (V / R)
+    assert u["supply voltage"] == pytest.approx(2 * 2e-5 * 0.01 / math.sqrt(3))
+
+
+def test_the_supply_tolerance_is_a_rectangular_component() -> None:
+    stats = WindowStats(T, 400, 2e-5, 400 * T, 0.0, 100, 6e-3, 6e-3, 6e-3, V, 2e-6, 2e-6)
+    no_gain = {"id": "r1", "values": {}}
+    u = {c.name: c for c in window_budget(stats, no_gain, Supply(0.01, "fixture"))}
+    assert u["supply voltage"].u == 2e-5 * 0.01 / math.sqrt(3)  # E · tol / sqrt(3), exactly
+    assert u["supply voltage"].type == "B" and "fixture" in u["supply voltage"].source
+    unstated = {c.name: c for c in window_budget(stats, CALIBRATED, UNSTATED_SUPPLY)}
+    assert math.isnan(unstated["supply voltage"].u)
+    assert "not stated" in unstated["supply voltage"].source
+
+
+def test_gain_and_offset_per_range_weigh_the_net_energy_in_each_range() -> None:
+    # Net 2e-5 J: 2.4e-5 J of samples in range 1, less 0.4e-5 J of baseline in range 0;
+    # the window's time: 400 samples in range 1, its duration taken from range 0.
+    stats = WindowStats(T, 400, 2e-5, 400 * T, 0.0, 100, 6e-3, 6e-3, 6e-3, V, 2e-6, 2e-6,
+                        range_energy_j=(-0.4e-5, 2.4e-5), range_time_s=(-400 * T, 400 * T))
+    cal = {"id": "r1", "values": {
+        "gain": {"value": 1.0, "u": 5e-3, "ranges": {"0": {"value": 0.99, "u": 0.99e-3},
+                                                    "1": {"value": 1.02, "u": 2.04e-3}}},
+        "offset_a": {"value": 0.0, "u": 1e-6, "ranges": {"0": {"value": 2e-6, "u": 1e-7},
+                                                        "1": {"value": -5e-6, "u": 3e-7}}},
+        "skew_s": {"value": 0.0, "u": 0.0}, "overhead_j": {"value": 0.0, "u": 0.0}}}
+    u = {c.name: c.u for c in window_budget(stats, cal, EXACT)}
+    assert u["gain calibration"] == pytest.approx(math.hypot(0.4e-5 * 1e-3, 2.4e-5 * 2e-3))
+    assert u["offset calibration"] == pytest.approx(V * 400 * T * math.hypot(1e-7, 3e-7))
+    # A record with one value: every range shares its error, so the parts add up first.
+    one = {"id": "r0", "values": {q: {"value": v["value"], "u": v["u"]}
+                                  for q, v in cal["values"].items()}}
+    u = {c.name: c.u for c in window_budget(stats, one, EXACT)}
+    assert u["gain calibration"] == pytest.approx(2e-5 * 5e-3)
+    assert u["offset calibration"] == pytest.approx(0.0, abs=1e-18)
 
 
 def test_an_undithered_quantiser_leaves_its_whole_bias() -> None:
     stats = WindowStats(T, 400, 2e-5, 400 * T, 0.0, 100, 6e-3, 6e-3, 6e-3, V, 2e-6, 2e-6)
-    u = {c.name: c.u for c in window_budget(stats, CALIBRATED)}
+    u = {c.name: c.u for c in window_budget(stats, CALIBRATED, EXACT)}
     assert u["ADC resolution"] == pytest.approx(V * 400 * T * 2e-6 / math.pi)  # two of Δ/(π√2)
 
 
 def test_a_window_without_baseline_has_no_uncertainty() -> None:
     stats = WindowStats(T, 400, math.nan, 400 * T, math.nan, 0, 6e-3, 6e-3, 6e-3, V, 2e-6,
                         math.nan)
-    assert math.isnan(combined(window_budget(stats, CALIBRATED)))
+    assert math.isnan(combined(window_budget(stats, CALIBRATED, EXACT)))
 
 
 def test_what_is_not_known_makes_the_uncertainty_unknown() -> None:

@@ -27,13 +27,28 @@ and its source. They are uncorrelated and combine in quadrature; the expanded un
   power just inside the rising edge enters, the power just after the falling edge leaves;
 - **window overhead** (B): the overhead energy taken out of every window (``rig calibrate
   overhead``) with its standard uncertainty from the record;
-- the **offset** cancels in the net energy: the baseline carries it.
+- **offset calibration** (B): the baseline carries the same offset, which cancels in the net
+  energy, unless the window and its baseline are measured in current ranges whose offsets
+  were calibrated apart (a PPK2): then each range's offset error moves the net energy by
+  its u times the window's time in that range (less the duration in the baseline's range),
+  times V; ranges sharing one value share its error;
+- **supply voltage** (B): the energy is ∫V·I with V as the rig knows it (a PPK2's set VOUT,
+  a fixture's supply, a scope's measured channel), off by up to the fixture's
+  ``[calibration] supply_tolerance`` (rectangular: tol / √3, relative); a current gain
+  calibrated against reference resistors at that same voltage takes the voltage's error in
+  once more (the gain is fitted against V / R), so its sensitivity is 2 then, 1 without
+  (GUM 5.1.3); unknown when the fixture states no tolerance.
+
+The gain and the offset of an instrument with current ranges may be calibrated per range
+(the record's ``ranges``): the net energy is then split by range (:class:`WindowStats`
+``range_energy_j``, ``range_time_s``) and each part takes its range's u; the parts of
+different ranges are independent (separate fits) and combine in quadrature, those of ranges
+with no value of their own take the record's one value, so they add up first.
 
 **A point** (:func:`energy_budget`), per op: **repeatability** (A), the standard deviation of
 the windows' net energies over √n (GUM 4.2.3), which holds every effect that changes from
 window to window (edge quantisation, baseline and sample noise); and the windows' effects that
-are the same in every window (ADC resolution, gain and skew calibration, window overhead),
-their mean per op.
+are the same in every window (:data:`SYSTEMATIC`), their mean per op.
 
 A quantity the calibration lacks, or an instrument that does not state its resolution, gives
 a component of unknown size (NaN), and so does the combined figure: no uncertainty is stated
@@ -58,7 +73,8 @@ from energyrig.domain import Window
 K = 2.0
 #: The window components that are the same in every window of a point (the rest change from
 #: window to window and are in the point's repeatability).
-SYSTEMATIC = ("ADC resolution", "gain calibration", "skew calibration", "window overhead")
+SYSTEMATIC = ("ADC resolution", "gain calibration", "skew calibration", "window overhead",
+              "offset calibration", "supply voltage")
 
 
 @dataclass(frozen=True)
@@ -112,6 +128,13 @@ class WindowStats:
         Mean supply voltage in the window, V.
     step_window_a, step_baseline_a:
         ADC step of the current in the window's range and the baseline's, A (NaN: unknown).
+    range_energy_j:
+        The net energy split by current range 0, 1, ...: the window's energy in the samples
+        of each range, less the baseline's energy over the duration in the baseline's
+        range, J (they sum to the net energy); empty: the instrument has one range.
+    range_time_s:
+        The window's time in the samples of each range, less the duration in the baseline's
+        range, s (they sum to about 0); empty: one range.
     """
 
     period_s: float
@@ -126,6 +149,57 @@ class WindowStats:
     supply_v: float
     step_window_a: float
     step_baseline_a: float
+    range_energy_j: tuple[float, ...] = ()
+    range_time_s: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Supply:
+    """What is known of the supply voltage the energy is computed with.
+
+    Attributes
+    ----------
+    tolerance:
+        Half-width of its relative error, rectangular (0.01: ± 1 %); NaN: not stated.
+    source:
+        Where the figure comes from (the fixture's field and what it rests on).
+    """
+
+    tolerance: float
+    source: str
+
+    @classmethod
+    def stated(cls, tolerance: float | None, where: str) -> Supply:
+        """The supply a fixture states (``[calibration] supply_tolerance`` of ``where``), or
+        :data:`UNSTATED_SUPPLY` without one."""
+        if tolerance is None:
+            return UNSTATED_SUPPLY
+        return cls(tolerance, f"supply within ± {tolerance:.3g} ([calibration] "
+                              f"supply_tolerance of {where})")
+
+
+#: A bench whose fixture states no supply tolerance.
+UNSTATED_SUPPLY = Supply(math.nan, "supply tolerance not stated ([calibration] "
+                                   "supply_tolerance): unknown")
+
+
+def _by_range(entry: Mapping[str, Any], amounts: Sequence[float], ranged: bool,
+              relative: bool) -> float:
+    """Standard uncertainty of ``Σ amounts[r] · δ_r``, δ_r the error of range ``r``'s value
+    of the calibrated quantity ``entry`` (``value``, ``u``, ``ranges``: its own per range):
+    ranges with their own value are independent, the others share the one value's error.
+    ``relative``: δ is u / value (a gain), else u (an offset); ``ranged``: ``amounts`` are
+    per range (else one amount, the one value's)."""
+    own = entry.get("ranges") or {} if ranged else {}
+    shared, parts = 0.0, []
+    for r, amount in enumerate(amounts):
+        rv = own.get(str(r))
+        if rv is None:
+            shared += amount
+        else:
+            parts.append(amount * (rv["u"] / rv["value"] if relative else rv["u"]))
+    one = entry["u"] / entry["value"] if relative else entry["u"]
+    return math.hypot(shared * one, *parts)
 
 
 def _dither_residual(step_a: float, sigma_a: float) -> float:
@@ -135,11 +209,13 @@ def _dither_residual(step_a: float, sigma_a: float) -> float:
                                                         / step_a ** 2)
 
 
-def window_budget(s: WindowStats, calibration: Mapping[str, Any] | None) -> list[Component]:
+def window_budget(s: WindowStats, calibration: Mapping[str, Any] | None,
+                  supply: Supply = UNSTATED_SUPPLY) -> list[Component]:
     """The budget of one window's net energy, J (the module docstring).
 
     ``calibration`` is the bench's calibration record (``Bench.calibration``: ``values`` with
-    each quantity's ``value`` and ``u``, ``id``), ``None`` without one.
+    each quantity's ``value``, ``u`` and per range ``ranges``, ``id``), ``None`` without one;
+    ``supply`` what the fixture states of the supply voltage.
     """
     T, v = s.period_s, s.supply_v
     sigma_a = s.baseline_std_w / v
@@ -151,6 +227,12 @@ def window_budget(s: WindowStats, calibration: Mapping[str, Any] | None) -> list
     values = (calibration or {}).get("values") or {}
     record = (calibration or {}).get("id") or "no calibration"
     gain, skew, overhead = values.get("gain"), values.get("skew_s"), values.get("overhead_j")
+    offset = values.get("offset_a")
+    ranged = bool(s.range_energy_j)
+    energies = s.range_energy_j if ranged else (s.net_energy_j,)
+    times = s.range_time_s if ranged else (0.0,)
+    per_range = ranged and any((values.get(q) or {}).get("ranges") for q in ("gain", "offset_a"))
+    sensitivity = 2 if gain else 1
     return [
         Component("edge quantisation", "B",
                   T / math.sqrt(12) * math.hypot(s.edge_rise_w, s.edge_fall_w),
@@ -168,8 +250,10 @@ def window_budget(s: WindowStats, calibration: Mapping[str, Any] | None) -> list
                   "the bias a dithered quantiser leaves in a mean (Widrow and Kollar 2008)"
                   if math.isfinite(adc_a) else "the instrument does not state its resolution"),
         Component("gain calibration", "B",
-                  abs(s.net_energy_j) * gain["u"] / gain["value"] if gain else math.nan,
-                  f"u of the gain in {record}" if gain else "gain not calibrated: unknown"),
+                  _by_range(gain, energies, ranged, relative=True) if gain else math.nan,
+                  (f"u of the gain in {record}" + (", per current range, on the net energy "
+                                                   "in each" if per_range else ""))
+                  if gain else "gain not calibrated: unknown"),
         Component("skew calibration", "B",
                   skew["u"] * abs(s.skew_step_w) if skew else math.nan,
                   f"u of the skew in {record} times the power step it moves" if skew
@@ -177,6 +261,17 @@ def window_budget(s: WindowStats, calibration: Mapping[str, Any] | None) -> list
         Component("window overhead", "B", overhead["u"] if overhead else math.nan,
                   f"u of the window overhead in {record}" if overhead
                   else "window overhead not calibrated: unknown"),
+        Component("offset calibration", "B",
+                  v * _by_range(offset, times, ranged, relative=False) if offset
+                  else 0.0 if not ranged else math.nan,
+                  (f"u of each range's offset in {record} times the window's time in it, "
+                   "less the duration in the baseline's range" if per_range else
+                   "one offset in window and baseline: cancels in the net energy")
+                  if offset or not ranged else "offset not calibrated per range: unknown"),
+        Component("supply voltage", "B",
+                  sensitivity * abs(s.net_energy_j) * supply.tolerance / math.sqrt(3),
+                  f"{supply.source}, rectangular: tol / sqrt(3)"
+                  + (", twice: the gain was calibrated at that voltage" if gain else "")),
     ]
 
 

@@ -7,6 +7,11 @@ chunk by chunk, with numpy over whole arrays::
 
     i(t) = (i_m(t + skew) − offset) / gain
 
+An instrument with current ranges (a PPK2) has an offset and a gain per range
+(``range_offset_a``, ``range_gain``): each sample is corrected with those of the range it was
+measured in (``Chunk.current_range``, by numpy indexing), before the shift, since the range
+belongs to the sample as measured.
+
 The shift reads each chunk's current ``skew_s`` later by linear interpolation between
 samples, taking the few samples it needs from the neighbouring chunks (the first and last
 samples of the record are held beyond its ends). Positions count received samples, so
@@ -24,13 +29,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.calibration.store import Calibration
+from energyrig.calibration.store import Calibration, Measured
 from energyrig.capture import Chunk
 from energyrig.domain import UNCALIBRATED
 from energyrig.instruments.base import RecordedCapture
@@ -55,6 +61,10 @@ class CurrentCorrection:
     overhead_s, overhead_j:
         The fixed time (s) and energy above the idle baseline (J) of an empty trigger window
         on the board's firmware build, taken out of each window.
+    range_offset_a, range_gain:
+        Offset (A) and gain of each current range 0, 1, ..., for the samples measured in it
+        (empty: ``offset_a`` and ``gain`` for every range; a range beyond the table takes
+        them too).
     flags:
         Added to every record (``uncalibrated`` when the calibration is incomplete).
     """
@@ -64,11 +74,14 @@ class CurrentCorrection:
     skew_s: float = 0.0
     overhead_s: float = 0.0
     overhead_j: float = 0.0
+    range_offset_a: tuple[float, ...] = ()
+    range_gain: tuple[float, ...] = ()
     flags: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not (self.gain > 0 and all(map(math.isfinite, (
-                self.gain, self.offset_a, self.skew_s, self.overhead_s, self.overhead_j)))):
+        if not (self.gain > 0 and all(g > 0 for g in self.range_gain) and all(map(
+                math.isfinite, (self.gain, self.offset_a, self.skew_s, self.overhead_s,
+                                self.overhead_j, *self.range_offset_a, *self.range_gain)))):
             raise ValueError("CurrentCorrection: need a finite gain > 0, offset, skew and "
                              f"overhead, got {self}")
 
@@ -76,16 +89,30 @@ class CurrentCorrection:
     def of(cls, calibration: Calibration) -> CurrentCorrection:
         """The correction of a calibration: the quantities it has (the identity for the
         others), flagged ``uncalibrated`` unless it is complete."""
-        v = calibration.values
-        given = {q: v[q].value for q in ("offset_a", "gain", "skew_s", "overhead_s",
-                                         "overhead_j") if q in v}
-        return cls(**given, flags=() if calibration.complete else (UNCALIBRATED,))
+        return cls.from_values(calibration.values,
+                               flags=() if calibration.complete else (UNCALIBRATED,))
+
+    @classmethod
+    def from_values(cls, v: Mapping[str, Measured], flags: tuple[str, ...] = ()
+                    ) -> CurrentCorrection:
+        """The correction of the quantities ``v`` holds (the identity for the others), each
+        range's offset and gain where they are given per range."""
+        given: dict[str, Any] = {q: v[q].value for q in ("offset_a", "gain", "skew_s",
+                                                         "overhead_s", "overhead_j") if q in v}
+        n = 1 + max((r for q in ("offset_a", "gain") if q in v for r in v[q].ranges),
+                    default=-1)
+        if n:
+            given.update({f"range_{q}": v[q].table(n) for q in ("offset_a", "gain") if q in v})
+        return cls(**given, flags=flags)
 
     @property
     def applied(self) -> tuple[tuple[str, float], ...]:
         """The values applied, as each window records them."""
+        per_range = tuple((f"{name}[{r}]", x) for name, table in (
+            ("offset_a", self.range_offset_a), ("gain", self.range_gain))
+            for r, x in enumerate(table))
         return (("offset_a", self.offset_a), ("gain", self.gain), ("skew_s", self.skew_s),
-                ("overhead_s", self.overhead_s), ("overhead_j", self.overhead_j))
+                ("overhead_s", self.overhead_s), ("overhead_j", self.overhead_j), *per_range)
 
     def __call__(self, record: RecordedCapture) -> RecordedCapture:
         """``record`` with offset, gain and skew taken out of its current."""
@@ -102,7 +129,7 @@ class CurrentCorrection:
         for chunk in chunks:
             if not held:
                 margin = math.ceil(abs(self.skew_s) / chunk.period_s) + 1
-            held.append(chunk)
+            held.append(self._linear(chunk))
             while done < len(held) and sum(len(c) for c in held[done + 1:]) >= margin:
                 yield self._corrected(held, done)
                 done += 1
@@ -112,13 +139,33 @@ class CurrentCorrection:
         for k in range(done, len(held)):
             yield self._corrected(held, k)
 
+    def _linear(self, chunk: Chunk) -> Chunk:
+        """``chunk`` with the offset and gain of each sample's range taken out."""
+        offset: float | F64 = self.offset_a
+        gain: float | F64 = self.gain
+        ranges = chunk.current_range
+        if ranges is not None and len(chunk):
+            offset = _per_sample(self.range_offset_a, self.offset_a, ranges)
+            gain = _per_sample(self.range_gain, self.gain, ranges)
+        return replace(chunk, current_a=(chunk.current_a - offset) / gain)
+
     def _corrected(self, context: Sequence[Chunk], k: int) -> Chunk:
-        """Chunk ``k`` of the consecutive ``context`` corrected."""
+        """Chunk ``k`` of the consecutive ``context`` (offset and gain taken out) shifted."""
         chunk = context[k]
-        current = chunk.current_a
         if self.skew_s and len(chunk):
-            current = shifted(context, k, self.skew_s / chunk.period_s)
-        return replace(chunk, current_a=(current - self.offset_a) / self.gain)
+            return replace(chunk, current_a=shifted(context, k, self.skew_s / chunk.period_s))
+        return chunk
+
+
+def _per_sample(table: tuple[float, ...], default: float, ranges: npt.NDArray[np.uint8]
+                ) -> float | F64:
+    """Each sample's value of ``table`` by its range (``default`` beyond it, or without a
+    table)."""
+    if not table:
+        return default
+    full = np.full(max(len(table), int(ranges.max()) + 1), default)
+    full[:len(table)] = table
+    return full[ranges]
 
 
 def shifted(chunks: Sequence[Chunk], k: int, shift: float) -> F64:

@@ -57,6 +57,7 @@ from energyrig.calibration.store import (
     Identity,
     Measured,
     Quantity,
+    RangeValue,
     Record,
     build_of,
     calibration_dir,
@@ -165,6 +166,17 @@ def _arrays(record: RecordedCapture) -> tuple[F64, F64, npt.NDArray[np.bool_], f
     return current, voltage, high, chunks[0].period_s
 
 
+def _range_of(records: Sequence[RecordedCapture]) -> int | None:
+    """The current range most of the records' samples were measured in (``None``: the
+    instrument has one range)."""
+    chunks = [c for r in records for c in r.chunk_list]
+    if not chunks or any(c.current_range is None for c in chunks):
+        return None
+    counts = np.bincount(np.concatenate([c.current_range for c in chunks  # type: ignore[misc]
+                                         ]).astype(np.intp))
+    return int(np.argmax(counts))
+
+
 def _steady(records: list[RecordedCapture], what: str) -> tuple[float, float, float, int]:
     """Mean current over every sample, its standard uncertainty, the rms residual and the
     sample count; refused when the current follows the trigger (the board is still on the
@@ -209,8 +221,9 @@ def zero(bench: CalibrationBench, connect: Connect, *, windows: int = 5,
             "([calibration] reference_ohms) and run `rig calibrate gain`: the offset is the "
             "intercept of their line. Nothing stored")
     log.info("zero: offset %.4g A ± %.2g A (rms %.3g A, %d samples)", mean, u, rms, n)
+    r = _range_of(records)
     return Measured(value=mean, u=u, method="zero", reference="input open", residual_rms=rms,
-                    n=n)
+                    n=n, ranges={} if r is None else {r: RangeValue(value=mean, u=u)})
 
 
 def gain(bench: CalibrationBench, connect: Connect, *, offset: Measured | None = None,
@@ -223,6 +236,13 @@ def gain(bench: CalibrationBench, connect: Connect, *, offset: Measured | None =
     (each point's variance: its mean's, and its resistor's tolerance as a rectangular
     distribution, tol / √3, through the slope); with one, ``offset`` (``zero``'s, or the
     store's) is taken out and its uncertainty combined.
+
+    An instrument with current ranges (a PPK2) gets a gain per range its references' currents
+    land in (each reference's range: the one most of its samples were measured in), by the
+    same rules within the range: two or more references in a range give its gain and offset
+    by a line, one its gain with the offset of the line through all references (with one
+    reference in all, ``offset``'s value in its range, else ``offset``); the line through all
+    references stays the value of the ranges no reference reaches.
 
     Returns
     -------
@@ -243,7 +263,7 @@ def gain(bench: CalibrationBench, connect: Connect, *, offset: Measured | None =
     if len(cal.reference_ohms) < 2 and offset is None:
         raise CalibrationError("gain: one reference needs a valid offset to take out; run "
                                "`rig calibrate zero` first (or `all`), or name two references")
-    x, u_x, y, u_y, rms, n = [], [], [], [], [], 0
+    x, u_x, y, u_y, rms, n, ranges = [], [], [], [], [], 0, []
     for ohms in cal.reference_ohms:
         connect("reference", ohms)
         try:
@@ -251,6 +271,7 @@ def gain(bench: CalibrationBench, connect: Connect, *, offset: Measured | None =
         finally:
             connect("dut")
         mean, u_mean, rms_i, n_i = _steady(records, f"gain ({ohms:g} ohm)")
+        ranges.append(_range_of(records))
         supply_v = float(np.mean(np.concatenate([_arrays(r)[1] for r in records])))
         x.append(supply_v / ohms)
         u_x.append(supply_v / ohms * cal.reference_tolerance / math.sqrt(3))
@@ -260,31 +281,59 @@ def gain(bench: CalibrationBench, connect: Connect, *, offset: Measured | None =
         n += n_i
     refs = ", ".join(f"{o:g}" for o in cal.reference_ohms)
     reference = f"{refs} ohm ± {cal.reference_tolerance * 100:g} % at {supply_v:.4g} V"
+    xs, u_xs, ys, u_ys = map(np.array, (x, u_x, y, u_y))
+    fitted: RangeValue | None = None
     if len(x) >= 2:
-        (value, intercept), (u, u_intercept), residual = _line(np.array(x), np.array(u_x),
-                                                               np.array(y), np.array(u_y))
+        (value, intercept), (u, u_intercept), residual = _line(xs, u_xs, ys, u_ys)
+        fitted = RangeValue(value=intercept, u=u_intercept)
     else:
         assert offset is not None
-        value = (y[0] - offset.value) / x[0]
-        u = value * math.hypot(cal.reference_tolerance / math.sqrt(3),
-                               math.hypot(u_y[0], offset.u) / max(abs(y[0] - offset.value),
-                                                                  1e-300))
+        value, u = _one_point(y[0], u_y[0], x[0], RangeValue(value=offset.value, u=offset.u),
+                              cal.reference_tolerance)
         residual = rms[0]
-    if not abs(value - 1.0) <= MAX_GAIN_ERROR:
-        readings = ", ".join(f"{yi:.4g} A for {xi:.4g} A" for xi, yi in zip(x, y, strict=True))
-        raise CalibrationError(
-            f"gain: the instrument reads {readings} on the {reference} references, a gain of "
-            f"{value:.3g}: is the reference connected, and is it the resistor the fixture "
-            "names? Nothing stored")
+    range_gain: dict[int, RangeValue] = {}
+    range_offset: dict[int, RangeValue] = {}
+    for r in sorted({r for r in ranges if r is not None}):
+        at = np.flatnonzero(np.array([ri == r for ri in ranges]))
+        if len(at) >= 2:
+            (g, b), (u_g, u_b), _ = _line(xs[at], u_xs[at], ys[at], u_ys[at])
+            range_gain[r], range_offset[r] = RangeValue(value=g, u=u_g), RangeValue(value=b,
+                                                                                   u=u_b)
+        else:
+            i = int(at[0])
+            known = fitted or offset.of_range(r)  # type: ignore[union-attr]
+            g, u_g = _one_point(y[i], u_y[i], x[i], known, cal.reference_tolerance)
+            range_gain[r] = RangeValue(value=g, u=u_g)
+    for g, where in [(value, ""), *((rv.value, f" in range {r}") for r, rv in
+                                     range_gain.items())]:
+        if not abs(g - 1.0) <= MAX_GAIN_ERROR:
+            readings = ", ".join(f"{yi:.4g} A for {xi:.4g} A" for xi, yi in zip(x, y,
+                                                                               strict=True))
+            raise CalibrationError(
+                f"gain: the instrument reads {readings} on the {reference} references, a gain "
+                f"of {g:.3g}{where}: is the reference connected, and is it the resistor the "
+                "fixture names? Nothing stored")
     out: dict[Quantity, Measured] = {"gain": Measured(
-        value=value, u=u, method="gain", reference=reference, residual_rms=residual, n=n)}
-    log.info("gain: %.6f ± %.2g (%s)", value, u, reference)
-    if len(x) >= 2:
-        out["offset_a"] = Measured(value=intercept, u=u_intercept, method="gain",
+        value=value, u=u, method="gain", reference=reference, residual_rms=residual, n=n,
+        ranges=range_gain)}
+    log.info("gain: %.6f ± %.2g (%s)%s", value, u, reference, "".join(
+        f"; range {r}: {rv.value:.6f} ± {rv.u:.2g}" for r, rv in range_gain.items()))
+    if fitted is not None:
+        out["offset_a"] = Measured(value=fitted.value, u=fitted.u, method="gain",
                                    reference=f"intercept of the line through {refs} ohm",
-                                   residual_rms=residual, n=n)
-        log.info("offset (intercept): %.4g A ± %.2g A", intercept, u_intercept)
+                                   residual_rms=residual, n=n, ranges=range_offset)
+        log.info("offset (intercept): %.4g A ± %.2g A", fitted.value, fitted.u)
     return out
+
+
+def _one_point(mean: float, u_mean: float, x: float, offset: RangeValue, tolerance: float
+               ) -> tuple[float, float]:
+    """The gain from one reference's mean reading (A) for ``x`` = V / R (A) with ``offset``
+    taken out, and its standard uncertainty: the reading's, the offset's and the resistor's
+    ``tolerance`` (rectangular, / √3) combined."""
+    value = (mean - offset.value) / x
+    return value, abs(value) * math.hypot(tolerance / math.sqrt(3), math.hypot(
+        u_mean, offset.u) / max(abs(mean - offset.value), 1e-300))
 
 
 def _line(x: F64, u_x: F64, y: F64, u_y: F64
@@ -742,7 +791,8 @@ def _two_digits_up(x: float) -> float:
 def check_stated_gain(measured: Measured, stated: StatedCalibration | None) -> str | None:
     """Check a measured gain against what the instrument's own calibration allows
     (:class:`~energyrig.instruments.family.StatedCalibration`): a warning when it is
-    further from 1 than ``gain_warn`` by more than twice its uncertainty, else ``None``.
+    further from 1 than ``gain_warn`` by more than twice its uncertainty, else ``None``;
+    a gain per range is checked range by range (the furthest decides).
 
     Raises
     ------
@@ -751,8 +801,12 @@ def check_stated_gain(measured: Measured, stated: StatedCalibration | None) -> s
     """
     if stated is None:
         return None
-    off = abs(measured.value - 1.0) - 2 * measured.u
-    said = f"{measured.value:.4f} ± {measured.u:.2g}, but {stated.basis} ({stated.identity})"
+    candidates = [(RangeValue(value=measured.value, u=measured.u), ""),
+                  *((rv, f" in range {r}") for r, rv in measured.ranges.items())]
+    worst, where = max(candidates, key=lambda c: abs(c[0].value - 1.0) - 2 * c[0].u)
+    off = abs(worst.value - 1.0) - 2 * worst.u
+    said = (f"{worst.value:.4f} ± {worst.u:.2g}{where}, but {stated.basis} "
+            f"({stated.identity})")
     if off > stated.gain_refuse:
         raise CalibrationError(
             f"gain: measured {said}, which allows {stated.gain_refuse:.0%} at most: a wrong "
@@ -801,9 +855,9 @@ def calibrate(bench: CalibrationBench, connect: Connect, names: Sequence[str],
         elif name == "skew":
             readings["skew_s"] = skew(bench, connect)
         elif name == "overhead":
-            known = {q: (readings.get(q) or stored[q]).value
+            known = {q: readings.get(q) or stored[q]
                      for q in ("offset_a", "gain", "skew_s") if q in readings or q in stored}
-            readings.update(overhead(bench, connect, CurrentCorrection(**known)))
+            readings.update(overhead(bench, connect, CurrentCorrection.from_values(known)))
         elif name == "baseline":
             readings.update(baseline(bench, connect, precision))
     own = info.stated.identity if info.stated is not None and "gain" in readings else None

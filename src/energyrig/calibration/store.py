@@ -122,6 +122,13 @@ def _by_name_note(record: Record, instrument: Identity) -> str | None:
             f"{instrument.label} by its name")
 
 
+class RangeValue(Strict):
+    """One quantity in one current range: its value and standard uncertainty (k = 1), SI."""
+
+    value: float
+    u: float = Field(ge=0)
+
+
 class Measured(Strict):
     """What a routine measured of one quantity (a :class:`Value` without its unit and
     expiry, which the record adds).
@@ -141,6 +148,12 @@ class Measured(Strict):
         (A for a current fit), or ``None``.
     n:
         Samples or points the value rests on.
+    ranges:
+        The value of each current range it was measured in separately (a PPK2's 0..4:
+        ``zero`` in the range its open input sits in, ``gain`` in each range its references'
+        currents land in), with its own standard uncertainty; ``value`` applies to the
+        ranges not listed, and to every range of a record without them (written before
+        ranges were measured, or of an instrument with one range).
     """
 
     value: float
@@ -149,6 +162,7 @@ class Measured(Strict):
     reference: str = ""
     residual_rms: float | None = None
     n: int | None = Field(None, ge=0)
+    ranges: dict[int, RangeValue] = Field(default_factory=dict)
 
     @field_validator("value", "u")
     @classmethod
@@ -156,6 +170,14 @@ class Measured(Strict):
         if not math.isfinite(v):
             raise ValueError("must be a finite number")
         return v
+
+    def of_range(self, r: int) -> RangeValue:
+        """The value and u that apply to current range ``r``."""
+        return self.ranges.get(r) or RangeValue(value=self.value, u=self.u)
+
+    def table(self, n: int) -> tuple[float, ...]:
+        """The value of each of ranges ``0 .. n-1``."""
+        return tuple(self.of_range(r).value for r in range(n))
 
 
 
@@ -190,7 +212,8 @@ class Record(Strict):
     @field_validator("values")
     @classmethod
     def _gain_positive(cls, values: dict[Quantity, Value]) -> dict[Quantity, Value]:
-        if "gain" in values and not values["gain"].value > 0:
+        gain = values.get("gain")
+        if gain and not (gain.value > 0 and all(r.value > 0 for r in gain.ranges.values())):
             raise ValueError("gain must be > 0 (measured / true current)")
         return values
 
@@ -325,7 +348,10 @@ class Calibration:
                 "expired": list(self.expired),
                 "values": {q: {"value": v.value, "u": v.u, "unit": v.unit,
                                "record": self.sources[q],
-                               "expires_utc": v.expires_utc.isoformat()}
+                               "expires_utc": v.expires_utc.isoformat(),
+                               **({"ranges": {str(r): rv.model_dump()
+                                              for r, rv in sorted(v.ranges.items())}}
+                                  if v.ranges else {})}
                            for q, v in self.values.items()}}
 
 

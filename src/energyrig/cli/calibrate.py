@@ -29,9 +29,13 @@ CALIBRATION_HELP = ("Calibration to apply: 'latest' (each quantity's newest vali
 
 
 def _value(v: Value) -> str:
-    if v.unit == "1":
-        return f"{v.value:.6f} ± {v.u:.2g}"
-    return f"{format_si(v.value, v.unit, digits=4)} ± {format_si(v.u, v.unit, digits=3)}"
+    """The value ± u, and each current range's of its own on a line below it."""
+    def one(value: float, u: float) -> str:
+        if v.unit == "1":
+            return f"{value:.6f} ± {u:.2g}"
+        return f"{format_si(value, v.unit, digits=4)} ± {format_si(u, v.unit, digits=3)}"
+    return "\n".join([one(v.value, v.u), *(f"range {r}: {one(rv.value, rv.u)}"
+                                           for r, rv in sorted(v.ranges.items()))])
 
 
 def _state(v: Value, now: datetime) -> str:
@@ -69,8 +73,10 @@ _FIXTURE_HELP = "Bench definition (TOML); default: $ENERGYRIG_FIXTURE or fixture
 _ROUTINES_HELP = {
     "zero": "The offset of the current channel with its input open (on the simulated bench "
             "the emulator opens it).",
-    "gain": "The gain of the current channel on the fixture's reference resistor "
-            "([calibration] reference_ohms), with the valid offset taken out.",
+    "gain": "The gain of the current channel on the fixture's reference resistors "
+            "([calibration] reference_ohms): with two or more, gain and offset as a line "
+            "(per current range on a PPK2, two references in a range); with one, the valid "
+            "offset taken out.",
     "skew": "The delay of the current channel behind the trigger channel, fitted on the "
             "current steps of the firmware's mark windows.",
     "overhead": "The time and energy of the firmware's empty trigger window (run n=0) on "

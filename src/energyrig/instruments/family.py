@@ -238,10 +238,11 @@ def _no_emulator_args(config: Any) -> list[str]:
 
 
 #: Faults of an instrument's stream (lost samples, corrupt bytes, a cable pulled, a second
-#: lost at once) and of its ranges (an offset per range), each emulated by some emulators
-#: only; offset, gain and skew are the power model's and every emulator applies them.
+#: lost at once) and of its ranges (an offset and a gain error per range), each emulated by
+#: some emulators only; offset, gain and skew are the power model's and every emulator
+#: applies them.
 STREAM_FAULTS = ("drop_rate", "corrupt_rate", "disconnect_after_s", "loss_at_s",
-                 "range_offset_a")
+                 "range_offset_a", "range_gain_error")
 
 
 @dataclass(frozen=True)

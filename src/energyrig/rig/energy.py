@@ -227,6 +227,7 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
     def step(i: npt.NDArray[np.float64]) -> float:
         return math.nan if step_a is None or not i.size else step_a(float(i.mean()))
 
+    range_energy, range_time = _by_range(chunks, inside, span, power, T, window)
     return WindowStats(
         period_s=T, samples=window.samples, net_energy_j=window.net_energy_j,
         duration_s=window.duration_s,
@@ -235,7 +236,28 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
         edge_rise_w=float(np.abs(edge[:2]).max()), edge_fall_w=float(np.abs(edge[2:]).max()),
         skew_step_w=float(edge[1] - edge[3]),
         supply_v=float(voltage[inside].mean()),
-        step_window_a=step(current[inside]), step_baseline_a=step(idle_i))
+        step_window_a=step(current[inside]), step_baseline_a=step(idle_i),
+        range_energy_j=range_energy, range_time_s=range_time)
+
+
+def _by_range(chunks: Sequence[Chunk], inside: slice, span: slice,
+              power: npt.NDArray[np.float64], period_s: float, window: Window
+              ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The window's net energy (J) and its time less its duration (s) split by the current
+    range of its samples, the baseline's share taken from the range most of its samples are
+    in (:class:`~energyrig.calibration.budget.WindowStats`); empty for an instrument with one
+    range."""
+    if any(c.current_range is None for c in chunks):
+        return (), ()
+    ranges = np.concatenate([c.current_range for c in chunks]).astype(np.intp)  # type: ignore[misc]
+    idle = ranges[span] if ranges[span].size else ranges[inside]
+    base = int(np.argmax(np.bincount(idle))) if idle.size else 0
+    n = max(int(ranges.max(initial=0)), base) + 1
+    energy = np.bincount(ranges[inside], weights=power[inside], minlength=n) * period_s
+    time = np.bincount(ranges[inside], minlength=n) * period_s
+    energy[base] -= window.baseline_w * window.duration_s
+    time[base] -= window.duration_s
+    return tuple(map(float, energy)), tuple(map(float, time))
 
 
 def stream_flags(chunks: Iterable[Chunk], window: Window,

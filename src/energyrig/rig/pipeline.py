@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_budget,
-                                         time_budget, window_budget)
+                                         Supply, time_budget, window_budget)
 from energyrig.calibration.routines import CalibrationBench
 from energyrig.capture import Chunk
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
@@ -386,9 +386,11 @@ class Measurement:
                                   else (c.logic >> record.trigger_bit) & 1)
                           for c in cut(record.chunk_list, window, settings))
         resolution = self.bench.limits.resolution
+        fx = self.bench.fixture
         budget = window_budget(window_stats(record.chunk_list, window, settings,
                                             resolution.step_a if resolution else None),
-                               self.bench.calibration)
+                               self.bench.calibration,
+                               Supply.stated(fx.calibration.supply_tolerance, fx.path.name))
         overhead = ((self.bench.calibration or {}).get("values") or {}).get("overhead_s")
         period_s = record.chunk_list[0].period_s
         duration_u_s = math.hypot(edge_timing_u(period_s), overhead["u"] if overhead else 0.0)

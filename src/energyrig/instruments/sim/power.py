@@ -224,6 +224,9 @@ class PowerModel:
     range_offset_a:
         Fault of an instrument with current ranges (a PPK2): extra offset of each range
         (0, 1, ...), A, added to ``offset_a`` for the samples measured in that range.
+    range_gain_error:
+        Fault of an instrument with current ranges: extra relative gain error of each range
+        (0, 1, ...; 0.01 reads 1 % high), on top of ``gain_error`` (:func:`range_faults`).
     overhead_s:
         Fault: every trigger window lasts this much longer than the DUT's edges say (its
         falling edge comes later), s: a fixed window overhead, outside the ops' truth.
@@ -250,6 +253,7 @@ class PowerModel:
     loss_at_s: float | None = None
     loss_s: float = 0.0
     range_offset_a: tuple[float, ...] = ()
+    range_gain_error: tuple[float, ...] = ()
     overhead_s: float = 0.0
     overhead_a: float = 0.0
 
@@ -269,10 +273,12 @@ class PowerModel:
             raise ValueError("PowerModel.disconnect_after_s must be > 0 s or None")
         if self.loss_at_s is not None and not (self.loss_at_s > 0 and self.loss_s > 0):
             raise ValueError("PowerModel.loss_at_s needs loss_at_s > 0 s and loss_s > 0 s")
-        object.__setattr__(self, "range_offset_a", tuple(map(float, self.range_offset_a)))
-        if not all(math.isfinite(x) and abs(x) <= 1 for x in self.range_offset_a):
-            raise ValueError("PowerModel.range_offset_a must be finite offsets within ±1 A, "
-                             f"got {self.range_offset_a!r}")
+        for name, what in (("range_offset_a", "offsets within ±1 A"),
+                           ("range_gain_error", "gain errors within ±1")):
+            table = tuple(map(float, getattr(self, name)))
+            object.__setattr__(self, name, table)
+            if not all(math.isfinite(x) and abs(x) < 1 for x in table):
+                raise ValueError(f"PowerModel.{name} must be finite {what}, got {table!r}")
 
     @property
     def faulty(self) -> bool:
@@ -280,6 +286,7 @@ class PowerModel:
         return bool(self.offset_a or self.gain_error or self.skew_s or self.drop_rate
                     or self.corrupt_rate or self.disconnect_after_s is not None
                     or self.loss_at_s is not None or any(self.range_offset_a)
+                    or any(self.range_gain_error)
                     or self.overhead_s)
 
     def family_table(self) -> npt.NDArray[np.void]:
@@ -410,6 +417,18 @@ def measured_current(model: PowerModel, t_ns: I64, edges: EdgeArray,
     if model.noise_a:
         current = current + rng.normal(0.0, model.noise_a, current.shape)
     return current
+
+
+def range_faults(model: PowerModel, current_a: F64, ranges: npt.NDArray[np.integer]) -> F64:
+    """``current_a`` with the faults of the range each sample is measured in (``ranges``):
+    ``i · (1 + range_gain_error[r]) + range_offset_a[r]`` (a range beyond a table: none), A,
+    with numpy indexing over the whole array."""
+    n = int(ranges.max(initial=0)) + 1
+    gain = np.ones(max(n, len(model.range_gain_error)))
+    gain[:len(model.range_gain_error)] += model.range_gain_error
+    offset = np.zeros(max(n, len(model.range_offset_a)))
+    offset[:len(model.range_offset_a)] = model.range_offset_a
+    return current_a * gain[ranges] + offset[ranges]
 
 
 def window_charge(model: PowerModel, t_rise_ns: int, t_fall_ns: int, accel: bool,

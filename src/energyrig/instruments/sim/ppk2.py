@@ -24,7 +24,8 @@ Like the real device, the emulator never blocks on a slow host: words wait in a 
 transmit buffer (``tx_buffer_s``) and a block that does not fit is dropped, which the host
 sees as a counter gap. Faults of the model (drops, corrupted bytes, disconnect, a loss of
 ``loss_s`` at once) are applied to the byte stream here, the offset per range
-(``range_offset_a``) by the range each sample is measured in; offset, gain and skew in the
+and gain error per range (``range_offset_a``, ``range_gain_error``: :func:`range_faults`) by
+the range each sample is measured in; offset, gain and skew in the
 model's ``measured_current``.
 
 Run it in its own process so the rig, the DUT and the emulator use separate cores::
@@ -63,7 +64,12 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_mv,
 )
-from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
+from energyrig.instruments.sim.power import (
+    PowerModel,
+    logic_level,
+    measured_current,
+    range_faults,
+)
 from energyrig.instruments.sim.switch import LoadSwitch
 from energyrig.instruments.sim.process import (
     EmulatorProcess,
@@ -364,10 +370,9 @@ class Ppk2Emulator(OpenCloseBase):
                                    self.switch.load(), self.supply_v)
         if not self._powered:
             current = np.zeros_like(current) + self.model.offset_a
-        if self.model.range_offset_a:
-            per_range = np.zeros(N_RANGES)
-            per_range[:len(self.model.range_offset_a)] = self.model.range_offset_a
-            current = current + per_range[auto_range(current, self.calibration, self.vdd_mv)]
+        if self.model.range_offset_a or self.model.range_gain_error:
+            current = range_faults(self.model, current,
+                                   auto_range(current, self.calibration, self.vdd_mv))
         words = encode_words(current, self.calibration, self.vdd_mv,
                              logic=logic_level(t_ns, self._edges, self.model.overhead_s),
                              counter_start=self._next_k)

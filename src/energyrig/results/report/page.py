@@ -406,7 +406,7 @@ def _budget_cell(component: str) -> Callable[[pd.Series], str]:
 #: A point's components (energyrig.calibration.budget.energy_budget; a window's random
 #: ones — edge quantisation, baseline and sample noise — are in its repeatability).
 BUDGET_COMPONENTS = ("repeatability", "ADC resolution", "gain calibration",
-                     "skew calibration")
+                     "skew calibration", "supply voltage")
 UNCERTAINTY_COLUMNS = (
     Column("point", lambda r: config_label(r) + (f" #{int(r['rep'])}" if r["rep"] else ""),
            numeric=False),

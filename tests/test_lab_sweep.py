@@ -12,6 +12,7 @@ in ``tests/test_lanes.py``; this file is the whole path through labgrid.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -24,7 +25,14 @@ import pytest
 from energyrig.lab.sim import SimLab
 from energyrig.results.store import PARTS, POINTS
 from energyrig.rig.plan import load_plan
-from energyrig.rig.sweep import Lab, StopRequest, dry_run, plan_fixtures, start_sweep
+from energyrig.rig.sweep import (
+    Lab,
+    StopRequest,
+    dry_run,
+    plan_fixtures,
+    resume_sweep,
+    start_sweep,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "plans" / "quick.toml"
@@ -110,3 +118,50 @@ def _pgid(pid: int) -> int | None:
         return os.getpgid(pid)
     except ProcessLookupError:
         return None
+
+
+SMALL = """
+name = "lab-resume"
+seed = 5
+fixture = "{fixture}"
+repetitions = 2
+[adaptive]
+min_windows = 2
+max_windows = 2
+[[factors]]
+op = ["sha256", "aes-ecb-encrypt"]
+key_bits = [128]
+payload_bytes = [64, 256]
+"""
+
+
+def test_a_stopped_lab_run_resumes_on_its_lab_from_its_manifest(tmp_path: Path) -> None:
+    plan_path = tmp_path / "plan.toml"
+    plan_path.write_text(SMALL.format(fixture=ROOT / "fixtures" / "sim.toml"), encoding="utf-8")
+    plan = load_plan(plan_path)
+    run = tmp_path / "run"
+    stop = StopRequest()
+    with SimLab(2) as lab:
+        stopper = threading.Thread(target=_stop_after, args=(run, 2, stop))
+        stopper.start()
+        first = start_sweep(plan, run, stop=stop,
+                            lab=Lab(lab.coordinator, tuple(lab.places), None))
+        stopper.join()
+        assert not first.complete and first.measured >= 2
+        # No --lab, no --places: the run's manifest names its lab.
+        second = resume_sweep(run, calibration=None)
+    assert second.complete and second.already_done == first.measured
+    points = pd.read_parquet(run / POINTS)
+    expected = {p.key for p in dry_run(plan.with_seed(), plan_fixtures(plan)).points}
+    assert points["point_key"].is_unique and set(points["point_key"]) == expected
+    assert (points["status"] == "ok").all() and points["place"].notna().all()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert [p["place"] for p in manifest["lab"]["places"]] == lab.places
+
+
+def _stop_after(run: Path, n: int, stop: StopRequest) -> None:
+    """Ask the sweep to stop once ``n`` points are stored."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (run.exists() and len(_stored_places(run)) >= n):
+        time.sleep(0.05)
+    stop.set("test")

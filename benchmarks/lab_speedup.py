@@ -1,0 +1,108 @@
+"""Benchmark: the wall time of one plan swept over 1, 2 and 3 places of a lab, side by side.
+
+One simulated lab (:class:`energyrig.lab.sim.SimLab`: a labgrid coordinator and three
+exporters on loopback, each a host DUT and an emulated PPK2 shared through ser2net) serves
+the three sweeps in turn, so each runs on the same benches with the same plan and seed:
+``rig sweep PLAN --lab ... --places bench-a``, then ``bench-a,bench-b``, then all three.
+
+For each it reports the sweep's wall time (from the run's manifest: the first point's start
+to the run's end, not the lab's start), the speed-up against one place, how many points each
+place measured, the windows flagged, and how far the 2- and 3-place runs' mean power, time
+per op and energy per op lie from the 1-place run's, configuration by configuration. The
+benches are the same power model, so the power must agree; the host DUT's ops run on this
+machine's cores, so with three benches on two cores they take longer, and the energy per op
+with them (a real lab's boards have their own CPUs).
+
+Run: ``.venv/bin/python benchmarks/lab_speedup.py [--plan plans/quick.toml] [--json]``.
+The host's cores bound the speed-up: every simulated bench (its emulator streaming 400 kB/s,
+ser2net, its DUT) and every lane run on this one machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from energyrig.lab.sim import SimLab
+from energyrig.results.store import POINTS, WINDOWS
+from energyrig.rig.plan import load_plan
+from energyrig.rig.sweep import Lab, start_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The figures compared with the 1-place run's: the host DUT's ops run on this machine's
+#: cores, so their time (and with it the energy per op) grows when benches share the cores,
+#: while the power of a configuration is the power model's whatever the load.
+DIFFERENCES = {"power": "mean_power_w_mean", "time_per_op": "time_per_op_s_mean",
+               "energy_per_op": "energy_per_op_j_mean"}
+
+
+def sweep(plan_path: Path, lab: SimLab, places: int, out: Path) -> dict[str, object]:
+    start = time.monotonic()
+    outcome = start_sweep(load_plan(plan_path), out,
+                          lab=Lab(lab.coordinator, tuple(lab.places[:places]), None))
+    total_s = time.monotonic() - start
+    manifest = json.loads((out / "manifest.json").read_text())
+    wall_s = (datetime.fromisoformat(manifest["ended_at"])
+              - datetime.fromisoformat(manifest["started_at"])).total_seconds()
+    points = pd.read_parquet(out / POINTS)
+    windows = pd.read_parquet(out / WINDOWS)
+    measured = points[points["status"] != "skipped"]
+    flagged = windows["flags"].fillna("").str.len().gt(0).sum()
+    return {"places": places, "wall_s": round(wall_s, 1), "with_survey_s": round(total_s, 1),
+            "points": int(len(measured)), "failed": int(outcome.failed),
+            "per_place": measured["place"].value_counts().sort_index().to_dict(),
+            "windows": int(len(windows)), "flagged_windows": int(flagged),
+            "flags": windows["flags"].fillna("").loc[lambda f: f != ""].value_counts()
+            .to_dict(), "_points": measured}
+
+
+def agreement(base: pd.DataFrame, other: pd.DataFrame, column: str) -> float:
+    """The median over configurations of the |relative difference| of a configuration's
+    median ``column``."""
+    key = ["op", "key_bits", "payload_bytes", "curve"]
+    a = base.groupby(key, dropna=False)[column].median()
+    b = other.groupby(key, dropna=False)[column].median()
+    return float(((b - a) / a).abs().median())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--plan", type=Path, default=ROOT / "plans" / "quick.toml")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, SimLab(3) as lab:
+        for n in (1, 2, 3):
+            rows.append(sweep(args.plan, lab, n, Path(tmp) / f"run-{n}"))
+    base = rows[0]
+    for row in rows:
+        row["speedup"] = round(float(base["wall_s"]) / float(row["wall_s"]), 2)
+        for name, column in DIFFERENCES.items():
+            row[f"{name}_diff_vs_1"] = agreement(base["_points"], row["_points"], column)
+    for row in rows:
+        del row["_points"]
+    if args.json:
+        print(json.dumps({"plan": str(args.plan), "cpus": os.cpu_count(),
+                          "load": os.getloadavg(), "runs": rows}, indent=2))
+        return
+    print(f"plan {args.plan}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+    print("| places | wall time | speed-up | points per place | windows flagged | "
+          "vs 1 place: power | time/op | energy/op |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        per = ", ".join(f"{k} {v}" for k, v in r["per_place"].items())  # type: ignore[union-attr]
+        print(f"| {r['places']} | {r['wall_s']} s | {r['speedup']}× | {per} | "
+              f"{r['flagged_windows']} of {r['windows']} | "
+              + " | ".join(f"{r[f'{n}_diff_vs_1'] * 100:.2f} %" for n in DIFFERENCES) + " |")
+    print("(vs 1 place: the median over configurations of the |relative difference| of "
+          "their median figure)")
+
+
+if __name__ == "__main__":
+    main()

@@ -186,12 +186,14 @@ class Lanes:
                         return
                 self._store(result, slot)
                 self.queue.done(board)
+                self.progress.advance(task)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             self._error = exc
             self.stop.set(f"lane {slot.name} failed: {exc}")
         finally:
             self._close(slot, bench_open)
-            self.progress.update(task, description=f"{slot.name}: done", last="")
+            done = next(t.completed for t in self.progress.tasks if t.id == task)
+            self.progress.update(task, description=f"{slot.name}: done", total=done, last="")
 
     def _open(self, slot: Slot, stack: contextlib.ExitStack) -> PointBench | None:
         """The slot's bench, or None when it will not open (the place is gone)."""

@@ -51,6 +51,9 @@ LAB_SIM = ROOT / "fixtures" / "lab-sim.toml"
 #: The simulated board's power in a hash window: fixtures/sim.toml's nrf52840 profile,
 #: 3.6 mA at 3.0 V (energyrig.instruments.sim.power.PROFILES).
 HASH_POWER_W = 3.6e-3 * 3.0
+SIM_SCOPE = ROOT / "fixtures" / "sim-scope.toml"
+#: fixtures/sim-scope.toml's board hashing: the esp32 profile's 38 mA at 3.3 V, W.
+SCOPE_HASH_POWER_W = 38e-3 * 3.3
 
 SHOW = """\
 Place 'bench-a':
@@ -102,6 +105,33 @@ def test_a_raw_port_and_a_port_not_served_yet() -> None:
                     {"host": "h", "port": None}, True)
     with pytest.raises(LabError, match="h/g/NetworkSerialPort/dut: not served yet"):
         idle.address()
+
+
+def test_a_scope_on_the_lan_is_a_visa_resource() -> None:
+    vxi11 = Resource("instrument", "h/g/PyVISADevice/instrument", "PyVISADevice",
+                     {"type": "TCPIP", "url": "10.0.0.9"}, True)
+    assert vxi11.address() == "TCPIP::10.0.0.9::INSTR"  # as labgrid's PyVISADriver opens it
+    raw = Resource("instrument", "h/g/PyVISADevice/instrument", "PyVISADevice",
+                   {"type": "TCPIP", "url": "10.0.0.9::5555::SOCKET"}, True)
+    assert raw.address() == "TCPIP::10.0.0.9::5555::SOCKET"
+
+
+def test_a_simulated_scope_place_measures_through_its_visa_resource() -> None:
+    """A place whose instrument is a LAN scope: the scope emulator's SCPI socket exported as
+    a PyVISADevice, the DUT through ser2net; a point measured through the place."""
+    fx = load_fixture(SIM_SCOPE)
+    with SimLab(1, fixture=SIM_SCOPE) as lab, \
+            place_slots(lab.coordinator, lab.places, [fx], None) as (slot,):
+        assert slot.fixture.instrument.resource.startswith("TCPIP::127.0.0.1::")
+        with slot.open() as bench:
+            point = Point(op="sha256", board=bench.board, payload_bytes=1024)
+            result = measure_point(bench, point, until=reps_done(2))
+    assert result.ok, result.reason
+    assert len(result.windows) == 2
+    for w in result.windows:
+        assert not w.flags
+        # the scope bench's board: the fixture's power model, hash family, at 3.3 V
+        assert w.energy_j / w.duration_s == pytest.approx(SCOPE_HASH_POWER_W, rel=0.05)
 
 
 def test_the_fixture_is_rewritten_for_the_place() -> None:

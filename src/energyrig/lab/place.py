@@ -93,7 +93,7 @@ class Resource:
         """What pyserial or pyvisa opens: ``rfc2217://host:port?ign_set_control`` (labgrid's
         own serial driver's URL; ``ign_set_control``: ser2net on a port without modem lines
         does not acknowledge them), ``socket://host:port`` (protocol ``raw``) or a VISA
-        resource ``TYPE::url::INSTR``."""
+        resource ``TYPE::url::INSTR`` (``TYPE::url`` for a ``url`` ending in ``::SOCKET``)."""
         p = self.params
         if self.cls == "NetworkSerialPort":
             if p.get("port") is None:
@@ -105,7 +105,10 @@ class Resource:
                 return f"socket://{p['host']}:{p['port']}"
             raise LabError(f"resource {self.path}: unknown serial protocol {protocol!r}")
         if self.cls == "PyVISADevice":
-            return f"{p['type']}::{p['url']}::INSTR"
+            # labgrid's own PyVISADriver opens TYPE::url::INSTR (VXI-11); a raw SCPI socket
+            # (many LAN scopes' port 5555) is declared with url = "IP::PORT::SOCKET"
+            url = str(p["url"])
+            return f"{p['type']}::{url}" + ("" if url.endswith("::SOCKET") else "::INSTR")
         raise LabError(f"resource {self.path}: a {self.cls} is neither a NetworkSerialPort nor "
                        "a PyVISADevice; the rig cannot open it")
 

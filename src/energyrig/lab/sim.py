@@ -225,24 +225,29 @@ def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
     from energyrig.instruments.sim.process import EmulatorProcess, terminate
     from energyrig.rig.dut import DutProcess
 
+    from energyrig.instruments.registry import family
+
     fx = load_fixture(fixture_path)
     if fx.sim is None:
         raise LabError(f"{fixture_path}: a simulated lab needs a fixture with [sim]")
+    kind = family(fx.instrument.kind)
+    assert kind.emulator is not None  # the fixture loader refuses [sim] without one
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     wire = workdir / "trigger.wire"
     with ExitStack() as stack:
         emulator = stack.enter_context(EmulatorProcess(
-            PowerModel.from_dict(fx.sim.power.model_dump()), wire=wire,
-            extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(seed)]))
+            PowerModel.from_dict(fx.sim.power.model_dump()), wire=wire, module=kind.emulator,
+            extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(seed),
+                        *kind.emulator_args(fx.instrument)]))
         dut = stack.enter_context(DutProcess(resolve_command(fx), "pty", trigger_wire=wire,
                                              board=fx.dut.board, timeout_s=fx.dut.timeout_s,
                                              connect=False))
         config = workdir / "exporter.yaml"  # YAML; JSON is YAML
         config.write_text(json.dumps({GROUP: {
             DUT: {"cls": "RawSerialPort", "port": dut.port, "speed": fx.dut.baudrate},
-            INSTRUMENT: {"cls": "RawSerialPort", "port": emulator.port, "speed": 115200}}}))
+            INSTRUMENT: _instrument_export(emulator.port)}}))
         exporter = subprocess.Popen(
             [_program("labgrid-exporter"), "-c", coordinator, "-n", name,
              "--hostname", "127.0.0.1", str(config)], cwd=workdir,
@@ -253,6 +258,15 @@ def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
             if exporter.poll() is not None:
                 log.error("bench %s: labgrid-exporter exited (code %s)", name, exporter.poll())
                 return
+
+
+def _instrument_export(address: str) -> dict[str, object]:
+    """The exporter's entry for an emulator at ``address``: its pty as a ``RawSerialPort``
+    (a PPK2), or its VISA socket ``TCPIP::HOST::PORT::SOCKET`` as a ``PyVISADevice`` (a
+    scope on the LAN; :meth:`energyrig.lab.place.Resource.address`)."""
+    if address.startswith("TCPIP::"):
+        return {"cls": "PyVISADevice", "type": "TCPIP", "url": address.removeprefix("TCPIP::")}
+    return {"cls": "RawSerialPort", "port": address, "speed": 115200}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,6 +1,6 @@
 """Benchmark: the wall time of one plan swept over 1, 2 and 3 places of a lab, side by side.
 
-One simulated lab (:class:`energyrig.lab.sim.SimLab`: a labgrid coordinator and three
+One simulated lab (:class:`energyrig.rig.labsim.SimLab`: a labgrid coordinator and three
 exporters on loopback, each a host DUT and an emulated PPK2 shared through ser2net) serves
 the three sweeps in turn, so each runs on the same benches with the same plan and seed:
 ``rig sweep PLAN --lab ... --places bench-a``, then ``bench-a,bench-b``, then all three.
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from energyrig.lab.sim import SimLab
+from energyrig.rig.labsim import SimLab
 from energyrig.results.store import POINTS, WINDOWS
 from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep import Lab, start_sweep

@@ -38,11 +38,11 @@ from energyrig.lab.place import (
     Resource,
     fixture_for_place,
     parse_show,
-    place_slots,
 )
-from energyrig.lab.sim import SimLab
 from energyrig.rig.bench import open_bench
 from energyrig.rig.dut import open_dut
+from energyrig.rig.labsim import SimLab
+from energyrig.rig.lanes import place_slots
 from energyrig.rig.pipeline import measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,7 +1,7 @@
 """A sweep over a simulated lab of three places (issue 14's acceptance test).
 
 ``plans/quick.toml`` runs across three labgrid places of the simulated lab
-(:class:`energyrig.lab.sim.SimLab`: a coordinator and three exporters, each a host DUT and an
+(:class:`energyrig.rig.labsim.SimLab`: a coordinator and three exporters, each a host DUT and an
 emulated PPK2 shared through ser2net). One bench host is killed (SIGKILL to its whole
 process group) once it has stored a point; the sweep must go on, and the run must then hold
 every point of the plan exactly once, with the place and host it ran on, none lost, and no
@@ -22,8 +22,8 @@ import pandas as pd
 import psutil
 import pytest
 
-from energyrig.lab.sim import SimLab
 from energyrig.results.store import PARTS, POINTS
+from energyrig.rig.labsim import SimLab
 from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep import (
     Lab,

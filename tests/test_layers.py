@@ -1,5 +1,6 @@
 """The import graph runs one way (docs/ARCHITECTURE.md): cli → rig → {instruments, results,
-fixtures} → the bottom (domain, capture, config, units, errors); no circle anywhere.
+fixtures, calibration, lab} → the bottom (domain, capture, config, units, errors); no circle
+anywhere.
 
 Every ``import`` counts, also those inside functions (a lazy import is still a dependency);
 imports under ``if TYPE_CHECKING:`` count for the layers but not for circles (they never run)."""
@@ -21,8 +22,9 @@ ALLOWED: dict[str, set[str]] = {
     "results": set(),
     "fixtures": {"instruments"},
     "calibration": {"instruments", "fixtures", "results"},
-    "rig": {"instruments", "results", "fixtures", "calibration"},
-    "cli": {"rig", "instruments", "results", "fixtures", "calibration"},
+    "lab": {"fixtures", "calibration"},
+    "rig": {"instruments", "results", "fixtures", "calibration", "lab"},
+    "cli": {"rig", "instruments", "results", "fixtures", "calibration", "lab"},
 }
 
 

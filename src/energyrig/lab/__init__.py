@@ -1,7 +1,9 @@
-"""A lab of benches through labgrid (https://labgrid.readthedocs.io): places, their network
-serial ports, and a simulated lab on one machine.
+"""A lab of benches through labgrid (https://labgrid.readthedocs.io): the client side of
+its places (:mod:`~energyrig.lab.place`: acquire a place, read its resources, rewrite a
+fixture for it, release it, all through ``labgrid-client``) and their status
+(:mod:`~energyrig.lab.status`).
 
-- :mod:`~energyrig.lab.place`: the client side — acquire a place, read its resources,
-  rewrite a fixture for it, release it (``labgrid-client``);
-- :mod:`~energyrig.lab.sim`: a coordinator and exporters of simulated benches on loopback.
+It sits below the rig, which builds on it: a bench on a place
+(:class:`energyrig.rig.bench.PlaceBench`), the slots of a lab sweep
+(:func:`energyrig.rig.lanes.place_slots`) and the simulated lab (:mod:`energyrig.rig.labsim`).
 """

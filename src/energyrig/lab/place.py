@@ -28,17 +28,14 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energyrig.errors import LabError
-from energyrig.rig.bench import Bench
 
 if TYPE_CHECKING:
-    from contextlib import ExitStack
-
     from energyrig.fixtures.schema import Fixture
 
 log = logging.getLogger(__name__)
@@ -313,84 +310,3 @@ def held_place(fixture: Fixture) -> Iterator[Fixture]:
     assert lab is not None, "held_place needs a fixture with [lab]"
     with acquired(LabClient(lab.coordinator), lab.place) as info:
         yield fixture_for_place(fixture, info)
-
-
-class PlaceBench(Bench):
-    """The bench of a fixture that names a place (``[lab]``): opening it acquires the place
-    and reaches the DUT and the instrument through it; closing it releases the place."""
-
-    def __init__(self, fixture: Fixture, calibration: str | None = None) -> None:
-        super().__init__(fixture, calibration)
-        self.lab_fixture = fixture
-
-    def _open(self, stack: ExitStack) -> None:
-        self.fixture = stack.enter_context(held_place(self.lab_fixture))
-        self._connect(stack)
-
-
-class PlaceSlot:
-    """A held place with the fixture of its board, as the parallel sweep uses it.
-
-    Attributes
-    ----------
-    name:
-        The place's name (recorded per point as ``place``).
-    host:
-        The exporter host serving it (recorded per point as ``host``).
-    board:
-        The place's ``board`` tag.
-    fixture:
-        The fixture rewritten for the place (:func:`fixture_for_place`).
-    """
-
-    def __init__(self, client: LabClient, info: PlaceInfo, fixture: Fixture,
-                 calibration: str | None = None) -> None:
-        self.name = info.name
-        self.host = info.host
-        self.board = info.board
-        self.fixture = fixture_for_place(fixture, info)
-        self.calibration = calibration
-        self._client = client
-
-    def open(self) -> Bench:
-        """The bench behind the place (``with slot.open() as bench:``)."""
-        return Bench(self.fixture, self.calibration)
-
-    def alive(self) -> bool:
-        """Whether the coordinator still lists the place's ``dut`` and ``instrument`` as
-        available (``False`` once their exporter is gone, or the coordinator is)."""
-        try:
-            return self._client.show(self.name).available
-        except LabError as exc:
-            log.warning("%s", exc)
-            return False
-
-
-@contextlib.contextmanager
-def place_slots(coordinator: str, places: Sequence[str], fixtures: Sequence[Fixture],
-                calibration: str | None = None) -> Iterator[list[PlaceSlot]]:
-    """Acquire every place of ``places``, pair each with the fixture whose ``[dut] board`` is
-    its ``board`` tag, yield their slots, release every place on the way out (also when
-    acquiring a later one fails).
-
-    Raises
-    ------
-    LabError
-        A place is unknown, held by someone else, has no ``dut``/``instrument`` resource, or
-        carries a board no fixture has.
-    """
-    by_board: dict[str, Fixture] = {}
-    for fx in fixtures:
-        by_board.setdefault(fx.dut.board, fx)
-    client = LabClient(coordinator)
-    with contextlib.ExitStack() as stack:
-        slots = []
-        for name in places:
-            info = stack.enter_context(acquired(client, name))
-            fixture = by_board.get(info.board)
-            if fixture is None:
-                raise LabError(f"place {name} carries board {info.board or '(no board tag)'!r}; "
-                               f"no fixture has it (boards: {', '.join(sorted(by_board))}); "
-                               f"tag the place (labgrid-client -p {name} set-tags board=NAME)")
-            slots.append(PlaceSlot(client, info, fixture, calibration))
-        yield slots

@@ -53,6 +53,7 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.switch import Load, LoadKind, set_load
 from energyrig.instruments.sim.truth import TruthFollower
+from energyrig.lab.place import held_place
 from energyrig.rig.dut import Dut, OpInfo, open_dut
 from energyrig.rig.pipeline import Correction, Measurement, no_correction
 
@@ -334,13 +335,24 @@ class SimBench(Bench):
         return [TRIGGER_DROPS]
 
 
+class PlaceBench(Bench):
+    """The bench of a fixture that names a place (``[lab]``): opening it acquires the place
+    and reaches the DUT and the instrument through it; closing it releases the place."""
+
+    def __init__(self, fixture: Fixture, calibration: str | None = None) -> None:
+        super().__init__(fixture, calibration)
+        self.lab_fixture = fixture
+
+    def _open(self, stack: ExitStack) -> None:
+        self.fixture = stack.enter_context(held_place(self.lab_fixture))
+        self._connect(stack)
+
+
 def open_bench(fixture: Fixture, calibration: str | None = None) -> Bench:
-    """The bench of ``fixture``: a :class:`~energyrig.lab.place.PlaceBench` when it names a
+    """The bench of ``fixture``: a :class:`PlaceBench` when it names a
     labgrid place (``[lab]``), a :class:`SimBench` when it has ``[sim]``, else a
     :class:`Bench` (use it in ``with``); ``calibration`` as :class:`Bench`'s."""
     if fixture.lab is not None:
-        from energyrig.lab.place import PlaceBench
-
         return PlaceBench(fixture, calibration)
     cls = SimBench if fixture.sim is not None else Bench
     return cls(fixture, calibration)

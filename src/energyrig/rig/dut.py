@@ -340,7 +340,7 @@ class DutProcess:
         Request timeout of the link (and start-up timeout).
     connect:
         ``False``: start the process and learn its pty (:attr:`port`) without opening it, for
-        another program to serve (``ser2net`` in :mod:`energyrig.lab.sim`); ``"pty"`` only.
+        another program to serve (``ser2net`` in :mod:`energyrig.rig.labsim`); ``"pty"`` only.
 
     ``with DutProcess(...) as proc:`` gives :attr:`dut`; leaving stops the process.
     """

@@ -2,10 +2,10 @@
 
 A lab run (``rig sweep PLAN --lab COORDINATOR --places P1,P2``) measures the points of a
 plan on every place that can take them, in parallel. Each :class:`Slot` (a held labgrid
-place, :class:`energyrig.lab.place.PlaceSlot`) gets a *lane*: a thread that opens the
+place, :class:`PlaceSlot`, from :func:`place_slots`) gets a *lane*: a thread that opens the
 slot's bench, takes the next point of its board from the shared :class:`PointQueue`,
-measures it with the sweep's own adaptive rule (:func:`energyrig.rig.sweep.measure_one`)
-and hands the result to the one store. The benches are other machines; the threads here
+measures it with the sweep's own adaptive rule (:func:`energyrig.rig.sweep.measure_one`,
+handed in by the sweep) and hands the result to the one store. The benches are other machines; the threads here
 only wait on their links and decode their streams.
 
 What a lane decides when a point fails:
@@ -32,23 +32,34 @@ import contextlib
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import ContextManager, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, ContextManager, Protocol
 
 from rich.progress import Progress, TaskID
 
 from energyrig.domain import Point
-from energyrig.errors import EnergyrigError
+from energyrig.errors import EnergyrigError, LabError
+from energyrig.lab.place import LabClient, PlaceInfo, acquired, fixture_for_place
 from energyrig.results.store import RunWriter
+from energyrig.rig.bench import Bench
 from energyrig.rig.pipeline import PointBench, PointResult
 from energyrig.rig.plan import Plan
-from energyrig.rig.sweep import StopRequest, SweepOutcome, measure_one, store_result
+
+if TYPE_CHECKING:
+    from energyrig.fixtures.schema import Fixture
+    from energyrig.rig.sweep import StopRequest, SweepOutcome
+
+#: How a lane measures a point and how it stores a result: the sweep's own
+#: (:func:`energyrig.rig.sweep.measure_one`, :func:`energyrig.rig.sweep.store_result`),
+#: handed in by the sweep, which imports this module.
+Measure = Callable[..., PointResult]
+Store = Callable[..., bool]
 
 log = logging.getLogger(__name__)
 
 
 class Slot(Protocol):
-    """A bench a lab sweep may measure on (:class:`energyrig.lab.place.PlaceSlot`)."""
+    """A bench a lab sweep may measure on (:class:`PlaceSlot`)."""
 
     #: The place's name, recorded per point as ``place``.
     name: str
@@ -147,10 +158,12 @@ class Lanes:
         self._write = threading.Lock()
         self._error: BaseException | None = None
 
-    def run(self) -> None:
+    def run(self, measure: Measure, store: Store) -> None:
         """Run one lane per slot until the queue is empty, every lane is gone or a stop
-        comes (the main thread keeps taking signals meanwhile); a lane's unexpected error
-        stops the others and is raised here."""
+        comes (the main thread keeps taking signals meanwhile), each measuring with
+        ``measure`` and storing with ``store``; a lane's unexpected error stops the others
+        and is raised here."""
+        self._measure, self._store_result = measure, store
         threads = [threading.Thread(target=self._lane, args=(board, slot), daemon=True,
                                     name=f"lane-{slot.name}") for board, slot in self.slots]
         for t in threads:
@@ -176,8 +189,8 @@ class Lanes:
                     self.queue.done(board)  # stopped: the point stays unstored
                     break
                 first = False
-                result = measure_one(bench, point, self.plan, self.stop, self.progress,
-                                     task, keep=keep, prefix=f"{slot.name}: ")
+                result = self._measure(bench, point, self.plan, self.stop, self.progress,
+                                       task, keep=keep, prefix=f"{slot.name}: ")
                 if result.status == "failed":
                     self._close(slot, bench_open)
                     bench = self._open(slot, bench_open)
@@ -230,5 +243,75 @@ class Lanes:
 
     def _store(self, result: PointResult, slot: Slot) -> None:
         with self._write:
-            store_result(result, self.plan, self.writer, self.outcome, self.progress,
-                         self.task, where={"place": slot.name, "host": slot.host})
+            self._store_result(result, self.plan, self.writer, self.outcome, self.progress,
+                               self.task, where={"place": slot.name, "host": slot.host})
+
+
+# --- the slots of a labgrid lab -----------------------------------------------------------
+
+class PlaceSlot:
+    """A held place with the fixture of its board, as the parallel sweep uses it.
+
+    Attributes
+    ----------
+    name:
+        The place's name (recorded per point as ``place``).
+    host:
+        The exporter host serving it (recorded per point as ``host``).
+    board:
+        The place's ``board`` tag.
+    fixture:
+        The fixture rewritten for the place (:func:`fixture_for_place`).
+    """
+
+    def __init__(self, client: LabClient, info: PlaceInfo, fixture: Fixture,
+                 calibration: str | None = None) -> None:
+        self.name = info.name
+        self.host = info.host
+        self.board = info.board
+        self.fixture = fixture_for_place(fixture, info)
+        self.calibration = calibration
+        self._client = client
+
+    def open(self) -> Bench:
+        """The bench behind the place (``with slot.open() as bench:``)."""
+        return Bench(self.fixture, self.calibration)
+
+    def alive(self) -> bool:
+        """Whether the coordinator still lists the place's ``dut`` and ``instrument`` as
+        available (``False`` once their exporter is gone, or the coordinator is)."""
+        try:
+            return self._client.show(self.name).available
+        except LabError as exc:
+            log.warning("%s", exc)
+            return False
+
+
+@contextlib.contextmanager
+def place_slots(coordinator: str, places: Sequence[str], fixtures: Sequence[Fixture],
+                calibration: str | None = None) -> Iterator[list[PlaceSlot]]:
+    """Acquire every place of ``places``, pair each with the fixture whose ``[dut] board`` is
+    its ``board`` tag, yield their slots, release every place on the way out (also when
+    acquiring a later one fails).
+
+    Raises
+    ------
+    LabError
+        A place is unknown, held by someone else, has no ``dut``/``instrument`` resource, or
+        carries a board no fixture has.
+    """
+    by_board: dict[str, Fixture] = {}
+    for fx in fixtures:
+        by_board.setdefault(fx.dut.board, fx)
+    client = LabClient(coordinator)
+    with contextlib.ExitStack() as stack:
+        slots = []
+        for name in places:
+            info = stack.enter_context(acquired(client, name))
+            fixture = by_board.get(info.board)
+            if fixture is None:
+                raise LabError(f"place {name} carries board {info.board or '(no board tag)'!r}; "
+                               f"no fixture has it (boards: {', '.join(sorted(by_board))}); "
+                               f"tag the place (labgrid-client -p {name} set-tags board=NAME)")
+            slots.append(PlaceSlot(client, info, fixture, calibration))
+        yield slots

@@ -291,7 +291,7 @@ NO_PLACE_LEFT = "no place left that can take the points left"
 
 @dataclass(frozen=True)
 class Lab:
-    """A labgrid lab to sweep on (:mod:`energyrig.lab.place`, :mod:`energyrig.rig.lanes`).
+    """A labgrid lab to sweep on (:func:`energyrig.rig.lanes.place_slots`).
 
     Attributes
     ----------
@@ -328,7 +328,7 @@ def lab_benches(lab: Lab, fixtures: Sequence[Fixture]
     LabError
         A place cannot be acquired or carries a board no fixture has.
     """
-    from energyrig.lab.place import place_slots
+    from energyrig.rig.lanes import place_slots
 
     with place_slots(lab.coordinator, lab.places, fixtures, lab.calibration) as slots:
         by_board: dict[str, list[Slot]] = {}
@@ -380,7 +380,7 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
             from energyrig.rig.lanes import Lanes
 
             Lanes(slots, [p for _, points in todo for p in points], plan, writer, outcome,
-                  stop, progress, task).run()
+                  stop, progress, task).run(measure_one, store_result)
     outcome.stopped = stop.reason if stop else ("" if outcome.complete else NO_PLACE_LEFT)
     return outcome
 

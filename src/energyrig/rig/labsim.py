@@ -3,14 +3,14 @@ simulated bench, so the whole lab path runs on one machine.
 
 ::
 
-    python -m energyrig.lab.sim --places 3        # or: rig lab sim --places 3
+    python -m energyrig.rig.labsim --places 3        # or: rig lab sim --places 3
 
     with SimLab(places=2) as lab:                  # lab.coordinator: "127.0.0.1:PORT"
         with place_slots(lab.coordinator, lab.places, [load_fixture("fixtures/sim.toml")]) as s:
             ...
         lab.kill("bench-b")                        # a bench host dies
 
-Each bench is one *bench host*: a supervisor process (``python -m energyrig.lab.sim --bench
+Each bench is one *bench host*: a supervisor process (``python -m energyrig.rig.labsim --bench
 NAME``, the leader of its own process group) that starts the host DUT
 (``energyrig-dut --pty --trigger-wire W``) and an emulated PPK2 (the fixture's ``[sim]``
 power model, a seed of its own) on the same wire, both on ptys, and runs
@@ -143,7 +143,7 @@ class SimLab:
         for i, name in enumerate(self.places):
             (workdir / name).mkdir()
             self._benches[name] = subprocess.Popen(
-                [sys.executable, "-m", "energyrig.lab.sim", "--bench", name, "--coordinator",
+                [sys.executable, "-m", "energyrig.rig.labsim", "--bench", name, "--coordinator",
                  self.coordinator, "--dir", str(workdir / name), "--fixture", str(self.fixture),
                  "--seed", str(self.seed + i)],
                 stdout=subprocess.PIPE, start_new_session=True)
@@ -221,11 +221,10 @@ def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
     trigger wire, exported to ``coordinator`` as exporter ``name``."""
     from energyrig.fixtures import load_fixture
     from energyrig.fixtures.loader import resolve_command
+    from energyrig.instruments.registry import family
     from energyrig.instruments.sim.power import PowerModel
     from energyrig.instruments.sim.process import EmulatorProcess, terminate
     from energyrig.rig.dut import DutProcess
-
-    from energyrig.instruments.registry import family
 
     fx = load_fixture(fixture_path)
     if fx.sim is None:
@@ -271,7 +270,7 @@ def _instrument_export(address: str) -> dict[str, object]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m energyrig.lab.sim",
+        prog="python -m energyrig.rig.labsim",
         description="A simulated labgrid lab on loopback: a coordinator and N exporters of "
                     "simulated benches. Prints the coordinator's address and runs until "
                     "Ctrl-C.")

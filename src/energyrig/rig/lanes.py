@@ -133,11 +133,6 @@ class PointQueue:
             self._lanes[board] -= 1
             self._cond.notify_all()
 
-    def left(self) -> int:
-        """Points nobody took."""
-        with self._cond:
-            return sum(len(q) for q in self._todo.values())
-
 
 class Lanes:
     """The lanes of one execution of a lab sweep (see the module docstring).

@@ -56,11 +56,12 @@ def plant(path: Path, marker: Path) -> Path:
 
 def rig(cwd: Path, *argv: str, env: dict[str, str] | None = None
         ) -> subprocess.CompletedProcess[str]:
-    """``rig ARGV`` run in ``cwd``, as a separate process of this tree's code."""
+    """``rig ARGV`` run in ``cwd`` as the console script runs it (the working directory not
+    on ``sys.path``), a separate process of this tree's code."""
     environ = {k: v for k, v in os.environ.items() if k != FIXTURE_ENV}
     environ["PYTHONPATH"] = str(ROOT / "src")
     environ.update(env or {})
-    return subprocess.run([sys.executable, "-m", "energyrig.cli.app", *argv], cwd=cwd,
+    return subprocess.run([sys.executable, "-P", "-m", "energyrig.cli.app", *argv], cwd=cwd,
                           env=environ, capture_output=True, text=True, timeout=600)
 
 
@@ -203,12 +204,18 @@ def test_every_field_that_names_a_program_falls_under_the_trust_rule(
 
 def test_the_working_directorys_fixtures_are_data(tmp_path: Path, marker: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """An unpacked archive with a ``fixtures/`` folder of its own: neither its
-    ``fixtures/sim.toml`` becomes the default fixture nor may its plan run its fixtures'
-    programs; the source tree's default bench still runs."""
+    """An unpacked archive with a ``fixtures/`` folder of its own and an ``energyrig/``
+    package: neither its ``fixtures/sim.toml`` becomes the default fixture, nor may its plan
+    run its fixtures' programs, nor is its package imported by the emulator the rig starts
+    there; the source tree's default bench still runs."""
     monkeypatch.delenv(FIXTURE_DIRS_ENV, raising=False)
     archive = tmp_path / "archive"
     plant(archive / "evil", marker)
+    for package in ("energyrig", "energyrig/instruments", "energyrig/instruments/sim"):
+        (archive / package).mkdir(parents=True)
+        (archive / package / "__init__.py").write_text(
+            f"open({str(marker)!r}, 'a').write('imported {package}')\n")
+    (archive / "energyrig/instruments/sim/ppk2.py").write_text("")
     (archive / "fixtures").mkdir(parents=True)
     for name in ("sim.toml", "bench.toml"):
         (archive / "fixtures" / name).write_text(
@@ -226,6 +233,8 @@ def test_the_working_directorys_fixtures_are_data(tmp_path: Path, marker: Path,
     assert done.returncode == 0, done.stderr           # the source tree's default bench
     done = rig(archive, "ops", "--refresh", env=env)
     assert done.returncode == 0 and "sha256" in done.stdout, done.stderr
+    done = rig(archive, "run", "--op", "sha256", "--payload-bytes", "16", env=env)
+    assert done.returncode == 0, done.stderr           # the installed package's emulator
     assert not marker.exists(), marker.read_text()
     # Named by the operator, the archive's fixture is theirs to run.
     done = rig(archive, "ops", "--refresh", "--fixture", "fixtures/sim.toml", env=env)

@@ -43,7 +43,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -55,7 +54,7 @@ from typing import Self
 
 from energyrig.errors import LabError
 from energyrig.fixtures.paths import default_fixture_path
-from energyrig.instruments.sim.process import tethered
+from energyrig.instruments.sim.process import python_module, tethered
 from energyrig.lab.place import DUT, INSTRUMENT, LabClient, client_program
 
 log = logging.getLogger(__name__)
@@ -202,7 +201,7 @@ class SimLab:
         for i, name in enumerate(self.places):
             (workdir / name).mkdir()
             self._benches[name] = subprocess.Popen(
-                tethered([sys.executable, "-m", "energyrig.rig.labsim", "--bench", name,
+                tethered([*python_module("energyrig.rig.labsim"), "--bench", name,
                           "--coordinator", self.coordinator, "--dir", str(workdir / name),
                           "--fixture", str(self.fixture), "--seed", str(self.seed + i)]),
                 stdout=subprocess.PIPE, start_new_session=True)

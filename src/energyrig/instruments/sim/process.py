@@ -81,6 +81,14 @@ def serve_until_stopped(address: str) -> None:
             return
 
 
+def python_module(module: str) -> list[str]:
+    """The command line that runs ``module`` of the installed package (``python -P -m
+    MODULE``): ``-P`` keeps the working directory off ``sys.path``, so an ``energyrig/``
+    folder where the rig was started (an unpacked archive) is never imported
+    (docs/security.md)."""
+    return [sys.executable, "-P", "-m", module]
+
+
 #: prctl(2) option: the signal this process gets when its parent dies.
 _PR_SET_PDEATHSIG = 1
 
@@ -108,7 +116,7 @@ def tethered(argv: Sequence[str], sig: int = signal.SIGTERM) -> list[str]:
     """The command line that runs ``argv`` so that it gets ``sig`` when this process (the
     thread calling :class:`subprocess.Popen`) dies, however it dies; ``SIGTERM`` lets it stop
     its own children, ``SIGKILL`` suits a program with nothing to clean up."""
-    return [sys.executable, "-m", __name__, str(os.getpid()), str(int(sig)), "--", *argv]
+    return [*python_module(__name__), str(os.getpid()), str(int(sig)), "--", *argv]
 
 
 def _exec_tethered(args: Sequence[str]) -> None:
@@ -167,7 +175,7 @@ class EmulatorProcess:
                  truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
                  start_timeout_s: float = 10.0,
                  module: str = "energyrig.instruments.sim.ppk2") -> None:
-        self.argv = [sys.executable, "-m", module,
+        self.argv = [*python_module(module),
                      "--model", json.dumps(model.as_dict())]
         if wire is not None:
             self.argv += ["--wire", os.fspath(wire)]

@@ -18,7 +18,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
@@ -27,23 +26,18 @@ from energyrig.fixtures.paths import (FIXTURE_DIRS_ENV, FIXTURE_ENV, default_fix
                                       trusted_fixture_dirs)
 from energyrig.results import RunError, load
 from energyrig.rig.sweep import StopRequest, resume_sweep, start_sweep
-from test_sweep import HASHES, ScriptedBench, factory, make_plan
+from test_bad_input import GOOD_PLAN
+from test_sweep import HASHES, QUIET, ScriptedBench, factory, make_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 DUT = ROOT / "build" / "host" / "energyrig-dut"
-QUIET = Console(stderr=True, quiet=True)
-PLAN = """\
-seed = 1
-{fixture}
-batch = 100
-[adaptive]
-min_windows = 2
-max_windows = 2
-[[factors]]
-op = ["sha256"]
-payload_bytes = [16]
-"""
+
+
+def one_point_plan(fixture: str | None) -> str:
+    """A one-point plan naming ``fixture`` (``None``: none, the default fixture)."""
+    text = GOOD_PLAN.format(fixture=fixture)
+    return text if fixture is not None else text.replace('fixture = "None"\n', "")
 
 
 def plant(path: Path, marker: Path) -> Path:
@@ -115,7 +109,7 @@ def sigrok_fixture(folder: Path, program: Path) -> Path:
 
 def test_a_plan_naming_a_symlink_runs_the_trusted_files_program_only(
         inbox: Path, trusted: Path, marker: Path) -> None:
-    (inbox / "plan.toml").write_text(PLAN.format(fixture='fixture = "bench.toml"'))
+    (inbox / "plan.toml").write_text(one_point_plan("bench.toml"))
     done = rig(inbox, "sweep", "plan.toml", "--dry-run", "--probe")
     assert not marker.exists(), marker.read_text()
     assert done.returncode == 0, done.stderr            # the trusted DUT ran the probe
@@ -126,7 +120,7 @@ def test_a_plan_naming_a_symlink_runs_the_trusted_files_program_only(
 
 def test_a_manifest_naming_a_symlink_runs_the_trusted_files_program_only(
         tmp_path: Path, inbox: Path, trusted: Path, marker: Path) -> None:
-    (inbox / "plan.toml").write_text(PLAN.format(fixture=""))
+    (inbox / "plan.toml").write_text(one_point_plan(None))
     done = rig(inbox, "sweep", "plan.toml", "--fixture", str(trusted), "--out", "run",
                "--allow-uncalibrated")
     assert done.returncode == 0, done.stderr
@@ -145,7 +139,7 @@ def test_a_manifest_naming_a_symlink_runs_the_trusted_files_program_only(
 def test_a_plan_cannot_make_the_rig_run_a_sigrok_cli_it_names(
         tmp_path: Path, inbox: Path, marker: Path) -> None:
     sigrok_fixture(inbox, plant(inbox / "bin" / "sigrok-cli", marker))
-    (inbox / "plan.toml").write_text(PLAN.format(fixture='fixture = "sigrok.toml"'))
+    (inbox / "plan.toml").write_text(one_point_plan("sigrok.toml"))
     for argv in (["--dry-run"], ["--dry-run", "--probe"], ["--out", "run"]):
         done = rig(inbox, "sweep", "plan.toml", *argv)
         assert not marker.exists(), marker.read_text()
@@ -220,8 +214,8 @@ def test_the_working_directorys_fixtures_are_data(tmp_path: Path, marker: Path,
     for name in ("sim.toml", "bench.toml"):
         (archive / "fixtures" / name).write_text(
             SIM.read_text().replace('"../build/host/energyrig-dut"', '"../evil"'))
-    (archive / "plan.toml").write_text(PLAN.format(fixture='fixture = "fixtures/bench.toml"'))
-    (archive / "mine.toml").write_text(PLAN.format(fixture=""))
+    (archive / "plan.toml").write_text(one_point_plan("fixtures/bench.toml"))
+    (archive / "mine.toml").write_text(one_point_plan(None))
     monkeypatch.chdir(archive)
     assert trusted_fixture_dirs() == [ROOT / "fixtures"]
     assert default_fixture_path() == SIM

@@ -134,6 +134,16 @@ def test_a_manifest_naming_a_symlink_runs_the_trusted_files_program_only(
     assert done.returncode == 0, done.stderr            # resumed on the trusted DUT
 
 
+def test_a_fixture_cannot_say_which_file_it_came_from(tmp_path: Path, inbox: Path,
+                                                     trusted: Path) -> None:
+    """``source`` (the resolved file the trust check judges) is the loader's, not a key a
+    fixture may set to pass for a trusted file."""
+    forged = inbox / "forged.toml"
+    forged.write_text(f'source = "{trusted}"\n' + trusted.read_text())
+    with pytest.raises(ConfigError, match="forged.toml: source: unknown field"):
+        load_fixture(forged)
+
+
 # --- every field that names a program ---------------------------------------------------------
 
 def test_a_plan_cannot_make_the_rig_run_a_sigrok_cli_it_names(

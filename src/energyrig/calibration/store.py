@@ -361,7 +361,7 @@ def calibration_dir(fixture: Fixture) -> Path:
     env = os.environ.get(CALIBRATION_DIR_ENV)
     if env:
         return Path(env)
-    return fixture.path.parent / fixture.calibration.dir
+    return fixture.file.parent / fixture.calibration.dir
 
 
 class CalibrationStore:

@@ -274,6 +274,11 @@ class Family:
     emulator_faults:
         The stream faults of the power model (:data:`STREAM_FAULTS`) the emulator
         emulates; a ``[sim]`` fixture that sets another is refused, not silently ignored.
+    program_fields:
+        The fields of ``config`` that name a program the rig runs or a library it loads
+        (sigrok's ``sigrok_cli``, a scope's ``visa_library``): set to anything but their
+        default, they make the fixture code, which the trust rule then applies to
+        (:func:`energyrig.fixtures.loader.check_trusted`, docs/security.md).
     """
 
     kind: str
@@ -284,3 +289,10 @@ class Family:
     emulator_args: Callable[[Any], list[str]] = _no_emulator_args
     file_kinds: tuple[FileKind, ...] = ()
     emulator_faults: frozenset[str] = frozenset()
+    program_fields: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.program_fields if f not in self.config.model_fields]
+        if unknown:
+            raise ValueError(f"Family {self.kind}: program_fields {unknown} are not fields of "
+                             f"{self.config.__name__}")

@@ -22,17 +22,27 @@ at once — supervisor, DUT, emulator, exporter, ser2net — as a bench host los
 The coordinator (``labgrid-coordinator``, its own process group, a free port, its state in
 a temporary directory) gets one place per bench, named like the exporter, matching the
 exporter's resources and tagged ``board=`` the fixture's board.
+
+Nothing outlives the lab, however it ends: the coordinator and each bench host are started
+:func:`~energyrig.instruments.sim.process.tethered` to the process that started the lab (the
+coordinator gets SIGKILL when it dies, a bench host SIGTERM, on which it stops its exporter,
+DUT and emulator and then what is left of its process group: the ``ser2net`` processes
+labgrid starts), the exporter to its bench host. The temporary directory (``rig-lab-*``)
+holds an ``owner.lock`` its lab keeps locked; a lab killed before it could remove the
+directory leaves it unlocked, and the next lab to start removes it
+(:func:`remove_stale_workdirs`).
 """
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -44,6 +54,7 @@ from typing import Self
 
 from energyrig.errors import LabError
 from energyrig.fixtures.paths import default_fixture_path
+from energyrig.instruments.sim.process import python_module, tethered
 from energyrig.lab.place import DUT, INSTRUMENT, LabClient, client_program
 
 log = logging.getLogger(__name__)
@@ -52,6 +63,49 @@ log = logging.getLogger(__name__)
 GROUP = "bench"
 #: Longest the lab may take to come up, s.
 START_TIMEOUT_S = 60.0
+#: Prefix of a simulated lab's temporary directory (in :func:`tempfile.gettempdir`).
+WORKDIR_PREFIX = "rig-lab-"
+#: The file in it that its lab keeps locked (``flock``) while it runs.
+OWNER_LOCK = "owner.lock"
+
+
+def _claim(workdir: Path) -> int:
+    """Lock ``workdir``'s :data:`OWNER_LOCK` for as long as this process holds the returned
+    descriptor (the kernel drops the lock when the process dies, however it dies). The lock
+    is taken before the file gets its name, so a named lock file is never free while its lab
+    runs."""
+    staged = workdir / f".{OWNER_LOCK}"
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(staged, workdir / OWNER_LOCK)
+    return fd
+
+
+def remove_stale_workdirs(root: Path | None = None) -> list[Path]:
+    """Remove the temporary directories of simulated labs that died without removing them
+    (killed with SIGKILL): this user's ``rig-lab-*`` directories in ``root`` (default: the
+    system's temporary directory) whose :data:`OWNER_LOCK` nobody holds. Returns them."""
+    removed = []
+    for workdir in Path(root or tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
+        try:
+            if workdir.is_symlink() or workdir.stat().st_uid != os.getuid():
+                continue
+            fd = os.open(workdir / OWNER_LOCK, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:  # not a lab's, or one that is still starting
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # its lab runs
+            continue
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+            removed.append(workdir)
+        finally:
+            os.close(fd)
+    if removed:
+        log.info("removed the folders of simulated labs that were killed: %s",
+                 ", ".join(map(str, removed)))
+    return removed
 
 
 def place_names(n: int) -> list[str]:
@@ -134,18 +188,22 @@ class SimLab:
         from energyrig.fixtures import load_fixture
 
         board = load_fixture(self.fixture).dut.board
-        workdir = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="rig-lab-")))
+        remove_stale_workdirs()
+        workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+        self._stack.callback(os.close, _claim(workdir))  # unlocked once removed (LIFO)
+        self._stack.callback(shutil.rmtree, workdir, ignore_errors=True)
         self.coordinator = f"127.0.0.1:{_free_port()}"
         self._coordinator = subprocess.Popen(
-            [_program("labgrid-coordinator"), "-l", self.coordinator], cwd=workdir,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            tethered([_program("labgrid-coordinator"), "-l", self.coordinator], signal.SIGKILL),
+            cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
         _wait_listening(self.coordinator, self._coordinator)
         for i, name in enumerate(self.places):
             (workdir / name).mkdir()
             self._benches[name] = subprocess.Popen(
-                [sys.executable, "-m", "energyrig.rig.labsim", "--bench", name, "--coordinator",
-                 self.coordinator, "--dir", str(workdir / name), "--fixture", str(self.fixture),
-                 "--seed", str(self.seed + i)],
+                tethered([*python_module("energyrig.rig.labsim"), "--bench", name,
+                          "--coordinator", self.coordinator, "--dir", str(workdir / name),
+                          "--fixture", str(self.fixture), "--seed", str(self.seed + i)]),
                 stdout=subprocess.PIPE, start_new_session=True)
         client = LabClient(self.coordinator)
         threads = [threading.Thread(target=_create_place, args=(client, name, board))
@@ -236,6 +294,7 @@ def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
         signal.signal(sig, lambda *_: stop.set())
     wire = workdir / "trigger.wire"
     with ExitStack() as stack:
+        stack.callback(_end_group)
         emulator = stack.enter_context(EmulatorProcess(
             PowerModel.from_dict(fx.sim.power.model_dump()), wire=wire, module=kind.emulator,
             extra_args=["--latency-s", str(fx.sim.latency_s), "--seed", str(seed),
@@ -248,8 +307,8 @@ def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
             DUT: {"cls": "RawSerialPort", "port": dut.port, "speed": fx.dut.baudrate},
             INSTRUMENT: _instrument_export(emulator.port)}}))
         exporter = subprocess.Popen(
-            [_program("labgrid-exporter"), "-c", coordinator, "-n", name,
-             "--hostname", "127.0.0.1", str(config)], cwd=workdir,
+            tethered([_program("labgrid-exporter"), "-c", coordinator, "-n", name,
+                      "--hostname", "127.0.0.1", str(config)]), cwd=workdir,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         stack.callback(terminate, exporter, f"labgrid-exporter {name}", 5.0)
         print("ready", flush=True)
@@ -257,6 +316,15 @@ def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
             if exporter.poll() is not None:
                 log.error("bench %s: labgrid-exporter exited (code %s)", name, exporter.poll())
                 return
+
+
+def _end_group() -> None:
+    """SIGTERM what is left of this bench host's process group, itself excepted: the
+    ``ser2net`` processes labgrid-exporter started for its ports and does not stop."""
+    if os.getpgrp() != os.getpid():
+        return  # not a group of its own: nothing here is only the bench host's
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.killpg(os.getpgrp(), signal.SIGTERM)
 
 
 def _instrument_export(address: str) -> dict[str, object]:

@@ -461,8 +461,8 @@ def store_result(result: PointResult, plan: Plan, writer: RunWriter, outcome: Sw
 
 
 def _fixture_record(fixture: Fixture) -> dict[str, Any]:
-    return {**fixture.model_dump(mode="json", exclude={"path"}),
-            "path": str(fixture.path.resolve()), "sha256": fixture_digest(fixture)}
+    return {**fixture.model_dump(mode="json", exclude={"path", "source"}),
+            "path": str(fixture.file), "sha256": fixture_digest(fixture)}
 
 
 def _manifest_parts(boards: Sequence[BoardPlan]) -> dict[str, Any]:
@@ -480,23 +480,39 @@ def _manifest_parts(boards: Sequence[BoardPlan]) -> dict[str, Any]:
             {"id": names, "boards": {b.name: b.calibration for b in boards}}}
 
 
-def _recorded_fixtures(run_dir: Path, manifest: Mapping[str, Any]) -> list[Fixture]:
-    """The fixtures a run was measured on, as its manifest names them: each must be in a
-    trusted directory and unchanged since the run began (a run directory must not be able
-    to run commands: docs/security.md)."""
+def _recorded_entries(manifest: Mapping[str, Any]) -> list[Any]:
+    """The manifest's record of each fixture the run was measured on (one for most runs)."""
     recorded = manifest.get("fixture") or {}
-    entries = recorded.get("fixtures", [recorded])
-    if not all(f.get("path") for f in entries):
+    return list(recorded.get("fixtures", [recorded]) if isinstance(recorded, Mapping)
+                else [recorded])
+
+
+def _recorded_fixture(run_dir: Path, entry: Any) -> Fixture:
+    """The fixture ``entry`` of the run's manifest names: it must be in a trusted directory
+    and unchanged since the run began (a run directory must not be able to run commands, nor
+    mix points measured on two benches: docs/security.md).
+
+    Raises
+    ------
+    RunError
+        The record lacks its ``path`` or its ``sha256`` (a missing integrity field is an
+        error, not a check skipped), or the fixture changed.
+    ConfigError
+        The fixture is malformed, or runs a program and is not in a trusted directory.
+    """
+    if not isinstance(entry, Mapping) or not entry.get("path"):
         raise RunError(run_dir, "its manifest names no fixture; give --fixture")
-    fixtures = []
-    for entry in entries:
-        fx = load_fixture(entry["path"])
-        check_trusted(fx, run_dir / MANIFEST, "fixture.path")
-        if entry.get("sha256") not in (None, fixture_digest(fx)):
-            raise RunError(run_dir, f"{fx.path} changed since the run began; resume with "
-                                    "--fixture FILE to measure on it as it is now")
-        fixtures.append(fx)
-    return fixtures
+    digest = entry.get("sha256")
+    if not isinstance(digest, str):
+        raise RunError(run_dir, "its manifest has no fixture.sha256, so whether the fixture "
+                                "changed since the run began cannot be checked; resume with "
+                                "--fixture FILE to measure on a fixture you name")
+    fx = load_fixture(entry["path"])
+    check_trusted(fx, run_dir / MANIFEST, "fixture.path")
+    if digest != fixture_digest(fx):
+        raise RunError(run_dir, f"{fx.path} changed since the run began; resume with "
+                                "--fixture FILE to measure on it as it is now")
+    return fx
 
 
 def _finish(writer: RunWriter, boards: list[BoardPlan], plan: Plan, bench_factory: BenchFactory,
@@ -576,11 +592,13 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
     if plan.seed is None or plan.seed != manifest.get("seed"):
         raise RunError(run_dir, "its manifest has no seed matching its plan; cannot resume "
                                 "in the same order")
-    fixtures = _recorded_fixtures(run_dir, manifest)
-    if fixture is not None:
-        if len(fixtures) > 1:
-            raise RunError(run_dir, f"was measured on {len(fixtures)} fixtures; resume it "
-                                    "without --fixture")
+    recorded = _recorded_entries(manifest)
+    if fixture is None:
+        fixtures = [_recorded_fixture(run_dir, entry) for entry in recorded]
+    elif len(recorded) > 1:
+        raise RunError(run_dir, f"was measured on {len(recorded)} fixtures; resume it "
+                                "without --fixture")
+    else:
         fixtures = [fixture]
     console = console or Console(stderr=True)
     stop = stop if stop is not None else StopRequest()

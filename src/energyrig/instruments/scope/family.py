@@ -87,4 +87,5 @@ FAMILY = Family(
     scan=scan,
     emulator="energyrig.instruments.sim.scope",
     emulator_args=emulator_args,
+    program_fields=("visa_library",),  # a path loads that library, "@name" imports pyvisa_name
 )

@@ -44,4 +44,5 @@ FAMILY = Family(
     scan=scan,
     file_kinds=(FileKind("sigrok session", (".sr",), _is_zip,
                          "energyrig.instruments.sigrok.srfile:open_sr"),),
+    program_fields=("sigrok_cli",),
 )

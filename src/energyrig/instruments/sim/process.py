@@ -7,10 +7,16 @@ resource) on its first stdout line, and serves until SIGTERM/SIGINT or until its
 (a killed rig leaves no emulator behind). :func:`emulator_parser`,
 :func:`parse_emulator_args` and :func:`serve_until_stopped` give a module that command line;
 :class:`EmulatorProcess` starts one and reads its address.
+
+:func:`tethered` runs any program so that it dies with the process that starts it, however
+that one dies (SIGKILL included): ``python -m energyrig.instruments.sim.process PARENT SIGNAL
+-- PROGRAM ...`` asks the kernel for ``SIGNAL`` on its parent's death (Linux
+``PR_SET_PDEATHSIG``, kept across ``exec``), then becomes ``PROGRAM``.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import logging
 import os
@@ -19,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
@@ -74,6 +81,58 @@ def serve_until_stopped(address: str) -> None:
             return
 
 
+def python_module(module: str) -> list[str]:
+    """The command line that runs ``module`` of the installed package (``python -P -m
+    MODULE``): ``-P`` keeps the working directory off ``sys.path``, so an ``energyrig/``
+    folder where the rig was started (an unpacked archive) is never imported
+    (docs/security.md)."""
+    return [sys.executable, "-P", "-m", module]
+
+
+#: prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int, sig: int) -> None:
+    """Have the kernel send this process ``sig`` when its parent dies, however it dies
+    (``PR_SET_PDEATHSIG``: kept across ``exec``; the parent is the *thread* that started this
+    process).
+
+    Raises
+    ------
+    OSError
+        prctl failed (not Linux).
+    ProcessLookupError
+        The parent (pid ``parent``) died before the request took effect.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:
+        raise ProcessLookupError(f"parent process {parent} is already gone")
+
+
+def tethered(argv: Sequence[str], sig: int = signal.SIGTERM) -> list[str]:
+    """The command line that runs ``argv`` so that it gets ``sig`` when this process (the
+    thread calling :class:`subprocess.Popen`) dies, however it dies; ``SIGTERM`` lets it stop
+    its own children, ``SIGKILL`` suits a program with nothing to clean up."""
+    return [*python_module(__name__), str(os.getpid()), str(int(sig)), "--", *argv]
+
+
+def _exec_tethered(args: Sequence[str]) -> None:
+    """``PARENT SIGNAL -- PROGRAM [ARG ...]``: :func:`die_with_parent`, then exec ``PROGRAM``
+    (exit code 1, nothing run, when the parent is already gone)."""
+    parent, sig, dashes, *argv = args
+    if dashes != "--" or not argv:
+        raise SystemExit("usage: python -m energyrig.instruments.sim.process PARENT SIGNAL "
+                         "-- PROGRAM [ARG ...]")
+    try:
+        die_with_parent(int(parent), int(sig))
+    except ProcessLookupError:
+        raise SystemExit(1) from None
+    os.execvp(argv[0], argv)
+
+
 def terminate(proc: subprocess.Popen[str] | subprocess.Popen[bytes], what: str,
               timeout_s: float = 10.0) -> None:
     """Stop a child: SIGTERM, then SIGKILL if it has not exited within ``timeout_s``; close
@@ -116,7 +175,7 @@ class EmulatorProcess:
                  truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
                  start_timeout_s: float = 10.0,
                  module: str = "energyrig.instruments.sim.ppk2") -> None:
-        self.argv = [sys.executable, "-m", module,
+        self.argv = [*python_module(module),
                      "--model", json.dumps(model.as_dict())]
         if wire is not None:
             self.argv += ["--wire", os.fspath(wire)]
@@ -155,3 +214,7 @@ class EmulatorProcess:
             return
         terminate(self._proc, "emulator")
         self._proc = None
+
+
+if __name__ == "__main__":
+    _exec_tethered(sys.argv[1:])

@@ -1,0 +1,156 @@
+"""Hostile input files (issue 20): every file the rig reads as configuration is a regular
+file under its size limit (``energyrig.bounded.LIMITS``), a plan is counted before it is
+expanded, a name stays a name, numbers that reach the firmware are within the protocol's
+limits, and a ``[[compare]]`` side is checked like the factors.
+
+Each case exits 2 with one line ``rig: error: ...`` naming the file and field (or the
+option), with no traceback, and leaves every file as it was (``_assert_refused`` of
+``tests/test_bad_input.py``). No case reads a device or a large file: a special file is
+refused before it is read, and the size cases use a small limit.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from test_bad_input import GOOD_FIXTURE, GOOD_PLAN, ROOT, _assert_refused
+
+from energyrig import bounded
+from energyrig.errors import ConfigError
+from energyrig.rig import opscache
+
+SIM = ROOT / "fixtures" / "sim.toml"
+CALIBRATE_SHOW = ["calibrate", "show", "FILE", "-f", str(SIM)]
+# (id, what the file is, argv with FILE where the file goes, its LIMITS kind)
+READERS = [
+    ("fixture", "fixture", ["run", "--op", "sha256", "--payload-bytes", "64", "-f", "FILE"]),
+    ("plan", "plan", ["sweep", "FILE", "--dry-run"]),
+    ("plan-fixture", "fixture", ["sweep", "PLAN", "--dry-run"]),
+    ("calibration-show", "calibration record", CALIBRATE_SHOW),
+    ("calibration-store", "calibration record", ["calibrate", "list", "-f", str(SIM)]),
+    ("manifest", "run manifest", ["report", "run"]),
+]
+SPECIALS = ["dev-zero", "fifo"]
+
+
+def _place(kind: str, tmp_path: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch
+           ) -> tuple[list[str], Path]:
+    """Where the file of ``argv`` goes (FILE, a plan's fixture, a store record or a run's
+    manifest) and the argv to run; the caller makes the file there."""
+    if argv[0] == "report":
+        (tmp_path / "run").mkdir()
+        return argv, tmp_path / "run" / "manifest.json"
+    if argv[:2] == ["calibrate", "list"]:
+        monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(tmp_path / "cal"))
+        (tmp_path / "cal").mkdir()
+        return argv, tmp_path / "cal" / "20261120T000000Z-ppk2-offset_a.json"
+    if "PLAN" in argv:
+        (tmp_path / "plan.toml").write_text(GOOD_PLAN.format(fixture="bench.toml"),
+                                            encoding="utf-8")
+        return ["plan.toml" if a == "PLAN" else a for a in argv], tmp_path / "bench.toml"
+    return [f"the-{kind}" if a == "FILE" else a for a in argv], tmp_path / f"the-{kind}"
+
+
+@pytest.mark.parametrize("special", SPECIALS)
+@pytest.mark.parametrize(("what", "argv"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+def test_a_configuration_file_that_is_not_a_regular_file_is_refused_unread(
+        tmp_path: Path, what: str, argv: list[str], special: str,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    argv, where = _place(what, tmp_path, argv, monkeypatch)
+    if special == "dev-zero":  # endless: read whole, it filled the memory
+        where.symlink_to("/dev/zero")
+        kind = "a character device"
+    else:
+        os.mkfifo(where)  # no writer: opening it for reading must not block
+        kind = "a FIFO"
+    _assert_refused(argv, f"{where.relative_to(tmp_path)}: is {kind}, not a regular file: "
+                          f"give a {what} file", tmp_path, capsys, monkeypatch)
+
+
+@pytest.mark.parametrize(("what", "argv"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+def test_a_configuration_file_over_its_size_limit_is_refused(
+        tmp_path: Path, what: str, argv: list[str], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    argv, where = _place(what, tmp_path, argv, monkeypatch)
+    monkeypatch.setitem(bounded.LIMITS, what, 4000)
+    # well-formed in its own syntax, so that only the size can refuse it
+    filler = "#" + "x" * 4000 + "\n"
+    good = {"fixture": GOOD_FIXTURE + filler, "plan": GOOD_PLAN.format(fixture=SIM) + filler}
+    where.write_text(good.get(what, json.dumps({"padding": "x" * 4000})), encoding="utf-8")
+    _assert_refused(argv, f"{where.relative_to(tmp_path)}: larger than 4000 bytes, the limit "
+                          f"of a {what}", tmp_path, capsys, monkeypatch)
+
+
+def test_the_limits_are_read_in_chunks_up_to_one_byte_past_the_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader asks for at most limit + 1 bytes however large the file is (a file that
+    grows between the check and the read is still refused)."""
+    asked: list[int] = []
+    real_read = os.read
+
+    def read(fd: int, n: int) -> bytes:
+        asked.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setitem(bounded.LIMITS, "plan", 100_000)
+    monkeypatch.setattr(bounded.os, "read", read)
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * 300_000)
+    with pytest.raises(ConfigError, match="larger than 100000 bytes"):
+        bounded.read_text(big, "plan")
+    assert sum(asked) == 100_001 and max(asked) < 100_001
+
+
+def test_a_kept_catalogue_that_is_not_a_regular_file_is_not_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache only saves time: an entry that is a FIFO or over its limit is ignored (and
+    the DUT asked), never read until it ends."""
+    monkeypatch.setenv(opscache.CACHE_ENV, str(tmp_path))
+    entry = opscache._entry_path(SIM.resolve())
+    entry.parent.mkdir(parents=True)
+    os.mkfifo(entry)
+    assert opscache._read(entry) is None
+    entry.unlink()
+    entry.write_text(json.dumps({"format": opscache.FORMAT, "sources": {}, "hello": {},
+                                 "ops": [], "footprint": None}), encoding="utf-8")
+    assert opscache._read(entry) is not None  # a good entry is used ...
+    monkeypatch.setitem(bounded.LIMITS, "catalogue cache", 10)
+    assert opscache._read(entry) is None  # ... and ignored past its limit
+
+
+# -- nesting --------------------------------------------------------------------------------
+
+DEEP = 5000
+
+
+@pytest.mark.parametrize("shape", ["array", "inline-table"])
+def test_a_plan_nested_thousands_of_levels_deep_is_one_line(
+        tmp_path: Path, shape: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    value = "[" * DEEP + "]" * DEEP if shape == "array" else "{a=" * DEEP + "1" + "}" * DEEP
+    (tmp_path / "plan.toml").write_text(f"x = {value}\n" + GOOD_PLAN.format(fixture=SIM),
+                                        encoding="utf-8")
+    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+                    "plan.toml: nested too deeply for the TOML parser", tmp_path, capsys,
+                    monkeypatch)
+
+
+def test_a_calibration_record_nested_thousands_of_levels_deep_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cal.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    _assert_refused(["calibrate", "show", "cal.json", "-f", str(SIM)],
+                    "cal.json: corrupt calibration record: nested too deeply", tmp_path,
+                    capsys, monkeypatch)
+
+
+def test_a_manifest_nested_thousands_of_levels_deep_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text("[" * 100_000 + "]" * 100_000,
+                                                    encoding="utf-8")
+    _assert_refused(["report", "run"], "run: manifest.json is not valid JSON", tmp_path,
+                    capsys, monkeypatch)

@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
 from test_bad_input import GOOD_FIXTURE, GOOD_PLAN, ROOT, _assert_refused
 
 from energyrig import bounded
+from energyrig.config import validate
 from energyrig.errors import ConfigError
 from energyrig.rig import opscache
+from energyrig.rig import plan as plan_module
+from energyrig.rig.dut import OpInfo
+from energyrig.rig.plan import Plan, Target, expand
 
 SIM = ROOT / "fixtures" / "sim.toml"
 CALIBRATE_SHOW = ["calibrate", "show", "FILE", "-f", str(SIM)]
@@ -154,3 +159,69 @@ def test_a_manifest_nested_thousands_of_levels_deep_is_one_line(
                                                     encoding="utf-8")
     _assert_refused(["report", "run"], "run: manifest.json is not valid JSON", tmp_path,
                     capsys, monkeypatch)
+
+
+# -- plan size ------------------------------------------------------------------------------
+
+AES = OpInfo(name="aes-cbc-encrypt", family="symmetric", backend="software",
+             key_bits=(128, 192, 256), payload=(16, 1 << 20, 16))
+TARGET = Target(board="host", ops=(AES,))
+
+
+def _plan(factors: str, head: str = "") -> Plan:
+    return validate(Plan, {**tomllib.loads(f"seed = 1\n{head}\n[[factors]]\n{factors}"),
+                           "path": Path("plan.toml")}, Path("plan.toml"))
+
+
+SIZE_CASES = [
+    ("cross-product", "", 'op = ["aes-cbc-encrypt"]\nkey_bits = [128, 192, 256]\n'
+     f"payload_bytes = {[16 * i for i in range(1, 4001)]}\ncpu_hz = {list(range(1, 1001))}",
+     "plan.toml: factors: the plan expands to 12,000,000 combinations of levels (measured or "
+     "skipped), over the limit of 100,000 per board"),
+    ("repetitions", "repetitions = 1000000000",
+     'op = ["aes-cbc-encrypt"]\nkey_bits = [128]\npayload_bytes = [16]',
+     "plan.toml: repetitions: the plan expands to 1 configurations × 1,000,000,000 "
+     "repetitions = 1,000,000,000 points, over the limit of 100,000 per board"),
+    ("configurations-times-repetitions", "repetitions = 50",
+     'op = ["aes-cbc-encrypt"]\nkey_bits = [128, 192, 256]\n'
+     f"payload_bytes = {[16 * i for i in range(1, 1001)]}",
+     "plan.toml: factors: the plan expands to 3,000 configurations × 50 repetitions = "
+     "150,000 points, over the limit of 100,000"),
+]
+
+
+@pytest.mark.parametrize(("head", "factors", "expected"), [c[1:] for c in SIZE_CASES],
+                         ids=[c[0] for c in SIZE_CASES])
+def test_a_plan_is_counted_before_it_is_expanded(head: str, factors: str, expected: str
+                                                 ) -> None:
+    with pytest.raises(ConfigError) as refused:
+        expand(_plan(factors, head), TARGET)
+    assert str(refused.value).startswith(expected)
+
+
+@pytest.mark.parametrize("limit", [36, 35])
+def test_a_plan_at_the_limit_expands_and_one_point_over_is_refused(
+        limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plan_module, "MAX_POINTS", limit)
+    # 15 combinations, 3 skipped (33 bytes), 12 configurations × 3 repetitions = 36 points
+    plan = _plan('op = ["aes-cbc-encrypt"]\nkey_bits = [128, 192, 256]\n'
+                 "payload_bytes = [16, 32, 33, 48, 64]", "repetitions = 3")
+    if limit == 35:
+        with pytest.raises(ConfigError, match="36 points, over the limit of 35"):
+            expand(plan, TARGET)
+    else:
+        expansion = expand(plan, TARGET)
+        assert (len(expansion.points), len(expansion.skipped)) == (36, 3)
+
+
+def test_a_plan_of_twelve_million_points_is_refused_by_the_dry_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    factors = ('op = ["aes-cbc-encrypt"]\nkey_bits = [128, 192, 256]\n'
+               f"payload_bytes = {[16 * i for i in range(1, 4001)]}\n"
+               f"cpu_hz = {list(range(1, 1001))}\n")
+    plan = GOOD_PLAN.format(fixture=SIM).split("[[factors]]")[0]
+    (tmp_path / "plan.toml").write_text(f"{plan}[[factors]]\n{factors}", encoding="utf-8")
+    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+                    "plan.toml: factors: the plan expands to 12,000,000 combinations of "
+                    "levels", tmp_path, capsys, monkeypatch)

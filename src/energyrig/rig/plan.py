@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import math
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -60,6 +61,11 @@ from energyrig.domain import Point, check_name
 from energyrig.rig.dut import OpInfo
 
 log = logging.getLogger(__name__)
+
+#: The most points (configurations × repetitions), and the most combinations of levels
+#: (measured or skipped), a plan may expand to on one board: a day of points at one a second,
+#: well past a night's sweep (docs/sweep.md).
+MAX_POINTS = 100_000
 
 Metric = Literal["energy_per_op_j", "net_energy_per_op_j", "time_per_op_s"]
 
@@ -280,9 +286,11 @@ def payload_problem(info: OpInfo, size: int) -> str | None:
     return None
 
 
-def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: int
-             ) -> Iterable[tuple[dict[str, Any], str | None]]:
-    """Every (levels, reason-to-skip-or-None) of one op on one backend in one block."""
+def _levels(info: OpInfo, factors: Factors, plan: Plan, block: int
+            ) -> tuple[Sequence[int | None], Sequence[str | None], Sequence[int | None],
+                       Sequence[int | None]]:
+    """The key sizes, curves, payload sizes and clocks one op is crossed with in one block
+    (``[None]`` for a factor it does not take)."""
     where = f"factors[{block}]" if len(plan.factors) > 1 else "factors"
     key_bits: Sequence[int | None] = [None]
     if info.key_bits:
@@ -297,7 +305,13 @@ def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: 
                               f"op {info.name!r} takes a payload; give its sizes in bytes")
         payloads = factors.payload_bytes
     clocks: Sequence[int | None] = factors.cpu_hz or [None]
-    for kb, curve, size, hz in product(key_bits, curves, payloads, clocks):
+    return key_bits, curves, payloads, clocks
+
+
+def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: int
+             ) -> Iterable[tuple[dict[str, Any], str | None]]:
+    """Every (levels, reason-to-skip-or-None) of one op on one backend in one block."""
+    for kb, curve, size, hz in product(*_levels(info, factors, plan, block)):
         levels = {"key_bits": kb, "curve": curve, "payload_bytes": size, "cpu_hz": hz}
         reason = None
         if kb is not None and kb not in info.key_bits:
@@ -333,6 +347,27 @@ def _check_known(name: str, target: Target, plan: Plan, block: int) -> None:
                       f"{name!r} is not in the firmware's catalogue on {target.board}{hint}")
 
 
+def _combinations(plan: Plan, target: Target) -> int:
+    """How many combinations of levels :func:`expand` goes through on ``target`` (measured
+    and skipped), counted without going through them."""
+    total = 0
+    for block, factors in enumerate(plan.factors):
+        for name, backend in product(factors.op, factors.backend):
+            info = target.op(name, backend)
+            total += 1 if info is None else math.prod(
+                len(levels) for levels in _levels(info, factors, plan, block))
+    return total
+
+
+def _check_size(plan: Plan, count: int, what: str, field: str = "factors") -> None:
+    """A ConfigError on ``field`` when ``count`` (``what`` says of what) is over
+    :data:`MAX_POINTS`."""
+    if count > MAX_POINTS:
+        raise ConfigError(plan.path, field,
+                          f"the plan expands to {what}, over the limit of {MAX_POINTS:,} per "
+                          "board (docs/sweep.md): drop levels or split it into several plans")
+
+
 def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     """The measurement points of ``plan`` on ``target``, shuffled, and the skipped ones.
 
@@ -349,11 +384,15 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     Raises
     ------
     ConfigError
-        An op that takes a payload in a block without ``payload_bytes``.
+        An op that takes a payload in a block without ``payload_bytes``; more than
+        :data:`MAX_POINTS` combinations of levels or points (counted before they are made).
     """
     seed = plan.seed if seed is None else seed
     if seed is None:
         raise ValueError("expand needs a seed: call plan.with_seed() and record it")
+    combinations = _combinations(plan, target)
+    _check_size(plan, combinations, f"{combinations:,} combinations of levels (measured or "
+                                     "skipped)")
     configs: dict[str, Point] = {}
     skipped: dict[str, Skipped] = {}
     for block, factors in enumerate(plan.factors):
@@ -372,9 +411,13 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
                     skipped.setdefault(point.key, Skipped(point, reason))
                 else:
                     configs.setdefault(point.key, point)
-    points = [replace(p, rep=rep) for p in configs.values() for rep in range(plan.repetitions)]
-    random.Random(seed).shuffle(points)
+    points = len(configs) * plan.repetitions
+    _check_size(plan, points, f"{len(configs):,} configurations × {plan.repetitions:,} "
+                              f"repetitions = {points:,} points",
+                "repetitions" if plan.repetitions > MAX_POINTS else "factors")
+    order = [replace(p, rep=rep) for p in configs.values() for rep in range(plan.repetitions)]
+    random.Random(seed).shuffle(order)
     for s in skipped.values():
         log.info("skipped: %s", s.reason)
-    return Expansion(points=tuple(points), skipped=tuple(skipped.values()), seed=seed,
+    return Expansion(points=tuple(order), skipped=tuple(skipped.values()), seed=seed,
                      target=target)

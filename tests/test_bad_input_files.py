@@ -225,3 +225,19 @@ def test_a_plan_of_twelve_million_points_is_refused_by_the_dry_run(
     _assert_refused(["sweep", "plan.toml", "--dry-run"],
                     "plan.toml: factors: the plan expands to 12,000,000 combinations of "
                     "levels", tmp_path, capsys, monkeypatch)
+
+
+# -- a name is a name -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["../../escaped", "runs/../../escaped", "a/b", "..", "a\\\\b",
+                                  "x\\ny"], ids=["dotdot-path", "inner-dotdot", "slash",
+                                                 "dotdot", "backslash", "newline"])
+def test_a_plan_name_that_is_a_path_is_refused(tmp_path: Path, name: str,
+                                               capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The name makes the run directory runs/<name>-<time>: a path there wrote the run
+    outside runs/, making folders on the way."""
+    plan = GOOD_PLAN.format(fixture=SIM)
+    (tmp_path / "plan.toml").write_text(f'name = "{name}"\n{plan}', encoding="utf-8")
+    _assert_refused(["sweep", "plan.toml"], "plan.toml: name: ", tmp_path, capsys, monkeypatch)
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]

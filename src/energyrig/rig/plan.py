@@ -152,6 +152,16 @@ class Plan(Strict):
     compare: tuple[Compare, ...] = ()
     path: Path = Path("<memory>")
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        """A name, not a path: it names the run directory (``runs/<name>-<UTC time>``)."""
+        if any(sep in v for sep in ("/", "\\", "..")) or not v.isprintable():
+            raise ValueError(f"{v!r} is not a name: it names the run directory "
+                             "runs/<name>-<time>, so it may hold no '/', '\\', '..' or "
+                             "control character")
+        return v
+
     @field_validator("factors", mode="before")
     @classmethod
     def _one_or_many(cls, v: Any) -> Any:

@@ -241,3 +241,42 @@ def test_a_plan_name_that_is_a_path_is_refused(tmp_path: Path, name: str,
     (tmp_path / "plan.toml").write_text(f'name = "{name}"\n{plan}', encoding="utf-8")
     _assert_refused(["sweep", "plan.toml"], "plan.toml: name: ", tmp_path, capsys, monkeypatch)
     assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]
+
+
+# -- numbers that reach the firmware --------------------------------------------------------
+
+PROTOCOL_CASES = [
+    ("batch-huge", ["run", "--op", "sha256", "--batch", "99999999999999999999"],
+     "'--batch': 99999999999999999999: the firmware takes 1 .. 1000000000"),
+    ("batch-over", ["run", "--op", "sha256", "--batch", "1000000001"],
+     "'--batch': 1000000001: the firmware takes 1 .. 1000000000"),
+    ("seed-negative", ["run", "--op", "sha256", "--seed", "-1"],
+     "'--seed': -1: the firmware takes 0 .. 4294967295"),
+    ("seed-over", ["run", "--op", "sha256", "--seed", "4294967296"],
+     "'--seed': 4294967296: the firmware takes 0 .. 4294967295"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), [c[1:] for c in PROTOCOL_CASES],
+                         ids=[c[0] for c in PROTOCOL_CASES])
+def test_an_option_outside_the_protocols_range_is_refused_before_the_dut(
+        tmp_path: Path, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _assert_refused([*argv, "--payload-bytes", "64", "-f", str(SIM)], expected, tmp_path,
+                    capsys, monkeypatch)
+
+
+@pytest.mark.parametrize(("factor", "level", "high"), [
+    ("key_bits", 65536, 65535), ("payload_bytes", 2**32, 2**32 - 1),
+    ("payload_bytes", 99999999999999999999, 2**32 - 1)])
+def test_a_plan_level_outside_the_protocols_range_is_refused(
+        tmp_path: Path, factor: str, level: int, high: int,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = GOOD_PLAN.format(fixture=SIM).replace("op = [\"sha256\"]",
+                                                 "op = [\"aes-cbc-encrypt\"]")
+    plan = plan.replace("payload_bytes = [64]", f"payload_bytes = [64]\n{factor} = [{level}]"
+                        if factor == "key_bits" else f"payload_bytes = [64, {level}]")
+    (tmp_path / "plan.toml").write_text(plan, encoding="utf-8")
+    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+                    f"plan.toml: factors[0].{factor}: {level} is over {high}, the most the "
+                    "firmware protocol takes", tmp_path, capsys, monkeypatch)

@@ -58,7 +58,7 @@ from energyrig.config import Strict, read_toml, validate
 from energyrig.errors import ConfigError
 from energyrig.results.compare import Compare
 from energyrig.domain import Point, check_name
-from energyrig.rig.dut import OpInfo
+from energyrig.rig.dut import PROTOCOL_RANGES, OpInfo
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +114,14 @@ class Factors(Strict):
 
     @field_validator("key_bits", "payload_bytes", "cpu_hz")
     @classmethod
-    def _positive(cls, v: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    def _positive(cls, v: tuple[int, ...] | None, info: ValidationInfo
+                  ) -> tuple[int, ...] | None:
         if v is not None and any(x < 1 for x in v):
             raise ValueError(f"levels must be positive integers: {list(v)}")
+        high = PROTOCOL_RANGES.get(str(info.field_name), (1, math.inf))[1]
+        if v is not None and (over := [x for x in v if x > high]):
+            raise ValueError(f"{over[0]} is over {high}, the most the firmware protocol "
+                             "takes (firmware/PROTOCOL.md)")
         return v
 
 

@@ -280,3 +280,46 @@ def test_a_plan_level_outside_the_protocols_range_is_refused(
     _assert_refused(["sweep", "plan.toml", "--dry-run"],
                     f"plan.toml: factors[0].{factor}: {level} is over {high}, the most the "
                     "firmware protocol takes", tmp_path, capsys, monkeypatch)
+
+
+# -- [[compare]] is checked like the factors ------------------------------------------------
+
+COMPARE_CASES = [
+    ("issue-20", '{ op = "nothing", key_bits = "x" }',
+     "compare[0].b: key_bits 'x' is not a positive integer"),
+    ("unknown-op", '{ op = "nothing" }',
+     "compare[0].b.op: 'nothing' is not in the firmware's catalogue on host"),
+    ("misspelt-op", '"sha265"',
+     "compare[0].b: 'sha265' is not in the firmware's catalogue on host; did you mean sha256"),
+    ("unknown-factor", '{ op = "sha256", keybits = 128 }',
+     "compare[0].b: 'keybits' is not a factor (factors: op, backend, curve, key_bits"),
+    ("no-op", "{ key_bits = 128 }", "compare[0].b: a table of factors needs op"),
+    ("op-not-a-word", '{ op = "sha 256" }', "compare[0].b: op 'sha 256' is not a valid name"),
+    ("key-bits-zero", '{ op = "aes-cbc-encrypt", key_bits = 0 }',
+     "compare[0].b: key_bits 0 is not a positive integer"),
+    ("key-bits-not-allowed", '{ op = "aes-cbc-encrypt", key_bits = 100 }',
+     "compare[0].b.key_bits: aes-cbc-encrypt takes no key_bits 100 (allowed: 128, 192, 256)"),
+    ("key-bits-not-taken", '{ op = "sha256", key_bits = 128 }',
+     "compare[0].b.key_bits: sha256 takes no key_bits 128 (allowed: none)"),
+    ("curve-not-allowed", '{ op = "ecdsa-sign", curve = "p999" }',
+     "compare[0].b.curve: ecdsa-sign takes no curve p999"),
+]
+
+
+@pytest.mark.parametrize(("side", "expected"), [c[1:] for c in COMPARE_CASES],
+                         ids=[c[0] for c in COMPARE_CASES])
+def test_a_compare_side_is_validated_against_the_catalogue(
+        tmp_path: Path, side: str, expected: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = GOOD_PLAN.format(fixture=SIM)
+    (tmp_path / "plan.toml").write_text(f'{plan}[[compare]]\na = "sha256"\nb = {side}\n',
+                                        encoding="utf-8")
+    _assert_refused(["sweep", "plan.toml", "--dry-run"], f"plan.toml: {expected}", tmp_path,
+                    capsys, monkeypatch)
+
+
+def test_a_compare_side_the_catalogue_has_is_accepted() -> None:
+    plan = _plan('op = ["aes-cbc-encrypt"]\nkey_bits = [128]\npayload_bytes = [16]\n'
+                 '[[compare]]\na = "aes-cbc-encrypt"\n'
+                 'b = { op = "aes-cbc-encrypt", key_bits = 256, payload_bytes = 16 }')
+    assert len(expand(plan, TARGET).points) == 1

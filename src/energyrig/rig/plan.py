@@ -362,6 +362,41 @@ def _check_known(name: str, target: Target, plan: Plan, block: int) -> None:
                       f"{name!r} is not in the firmware's catalogue on {target.board}{hint}")
 
 
+def _compare_problem(side: dict[str, Any], target: Target) -> tuple[str, str] | None:
+    """The factor of a ``[[compare]]`` side that no entry of ``target``'s catalogue can
+    take, and why; else None. As for the factors, an op the catalogue lacks is an error; so
+    is a key size or curve the op has on no backend, or a payload for an op that takes
+    none: the side names one configuration, which could never be measured. What depends on
+    the board's build (a backend, the payload limits) is left to the comparison, as a
+    factor's level is skipped."""
+    op = side["op"]
+    infos = [o for o in target.ops if o.name == op]
+    if not infos:
+        return "op", (f"{op!r} is not in the firmware's catalogue on {target.board}"
+                      f"{nearest_hint(op, (o.name for o in target.ops))}")
+    allowed = {"key_bits": [k for o in infos for k in o.key_bits],
+               "curve": [c for o in infos for c in o.curves]}
+    for factor, levels in allowed.items():
+        if factor in side and side[factor] not in levels:
+            return factor, (f"{op} takes no {factor} {side[factor]} (allowed: "
+                            f"{_levels_list(sorted(set(levels))) or 'none'})")
+    if "payload_bytes" in side and all(o.payload is None for o in infos):
+        return "payload_bytes", f"{op} takes no payload"
+    return None
+
+
+def _check_compare(plan: Plan, target: Target) -> None:
+    """A ConfigError naming the first ``[[compare]]`` side that selects nothing ``target``'s
+    catalogue has (an op it lacks, with the nearest names; a level its op does not take)."""
+    for i, pair in enumerate(plan.compare):
+        for name, (side, selector) in zip("ab", zip((pair.a, pair.b), pair.selectors())):
+            problem = _compare_problem(selector, target)
+            if problem is not None:
+                field = f"compare[{i}].{name}" + ("" if isinstance(side, str)
+                                                  else f".{problem[0]}")
+                raise ConfigError(plan.path, field, problem[1])
+
+
 def _combinations(plan: Plan, target: Target) -> int:
     """How many combinations of levels :func:`expand` goes through on ``target`` (measured
     and skipped), counted without going through them."""
@@ -399,12 +434,14 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     Raises
     ------
     ConfigError
-        An op that takes a payload in a block without ``payload_bytes``; more than
+        An op that takes a payload in a block without ``payload_bytes``; a ``[[compare]]``
+        side that selects nothing in the catalogue (:func:`_check_compare`); more than
         :data:`MAX_POINTS` combinations of levels or points (counted before they are made).
     """
     seed = plan.seed if seed is None else seed
     if seed is None:
         raise ValueError("expand needs a seed: call plan.with_seed() and record it")
+    _check_compare(plan, target)
     combinations = _combinations(plan, target)
     _check_size(plan, combinations, f"{combinations:,} combinations of levels (measured or "
                                      "skipped)")

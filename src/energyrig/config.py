@@ -8,7 +8,8 @@
   operator reads the TOML (``fixtures/x.toml: instrument.supply_v: must be between 0.8 and
   5.0 V``, ``plans/p.toml: factors[0].payload_bytes[1]: ...``).
 
-This module imports only pydantic and the standard library, so the CLI stays fast.
+This module imports only pydantic, the standard library and :mod:`energyrig.bounded`, so the
+CLI stays fast.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from energyrig.bounded import read_text
 from energyrig.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
@@ -135,20 +137,25 @@ def validate(model: type[M], data: Any, path: Path, prefix: str = "") -> M:
 def read_toml(file: Path, what: str) -> dict[str, Any]:
     """The tables of a TOML file plus ``path`` (the file), for a model with a ``path`` field.
 
+    The file is read by :func:`energyrig.bounded.read_text`: a regular file of at most
+    ``LIMITS[what]`` bytes.
+
     Raises
     ------
     ConfigError
-        The file is missing, unreadable or not TOML, or sets ``path`` itself; ``what``
-        ("fixture", "plan") names the kind of file in the message.
+        The file is missing, not a regular file, too large, unreadable, not TOML or nested
+        deeper than the parser goes, or sets ``path`` itself; ``what`` ("fixture", "plan")
+        names the kind of file in the message.
     """
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(file, what))
     except FileNotFoundError as exc:
         raise ConfigError(file, "", f"no such {what} file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(file, "", f"cannot read the {what} ({exc})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, "", f"not valid TOML ({exc})") from exc
+    except RecursionError:
+        raise ConfigError(file, "", "nested too deeply for the TOML parser (a plan or "
+                                    "fixture has a few levels)") from None
     if "path" in data:
         raise ConfigError(file, "path", "unknown field (misspelt?)")
     return {**data, "path": file}

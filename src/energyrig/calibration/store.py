@@ -27,7 +27,6 @@ Units are SI (A, s; ``gain`` is dimensionless: measured / true current).
 from __future__ import annotations
 
 import getpass
-import json
 import logging
 import math
 import os
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from energyrig.bounded import read_json
 from energyrig.calibration.quantities import (
     BUILD_QUANTITIES,
     CORRECTIONS,
@@ -270,17 +270,13 @@ def load_record(path: Path) -> Record:
     Raises
     ------
     ConfigError
-        The file is missing, not JSON, or not a calibration record (names the field).
+        The file is missing, not a regular file, too large (``LIMITS`` of
+        :mod:`energyrig.bounded`), not JSON, or not a calibration record (names the field).
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, "calibration record")
     except FileNotFoundError as exc:
         raise ConfigError(path, "", "no such calibration file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, "", f"cannot read the calibration ({exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(path, "", f"corrupt calibration record: not valid JSON ({exc})") \
-            from exc
     return validate(Record, data, path)
 
 

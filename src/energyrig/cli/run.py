@@ -147,7 +147,18 @@ def _batch(value: str) -> int | None:
                                  param_hint="'--batch'") from None
     if n < 1:
         raise typer.BadParameter(f"{n}: N must be >= 1", param_hint="'--batch'")
-    return n
+    return _in_protocol_range("batch", n, "--batch")
+
+
+def _in_protocol_range(field: str, value: int | None, option: str) -> int | None:
+    """``value`` if the firmware protocol takes it for ``field``, else a usage error naming
+    ``option`` (checked before any bench opens, where the DUT would refuse it)."""
+    from energyrig.rig.dut import PROTOCOL_RANGES
+    low, high = PROTOCOL_RANGES[field]
+    if value is not None and not low <= value <= high:
+        raise typer.BadParameter(f"{value}: the firmware takes {low} .. {high} "
+                                 "(firmware/PROTOCOL.md)", param_hint=f"'{option}'")
+    return value
 
 
 _FIXTURE_HELP = "Bench definition (TOML); default: $ENERGYRIG_FIXTURE or fixtures/sim.toml."
@@ -194,7 +205,8 @@ def register(app: typer.Typer) -> None:
             help="With --batch auto: samples a window must hold (default: the fixture's "
                  "measure.min_window_samples, 2000)."),
         seed: Optional[int] = typer.Option(None, "--seed",
-                                           help="Key/payload seed of the firmware."),
+                                           help="Key/payload seed of the firmware "
+                                                "(0 .. 2^32-1)."),
         fixture: Optional[Path] = typer.Option(None, "--fixture", "-f", help=_FIXTURE_HELP),
         calibration: str = typer.Option("latest", "--calibration", help=CALIBRATION_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -223,6 +235,7 @@ def register(app: typer.Typer) -> None:
         from energyrig.rig.pipeline import KEEP_CAPTURES, measure_point, reps_done
 
         batch_n = _batch(batch)
+        _in_protocol_range("seed", seed, "--seed")
         if keep_captures not in KEEP_CAPTURES:
             raise typer.BadParameter(f"{keep_captures!r}: give one of {', '.join(KEEP_CAPTURES)}",
                                      param_hint="--keep-captures")

@@ -17,13 +17,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ValidationError, field_validator
 
 from energyrig.config import Strict
+from energyrig.domain import check_name
 from energyrig.errors import ConfigError
 
 #: One side of a pair: an op name, or a table of factors (column → level).
 Side = str | dict[str, str | int]
+#: The factors a side may name, and whether each is a whole number (else a name).
+FACTORS: dict[str, bool] = {"op": False, "backend": False, "curve": False, "key_bits": True,
+                            "payload_bytes": True, "cpu_hz": True}
 
 
 class Compare(Strict):
@@ -38,6 +42,27 @@ class Compare(Strict):
 
     a: Side
     b: Side
+
+    @field_validator("a", "b", mode="before")
+    @classmethod
+    def _side(cls, v: Any) -> Any:
+        """An op name, or a table of factors with an op, each level of its factor's type
+        (the plan's factors are checked the same way; the catalogue at expansion)."""
+        if isinstance(v, str):
+            check_name("op", v)
+        elif isinstance(v, Mapping):
+            if "op" not in v:
+                raise ValueError("a table of factors needs op (the op it selects)")
+            for factor, level in v.items():
+                whole = FACTORS.get(factor)
+                if whole is None:
+                    raise ValueError(f"{factor!r} is not a factor (factors: "
+                                     f"{', '.join(FACTORS)})")
+                if not whole:
+                    check_name(factor, level)
+                elif isinstance(level, bool) or not isinstance(level, int) or level < 1:
+                    raise ValueError(f"{factor} {level!r} is not a positive integer")
+        return v
 
     def selectors(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """A and B as row selectors of the points table (an op name is ``{"op": name}``)."""

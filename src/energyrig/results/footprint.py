@@ -23,7 +23,6 @@ op takes is ``stack_bytes`` of its ``run`` replies, its arena use ``arena_used``
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import struct
@@ -31,6 +30,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from energyrig.bounded import read_json
 from energyrig.config import Strict, validate
 from energyrig.errors import ConfigError
 
@@ -122,12 +122,10 @@ def read_footprint(path: str | os.PathLike[str]) -> Footprint:
     """
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = read_json(file, "footprint")
     except FileNotFoundError as exc:
         raise ConfigError(file, "", "no such footprint file (make firmware-footprint "
                                     "writes one)") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(file, "", f"cannot read the footprint ({exc})") from exc
     return validate(Footprint, data, file)
 
 

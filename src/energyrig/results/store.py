@@ -66,6 +66,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from energyrig import __version__
+from energyrig.bounded import read_bytes
 from energyrig.capture import Chunk, write_csv
 from energyrig.domain import (
     AVERAGED,
@@ -420,16 +421,16 @@ class Run:
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    """The manifest of a run directory, or :class:`RunError` naming what is wrong."""
+    """The manifest of a run directory, or :class:`RunError` naming what is wrong (a
+    :class:`~energyrig.errors.ConfigError` naming the file when it is not a regular file or
+    is over its size limit, :mod:`energyrig.bounded`)."""
     path = Path(run_dir) / MANIFEST
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(read_bytes(path, "run manifest").decode("utf-8"))
     except FileNotFoundError:
         raise RunError(run_dir, f"no {MANIFEST}: not a run directory") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise RunError(run_dir, f"{MANIFEST} is not valid JSON ({exc})") from None
-    except OSError as exc:
-        raise RunError(run_dir, f"cannot read {MANIFEST} ({exc.strerror})") from None
     if not isinstance(manifest, dict):
         raise RunError(run_dir, f"{MANIFEST}: not a run manifest (a JSON object expected, "
                                 f"found {type(manifest).__name__})")

@@ -44,6 +44,16 @@ log = logging.getLogger(__name__)
 
 _LINE_MAX = 1 << 20  # a long catalogue still arrives as one line
 
+#: The ranges the firmware protocol takes for the numbers the rig sends (inclusive;
+#: firmware/PROTOCOL.md): ``prep``'s ``key_bits``, ``payload_bytes`` and ``seed``, and
+#: ``run``'s batch ``n`` (the rig never sends a batch of 0 ops but for the overhead window).
+PROTOCOL_RANGES: dict[str, tuple[int, int]] = {
+    "key_bits": (1, 2**16 - 1),
+    "payload_bytes": (1, 2**32 - 1),
+    "seed": (0, 2**32 - 1),
+    "batch": (1, 10**9),
+}
+
 
 class DutTransport(Protocol):
     """Bytes to and from the DUT."""

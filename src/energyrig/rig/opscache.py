@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from energyrig.bounded import read_json
+from energyrig.errors import ConfigError
 from energyrig.fixtures.paths import default_fixture_path
 from energyrig.rig.dut import OpInfo
 
@@ -96,16 +98,16 @@ def _stamp(path: Path) -> list[int]:
 
 
 def _read(entry: Path) -> Catalogue | None:
-    """The kept catalogue, or ``None`` if there is none, it is unreadable, or a file it
-    came from has changed."""
+    """The kept catalogue, or ``None`` if there is none, it is unreadable (not a regular file,
+    over its size limit: :mod:`energyrig.bounded`), or a file it came from has changed."""
     try:
-        doc = json.loads(entry.read_text())
+        doc = read_json(entry, "catalogue cache")
         if doc["format"] != FORMAT or any(
                 _stamp(Path(p)) != stamp for p, stamp in doc["sources"].items()):
             return None
         return Catalogue(doc["hello"], [OpInfo.from_reply(o) for o in doc["ops"]],
                          None if doc["footprint"] is None else Path(doc["footprint"]), "cache")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ConfigError, ValueError, KeyError, TypeError) as exc:
         if not isinstance(exc, FileNotFoundError):
             log.debug("ops cache %s not used: %s", entry, exc)
         return None

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import math
 import random
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,9 +58,14 @@ from energyrig.config import Strict, read_toml, validate
 from energyrig.errors import ConfigError
 from energyrig.results.compare import Compare
 from energyrig.domain import Point, check_name
-from energyrig.rig.dut import OpInfo
+from energyrig.rig.dut import PROTOCOL_RANGES, OpInfo
 
 log = logging.getLogger(__name__)
+
+#: The most points (configurations × repetitions), and the most combinations of levels
+#: (measured or skipped), a plan may expand to on one board: a day of points at one a second,
+#: well past a night's sweep (docs/sweep.md).
+MAX_POINTS = 100_000
 
 Metric = Literal["energy_per_op_j", "net_energy_per_op_j", "time_per_op_s"]
 
@@ -108,9 +114,14 @@ class Factors(Strict):
 
     @field_validator("key_bits", "payload_bytes", "cpu_hz")
     @classmethod
-    def _positive(cls, v: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    def _positive(cls, v: tuple[int, ...] | None, info: ValidationInfo
+                  ) -> tuple[int, ...] | None:
         if v is not None and any(x < 1 for x in v):
             raise ValueError(f"levels must be positive integers: {list(v)}")
+        limits = PROTOCOL_RANGES.get(str(info.field_name))  # cpu_hz is not sent
+        if v is not None and limits is not None and (over := [x for x in v if x > limits[1]]):
+            raise ValueError(f"{over[0]} is over {limits[1]}, the most the firmware protocol "
+                             "takes (firmware/PROTOCOL.md)")
         return v
 
 
@@ -145,6 +156,16 @@ class Plan(Strict):
     factors: tuple[Factors, ...] = Field(min_length=1)
     compare: tuple[Compare, ...] = ()
     path: Path = Path("<memory>")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        """A name, not a path: it names the run directory (``runs/<name>-<UTC time>``)."""
+        if any(sep in v for sep in ("/", "\\", "..")) or not v.isprintable():
+            raise ValueError(f"{v!r} is not a name: it names the run directory "
+                             "runs/<name>-<time>, so it may hold no '/', '\\', '..' or "
+                             "control character")
+        return v
 
     @field_validator("factors", mode="before")
     @classmethod
@@ -280,9 +301,11 @@ def payload_problem(info: OpInfo, size: int) -> str | None:
     return None
 
 
-def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: int
-             ) -> Iterable[tuple[dict[str, Any], str | None]]:
-    """Every (levels, reason-to-skip-or-None) of one op on one backend in one block."""
+def _levels(info: OpInfo, factors: Factors, plan: Plan, block: int
+            ) -> tuple[Sequence[int | None], Sequence[str | None], Sequence[int | None],
+                       Sequence[int | None]]:
+    """The key sizes, curves, payload sizes and clocks one op is crossed with in one block
+    (``[None]`` for a factor it does not take)."""
     where = f"factors[{block}]" if len(plan.factors) > 1 else "factors"
     key_bits: Sequence[int | None] = [None]
     if info.key_bits:
@@ -297,7 +320,13 @@ def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: 
                               f"op {info.name!r} takes a payload; give its sizes in bytes")
         payloads = factors.payload_bytes
     clocks: Sequence[int | None] = factors.cpu_hz or [None]
-    for kb, curve, size, hz in product(key_bits, curves, payloads, clocks):
+    return key_bits, curves, payloads, clocks
+
+
+def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: int
+             ) -> Iterable[tuple[dict[str, Any], str | None]]:
+    """Every (levels, reason-to-skip-or-None) of one op on one backend in one block."""
+    for kb, curve, size, hz in product(*_levels(info, factors, plan, block)):
         levels = {"key_bits": kb, "curve": curve, "payload_bytes": size, "cpu_hz": hz}
         reason = None
         if kb is not None and kb not in info.key_bits:
@@ -333,6 +362,62 @@ def _check_known(name: str, target: Target, plan: Plan, block: int) -> None:
                       f"{name!r} is not in the firmware's catalogue on {target.board}{hint}")
 
 
+def _compare_problem(side: dict[str, Any], target: Target) -> tuple[str, str] | None:
+    """The factor of a ``[[compare]]`` side that no entry of ``target``'s catalogue can
+    take, and why; else None. As for the factors, an op the catalogue lacks is an error; so
+    is a key size or curve the op has on no backend, or a payload for an op that takes
+    none: the side names one configuration, which could never be measured. What depends on
+    the board's build (a backend, the payload limits) is left to the comparison, as a
+    factor's level is skipped."""
+    op = side["op"]
+    infos = [o for o in target.ops if o.name == op]
+    if not infos:
+        return "op", (f"{op!r} is not in the firmware's catalogue on {target.board}"
+                      f"{nearest_hint(op, (o.name for o in target.ops))}")
+    allowed = {"key_bits": [k for o in infos for k in o.key_bits],
+               "curve": [c for o in infos for c in o.curves]}
+    for factor, levels in allowed.items():
+        if factor in side and side[factor] not in levels:
+            return factor, (f"{op} takes no {factor} {side[factor]} (allowed: "
+                            f"{_levels_list(sorted(set(levels))) or 'none'})")
+    if "payload_bytes" in side and all(o.payload is None for o in infos):
+        return "payload_bytes", f"{op} takes no payload"
+    return None
+
+
+def _check_compare(plan: Plan, target: Target) -> None:
+    """A ConfigError naming the first ``[[compare]]`` side that selects nothing ``target``'s
+    catalogue has (an op it lacks, with the nearest names; a level its op does not take)."""
+    for i, pair in enumerate(plan.compare):
+        for name, (side, selector) in zip("ab", zip((pair.a, pair.b), pair.selectors())):
+            problem = _compare_problem(selector, target)
+            if problem is not None:
+                field = f"compare[{i}].{name}" + ("" if isinstance(side, str)
+                                                  else f".{problem[0]}")
+                raise ConfigError(plan.path, field, problem[1])
+
+
+def _combinations(plan: Plan, target: Target) -> int:
+    """How many combinations of levels :func:`expand` goes through on ``target`` (measured
+    and skipped), counted without going through them."""
+    total = 0
+    for block, factors in enumerate(plan.factors):
+        for name, backend in product(factors.op, factors.backend):
+            info = target.op(name, backend)
+            total += 1 if info is None else math.prod(
+                len(levels) for levels in _levels(info, factors, plan, block))
+    return total
+
+
+def _check_size(plan: Plan, count: int, what: str, field: str = "factors") -> None:
+    """A ConfigError on ``field`` when ``count`` (``what`` says of what) is over
+    :data:`MAX_POINTS`."""
+    if count > MAX_POINTS:
+        raise ConfigError(plan.path, field,
+                          f"the plan expands to {what}, over the limit of {MAX_POINTS:,} per "
+                          "board (docs/sweep.md): drop levels or split it into several plans")
+
+
 def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     """The measurement points of ``plan`` on ``target``, shuffled, and the skipped ones.
 
@@ -349,11 +434,17 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     Raises
     ------
     ConfigError
-        An op that takes a payload in a block without ``payload_bytes``.
+        An op that takes a payload in a block without ``payload_bytes``; a ``[[compare]]``
+        side that selects nothing in the catalogue (:func:`_check_compare`); more than
+        :data:`MAX_POINTS` combinations of levels or points (counted before they are made).
     """
     seed = plan.seed if seed is None else seed
     if seed is None:
         raise ValueError("expand needs a seed: call plan.with_seed() and record it")
+    _check_compare(plan, target)
+    combinations = _combinations(plan, target)
+    _check_size(plan, combinations, f"{combinations:,} combinations of levels (measured or "
+                                     "skipped)")
     configs: dict[str, Point] = {}
     skipped: dict[str, Skipped] = {}
     for block, factors in enumerate(plan.factors):
@@ -372,9 +463,13 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
                     skipped.setdefault(point.key, Skipped(point, reason))
                 else:
                     configs.setdefault(point.key, point)
-    points = [replace(p, rep=rep) for p in configs.values() for rep in range(plan.repetitions)]
-    random.Random(seed).shuffle(points)
+    points = len(configs) * plan.repetitions
+    _check_size(plan, points, f"{len(configs):,} configurations × {plan.repetitions:,} "
+                              f"repetitions = {points:,} points",
+                "repetitions" if plan.repetitions > MAX_POINTS else "factors")
+    order = [replace(p, rep=rep) for p in configs.values() for rep in range(plan.repetitions)]
+    random.Random(seed).shuffle(order)
     for s in skipped.values():
         log.info("skipped: %s", s.reason)
-    return Expansion(points=tuple(points), skipped=tuple(skipped.values()), seed=seed,
+    return Expansion(points=tuple(order), skipped=tuple(skipped.values()), seed=seed,
                      target=target)

@@ -13,9 +13,12 @@
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,8 +29,10 @@ from energyrig.calibration.store import (CALIBRATION_DIR_ENV, CalibrationStore, 
                                          Measured, RangeValue, calibration_dir, load_record,
                                          new_record, select)
 from energyrig.cli.app import main
+from energyrig.domain import Point, Window
 from energyrig.errors import CalibrationError, ConfigError
 from energyrig.fixtures import load_fixture
+from energyrig.rig.pipeline import PointResult, measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -140,7 +145,7 @@ class _Instrument:
                               serial=PPK2.serial)
 
 
-class _Bench:
+class _CalibrationBench:
     """What :func:`calibrate` asks of a bench before and after its routines."""
 
     fixture = load_fixture(SIM)
@@ -157,7 +162,7 @@ def test_a_routine_refuses_to_store_what_the_store_would_refuse_to_read(
         value=2e-6, u=1e-9, method="skew", residual_rms=1.5e-6, n=20))
     with pytest.raises(CalibrationError, match=r"skew: skew_s u: 1e-09 s is less than the "
                                                r"spread of the 20 readings.*Nothing stored"):
-        routines.calibrate(_Bench(), lambda *a, **k: None, ["skew"])  # type: ignore[arg-type]
+        routines.calibrate(_CalibrationBench(), lambda *a, **k: None, ["skew"])  # type: ignore[arg-type]
     assert not (tmp_path / "cal").exists()
 
 
@@ -212,3 +217,136 @@ def test_a_calibration_dir_that_cannot_be_read_is_an_error_not_an_empty_store(
 
 def test_a_store_not_made_yet_is_empty(tmp_path: Path) -> None:
     assert CalibrationStore(tmp_path / "not-yet").records() == []
+
+
+# -- item 9: windows that fail an integrity check stay out of the point's estimate ----------
+
+TRUE_J = 1e-6                           # per op, the clean windows' energy
+CORRUPT_J = 1.4 * TRUE_J                # a corrupt word read as current: +40 %
+POINT = Point(op="md5", board="bench", payload_bytes=256)
+
+
+@dataclass
+class _Prepared:
+    """A prepared point whose windows follow ``script``: each window's flags (a corrupt
+    window reads :data:`CORRUPT_J` per op, a clean one :data:`TRUE_J`), the last repeated."""
+
+    script: list[tuple[str, ...]]
+    point: Point = POINT
+    batch_n: int = 10
+    n: int = 0
+    prep: Mapping[str, Any] = field(default_factory=dict)
+    kept: tuple[Any, ...] = ()
+
+    def window(self) -> Window:
+        flags = self.script[min(self.n, len(self.script) - 1)]
+        self.n += 1
+        per_op = CORRUPT_J if flags else TRUE_J * (1 + 1e-3 * self.n)
+        return Window(start_s=float(self.n), end_s=self.n + 0.01, samples=1000,
+                      energy_j=per_op * self.batch_n, baseline_w=0.0, cycles=1000,
+                      flags=flags)
+
+
+@dataclass
+class _Bench:
+    """A :class:`~energyrig.rig.pipeline.PointBench` of scripted windows."""
+
+    script: list[tuple[str, ...]]
+    board: str = "bench"
+    hello: Mapping[str, Any] = field(default_factory=lambda: {"cycle_hz": 1000})
+    calibration: Mapping[str, Any] | None = None
+    prepared: _Prepared | None = None
+
+    def ops(self) -> Sequence[Any]:
+        return ()
+
+    def point_flags(self) -> list[str]:
+        return []
+
+    def prepare(self, point: Point, **kw: Any) -> _Prepared:
+        self.prepared = _Prepared(self.script)
+        return self.prepared
+
+
+CLEAN: tuple[str, ...] = ()
+CORRUPT = ("corrupt_samples",)
+
+
+def _clean_mean(result: PointResult) -> float:
+    return sum(w.net_energy_j for w in result.windows if not w.flags) / \
+        sum(1 for w in result.windows if not w.flags) / result.batch_n
+
+
+def test_a_corrupt_window_is_replaced_and_left_out_of_the_estimate() -> None:
+    bench = _Bench([CLEAN, CORRUPT, CLEAN, ("corrupt_samples", "stream_loss"), CLEAN])
+    result = measure_point(bench, POINT, until=reps_done(3))
+    assert result.status == "ok", result.reason
+    assert len(result.windows) == 5 and len(result.estimate) == 3  # two replacements
+    assert result.excluded == (2, "corrupt_samples 2, stream_loss 1")
+    fig = result.figures()
+    assert fig["reps"] == 3 and fig["windows_excluded"] == 2
+    assert fig["excluded_reason"] == "corrupt_samples 2, stream_loss 1"
+    assert fig["net_energy_per_op_j"] == pytest.approx(_clean_mean(result), rel=1e-12)
+    assert len(fig["windows"]) == 5  # every window measured is listed, with its flags
+    # rig run shows it
+    from rich.console import Console
+
+    from energyrig.cli.run import result_table
+    console = Console(record=True, width=200, file=io.StringIO())
+    console.print(result_table(fig))
+    shown = console.export_text()
+    assert "windows left out" in shown
+    assert "2 (failed the stream's integrity checks: corrupt_samples 2, stream_loss 1)" in shown
+
+
+def test_a_stream_broken_throughout_fails_the_point_after_as_many_replacements() -> None:
+    bench = _Bench([CORRUPT])
+    result = measure_point(bench, POINT, until=reps_done(3))
+    assert result.status == "failed"
+    assert result.reason == ("6 of 6 windows failed the stream's integrity checks "
+                             "(corrupt_samples 6): the instrument's stream is corrupt or lossy")
+    assert result.estimate == ()
+
+
+def test_the_store_and_the_report_leave_out_the_same_windows(tmp_path: Path) -> None:
+    from energyrig.results import RunWriter, load
+    from energyrig.results.report.tables import summarise_workloads
+
+    result = measure_point(_Bench([CORRUPT, CLEAN, CLEAN, CORRUPT, CLEAN]), POINT,
+                           until=reps_done(3))
+    assert result.ok
+    with RunWriter.create(tmp_path / "run") as writer:
+        writer.write_point(result.point, result.windows, batch_n=result.batch_n,
+                           uncertainty=result.uncertainty())
+    run = load(tmp_path / "run")
+    (point,) = run.points.itertuples()
+    assert (point.n_windows, point.windows_excluded) == (5, 2)
+    assert point.excluded_reason == "corrupt_samples 2"
+    assert point.net_energy_per_op_j_mean == pytest.approx(_clean_mean(result), rel=1e-12)
+    assert point.net_energy_per_op_j_mean == pytest.approx(
+        result.figures()["net_energy_per_op_j"], rel=1e-12)
+    # the windows stay in windows.parquet, flagged
+    assert list(run.windows["flags"]) == ["corrupt_samples", "", "", "corrupt_samples", ""]
+    (workload,) = summarise_workloads(run.windows.assign(family="hash")).itertuples()
+    assert (workload.n_windows, workload.windows_excluded) == (3, 2)
+    assert workload.net_energy_per_op_j_mean == pytest.approx(point.net_energy_per_op_j_mean,
+                                                              rel=1e-12)
+
+
+def test_the_sweeps_rule_replaces_left_out_windows_within_max_windows(tmp_path: Path) -> None:
+    from energyrig.rig.plan import load_plan
+    from energyrig.rig.sweep import enough_windows, target_met
+
+    (tmp_path / "plan.toml").write_text(
+        "seed = 1\n[adaptive]\nmin_windows = 3\nmax_windows = 5\nci_target = 0.5\n"
+        '[[factors]]\nop = ["md5"]\npayload_bytes = [256]\n', encoding="utf-8")
+    plan = load_plan(tmp_path / "plan.toml")
+    result = measure_point(_Bench([CORRUPT, CLEAN, CORRUPT, CLEAN, CLEAN]), POINT,
+                           until=lambda windows: enough_windows(windows, plan))
+    assert len(result.windows) == 5 and len(result.estimate) == 3 and result.ok
+    assert target_met(result.windows, plan)
+    # max_windows bounds the windows measured, those left out too
+    capped = measure_point(_Bench([CORRUPT, CORRUPT, CLEAN]), POINT,
+                           until=lambda windows: enough_windows(windows, plan))
+    assert len(capped.windows) == 5 and len(capped.estimate) == 3 and capped.ok
+    assert not target_met([w for w in capped.windows if w.flags][:1] * 2, plan)

@@ -96,23 +96,23 @@ def implausible(quantity: Quantity, value: float, u: float, *, method: str = "",
     :data:`MEANS`, ``u`` at least what its readings' spread leaves in their mean, and that
     spread within the limits' width.
     """
-    unit = UNITS[quantity]
+    unit = "" if UNITS[quantity] == "1" else f" {UNITS[quantity]}"
     limit = LIMITS.get(quantity)
     if limit is not None:
         if not limit.low <= value <= limit.high:
-            return "value", (f"{value:g} {unit} is outside the plausible {limit} {unit} "
+            return "value", (f"{value:g}{unit} is outside the plausible {limit}{unit} "
                              f"({limit.why})")
         half = (limit.high - limit.low) / 2
         if u > half:
-            return "u", (f"a standard uncertainty of {u:g} {unit} is more than half the "
-                         f"plausible {limit} {unit}: the value says nothing")
+            return "u", (f"a standard uncertainty of {u:g}{unit} is more than half the "
+                         f"plausible {limit}{unit}: the value says nothing")
     if method in MEANS and residual_rms is not None and n:
         floor = residual_rms / math.sqrt(n)
         if u < floor * (1 - 1e-9):
-            return "u", (f"{u:g} {unit} is less than the spread of the {n} readings "
-                         f"(residual_rms {residual_rms:g} {unit}) leaves in their mean "
-                         f"({floor:g} {unit}): the uncertainty does not fit the readings")
+            return "u", (f"{u:g}{unit} is less than the spread of the {n} readings "
+                         f"(residual_rms {residual_rms:g}{unit}) leaves in their mean "
+                         f"({floor:g}{unit}): the uncertainty does not fit the readings")
         if limit is not None and residual_rms > limit.high - limit.low:
-            return "residual_rms", (f"{residual_rms:g} {unit} is a wider spread of readings "
-                                    f"than the plausible {limit} {unit} allows")
+            return "residual_rms", (f"{residual_rms:g}{unit} is a wider spread of readings "
+                                    f"than the plausible {limit}{unit} allows")
     return None

@@ -168,9 +168,9 @@ def _faulty(**faults: object):
 
 
 def test_a_corrupt_stream_fails_the_point_with_flags_a_real_ppk2_raises() -> None:
-    # 1e-3 of the bytes: a window's retries (pipeline.INTEGRITY_RETRIES) cannot all come
-    # back clean, so the point must fail. At 2e-4 the retries often did, and the point was
-    # rightly stored ok (1 run in 3 here).
+    # 1e-3 of the bytes: the replacements of the windows left out of the estimate (up to
+    # twice the reps: pipeline.reps_done) cannot come back clean often enough, so the point
+    # must fail.
     with open_bench(_faulty(corrupt_rate=1e-3)) as b:
         result = measure_reps(b, Point(op="sha256", board=b.board, payload_bytes=1024), reps=4)
     assert result.status == "failed" and "integrity checks" in result.reason

@@ -35,7 +35,9 @@ HELLO = {"board": "host", "firmware": "energyrig-fw 0.4.0", "build": "g1234abc"}
 BUILD = build_of(HELLO)
 
 
-def _value(value: float, u: float = 1e-9, method: str = "zero") -> Measured:
+def _value(value: float, u: float = 1e-8, method: str = "zero") -> Measured:
+    # u at least what 1000 readings of rms 2e-7 leave in their mean (a record whose u its
+    # own residual contradicts is refused)
     return Measured(value=value, u=u, method=method, reference="input open", residual_rms=2e-7,
                     n=1000)
 
@@ -68,11 +70,11 @@ def test_latest_combines_each_quantitys_newest_valid_value(store: CalibrationSto
                                             "overhead_j": _value(2e-7)}, now=T0))
     store.save(new_record(fx, PPK2, HELLO, {"offset_a": _value(1e-6)},
                           now=T0 + timedelta(days=3)))
-    store.save(new_record(fx, SCOPE, HELLO, {"gain": _value(0.5)},
+    store.save(new_record(fx, SCOPE, HELLO, {"gain": _value(0.95)},
                           now=T0 + timedelta(days=4)))
     # Another firmware build's overhead, newer: it does not apply to this build.
-    store.save(new_record(fx, PPK2, {**HELLO, "build": "g999"}, {"overhead_s": _value(1.0),
-                                                                  "overhead_j": _value(1.0)},
+    store.save(new_record(fx, PPK2, {**HELLO, "build": "g999"}, {"overhead_s": _value(5e-3),
+                                                                  "overhead_j": _value(1e-6)},
                           now=T0 + timedelta(days=3)))
     cal = store.latest(PPK2, now=T0 + timedelta(days=3, hours=1), build=BUILD)
     assert {q: v.value for q, v in cal.values.items()} == \

@@ -139,14 +139,14 @@ def test_a_calibration_is_applied_as_rig_run_applies_it(
     store = CalibrationStore(tmp_path / "cal")
     ppk2 = Identity(kind="ppk2", name="PPK2 (serial 1)")
     path = store.save(new_record(fx, ppk2, {"board": "nrf52840dk"}, {
-        "offset_a": measured(0.0), "gain": measured(2.0), "skew_s": measured(0.0),
+        "offset_a": measured(0.0), "gain": measured(1.1), "skew_s": measured(0.0),
         "overhead_s": measured(1e-4), "overhead_j": measured(1e-6)}))
     raw = analyze_file(CAPTURE).windows
     out = rig("analyze", str(CAPTURE), "--json", "--calibration", str(path))
     assert out.returncode == 0, out.stderr
     fixed = json.loads(out.stdout)["windows"]
     for got, w in zip(fixed, raw, strict=True):
-        assert got["net_energy_j"] == pytest.approx(w.net_energy_j / 2 - 1e-6, rel=1e-9)
+        assert got["net_energy_j"] == pytest.approx(w.net_energy_j / 1.1 - 1e-6, rel=1e-9)
         assert got["duration_s"] == pytest.approx(w.duration_s - 1e-4, rel=1e-9)
         assert got["flags"] == []
 

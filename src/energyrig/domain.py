@@ -250,6 +250,10 @@ BASELINE_CLIPPED = "baseline_clipped"     # most of the baseline span reads the 
                                           # floor (a PPK2: ADC 0 in range 0; a negative offset
                                           # larger than the idle current)
 INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED)
+# A window carrying one of INTEGRITY_FLAGS stays in windows.parquet, flagged, but out of its
+# point's estimate and statistics (in_estimate, excluded). Not among them: dropped_samples
+# (a loss the counter counted, bridged by the energy math on the right time base), and the
+# flags of a window's own signal (saturated, glitch, ...), which its samples show truly.
 #: A point whose windows carry an integrity flag more often than this is stored as failed.
 MAX_FLAGGED_FRACTION = 0.5
 # Added by the simulated bench (energyrig.rig.bench.SimBench):
@@ -267,6 +271,36 @@ CALIBRATION_FLAGS = (UNCALIBRATED,)
 #: Flags about the bench or the point, not one window's samples: a window carrying only
 #: these is not a suspicious one (its trace is not kept for ``--keep-captures flagged``).
 BENCH_FLAGS = (*CALIBRATION_FLAGS, CI_TARGET_NOT_MET)
+
+
+def integrity_problems(flags: Iterable[str] | str) -> tuple[str, ...]:
+    """The :data:`INTEGRITY_FLAGS` among a window's ``flags`` (its tuple, or the tables'
+    ``,``-joined text): a window carrying any is left out of its point's estimate."""
+    items = set(flags.split(",") if isinstance(flags, str) else flags)
+    return tuple(f for f in INTEGRITY_FLAGS if f in items)
+
+
+def in_estimate(flags: Iterable[Iterable[str] | str]) -> list[bool]:
+    """For each window's ``flags``, whether it enters its point's estimate (it carries no
+    :func:`integrity_problems`): the one rule of the pipeline, the store, ``rig run`` and
+    the report."""
+    return [not integrity_problems(f) for f in flags]
+
+
+def estimate(windows: Sequence[Window]) -> tuple[Window, ...]:
+    """The windows of a point that enter its estimate (:func:`in_estimate`)."""
+    keep = in_estimate(w.flags for w in windows)
+    return tuple(w for w, k in zip(windows, keep, strict=True) if k)
+
+
+def excluded(flags: Iterable[Iterable[str] | str]) -> tuple[int, str]:
+    """How many of the windows whose ``flags`` are given are left out of the estimate, and
+    why: the count of each integrity flag among them (``"corrupt_samples 2, stream_loss
+    1"``); ``(0, "")`` when none is."""
+    problems = [integrity_problems(f) for f in flags]
+    counts = ", ".join(f"{name} {sum(name in p for p in problems)}" for name in INTEGRITY_FLAGS
+                       if any(name in p for p in problems))
+    return sum(1 for p in problems if p), counts
 
 
 def window_problems(flags: Iterable[str]) -> tuple[str, ...]:
@@ -558,9 +592,12 @@ def summarise_per_op(frame: pd.DataFrame) -> dict[str, float | str]:
     several points): ``{col}_{stat}`` for each :data:`SUMMARISED` column and
     :data:`STAT_SUFFIXES` stat (finite values only, NaN where none; the interval of
     :func:`fitted_interval`, its method in ``{col}_ci_method``), and ``{col}_mean`` for
-    each :data:`AVERAGED` column."""
+    each :data:`AVERAGED` column. Windows that failed an integrity check are left out
+    (:func:`in_estimate` of their ``flags``)."""
     import numpy as np
 
+    if "flags" in frame.columns:
+        frame = frame.loc[np.array(in_estimate(frame["flags"].fillna("")), dtype=bool)]
     out: dict[str, float | str] = {}
     for col in SUMMARISED:
         d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan), fit=True)

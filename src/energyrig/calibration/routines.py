@@ -51,7 +51,8 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.calibration.correction import CurrentCorrection
-from energyrig.calibration.quantities import ORDER
+from energyrig.calibration.quantities import (MAX_GAIN_ERROR, ORDER, ROUTINES,
+                                              SKEW_SEARCH_S)
 from energyrig.calibration.store import (
     CalibrationStore,
     Identity,
@@ -75,16 +76,12 @@ log = logging.getLogger(__name__)
 
 F64 = npt.NDArray[np.float64]
 
-#: A gain further than this from 1 is not an instrument's error but a wrong set-up.
-MAX_GAIN_ERROR = 0.2
 #: A current that follows the trigger by more than this many standard errors (and
 #: :data:`FOLLOW_MIN_A`) shows a board still connected.
 FOLLOW_SIGMAS = 8.0
 FOLLOW_MIN_A = 1e-6
 #: A step smaller than this many times the idle noise is not a step.
 STEP_SIGMAS = 10.0
-#: The skew search spans this far around the trigger edge, s.
-SKEW_SEARCH_S = 1e-3
 
 
 Connect = Callable[..., None]
@@ -831,8 +828,9 @@ def calibrate(bench: CalibrationBench, connect: Connect, names: Sequence[str],
     Raises
     ------
     CalibrationError
-        A routine refused its measurement, or ``gain`` has no offset to take out; nothing
-        is stored.
+        A routine refused its measurement, ``gain`` has no offset to take out, or a value
+        is implausible (:meth:`~energyrig.calibration.store.Measured.implausible`, the
+        check the store makes when it reads a record); nothing is stored.
     """
     fx = bench.fixture
     store = CalibrationStore(calibration_dir(fx))
@@ -860,6 +858,10 @@ def calibrate(bench: CalibrationBench, connect: Connect, names: Sequence[str],
             readings.update(overhead(bench, connect, CurrentCorrection.from_values(known)))
         elif name == "baseline":
             readings.update(baseline(bench, connect, precision))
+    for q, reading in readings.items():
+        found = reading.implausible(q)
+        if found is not None:
+            raise CalibrationError(f"{ROUTINES[q]}: {q} {found[0]}: {found[1]}. Nothing stored")
     own = info.stated.identity if info.stated is not None and "gain" in readings else None
     record = new_record(fx, identity, bench.hello, readings, notes=tuple(notes),
                         instrument_calibration=own)

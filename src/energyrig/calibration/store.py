@@ -47,6 +47,7 @@ from energyrig.calibration.quantities import (
     ROUTINES,
     UNITS,
     Quantity,
+    implausible,
 )
 from energyrig.config import Strict, validate
 from energyrig.errors import ConfigError
@@ -179,6 +180,22 @@ class Measured(Strict):
         """The value of each of ranges ``0 .. n-1``."""
         return tuple(self.of_range(r).value for r in range(n))
 
+    def implausible(self, quantity: Quantity) -> tuple[str, str] | None:
+        """What is wrong with this as a value of ``quantity``
+        (:func:`~energyrig.calibration.quantities.implausible` of the value and of each
+        range's): ``(field, problem)``, the field below the quantity (``value``,
+        ``ranges.1.value``), or ``None``. The routines refuse to store such a value; the
+        store refuses to read it."""
+        found = implausible(quantity, self.value, self.u, method=self.method,
+                            residual_rms=self.residual_rms, n=self.n)
+        if found is not None:
+            return found
+        for r, rv in sorted(self.ranges.items()):
+            found = implausible(quantity, rv.value, rv.u)
+            if found is not None:
+                return f"ranges.{r}.{found[0]}", f"in range {r}: {found[1]}"
+        return None
+
 
 
 class Value(Measured):
@@ -271,13 +288,23 @@ def load_record(path: Path) -> Record:
     ------
     ConfigError
         The file is missing, not a regular file, too large (``LIMITS`` of
-        :mod:`energyrig.bounded`), not JSON, or not a calibration record (names the field).
+        :mod:`energyrig.bounded`), not JSON, or not a calibration record (names the field),
+        or holds an implausible value (:meth:`Measured.implausible`: names the value, the
+        limit and the quantity).
     """
     try:
         data = read_json(path, "calibration record")
     except FileNotFoundError as exc:
         raise ConfigError(path, "", "no such calibration file") from exc
-    return validate(Record, data, path)
+    record = validate(Record, data, path)
+    for q, v in record.values.items():
+        found = v.implausible(q)
+        if found is not None:
+            field, problem = found
+            raise ConfigError(path, f"values.{q}.{field}",
+                              f"{problem}; nothing is corrected with it: run `rig calibrate "
+                              f"{ROUTINES[q]}` again, or move the record out of the store")
+    return record
 
 
 @dataclass(frozen=True)
@@ -353,11 +380,26 @@ class Calibration:
 
 def calibration_dir(fixture: Fixture) -> Path:
     """The store of ``fixture``: ``$ENERGYRIG_CALIBRATION_DIR``, else its ``[calibration]
-    dir`` (relative to the fixture file)."""
+    dir`` (relative to the fixture file). It need not exist yet (the first record creates
+    it).
+
+    Raises
+    ------
+    ConfigError
+        The path names something that is not a folder (a file), naming where it was set.
+    """
     env = os.environ.get(CALIBRATION_DIR_ENV)
     if env:
-        return Path(env)
-    return fixture.file.parent / fixture.calibration.dir
+        path = Path(env)
+        if path.exists() and not path.is_dir():
+            raise ConfigError(path, f"${CALIBRATION_DIR_ENV}",
+                              "is not a folder: point it at the folder of calibration records")
+        return path
+    path = fixture.file.parent / fixture.calibration.dir
+    if path.exists() and not path.is_dir():
+        raise ConfigError(fixture.path, "calibration.dir",
+                          f"{path} is not a folder: name the folder of calibration records")
+    return path
 
 
 class CalibrationStore:
@@ -378,12 +420,22 @@ class CalibrationStore:
         Raises
         ------
         ConfigError
-            A file in the directory is not a valid record (corrupt files are not skipped
-            silently: remove or repair it).
+            The directory is not a folder or cannot be read, or a file in it is not a valid
+            record (corrupt files are not skipped silently: remove or repair it).
         """
-        if not self.directory.is_dir():
+        if not self.directory.exists():
             return []
-        found = [(p, load_record(p)) for p in sorted(self.directory.glob("*.json"))]
+        try:
+            names = sorted(e.name for e in os.scandir(self.directory))
+        except NotADirectoryError:
+            raise ConfigError(self.directory, "", "is not a folder of calibration records: "
+                                                  "name a folder") from None
+        except OSError as exc:
+            raise ConfigError(self.directory, "", f"cannot read the folder of calibration "
+                                                  f"records ({exc.strerror}): check its "
+                                                  "permissions") from None
+        found = [(self.directory / n, load_record(self.directory / n)) for n in names
+                 if n.endswith(".json")]
         return sorted(found, key=lambda pr: pr[1].created_utc)
 
     def save(self, record: Record) -> Path:

@@ -90,6 +90,9 @@ def result_table(fig: dict[str, Any]) -> Table:
         if net is not None and true:
             rows.append(("net error vs truth", f"{(net - true) / true * 100:+.3f} %"))
     rows.append(("flags", ", ".join(fig["flags"]) or "none"))
+    if fig["windows_excluded"]:
+        rows.append(("windows left out", f"{fig['windows_excluded']} (failed the stream's "
+                                         f"integrity checks: {fig['excluded_reason']})"))
     for name, value in rows:
         table.add_row(name, value)
     return table

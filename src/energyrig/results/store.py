@@ -33,13 +33,16 @@ which the next writer removes).
 All quantities are SI (s, J, W); per-op columns are the window's figure divided by
 ``batch_n``.
 
-Flagged windows: the statistics of a point in ``points.parquet`` are taken over all its
-windows, flagged ones included (as ``rig run`` does), so that a sweep and ``rig run`` give
-the same figures for the same windows. Nothing is dropped unseen: ``n_flagged`` counts the
-windows with any flag and ``flags`` lists them, the report shows them, and each window keeps
-its own flags in ``windows.parquet`` so an analysis can exclude any of them. Values that are
-not finite (a window flagged ``no_baseline`` has no net energy) are left out of that
-column's statistics only.
+Flagged windows: the statistics of a point in ``points.parquet`` are taken over the windows
+of its estimate (:func:`energyrig.domain.summarise_per_op`, as ``rig run`` and the report
+take them): every window but those that failed an integrity check
+(:func:`energyrig.domain.in_estimate`: corrupt samples, an uncounted loss, a baseline at the
+floor), which ``windows_excluded`` counts and ``excluded_reason`` names (each flag's
+count). Other flagged windows stay in. Nothing is dropped unseen: ``n_flagged`` counts the
+windows with any flag and ``flags`` lists them, the report shows them, and each window, the
+left-out ones too, keeps its own flags in ``windows.parquet`` so an analysis can exclude any
+of them. Values that are not finite (a window flagged ``no_baseline`` has no net energy) are
+left out of that column's statistics only.
 """
 from __future__ import annotations
 
@@ -78,6 +81,7 @@ from energyrig.domain import (
     Point,
     Status,
     Window,
+    excluded,
     join_flags,
     key_id,
     summarise_per_op,
@@ -200,6 +204,8 @@ POINT_SCHEMA = pa.schema([
     pa.field("reason", pa.string()),
     pa.field("n_windows", pa.int64()),
     pa.field("n_flagged", pa.int64()),
+    pa.field("windows_excluded", pa.int64()),
+    pa.field("excluded_reason", pa.string()),
     *(pa.field(f"{col}_{stat}", pa.float64()) for col in SUMMARISED for stat in STAT_SUFFIXES),
     *(pa.field(f"{col}_mean", pa.float64()) for col in AVERAGED),
     pa.field("net_energy_per_op_u_j", pa.float64()),
@@ -282,10 +288,13 @@ def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, re
                flags: Sequence[str] = ()) -> pd.DataFrame:
     """The one-row points table of a point from its windows (and its uncertainty: the
     expanded figures and the budget, written as JSON; ``flags`` of the point itself beside
-    its windows')."""
+    its windows'); the statistics over the windows of its estimate, and how many were left
+    out and why (:func:`~energyrig.domain.excluded`)."""
+    n_excluded, why = excluded(win["flags"])
     row: dict[str, Any] = {"status": status, "reason": reason or None,
                            "n_windows": len(win),
                            "n_flagged": int((win["flags"] != "").sum()) if len(win) else 0,
+                           "windows_excluded": n_excluded, "excluded_reason": why or None,
                            "flags": join_flags([*",".join(win["flags"]).split(","), *flags]),
                            "written_at": _now()}
     row.update(summarise_per_op(win))

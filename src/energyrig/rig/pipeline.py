@@ -36,9 +36,11 @@ Stages of a point (:func:`measure_point`):
 windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
 windows). A window whose stream failed its own integrity checks (corrupt samples, a loss the
 counter could not count, a baseline at the instrument's floor: flags a real instrument
-raises) is measured again a few times; a point whose windows still mostly carry such a flag
-ends ``failed`` (:func:`integrity_failure`). Failures of the DUT or the instrument end the
-point as ``failed`` with the reason,
+raises, :func:`~energyrig.domain.integrity_problems`) is kept, flagged, but left out of the
+point's estimate (:attr:`PointResult.estimate`), and the rule measures a replacement; a
+point where more than :data:`~energyrig.domain.MAX_FLAGGED_FRACTION` of the windows were
+left out ends ``failed`` (:func:`integrity_failure`). Failures of the DUT or the instrument
+end the point as ``failed`` with the reason,
 keeping the windows measured before; they do not raise. Presentation stays with the caller,
 behind ``on_progress``. SI units throughout.
 """
@@ -56,7 +58,7 @@ from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_bud
 from energyrig.calibration.routines import CalibrationBench
 from energyrig.capture import Chunk
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
-                              INTEGRITY_FLAGS, MAX_FLAGGED_FRACTION, Point, Window,
+                              MAX_FLAGGED_FRACTION, Point, Window, estimate, excluded,
                               finite_or_none, summarise_per_op, take_out_overhead,
                               window_problems, windows_frame)
 from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
@@ -82,9 +84,6 @@ AUTO_MARGIN = 1.5
 MAX_RESTARTS = 3
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
 COLLECT_SLACK_S = 5.0
-#: Times a window whose stream failed its integrity checks is measured again before it is
-#: kept flagged (a rare corrupt word or loss passes; a stream broken throughout fails the point).
-INTEGRITY_RETRIES = 2
 
 #: Which windows' samples a point keeps (:attr:`PointResult.captures`): none, the flagged
 #: ones, or all.
@@ -294,13 +293,11 @@ class Measurement:
 
         With ``auto``, a short window grows :attr:`batch_n` and is measured again; a batch that
         outlasted the record is measured again with the firmware's new time (and a smaller
-        :attr:`batch_n` when the record cannot hold it). A window whose stream failed its
-        integrity checks (:data:`~energyrig.domain.INTEGRITY_FLAGS`) is measured again up to
-        :data:`INTEGRITY_RETRIES` times, then kept with its flags. At most :data:`MAX_RESTARTS` times
+        :attr:`batch_n` when the record cannot hold it). At most :data:`MAX_RESTARTS` times
         per point; after that a short window is returned flagged ``edge_error_over_bound``
-        and an outlasted record raises.
+        and an outlasted record raises. A window whose stream failed its integrity checks
+        is returned with its flags (:func:`measure_point` leaves it out of the estimate).
         """
-        retries = 0
         while True:
             try:
                 row, elapsed_s = self._measure_window()
@@ -309,12 +306,6 @@ class Measurement:
                     raise
                 self.restarts += 1
                 continue  # _measure_window re-timed the batch
-            broken = sorted(set(row.flags) & set(INTEGRITY_FLAGS))
-            if broken and retries < INTEGRITY_RETRIES:
-                retries += 1
-                log.info("%s: window flagged %s; measuring it again", self.point.label,
-                         ",".join(broken))
-                continue
             self.per_op_s = elapsed_s / self.batch_n
             short = self._short_by(row)
             if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):
@@ -434,8 +425,9 @@ class PointResult:
     batch_n:
         Operations per window.
     windows:
-        The windows measured (also those before a failure); ``cycles`` is the firmware's
-        count for the batch, ``true_*`` the emulator's truth on the simulated bench.
+        The windows measured (also those before a failure, and those left out of the
+        estimate); ``cycles`` is the firmware's count for the batch, ``true_*`` the
+        emulator's truth on the simulated bench.
     flags:
         Union of the windows' flags and of point-level ones (``trigger_drops``).
     prep:
@@ -466,30 +458,47 @@ class PointResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def estimate(self) -> tuple[Window, ...]:
+        """The windows the point's figures rest on: those that passed the stream's integrity
+        checks (:func:`~energyrig.domain.estimate`)."""
+        return estimate(self.windows)
+
+    @property
+    def excluded(self) -> tuple[int, str]:
+        """How many windows were left out of the estimate, and why
+        (:func:`~energyrig.domain.excluded`: each integrity flag's count)."""
+        return excluded(w.flags for w in self.windows)
+
     def uncertainty(self) -> dict[str, Any]:
         """The expanded uncertainties (k = 2) of the net energy per op (J) and the time per op
-        (s), ``None`` where unknown (a quantity not calibrated, one window), and the net
-        energy's budget (:mod:`energyrig.calibration.budget`)."""
-        energy = energy_budget(self.windows, self.batch_n)
-        timing = time_budget(self.windows, self.batch_n, self.calibration)
+        (s) of the :attr:`estimate`, ``None`` where unknown (a quantity not calibrated, one
+        window), and the net energy's budget (:mod:`energyrig.calibration.budget`)."""
+        energy = energy_budget(self.estimate, self.batch_n)
+        timing = time_budget(self.estimate, self.batch_n, self.calibration)
         return {"net_energy_per_op_u_j": finite_or_none(K * combined(energy)) if energy else None,
                 "time_per_op_u_s": finite_or_none(K * combined(timing)) if timing else None,
                 "uncertainty_budget": [c.as_dict("j") for c in energy]}
 
     def figures(self) -> dict[str, Any]:
         """The result as one JSON-ready object (``rig run --json``): per-op figures are
-        means over the windows (:func:`~energyrig.domain.summarise_per_op`),
-        ``*_ci95_*`` the Student-t 95 % interval of the mean, ``*_u_*`` the expanded
-        uncertainty (k = 2) of :meth:`uncertainty`."""
+        means over the windows of the :attr:`estimate`
+        (:func:`~energyrig.domain.summarise_per_op`), ``*_ci95_*`` the Student-t 95 %
+        interval of the mean, ``*_u_*`` the expanded uncertainty (k = 2) of
+        :meth:`uncertainty`; ``reps`` counts the windows of the estimate,
+        ``windows_excluded`` those left out and ``excluded_reason`` why; ``windows`` lists
+        them all."""
         p = self.point
-        frame = windows_frame(self.windows, self.batch_n)
+        frame = windows_frame(self.estimate, self.batch_n)
         stats = summarise_per_op(frame)
+        n_excluded, why = self.excluded
         out: dict[str, Any] = {
             "op": p.op, "status": self.status, "reason": self.reason or None,
             "params": {"key_bits": p.key_bits, "payload_bytes": p.payload_bytes,
                        "curve": p.curve, "backend": p.backend},
             "board": p.board, "family": p.family, "batch_n": self.batch_n,
-            "reps": len(self.windows),
+            "reps": len(frame), "windows_excluded": n_excluded,
+            "excluded_reason": why or None,
             "samples_per_window": finite_or_none(float(frame["samples"].median())),
         }
         for key in ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j"):
@@ -554,9 +563,18 @@ Until = Callable[[Sequence[Window]], bool]
 Progress = Callable[[str, int, "Readout | None"], None]
 
 
+def replacements_cap(wanted: int) -> int:
+    """The most windows a point measures for ``wanted`` in its estimate: past it, more than
+    :data:`~energyrig.domain.MAX_FLAGGED_FRACTION` of them were left out, and the point
+    fails (:func:`integrity_failure`)."""
+    return math.ceil(wanted / (1 - MAX_FLAGGED_FRACTION))
+
+
 def reps_done(reps: int) -> Until:
-    """The rule of ``rig run``: ``reps`` windows."""
-    return lambda windows: len(windows) >= reps
+    """The rule of ``rig run``: ``reps`` windows in the estimate (a window left out of it
+    is replaced), at most :func:`replacements_cap` windows in all."""
+    cap = replacements_cap(reps)
+    return lambda windows: len(estimate(windows)) >= reps or len(windows) >= cap
 
 
 def measure_point(bench: PointBench, point: Point, *, until: Until,
@@ -573,7 +591,9 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
     point:
         The op and its parameters (``board`` as the bench's).
     until:
-        Enough windows? (:func:`reps_done`, or a sweep's adaptive rule.)
+        Enough windows? (:func:`reps_done`, or a sweep's adaptive rule.) It is given every
+        window measured; those left out of the estimate
+        (:func:`~energyrig.domain.estimate`) it must replace, within a cap.
     batch_n, seed, min_samples:
         As :meth:`Measurement.prepare`.
     stop:
@@ -639,14 +659,13 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
 
 def integrity_failure(windows: Sequence[Window]) -> str:
     """Why a point's windows cannot be trusted: more than :data:`MAX_FLAGGED_FRACTION` of
-    them carry a flag of the stream's integrity (:data:`~energyrig.domain.INTEGRITY_FLAGS`,
-    which a real instrument raises too); ``""`` when they can."""
-    flagged = [w for w in windows if set(w.flags) & set(INTEGRITY_FLAGS)]
-    if not windows or len(flagged) <= MAX_FLAGGED_FRACTION * len(windows):
+    them were left out of its estimate, carrying a flag of the stream's integrity
+    (:func:`~energyrig.domain.excluded`, flags a real instrument raises too); ``""`` when
+    they can."""
+    n_excluded, counts = excluded(w.flags for w in windows)
+    if not windows or n_excluded <= MAX_FLAGGED_FRACTION * len(windows):
         return ""
-    counts = ", ".join(f"{name} {sum(name in w.flags for w in windows)}"
-                       for name in INTEGRITY_FLAGS if any(name in w.flags for w in windows))
-    return (f"{len(flagged)} of {len(windows)} windows failed the stream's integrity checks "
+    return (f"{n_excluded} of {len(windows)} windows failed the stream's integrity checks "
             f"({counts}): the instrument's stream is corrupt or lossy")
 
 

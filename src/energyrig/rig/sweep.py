@@ -50,7 +50,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from energyrig.domain import CI_TARGET_NOT_MET, PER_OP, Point, Window, describe_finite
+from energyrig.domain import (CI_TARGET_NOT_MET, PER_OP, Point, Window, describe_finite,
+                              estimate)
 from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
@@ -158,19 +159,21 @@ def _metric(window: Window, metric: str) -> float:
 
 
 def enough_windows(windows: Sequence[Window], plan: Plan) -> bool:
-    """The adaptive rule: at least ``min_windows``, then until the 95 % CI half-width of the
-    metric is at most ``ci_target`` of its mean, at most ``max_windows``."""
+    """The adaptive rule: at least ``min_windows`` in the estimate (windows that failed an
+    integrity check are replaced: :func:`~energyrig.domain.estimate`), then until the 95 %
+    CI half-width of the metric is at most ``ci_target`` of its mean, at most
+    ``max_windows`` measured in all."""
     rule = plan.adaptive
-    n = len(windows)
-    if n >= rule.max_windows:
+    if len(windows) >= rule.max_windows:
         return True
-    return n >= rule.min_windows and target_met(windows, plan)
+    return len(estimate(windows)) >= rule.min_windows and target_met(windows, plan)
 
 
 def target_met(windows: Sequence[Window], plan: Plan) -> bool:
-    """True when the 95 % CI half-width of the plan's metric is within its ``ci_target``
-    (a point that stopped at ``max_windows`` without it is flagged ``ci_target_not_met``)."""
-    summary = describe_finite([_metric(w, plan.adaptive.metric) for w in windows])
+    """True when the 95 % CI half-width of the plan's metric over the windows of the
+    estimate is within its ``ci_target`` (a point that stopped at ``max_windows`` without it
+    is flagged ``ci_target_not_met``)."""
+    summary = describe_finite([_metric(w, plan.adaptive.metric) for w in estimate(windows)])
     return summary is not None and summary.n >= 2 and \
         summary.ci_halfwidth_rel <= plan.adaptive.ci_target
 

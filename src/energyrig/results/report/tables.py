@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.domain import at_supply, summarise_per_op
+from energyrig.domain import at_supply, excluded, summarise_per_op
 from energyrig.results.compare import recorded_comparisons
 from energyrig.results.footprint import Footprint, run_footprints
 from energyrig.results.stats import (
@@ -97,15 +97,18 @@ def family_order(families: Iterable[str]) -> list[str]:
 def summarise_workloads(windows: pd.DataFrame) -> pd.DataFrame:
     """One row per workload (configuration and payload size) over all its windows.
 
-    Columns: the workload's factors, ``family``, ``n_windows``, ``n_points``, ``flags``, and
-    the per-op summary of its windows (:func:`energyrig.domain.summarise_per_op`:
+    Columns: the workload's factors, ``family``, ``n_windows`` (those of the estimate),
+    ``windows_excluded`` (left out of it: :func:`energyrig.domain.excluded`), ``n_points``,
+    ``flags``, and the per-op summary of its windows
+    (:func:`energyrig.domain.summarise_per_op`, over the same estimate:
     ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``, ``mean_power_w_mean``, ...).
     """
     rows = []
     for keys, group in windows.groupby(list(WORKLOAD), dropna=False, sort=True):
         row: dict[str, Any] = dict(zip(WORKLOAD, keys, strict=True))
         row["family"] = group["family"].iloc[0]
-        row["n_windows"] = len(group)
+        row["windows_excluded"] = excluded(group["flags"])[0]
+        row["n_windows"] = len(group) - row["windows_excluded"]
         row["n_points"] = group["point_key"].nunique()
         row.update(summarise_per_op(group))
         row["flags"] = ", ".join(sorted({f for fl in group["flags"] for f in fl.split(",") if f}))

@@ -12,7 +12,8 @@ import sys
 import typer
 
 from energyrig import __version__
-from energyrig.cli import analyze, calibrate, instruments, lab, report, run, sweep
+from energyrig.cli import (analyze, calibrate, instruments, lab, reanalyze, report, run,
+                           sweep)
 from energyrig.errors import EnergyrigError
 
 app = typer.Typer(
@@ -30,7 +31,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-for module in (analyze, calibrate, instruments, lab, report, run, sweep):
+for module in (analyze, calibrate, instruments, lab, reanalyze, report, run, sweep):
     module.register(app)
 
 

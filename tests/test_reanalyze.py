@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -84,7 +85,11 @@ def run_copy(kept_run: Path, tmp_path: Path) -> Path:
 
 
 def test_the_manifest_records_every_version(kept_run: Path) -> None:
-    recorded = read_manifest(kept_run)["versions"]
+    manifest = read_manifest(kept_run)
+    # the firmware's build and the compiler that built it, as its hello says
+    assert re.fullmatch(r"(GNU|Clang) \d+\.\d+.*", manifest["firmware"]["toolchain"])
+    assert manifest["firmware"]["build"] not in ("", "unknown")
+    recorded = manifest["versions"]
     assert recorded["python"] == {name: version(name) for name in FIGURE_PACKAGES}
     package = Path(energyrig.__file__).parent
     kernels = {"energyrig.rig._energy": next((package / "rig").glob("_energy.*.so")),
@@ -109,6 +114,9 @@ def test_version_verbose_prints_what_a_manifest_records(kept_run: Path) -> None:
     for section in ("python", "kernels"):
         for name, value in recorded[section].items():
             assert f"{section}.{name}: {value}" in lines
+    firmware = read_manifest(kept_run)["firmware"]  # the default fixture is the run's
+    for name in ("build", "toolchain"):
+        assert f"firmware.{name}: {firmware[name]}" in lines
     assert CliRunner().invoke(app, ["--version"]).stdout == f"energyrig {energyrig.__version__}\n"
 
 

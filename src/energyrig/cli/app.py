@@ -49,9 +49,25 @@ def versions_text() -> str:
                 value = ", ".join(str(v) for v in (value["version"], value["debian"]) if v) \
                     or None
             lines.append(f"{section}.{name}: {value if value is not None else 'not installed'}")
-    lines.append("firmware: build and toolchain as its `hello` says (rig ops; a run's "
-                 "manifest.json firmware)")
+    lines += _firmware_lines()
     return "\n".join(lines)
+
+
+#: What of the firmware's ``hello`` (a run's manifest ``firmware``) ``--version --verbose``
+#: shows.
+FIRMWARE_FIELDS = ("firmware", "build", "toolchain", "board", "crypto")
+
+
+def _firmware_lines() -> list[str]:
+    """The default fixture's firmware as its ``hello`` says (kept by ``rig ops``, else
+    asked), or why it cannot be asked."""
+    from energyrig.rig.opscache import firmware_catalogue
+
+    try:
+        hello = firmware_catalogue().hello
+    except EnergyrigError as exc:
+        return [f"firmware: not reachable ({exc})"]
+    return [f"firmware.{name}: {hello.get(name, 'not reported')}" for name in FIRMWARE_FIELDS]
 
 
 @app.callback(invoke_without_command=True)

@@ -3,6 +3,7 @@ the external programs a sweep runs, each with its version and Debian package, an
 recorded versions can change a run's figures."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from importlib.metadata import version
@@ -52,3 +53,19 @@ def test_only_what_can_change_figures_is_a_change() -> None:
     kernel = next(iter(now["versions"]["kernels"]))
     then["versions"]["kernels"] = {**now["versions"]["kernels"], kernel: "sha256:" + "0" * 64}
     assert versions.figure_changes(then)[-1].startswith(f"{kernel} 000000000000 → ")
+
+
+def test_a_resume_with_other_versions_says_so(tmp_path: Path) -> None:
+    from energyrig.results import RunWriter
+    from energyrig.results.store import read_manifest
+
+    RunWriter.create(tmp_path / "run").close()
+    assert "resumed_with" not in read_manifest(tmp_path / "run")
+    RunWriter.resume(tmp_path / "run").close()  # same versions: nothing to say
+    assert "resumed_with" not in read_manifest(tmp_path / "run")
+    manifest = read_manifest(tmp_path / "run")
+    manifest["versions"]["python"]["statsmodels"] = "0.1"
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(manifest))
+    RunWriter.resume(tmp_path / "run").close()
+    (resumed,) = read_manifest(tmp_path / "run")["resumed_with"]
+    assert resumed["changes"] == [f"statsmodels 0.1 → {version('statsmodels')}"]

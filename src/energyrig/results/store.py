@@ -590,6 +590,9 @@ class RunWriter:
                                   strict=True))
         writer._parts = len(_part_dirs(path))
         manifest["resumed_at"] = [*manifest.get("resumed_at", []), _now().isoformat()]
+        if changes := versions.figure_changes(manifest):  # the points from now on: with these
+            manifest["resumed_with"] = [*manifest.get("resumed_with", []),
+                                        {"at": manifest["resumed_at"][-1], "changes": changes}]
         manifest["ended_at"] = None
         _write_json(manifest, path / MANIFEST)
         log.info("resuming %s: %d points stored", path, len(writer._done))

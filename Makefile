@@ -1,7 +1,7 @@
-# The two commands of the README:
+# The two commands of the README (both install the locked set, requirements/lock.txt):
 #   make run   installs what is needed and runs the main job on the simulated bench
 #   make test  installs what is needed and runs every test (C and Python)
-.PHONY: run test deps firmware-host firmware-zephyr firmware-footprint test-mbedtls36 clean
+.PHONY: run test deps lock firmware-host firmware-zephyr firmware-footprint test-mbedtls36 clean
 
 VENV := .venv
 RIG := $(VENV)/bin/rig
@@ -23,7 +23,12 @@ test: deps firmware-host
 	$(PY) -m pytest
 
 deps:
-	./scripts/install-deps.sh
+	VENV=$(VENV) ./scripts/install-deps.sh
+
+# A new lock (requirements/lock.txt): the newest versions pyproject.toml allows, installed
+# and tested (`make test`); commit it when the tests pass. README.md, "Locked installs".
+lock:
+	./scripts/refresh-lock.sh
 
 firmware-host:
 	cmake -S firmware/port/host -B $(HOST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release

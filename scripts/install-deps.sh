@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what energyrig needs on a Debian machine: apt packages (only those missing),
-# a virtual environment in .venv and the package itself (with its compiled kernels).
+# a virtual environment in .venv (VENV) holding exactly the locked Python distributions
+# (requirements/lock.txt, scripts/refresh-lock.sh) and the package itself (with its
+# compiled kernels).
 # Idempotent: a second run does nothing but check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,17 +32,28 @@ if ((${#missing[@]})); then
 fi
 
 PYTHON=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON" -m venv .venv
+VENV=${VENV:-.venv}             # where the environment goes (a test makes one elsewhere)
+LOCK=requirements/lock.txt      # every Python distribution, pinned with its hashes
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
 fi
-# Reinstall only when the package description or a compiled kernel changed.
-stamp=.venv/.energyrig-installed
-if [ ! -f "$stamp" ] || [ -n "$(find pyproject.toml setup.py src -newer "$stamp" \( -name '*.c' -o -name '*.toml' -o -name 'setup.py' \) -print -quit)" ]; then
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[test,lab]'
+PY="$VENV/bin/python"
+# Reinstall only when the lock, the package description or a compiled kernel changed.
+stamp=$VENV/.energyrig-installed
+if [ ! -f "$stamp" ] || [ -n "$(find "$LOCK" pyproject.toml setup.py src -newer "$stamp" \( -name '*.c' -o -name '*.toml' -o -name 'setup.py' -o -name "$(basename "$LOCK")" \) -print -quit)" ]; then
+    # Exactly the locked set: each file checked against its hash, no dependency resolved
+    # here (the lock holds them all, pip and the build backend too), and whatever the venv
+    # held that is not locked removed.
+    "$PY" -m pip install -q --require-hashes --no-deps -r "$LOCK"
+    extraneous=$("$PY" scripts/lockcheck.py "$LOCK" --extraneous)
+    [ -z "$extraneous" ] || "$PY" -m pip uninstall -q -y $extraneous
     # pyserial and labgrid's fork pyserial-labgrid install the same `serial` module; the fork
     # (a superset) must be the one in place: reinstall it last (pyproject.toml).
-    .venv/bin/python -m pip install -q --force-reinstall --no-deps \
-        "pyserial-labgrid==$(.venv/bin/python -c 'from importlib.metadata import version; print(version("pyserial-labgrid"))')"
+    "$PY" scripts/lockcheck.py "$LOCK" --entry pyserial-labgrid > "$VENV/.pyserial-labgrid.txt"
+    "$PY" -m pip install -q --require-hashes --no-deps --force-reinstall \
+        -r "$VENV/.pyserial-labgrid.txt"
+    # The package itself, editable, with its compiled kernels built by the locked setuptools.
+    "$PY" -m pip install -q --no-deps --no-build-isolation -e .
+    "$PY" scripts/lockcheck.py "$LOCK"
     touch "$stamp"
 fi

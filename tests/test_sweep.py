@@ -319,9 +319,9 @@ def test_kept_captures_survive_a_stop_and_resume_once_each(tmp_path: Path) -> No
                   (tmp_path / "run" / CAPTURES).rglob("*"))
     expected = sorted({capture_path(Path(), row.point_key, row.window).parent
                        for row in final.windows.itertuples()} |
-                      {capture_path(Path(), row.point_key, row.window)
-                       for row in final.windows.itertuples()})
-    assert expected == kept   # no duplicate, none lost
+                      {capture_path(Path(), row.point_key, row.window).with_suffix(suffix)
+                       for row in final.windows.itertuples() for suffix in (".csv", ".npz")})
+    assert expected == kept   # no duplicate, none lost (CSV and exact samples)
     row = final.windows.iloc[-1]
     text = capture_path(tmp_path / "run", row.point_key, row.window).read_text()
     assert float(text.splitlines()[2].split(",")[1]) == pytest.approx(row.energy_j, rel=1e-8)

@@ -27,3 +27,9 @@ function(er_build_id var)
     endif()
     set(${var} ${id} PARENT_SCOPE)
 endfunction()
+
+# er_toolchain(<var>): the compiler `hello` reports (ER_TOOLCHAIN), as CMake identified it:
+# "GNU 12.2.0", "Clang 14.0.6" (a Zephyr SDK's GCC on a board).
+function(er_toolchain var)
+    set(${var} "${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}" PARENT_SCOPE)
+endfunction()

@@ -266,6 +266,7 @@ static int cmd_hello(struct er_req_s *r, const struct er_cmd_s *cmd)
 	er_json_kv_u64(&r->json, "protocol", ER_PROTOCOL_VERSION);
 	er_json_kv_str(&r->json, "firmware", ER_FIRMWARE_VERSION);
 	er_json_kv_str(&r->json, "build", ER_BUILD_ID);
+	er_json_kv_str(&r->json, "toolchain", ER_TOOLCHAIN);
 	er_json_kv_str(&r->json, "board", info->board);
 	er_json_kv_u64(&r->json, "cpu_hz", info->cpu_hz);
 	er_json_kv_u64(&r->json, "cycle_hz", info->cycle_hz);

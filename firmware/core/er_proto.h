@@ -28,6 +28,11 @@
 #define ER_BUILD_ID "unknown"
 #endif
 
+/** The compiler that built the firmware (er_toolchain() in core.cmake), for `hello`. */
+#ifndef ER_TOOLCHAIN
+#define ER_TOOLCHAIN "unknown"
+#endif
+
 /** Reply buffer; longer replies (the catalogue) stream out in pieces of this size. */
 #define ER_PROTO_OUT 256
 

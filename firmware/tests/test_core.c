@@ -395,7 +395,8 @@ static void test_proto_hello_ops(void)
 	fresh_session();
 	ER_CHECK_STR(say("hello\n"),
 		     "{\"ok\":true,\"protocol\":1,\"firmware\":\"" ER_FIRMWARE_VERSION
-		     "\",\"build\":\"" ER_BUILD_ID "\",\"board\":\"fake\",\"cpu_hz\":64000000,"
+		     "\",\"build\":\"" ER_BUILD_ID "\",\"toolchain\":\"" ER_TOOLCHAIN
+		     "\",\"board\":\"fake\",\"cpu_hz\":64000000,"
 		     "\"cycle_hz\":64000000,\"crypto\":\"none\",\"arena_bytes\":65536,"
 		     "\"payload_max\":16384,\"line_max\":255,\"n_ops\":8,\"trigger_drops\":7,"
 		     "\"port_status\":0,\"conditions\":{\"mbedtls_ecp_nist_optim\":\"on\","

@@ -165,3 +165,57 @@ def write_csv(chunks: Iterable[Chunk], path: str | Path, trigger_bit: int = 0) -
             np.savetxt(fh, rows, fmt=("%.15g", "%.9g", "%.6g", "%d"), delimiter=",")
             written += n
     return written
+
+
+#: The fields of a :class:`Chunk` that :func:`save_chunks` keeps (all of them).
+_CHUNK_FIELDS = ("start_index", "period_s", "current_a", "voltage_v", "logic", "saturated",
+                 "gaps", "current_range", "at_floor", "corrupt")
+
+
+def save_chunks(chunks: Iterable[Chunk], path: str | Path) -> None:
+    """Write chunks exactly as they are (every field, every bit: numpy's ``.npz``), for a
+    reader that must compute the same figures again (``rig reanalyze``); :func:`load_chunks`
+    reads them back.
+
+    Raises
+    ------
+    OSError
+        The file cannot be written.
+    """
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    for i, chunk in enumerate(chunks):
+        for name in _CHUNK_FIELDS:
+            value = getattr(chunk, name)
+            if value is not None:
+                arrays[f"{i}.{name}"] = np.asarray(value)
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def load_chunks(path: str | Path) -> list[Chunk]:
+    """The chunks :func:`save_chunks` wrote, equal to them field by field.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    ValueError
+        It is not such a file.
+    """
+    with np.load(path, allow_pickle=False) as data:
+        fields: dict[int, dict[str, Any]] = {}
+        for key in data.files:
+            index, _, name = key.partition(".")
+            if not index.isdigit() or name not in _CHUNK_FIELDS:
+                raise ValueError(f"{path}: {key!r} is not a field of a saved chunk")
+            fields.setdefault(int(index), {})[name] = data[key]
+    chunks = []
+    for i in sorted(fields):
+        f = fields[i]
+        if not {"start_index", "period_s", "current_a", "voltage_v"} <= f.keys():
+            raise ValueError(f"{path}: chunk {i} lacks a required field")
+        for name in ("start_index", "period_s", "voltage_v"):
+            if f[name].ndim == 0:
+                f[name] = f[name].item()
+        chunks.append(Chunk(**f))
+    return chunks

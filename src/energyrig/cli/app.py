@@ -12,7 +12,8 @@ import sys
 import typer
 
 from energyrig import __version__
-from energyrig.cli import analyze, calibrate, instruments, lab, report, run, sweep
+from energyrig.cli import (analyze, calibrate, instruments, lab, reanalyze, report, run,
+                           sweep)
 from energyrig.errors import EnergyrigError
 
 app = typer.Typer(
@@ -30,22 +31,58 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-for module in (analyze, calibrate, instruments, lab, report, run, sweep):
+for module in (analyze, calibrate, instruments, lab, reanalyze, report, run, sweep):
     module.register(app)
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"energyrig {__version__}")
-        raise typer.Exit()
+def versions_text() -> str:
+    """Every version the rig's figures depend on, as a run's manifest records them
+    (``software`` and ``versions``: :mod:`energyrig.results.versions`), one per line."""
+    from energyrig.results import versions
+
+    record = {"software": versions.software(), **versions.collect(
+        versions.PROGRAMS, lab=True)}
+    lines = [f"energyrig {__version__}"]
+    for section, entries in record.items():
+        for name, value in entries.items():
+            if isinstance(value, dict):  # a program: its version line and Debian package
+                value = ", ".join(str(v) for v in (value["version"], value["debian"]) if v) \
+                    or None
+            lines.append(f"{section}.{name}: {value if value is not None else 'not installed'}")
+    lines += _firmware_lines()
+    return "\n".join(lines)
 
 
-@app.callback()
+#: What of the firmware's ``hello`` (a run's manifest ``firmware``) ``--version --verbose``
+#: shows.
+FIRMWARE_FIELDS = ("firmware", "build", "toolchain", "board", "crypto")
+
+
+def _firmware_lines() -> list[str]:
+    """The default fixture's firmware as its ``hello`` says (kept by ``rig ops``, else
+    asked), or why it cannot be asked."""
+    from energyrig.rig.opscache import firmware_catalogue
+
+    try:
+        hello = firmware_catalogue().hello
+    except EnergyrigError as exc:
+        return [f"firmware: not reachable ({exc})"]
+    return [f"firmware.{name}: {hello.get(name, 'not reported')}" for name in FIRMWARE_FIELDS]
+
+
+@app.callback(invoke_without_command=True)
 def _root(
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the rig does."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    ctx: typer.Context,
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Log what the rig does; with --version, print every "
+                                      "version its figures depend on."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
+    if version:
+        typer.echo(versions_text() if verbose else f"energyrig {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        ctx.fail("Missing command.")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
 

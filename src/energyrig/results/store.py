@@ -2,14 +2,17 @@
 
 Layout of ``RUN_DIR``::
 
-    manifest.json        plan, fixture, firmware hello, software, calibration, host, times, seed
+    manifest.json        plan, fixture, firmware hello, software, versions (every version a
+                         figure depends on: results/versions.py), calibration, host, times, seed
     windows.parquet/     one row per trigger window, with its point's factors (segments)
     points.parquet/      one row per point: status, counts, mean/median/std/95 % CI per op
     parts/<id>/          one finished point not yet consolidated (windows.parquet, point.parquet)
     captures/<id>/       the samples kept of some of a point's windows (``--keep-captures``):
                          window-0003.csv is window 3 of windows.parquet, in the rig's CSV
-                         layout (``rig analyze`` reads it); the policy is the manifest's
-                         ``keep_captures``
+                         layout (``rig analyze`` reads it), window-0003.npz the same
+                         samples exactly (``rig reanalyze`` reads them); the policy is the
+                         manifest's ``keep_captures``
+    reanalysis/          what ``rig reanalyze`` wrote: its figures beside the stored ones
     .lock                held by the one writer of the run
 
 ``windows.parquet`` and ``points.parquet`` are directories of segments
@@ -53,7 +56,6 @@ import os
 import platform
 import shutil
 import socket
-import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,9 +70,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from energyrig import __version__
 from energyrig.bounded import read_bytes
-from energyrig.capture import Chunk, write_csv
+from energyrig.capture import Chunk, save_chunks, write_csv
 from energyrig.domain import (
     AVERAGED,
     FACTORS,
@@ -88,6 +89,7 @@ from energyrig.domain import (
     windows_frame,
 )
 from energyrig.errors import EnergyrigError
+from energyrig.results import versions
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,7 @@ LOCK = ".lock"
 #: leftovers, and what ``rig report`` (and its ``.report-*`` temporary directories) and a
 #: footprint add. Anything else is the operator's.
 RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, CAPTURES, LOCK, "report", "footprint",
+                         "reanalysis",
                          f".{MANIFEST}.tmp", f".{WINDOWS}.legacy", f".{POINTS}.legacy"})
 
 
@@ -134,14 +137,17 @@ def capture_path(run_dir: str | Path, point_key: str, window: int, attempt: int 
 
 def write_captures(directory: Path, captures: Mapping[int, Sequence[Chunk]]) -> None:
     """Write kept samples, window index → chunks, as ``directory/window-NNNN.csv``
-    (:func:`~energyrig.capture.write_csv`): into a temporary directory beside it, renamed
-    into place over what ``directory`` held (one point's captures, never merged with an
-    earlier try's). On an error (OSError: a full disk) nothing is left behind."""
+    (:func:`~energyrig.capture.write_csv`, for ``rig analyze`` and the report) and, exactly
+    as the energy math had them, ``window-NNNN.npz`` (:func:`~energyrig.capture.save_chunks`,
+    for ``rig reanalyze``): into a temporary directory beside it, renamed into place over
+    what ``directory`` held (one point's captures, never merged with an earlier try's). On
+    an error (OSError: a full disk) nothing is left behind."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=directory.parent))
     try:
         for window, chunks in sorted(captures.items()):
             write_csv(chunks, tmp / f"window-{window:04d}.csv")
+            save_chunks(chunks, tmp / f"window-{window:04d}.npz")
         shutil.rmtree(directory, ignore_errors=True)
         os.rename(tmp, directory)
     except BaseException:
@@ -223,16 +229,6 @@ WHERE = ("place", "host")
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _git_revision() -> str | None:
-    """The git revision of the source tree energyrig runs from, or None outside git."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
-                             capture_output=True, text=True, timeout=10, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def _fsync_dir(path: Path) -> None:
@@ -530,8 +526,10 @@ class RunWriter:
                fixture: Mapping[str, Any] | None = None,
                firmware: Mapping[str, Any] | None = None,
                calibration: Mapping[str, Any] | None = None,
+               instrument: Mapping[str, Any] | None = None,
                seed: int | None = None, consolidate_every: int = 256,
-               keep_captures: str = "none", lab: Mapping[str, Any] | None = None) -> Self:
+               keep_captures: str = "none", lab: Mapping[str, Any] | None = None,
+               programs: Sequence[str] = ()) -> Self:
         """Start a new run in ``run_dir`` (created; must not hold a run already).
 
         Parameters
@@ -542,6 +540,9 @@ class RunWriter:
             The firmware's ``hello`` reply.
         calibration:
             The calibration in use (its id and figures).
+        instrument:
+            What the uncertainty budget knew of the instrument (its ADC steps:
+            ``resolution``), so ``rig reanalyze`` takes the same budget again.
         seed:
             Seed of the randomised order.
         consolidate_every:
@@ -552,6 +553,10 @@ class RunWriter:
         lab:
             The lab of a lab run (its coordinator and places, each with its board and
             host: :class:`energyrig.rig.sweep.Lab`), so a resume goes back to it.
+        programs:
+            The external programs the run uses (sigrok-cli, ser2net, qemu: names on PATH
+            or paths), whose versions the manifest's ``versions`` records with the Python
+            distributions and kernels (:func:`energyrig.results.versions.collect`).
         """
         path = Path(run_dir)
         check_new_run_dir(path)
@@ -562,8 +567,9 @@ class RunWriter:
             "fixture": dict(fixture or {}),
             "firmware": dict(firmware or {}),
             "calibration": dict(calibration) if calibration is not None else None,
-            "software": {"energyrig": __version__, "git_revision": _git_revision(),
-                         "python": platform.python_version()},
+            "instrument": dict(instrument) if instrument is not None else None,
+            "software": versions.software(),
+            "versions": versions.collect(programs, lab=lab is not None),
             "host": {"hostname": socket.gethostname(), "platform": platform.platform()},
             "seed": seed,
             "keep_captures": keep_captures,
@@ -594,6 +600,9 @@ class RunWriter:
                                   strict=True))
         writer._parts = len(_part_dirs(path))
         manifest["resumed_at"] = [*manifest.get("resumed_at", []), _now().isoformat()]
+        if changes := versions.figure_changes(manifest):  # the points from now on: with these
+            manifest["resumed_with"] = [*manifest.get("resumed_with", []),
+                                        {"at": manifest["resumed_at"][-1], "changes": changes}]
         manifest["ended_at"] = None
         _write_json(manifest, path / MANIFEST)
         log.info("resuming %s: %d points stored", path, len(writer._done))

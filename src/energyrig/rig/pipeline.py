@@ -69,7 +69,7 @@ from energyrig.units import format_si
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
-    from energyrig.instruments.family import Limits
+    from energyrig.instruments.family import Limits, Resolution
     from energyrig.rig.dut import Dut, OpInfo
 
 log = logging.getLogger(__name__)
@@ -371,24 +371,18 @@ class Measurement:
             flags.append(EXTRA_WINDOWS)
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
-        window = max(found, key=lambda x: x.duration_s)
+        window = longest(found)
         flags += stream_flags(record.chunk_list, window, settings)
         self.kept = tuple(replace(c, logic=None if c.logic is None
                                   else (c.logic >> record.trigger_bit) & 1)
                           for c in cut(record.chunk_list, window, settings))
-        resolution = self.bench.limits.resolution
         fx = self.bench.fixture
-        budget = window_budget(window_stats(record.chunk_list, window, settings,
-                                            resolution.step_a if resolution else None),
-                               self.bench.calibration,
-                               Supply.stated(fx.calibration.supply_tolerance, fx.path.name))
-        overhead = ((self.bench.calibration or {}).get("values") or {}).get("overhead_s")
-        period_s = record.chunk_list[0].period_s
-        duration_u_s = math.hypot(edge_timing_u(period_s), overhead["u"] if overhead else 0.0)
-        return take_out_overhead(replace(
-            window, flags=(*window.flags, *flags), corrections=record.corrections,
-            net_energy_u_j=K * combined(budget), duration_u_s=K * duration_u_s,
-            uncertainty=tuple((c.name, c.u) for c in budget)))
+        return window_figures(
+            record.chunk_list, replace(window, flags=(*window.flags, *flags),
+                                       corrections=record.corrections),
+            settings, resolution=self.bench.limits.resolution,
+            calibration=self.bench.calibration,
+            supply=Supply.stated(fx.calibration.supply_tolerance, fx.path.name))
 
     def _check(self, win: Window, elapsed_s: float) -> list[str]:
         """Flags of the checks of a window against its limits and the firmware's time."""
@@ -404,6 +398,42 @@ class Measurement:
                         self.point.label, win.duration_s, elapsed_s)
             flags.append(DURATION_MISMATCH)
         return flags
+
+
+def point_uncertainty(windows: Sequence[Window], batch_n: int,
+                      calibration: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A point's expanded uncertainties (k = 2) of the net energy per op (J) and the time
+    per op (s), ``None`` where unknown, and the net energy's budget
+    (:meth:`PointResult.uncertainty`)."""
+    energy = energy_budget(windows, batch_n)
+    timing = time_budget(windows, batch_n, calibration)
+    return {"net_energy_per_op_u_j": finite_or_none(K * combined(energy)) if energy else None,
+            "time_per_op_u_s": finite_or_none(K * combined(timing)) if timing else None,
+            "uncertainty_budget": [c.as_dict("j") for c in energy]}
+
+
+def longest(found: Sequence[Window]) -> Window:
+    """The window a record is measured by: the longest of those found in it."""
+    return max(found, key=lambda x: x.duration_s)
+
+
+def window_figures(chunks: Sequence[Chunk], window: Window, settings: WindowSettings, *,
+                   resolution: Resolution | None, calibration: Mapping[str, Any] | None,
+                   supply: Supply) -> Window:
+    """A found ``window`` (with its ``corrections``) as the pipeline stores it: with its
+    uncertainty (:func:`~energyrig.calibration.budget.window_budget` over ``chunks``, the
+    corrected samples it was found in; ``resolution`` the instrument's ADC steps, A) and
+    the window overhead its corrections name taken out. The pipeline and ``rig reanalyze``
+    both compute a window's figures here."""
+    budget = window_budget(window_stats(chunks, window, settings,
+                                        resolution.step_a if resolution else None),
+                           calibration, supply)
+    overhead = ((calibration or {}).get("values") or {}).get("overhead_s")
+    duration_u_s = math.hypot(edge_timing_u(chunks[0].period_s),
+                              overhead["u"] if overhead else 0.0)
+    return take_out_overhead(replace(
+        window, net_energy_u_j=K * combined(budget), duration_u_s=K * duration_u_s,
+        uncertainty=tuple((c.name, c.u) for c in budget)))
 
 
 # -- the point ----------------------------------------------------------------------------
@@ -474,11 +504,7 @@ class PointResult:
         """The expanded uncertainties (k = 2) of the net energy per op (J) and the time per op
         (s) of the :attr:`estimate`, ``None`` where unknown (a quantity not calibrated, one
         window), and the net energy's budget (:mod:`energyrig.calibration.budget`)."""
-        energy = energy_budget(self.estimate, self.batch_n)
-        timing = time_budget(self.estimate, self.batch_n, self.calibration)
-        return {"net_energy_per_op_u_j": finite_or_none(K * combined(energy)) if energy else None,
-                "time_per_op_u_s": finite_or_none(K * combined(timing)) if timing else None,
-                "uncertainty_budget": [c.as_dict("j") for c in energy]}
+        return point_uncertainty(self.estimate, self.batch_n, self.calibration)
 
     def figures(self) -> dict[str, Any]:
         """The result as one JSON-ready object (``rig run --json``): per-op figures are

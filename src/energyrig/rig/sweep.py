@@ -34,7 +34,7 @@ import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ContextManager
@@ -228,6 +228,9 @@ class BoardPlan:
     hello: dict[str, Any]
     calibration: Mapping[str, Any] | None
     footprint: Footprint | None = None
+    #: The instrument's ADC steps (its limits' resolution, for the uncertainty budget), as
+    #: the manifest records them: ``rig reanalyze`` takes the budget again with them.
+    resolution: Mapping[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -245,8 +248,11 @@ def survey(plan: Plan, fixtures: Sequence[Fixture],
         footprint = read_footprint(path) if path is not None else None
         with bench_factory(fixture) as bench:
             target = Target.from_dut(bench.hello, bench.ops(), board=bench.board)
+            limits = getattr(bench, "limits", None)  # a scripted bench has none
+            resolution = None if limits is None else limits.resolution
             boards.append(BoardPlan(fixture, expand(plan, target), dict(bench.hello),
-                                bench.calibration, footprint))
+                                    bench.calibration, footprint,
+                                    None if resolution is None else asdict(resolution)))
     _distinct_boards(plan, [b.name for b in boards])
     return boards
 
@@ -474,13 +480,24 @@ def _manifest_parts(boards: Sequence[BoardPlan]) -> dict[str, Any]:
     if len(boards) == 1:
         b = boards[0]
         return {"fixture": _fixture_record(b.fixture), "firmware": b.hello,
-                "calibration": b.calibration}
+                "calibration": b.calibration, "instrument": {"resolution": b.resolution}}
     names = ", ".join(b.name for b in boards)
     return {"fixture": {"name": " + ".join(b.fixture.name or b.name for b in boards),
                         "fixtures": [_fixture_record(b.fixture) for b in boards]},
             "firmware": {"board": names, "boards": {b.name: b.hello for b in boards}},
             "calibration": None if all(b.calibration is None for b in boards) else
-            {"id": names, "boards": {b.name: b.calibration for b in boards}}}
+            {"id": names, "boards": {b.name: b.calibration for b in boards}},
+            "instrument": {"boards": {b.name: {"resolution": b.resolution} for b in boards}}}
+
+
+def _programs(boards: Sequence[BoardPlan], lab: bool) -> list[str]:
+    """The external programs a sweep runs, whose versions its manifest records: a sigrok
+    instrument's sigrok-cli, a DUT run under qemu, and the ser2net that shares a lab
+    place's ports (labgrid starts it)."""
+    sigrok = [getattr(b.fixture.instrument, "sigrok_cli", None) for b in boards]
+    qemu = [b.fixture.dut.command[0] for b in boards
+            if b.fixture.dut.command and Path(b.fixture.dut.command[0]).name.startswith("qemu")]
+    return [*(p for p in sigrok if p is not None), *qemu, *(["ser2net"] if lab else [])]
 
 
 def _recorded_entries(manifest: Mapping[str, Any]) -> list[Any]:
@@ -570,7 +587,8 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
         check_calibrated(boards, required=require_calibration)
         with RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
                               keep_captures=keep_captures, **_manifest_parts(boards),
-                              lab=None if slots is None else _lab_record(lab, slots)
+                              lab=None if slots is None else _lab_record(lab, slots),
+                              programs=_programs(boards, lab=slots is not None)
                               ) as writer:
             return _finish(writer, boards, plan, bench_factory, console, stop, slots)
 

@@ -53,6 +53,8 @@ LOGIC_LEVEL = 0.5  # level of a 0/1 trigger column
 _DIGITAL_TEXT = {ord("0"): (0, False), ord("1"): (1, False), ord("X"): (1, False),
                  ord("-"): (0, True)}
 GRID_TOLERANCE = 0.25  # of a period
+#: UTF-8, with or without the byte-order mark a spreadsheet (Excel's "CSV UTF-8") writes first.
+ENCODING = "utf-8-sig"
 #: Most rows per chunk: a row parsed by pandas costs several times a binary sample (a text
 #: column, such as the Power Profiler app's digital channels, one Python string per row),
 #: so a CSV is read in smaller chunks than ``chunk_samples``' default
@@ -103,7 +105,7 @@ class CsvCapture:
         self._seconds = TIME_UNITS[self.options.time_unit or "s"]
         self.time_column = self.options.time or TIME
         try:
-            with self.path.open(newline="", encoding="utf-8") as f:
+            with self.path.open(newline="", encoding=ENCODING) as f:
                 header = next(csv.reader(f), [])
         except (OSError, UnicodeDecodeError) as exc:
             raise CaptureError(self.source, f"cannot read the CSV header: {exc}") from exc
@@ -139,7 +141,8 @@ class CsvCapture:
         text = {self._raw_names[self.trigger_column]: str} if self.digital_text else None
         reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
                              chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
-                             engine="c", skipinitialspace=True, dtype=text)
+                             engine="c", skipinitialspace=True, dtype=text,
+                             encoding=ENCODING)
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0
         row0 = 0

@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from energyrig.capture import CSV_COLUMNS, NO_GAPS, Chunk
+from energyrig.capture import CSV_COLUMNS, LIMITS, NO_GAPS, Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CURRENT_UNITS, TIME_UNITS, CaptureOptions
 from energyrig.instruments.threshold import Schmitt
@@ -53,6 +53,7 @@ LOGIC_LEVEL = 0.5  # level of a 0/1 trigger column
 _DIGITAL_TEXT = {ord("0"): (0, False), ord("1"): (1, False), ord("X"): (1, False),
                  ord("-"): (0, True)}
 GRID_TOLERANCE = 0.25  # of a period
+_FAR = float(1 << 62)  # sample indices beyond this (a stamp 10^22 periods away) are refused
 #: UTF-8, with or without the byte-order mark a spreadsheet (Excel's "CSV UTF-8") writes first.
 ENCODING = "utf-8-sig"
 #: Most rows per chunk: a row parsed by pandas costs several times a binary sample (a text
@@ -154,6 +155,10 @@ class CsvCapture:
                 frame.columns = [c.strip() for c in frame.columns]
                 cols = {name: self._numeric(frame[name], name, row0) for name in numeric}
                 t = cols[self.time_column] * self._seconds
+                if (k := LIMITS["time_s"].first_outside(t)) is not None:
+                    raise CaptureError(self.source, f"line {row0 + k + 2}: column "
+                                                    f"'{self.time_column}': "
+                                                    f"{LIMITS['time_s'].problem(t[k])}")
                 if grid is None:
                     grid = self._grid(t, row0)
                 indices = self._indices(t, grid, row0, expected)
@@ -255,7 +260,8 @@ class CsvCapture:
                  expected: int) -> npt.NDArray[np.int64]:
         t0, period = grid
         pos = (t - t0) / period
-        indices = np.rint(pos).astype(np.int64)
+        # Held inside int64 (a stamp that far off the grid is refused below as off it).
+        indices = np.rint(np.clip(pos, -_FAR, _FAR)).astype(np.int64)
         off = np.abs(pos - indices) > GRID_TOLERANCE
         back = np.diff(indices, prepend=expected - 1) < 1
         bad = np.flatnonzero(off | back)

@@ -8,12 +8,15 @@ what is asserted is what an operator sees: the exit code and the one ``rig: erro
 from __future__ import annotations
 
 import json
+import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from energyrig.cli.app import main
+from energyrig.instruments.base import RecordedCapture
 
 PERIOD_S = 1e-5
 CSV_HEAD = "time_s,current_a,voltage_v,trigger\n"
@@ -315,3 +318,53 @@ def test_samples_lost_in_the_baseline_span_after_a_window_flag_it(
     path.write_text(CSV_HEAD + _rows(high=(50, 500), times=times), encoding="utf-8")
     (window,) = _windows([path], capsys)
     assert set(window["flags"]) == {"baseline_after", "dropped_samples"}, window
+
+
+# -- item 20: a window shorter than one sample says so, and which batch would do ----------
+
+@pytest.mark.parametrize("instrument", ["record-without-window", "stream-never-rose"])
+def test_a_window_shorter_than_a_sample_says_which_batch_would_do(instrument: str) -> None:
+    from test_pipeline import POINT, ScriptedBench
+
+    from energyrig.errors import NoTriggerWindow
+    from energyrig.rig.pipeline import measure_point, reps_done
+
+    bench = ScriptedBench()
+    bench.dut.op_s = 0.1e-6        # 50 ops: 5 µs, half a sample at 100 kS/s
+    if instrument == "stream-never-rose":  # a streaming instrument's collect, as the PPK2's
+        def collect(timeout_s: float) -> None:
+            raise NoTriggerWindow("PPK2: no complete trigger window within 1 s of arming "
+                                  "(the trigger never rose on D0)")
+        bench.instrument.collect = collect  # type: ignore[method-assign]
+    result = measure_point(bench, POINT, until=reps_done(1), batch_n=50)
+    assert result.status == "failed"
+    m = bench.fixture.measure
+    target = max(m.min_window_samples, 2 / m.max_edge_error)
+    assert "the trigger window was shorter than one sample: the batch of 50 ops took " \
+           "5 µs by the firmware's clock, the instrument samples every 10 µs" in result.reason
+    got = re.search(r"a batch of (\d+) spans the (\d+) samples a window needs "
+                    r"\(--batch (\d+), or --batch auto", result.reason)
+    assert got is not None, result.reason
+    batch = int(got[1])
+    assert int(got[3]) == batch and int(got[2]) == round(target)
+    # the smallest batch whose time spans the samples: 0.1 µs per op, 10 µs per sample
+    assert (batch - 1) * 0.1e-6 < target * 1e-5 <= batch * 0.1e-6 * (1 + 1e-9)
+    assert "never rose" not in result.reason
+
+
+def test_a_window_the_instrument_missed_for_another_reason_keeps_its_error() -> None:
+    from test_pipeline import POINT, ScriptedBench
+
+    from energyrig.rig.pipeline import measure_point, reps_done
+
+    bench = ScriptedBench()
+    real = bench.instrument.collect
+
+    def unwired(timeout_s: float) -> RecordedCapture:  # a long batch; the trigger is not seen
+        record = real(timeout_s)
+        return replace(record, chunk_list=tuple(replace(c, logic=c.logic * 0)
+                                                for c in record.chunk_list))
+    bench.instrument.collect = unwired  # type: ignore[method-assign]
+    result = measure_point(bench, POINT, until=reps_done(1), batch_n=500)
+    assert result.status == "failed"
+    assert "is the trigger wired to the instrument?" in result.reason

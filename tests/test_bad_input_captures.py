@@ -11,6 +11,7 @@ import json
 import re
 import sys
 from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,27 +34,27 @@ def _rows(n: int = 4000, high: tuple[int, int] = (2000, 2500), current: str = "2
                    for k, t in enumerate(times))
 
 
-def _rig(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``rig ARGV`` as the console script does: exit code, stdout, stderr."""
-    capsys.readouterr()
-    old_argv = sys.argv
-    sys.argv = ["rig", *map(str, argv)]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = old_argv
-    out = capsys.readouterr()
-    return code, out.out, out.err
+Rig = Callable[[list], tuple[int, str, str]]
 
 
-def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], *expected: str,
-             code: int = 2) -> str:
+@pytest.fixture
+def rig(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Rig:
+    """``rig(argv)`` runs ``rig ARGV`` as the console script does (which always ends in
+    ``sys.exit``): its exit code, stdout and stderr."""
+    def run(argv: list) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["rig", *map(str, argv)])
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:
+            main()
+        out = capsys.readouterr()
+        return stop.value.code if isinstance(stop.value.code, int) else 1, out.out, out.err
+    return run
+
+
+def _refused(rig: Rig, argv: list, *expected: str, code: int = 2) -> str:
     """Assert ``rig ARGV`` stops with ``code`` and one ``rig: error:`` line holding every
     ``expected`` text; return the line."""
-    got, _, err = _rig(argv, capsys)
+    got, _, err = rig(argv)
     lines = [line for line in err.splitlines() if line.strip()]
     assert got == code, err
     assert len(lines) == 1 and lines[0].startswith("rig: error: "), err
@@ -63,8 +64,8 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], *expected: str
     return lines[0]
 
 
-def _windows(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict]:
-    code, out, err = _rig(["analyze", *argv, "--json"], capsys)
+def _windows(rig: Rig, argv: list) -> list[dict]:
+    code, out, err = rig(["analyze", *argv, "--json"])
     assert code == 0, err
     return json.loads(out)["windows"]
 
@@ -72,22 +73,22 @@ def _windows(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict]:
 # -- item 24: a byte-order mark -------------------------------------------------------------
 
 def test_a_csv_with_a_byte_order_mark_is_read(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+                                              rig: Rig) -> None:
     plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
     plain.write_text(CSV_HEAD + _rows(), encoding="utf-8")
     marked.write_text(CSV_HEAD + _rows(), encoding="utf-8-sig")
     assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
-    got = _windows([marked], capsys)
-    assert len(got) == 1 and got == _windows([plain], capsys)
+    got = _windows(rig, [marked])
+    assert len(got) == 1 and got == _windows(rig, [plain])
 
 
 def test_a_power_profiler_export_with_a_byte_order_mark_is_read(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, rig: Rig) -> None:
     rows = "".join(f"{k / 100:g},2000.000,{'1' if 2000 <= k < 2500 else '0'}0000000\n"
                    for k in range(4000))
     path = tmp_path / "export.csv"
     path.write_text("Timestamp(ms),Current(uA),D0-D7\n" + rows, encoding="utf-8-sig")
-    got = _windows([path, "--voltage", "3.0"], capsys)
+    got = _windows(rig, [path, "--voltage", "3.0"])
     assert len(got) == 1 and got[0]["samples"] == 500
 
 
@@ -106,31 +107,31 @@ def capture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize("spelling", ["same", "dotted", "hard-link"])
 def test_the_csv_output_never_replaces_the_capture(capture: Path, spelling: str,
                                                    force: list[str],
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+                                                   rig: Rig) -> None:
     before = capture.read_bytes()
     out = {"same": capture, "dotted": Path(".") / "." / capture.name,
            "hard-link": capture.with_name("link.csv")}[spelling]
     if spelling == "hard-link":
         out.hardlink_to(capture)
-    _refused(["analyze", capture, "--csv", out, *force], capsys, "--csv",
+    _refused(rig, ["analyze", capture, "--csv", out, *force], "--csv",
              "an input of this command")
     assert capture.read_bytes() == before
 
 
 def test_an_existing_output_file_is_replaced_only_with_force(
-        capture: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        capture: Path, rig: Rig) -> None:
     table = capture.with_name("table.csv")
     table.write_text("mine\n", encoding="utf-8")
-    _refused(["analyze", capture, "--csv", table], capsys, f"{table}: --csv: the file exists",
+    _refused(rig, ["analyze", capture, "--csv", table], f"{table}: --csv: the file exists",
              "--force")
     assert table.read_text(encoding="utf-8") == "mine\n"
-    png = capture.with_name("cap-window-1.json")
-    png.write_text("mine\n", encoding="utf-8")
-    _refused(["analyze", capture, "--csv", "new.csv", "--plot", "1", "--plot-dir", "."],
-             capsys, f"{png.name}: --plot: the file exists")
-    assert png.read_text(encoding="utf-8") == "mine\n"
+    data = capture.with_name("cap-window-1.json")
+    data.write_text("mine\n", encoding="utf-8")
+    _refused(rig, ["analyze", capture, "--csv", "new.csv", "--plot", "1", "--plot-dir", "."],
+             f"{data.name}: --plot: the file exists")
+    assert data.read_text(encoding="utf-8") == "mine\n"
     assert not capture.with_name("new.csv").exists(), "refused, yet the --csv file was written"
-    code, _, err = _rig(["analyze", capture, "--csv", table, "--force"], capsys)
+    code, _, err = rig(["analyze", capture, "--csv", table, "--force"])
     assert code == 0, err
     assert table.read_text(encoding="utf-8").startswith("start_s,")
 
@@ -148,20 +149,20 @@ def test_the_json_output_is_not_appended_to_the_capture(capture: Path) -> None:
 
 
 def test_a_report_never_replaces_its_run_or_other_files(tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]
+                                                        rig: Rig
                                                         ) -> None:
     from support.synthetic import make_run
     run = tmp_path / "run"
     make_run(run, reps=1, n_windows=2)
     tables = sorted(p.name for p in run.iterdir())
     for out in (run, tmp_path, run / "windows.parquet"):
-        _refused(["report", run, "--out", out, "--csv"], capsys, f"{out}: --out",
+        _refused(rig, ["report", run, "--out", out, "--csv"], f"{out}: --out",
                  "would delete the run")
         assert sorted(p.name for p in run.iterdir()) == tables
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "thesis.tex").write_text("years of work", encoding="utf-8")
-    _refused(["report", run, "--out", mine, "--csv"], capsys, "holds files that are not a "
+    _refused(rig, ["report", run, "--out", mine, "--csv"], "holds files that are not a "
              "report (thesis.tex)", "--force")
     assert (mine / "thesis.tex").read_text(encoding="utf-8") == "years of work"
 
@@ -171,17 +172,17 @@ def test_a_report_never_replaces_its_run_or_other_files(tmp_path: Path,
 @pytest.mark.parametrize("option", [["--csv", "{bad}"], ["--plot", "1", "--plot-dir", "{bad}"]],
                          ids=["csv", "plot"])
 def test_an_output_that_cannot_be_written_is_named(capture: Path, option: list[str],
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+                                                   rig: Rig) -> None:
     blocker = capture.with_name("blocker")
     blocker.write_text("a file, not a directory", encoding="utf-8")
     bad = blocker / "out"
     argv = ["analyze", capture, *(a.format(bad=bad) for a in option), "--force"]
-    _refused(argv, capsys, f"{bad}", "cannot write", code=1)
+    _refused(rig, argv, f"{bad}", "cannot write", code=1)
 
 
 def test_writing_proc_version_names_it(  # Linux: the kernel refuses the write with EIO
-capture: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _refused(["analyze", capture, "--csv", "/proc/version", "--force"], capsys,
+capture: Path, rig: Rig) -> None:
+    _refused(rig, ["analyze", capture, "--csv", "/proc/version", "--force"],
              "/proc/version: cannot write", code=1)
 
 
@@ -227,7 +228,7 @@ PLAUSIBILITY_CASES = [
                          [c[1:] for c in PLAUSIBILITY_CASES], ids=[c[0] for c in PLAUSIBILITY_CASES])
 def test_an_implausible_quantity_is_refused(tmp_path: Path, name: str, content: dict | str,
                                             argv: list[str], expected: str,
-                                            capsys: pytest.CaptureFixture[str],
+                                            rig: Rig,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     path = tmp_path / name
@@ -235,7 +236,7 @@ def test_an_implausible_quantity_is_refused(tmp_path: Path, name: str, content: 
         _ppk2raw(path, content)
     else:
         path.write_text(CSV_HEAD + _rows(**content), encoding="utf-8")
-    _refused(["analyze", path, *argv, "--json"], capsys, f"{path}: ", expected)
+    _refused(rig, ["analyze", path, *argv, "--json"], f"{path}: ", expected)
 
 
 # -- item 15: a capture without a window says why -----------------------------------------
@@ -260,11 +261,11 @@ NO_WINDOW_CASES = [
                          ids=[c[0] for c in NO_WINDOW_CASES])
 def test_a_csv_without_a_window_says_why(tmp_path: Path, rows: dict, argv: list[str],
                                          expected: str,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+                                         rig: Rig) -> None:
     path = tmp_path / "c.csv"
     path.write_text(CSV_HEAD + _rows(**rows), encoding="utf-8")
     for json_out in ([], ["--json"]):
-        _refused(["analyze", path, *argv, *json_out], capsys, f"{path}: no trigger window: ",
+        _refused(rig, ["analyze", path, *argv, *json_out], f"{path}: no trigger window: ",
                  expected, "the columns are time_s, current_a, voltage_v, trigger")
 
 
@@ -276,12 +277,12 @@ def test_a_csv_without_a_window_says_why(tmp_path: Path, rows: dict, argv: list[
 ])
 def test_a_ppk2_stream_without_a_window_names_the_channels_with_edges(
         tmp_path: Path, logic_bit: int | None, expected: str,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        rig: Rig) -> None:
     path = tmp_path / "c.ppk2raw"
     _ppk2raw(path, logic_bit=logic_bit)
-    _refused(["analyze", path], capsys, f"{path}: no trigger window: {expected}")
+    _refused(rig, ["analyze", path], f"{path}: no trigger window: {expected}")
     if logic_bit is not None:
-        assert len(_windows([path, "--trigger", f"D{logic_bit}"], capsys)) == 1
+        assert len(_windows(rig, [path, "--trigger", f"D{logic_bit}"])) == 1
 
 
 # -- item 14: samples lost beside a window ------------------------------------------------
@@ -303,20 +304,20 @@ def _jump(at: int, lost_s: float, n: int = 4000) -> list[float]:
 ])
 def test_samples_lost_beside_a_window_flag_it(tmp_path: Path, at: int, lost_s: float,
                                               flagged: bool,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+                                              rig: Rig) -> None:
     path = tmp_path / "c.csv"
     path.write_text(CSV_HEAD + _rows(times=_jump(at, lost_s)), encoding="utf-8")
-    (window,) = _windows([path], capsys)
+    (window,) = _windows(rig, [path])
     assert ("dropped_samples" in window["flags"]) is flagged, window
     assert window["samples"] == 500
 
 
 def test_samples_lost_in_the_baseline_span_after_a_window_flag_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, rig: Rig) -> None:
     path = tmp_path / "c.csv"   # no room before the window: its baseline is taken after it
     times = _jump(1000, 5e-3)
     path.write_text(CSV_HEAD + _rows(high=(50, 500), times=times), encoding="utf-8")
-    (window,) = _windows([path], capsys)
+    (window,) = _windows(rig, [path])
     assert set(window["flags"]) == {"baseline_after", "dropped_samples"}, window
 
 

@@ -140,15 +140,15 @@ class CsvCapture:
             wanted.append(self.voltage_column)
         numeric = wanted[:2] + wanted[3:]
         text = {self._raw_names[self.trigger_column]: str} if self.digital_text else None
-        reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
-                             chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
-                             engine="c", skipinitialspace=True, dtype=text,
-                             encoding=ENCODING)
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0
         row0 = 0
         schmitt = Schmitt(self.trigger_threshold)
-        try:
+        try:  # the parser decodes ahead when it opens: its errors are the read's
+            reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
+                                 chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
+                                 engine="c", skipinitialspace=True, dtype=text,
+                                 encoding=ENCODING)
             for frame in reader:
                 if frame.empty:
                     continue

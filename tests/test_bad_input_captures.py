@@ -207,7 +207,8 @@ def _ppk2raw(path: Path, header: str = "vdd_mv=3000 sample_rate_hz=100000",
 
 PLAUSIBILITY_CASES = [
     ("current-huge", "c.csv", {"odd": {2100: "1e308"}}, [], "current 1e+308 A is not plausible"),
-    ("current-huge-negative", "c.csv", {"odd": {2100: "-1e308"}}, [], "current -1e+308 A is not plausible"),
+    ("current-huge-negative", "c.csv", {"odd": {2100: "-1e308"}}, [],
+     "current -1e+308 A is not plausible"),
     ("current-1e300", "c.csv", {"odd": {2100: "1e300"}}, [], "current 1e+300 A is not plausible"),
     ("voltage-huge", "c.csv", {"voltage": "2e5"}, [], "supply voltage 200000 V is not plausible"),
     ("voltage-all-zero", "c.csv", {"voltage": "0"}, [], "the supply voltage never exceeds 0.1 V"),
@@ -225,7 +226,8 @@ PLAUSIBILITY_CASES = [
 
 
 @pytest.mark.parametrize(("name", "content", "argv", "expected"),
-                         [c[1:] for c in PLAUSIBILITY_CASES], ids=[c[0] for c in PLAUSIBILITY_CASES])
+                         [c[1:] for c in PLAUSIBILITY_CASES],
+                         ids=[c[0] for c in PLAUSIBILITY_CASES])
 def test_an_implausible_quantity_is_refused(tmp_path: Path, name: str, content: dict | str,
                                             argv: list[str], expected: str,
                                             rig: Rig,

@@ -17,6 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from energyrig.errors import CaptureError
+
 NO_GAPS: npt.NDArray[np.int64] = np.zeros((0, 2), dtype=np.int64)
 NO_GAPS.flags.writeable = False
 
@@ -111,6 +113,80 @@ class Chunk:
     def end_index(self) -> int:
         """Absolute index one past the last sample of this chunk."""
         return self.start_index + len(self) + self.lost
+
+
+@dataclass(frozen=True)
+class Plausible:
+    """The physically plausible range of a quantity a capture holds, SI units: a value
+    outside it (or NaN) is a reading gone wrong, a wrong channel or unit, never a board's."""
+
+    what: str
+    low: float
+    high: float
+    unit: str
+    hint: str
+
+    def first_outside(self, values: npt.ArrayLike) -> int | None:
+        """Position of the first value outside ``[low, high]`` (NaN is outside), or
+        ``None``; two passes (min, max) over the array, a third only when one is out."""
+        a = np.asarray(values, dtype=np.float64).reshape(-1)
+        if not a.size or (self.low <= a.min() and a.max() <= self.high):
+            return None
+        return int(np.flatnonzero(~((a >= self.low) & (a <= self.high)))[0])
+
+    def problem(self, value: float) -> str:
+        """What is wrong with ``value`` and what to check, for an error message."""
+        return (f"{self.what} {value:.6g} {self.unit} is not plausible (allowed "
+                f"{self.low:g} to {self.high:g} {self.unit}): {self.hint}")
+
+
+#: The one table of plausibility limits every capture file's samples are held to
+#: (:func:`plausible_chunks`; the CSV reader holds its time column to ``time_s``), stated in
+#: docs/formats.md. Wide on purpose: they catch a wrong channel, unit or header field, not
+#: a board's unusual supply.
+LIMITS = {
+    "current_a": Plausible("current", -1e3, 1e3, "A",
+                           "check the current channel and its unit or scale (--current, "
+                           "--current-unit, --shunt-ohms, --current-scale)"),
+    "voltage_v": Plausible("supply voltage", -1e3, 1e3, "V",
+                           "check the voltage channel or constant (--voltage)"),
+    "period_s": Plausible("sample period", 1e-12, 1e3, "s",
+                          "the file's sample rate is wrong (1 mHz to 1 THz is plausible)"),
+    "time_s": Plausible("time stamp", -1e10, 1e10, "s",
+                        "check the time column and its unit (--time-column, --time-unit)"),
+}
+#: A capture's supply voltage must exceed this somewhere, V: v·i of a supply at 0 V is no
+#: energy but a wrong voltage channel (or constant).
+MIN_SUPPLY_V = 0.1
+
+
+def plausible_chunks(chunks: Iterable[Chunk], source: str) -> Iterator[Chunk]:
+    """Pass ``chunks`` through, holding their sample period, current and voltage to
+    :data:`LIMITS`, and the supply to exceed :data:`MIN_SUPPLY_V` somewhere in the capture.
+
+    Raises
+    ------
+    CaptureError
+        Naming the quantity, its value, the sample's time and what to check.
+    """
+    supply = -np.inf
+    for chunk in chunks:
+        if LIMITS["period_s"].first_outside(chunk.period_s) is not None:
+            raise CaptureError(source, LIMITS["period_s"].problem(chunk.period_s))
+        for name in ("current_a", "voltage_v"):
+            values = getattr(chunk, name)
+            k = LIMITS[name].first_outside(values)
+            if k is not None:
+                at = int(chunk.indices()[k]) if np.ndim(values) else chunk.start_index
+                raise CaptureError(source, f"at {at * chunk.period_s:.9g} s (sample {at}): "
+                                           f"{LIMITS[name].problem(np.ravel(values)[k])}")
+        if len(chunk):
+            supply = max(supply, float(np.max(chunk.voltage_v)))
+        yield chunk
+    if supply != -np.inf and supply < MIN_SUPPLY_V:
+        raise CaptureError(source, f"the supply voltage never exceeds {MIN_SUPPLY_V:g} V "
+                                   f"(at most {supply:.6g} V): v·i would be no energy; "
+                                   f"{LIMITS['voltage_v'].hint}")
 
 
 @runtime_checkable

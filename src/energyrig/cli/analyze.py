@@ -194,7 +194,9 @@ _HELP = (
     "seconds before the rising edge (after the falling edge if the capture has no room "
     "before); net = energy - baseline × duration. ±edge bounds the error of the edge "
     "positions (one sample at each edge). With --batch N, per-op figures divide by N.\n\n"
-    f"Flags: {', '.join(ANALYZE_FLAGS)}. Exit code 2 when the file or a channel is wrong.\n\n"
+    f"Flags: {', '.join(ANALYZE_FLAGS)}. Exit code 2 when the file or a channel is "
+    "wrong, a quantity is implausible or the capture holds no window (the error says why); "
+    "--csv and --plot never replace the capture, nor an existing file without --force.\n\n"
     "Examples:\n\n\b\n"
     "  rig analyze tests/data/synthetic-capture.csv --batch 10\n"
     "  rig analyze session.sr --trigger D0 --current A0 --shunt-ohms 1 --voltage 3.3\n"
@@ -283,13 +285,23 @@ def register(app: typer.Typer) -> None:
         fixture: Optional[Path] = typer.Option(
             None, "--fixture", "-f", help="Bench whose calibration store 'latest' reads "
                                           "(default: $ENERGYRIG_FIXTURE or fixtures/sim.toml)."),
+        force: bool = typer.Option(
+            False, "--force", help="Replace the --csv and --plot files if they exist (never "
+                                   "the capture itself)."),
     ) -> None:
         # the readers and the analysis (pandas): only here
         from rich.console import Console
 
         from energyrig.instruments.fileopts import CaptureOptions
         from energyrig.instruments.files import parse_voltage
+        from energyrig.results.outputs import check_outputs, check_stdout, writing
         from energyrig.rig.analysis import analyze_file
+
+        inputs = [capture]
+        if csv is not None:
+            check_outputs([(csv, "--csv")], inputs, force=force)
+        if as_json:
+            check_stdout(inputs, "--json")
 
         try:
             options = CaptureOptions(trigger=trigger, trigger_level_v=trigger_level,
@@ -315,17 +327,23 @@ def register(app: typer.Typer) -> None:
             correction = CurrentCorrection.of(cal)
         with console.status(f"analysing {capture}", spinner="dots"):
             result = analyze_file(capture, options, settings, batch, correction)
+        numbers = _plot_numbers(plot or [], result)
+        pngs = {n: plot_dir / f"{capture.stem}-window-{n}.png" for n in numbers}
+        check_outputs([(path, "--plot") for png in pngs.values()
+                       for path in (png, png.with_suffix(".json"))], inputs, force=force)
         if csv is not None:
-            result.frame().to_csv(csv, index=False)
-        for number in _plot_numbers(plot or [], result):
+            with writing(csv):
+                result.frame().to_csv(csv, index=False)
+        for number, png in pngs.items():
             from energyrig.results.trace import plot_trace
             from energyrig.rig.analysis import trace_file
 
-            plot_dir.mkdir(parents=True, exist_ok=True)
             title = f"{capture.name}, window {number}"
-            png = plot_trace(trace_file(capture, result.windows[number - 1], options, settings,
-                                        correction, title),
-                             plot_dir / f"{capture.stem}-window-{number}.png")
+            trace = trace_file(capture, result.windows[number - 1], options, settings,
+                               correction, title)
+            with writing(png):
+                plot_dir.mkdir(parents=True, exist_ok=True)
+                plot_trace(trace, png)
             console.print(f"window {number}: {png}")
         if as_json:
             typer.echo(json.dumps(result.as_json(), indent=1))

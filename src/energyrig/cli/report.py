@@ -19,6 +19,10 @@ def register(app: typer.Typer) -> None:
         csv: bool = typer.Option(False, "--csv",
                                  help="Also write points.csv and windows.csv (one row per "
                                       "point, per window) beside report.html."),
+        force: bool = typer.Option(False, "--force",
+                                   help="Replace an --out directory that holds files no "
+                                        "report wrote (a previous report is replaced "
+                                        "anyway; the run itself never)."),
     ) -> None:
         """Write report.html (with PNG figures beside it) for a run directory.
 
@@ -43,7 +47,7 @@ def register(app: typer.Typer) -> None:
                        f"computes its figures ({'; '.join(changes)}): `rig reanalyze "
                        f"{run_dir}` shows whether they move", err=True)
 
-        path = write_report(run_dir, out, csv=csv)
+        path = write_report(run_dir, out, csv=csv, force=force)
         typer.echo(f"report written: {path}")
         if csv:
             typer.echo(f"tables written: {path.with_name('points.csv')}, "

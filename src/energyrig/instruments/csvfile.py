@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from energyrig.capture import CSV_COLUMNS, NO_GAPS, Chunk
+from energyrig.capture import CSV_COLUMNS, LIMITS, NO_GAPS, Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CURRENT_UNITS, TIME_UNITS, CaptureOptions
 from energyrig.instruments.threshold import Schmitt
@@ -53,6 +53,9 @@ LOGIC_LEVEL = 0.5  # level of a 0/1 trigger column
 _DIGITAL_TEXT = {ord("0"): (0, False), ord("1"): (1, False), ord("X"): (1, False),
                  ord("-"): (0, True)}
 GRID_TOLERANCE = 0.25  # of a period
+_FAR = float(1 << 62)  # sample indices beyond this (a stamp 10^22 periods away) are refused
+#: UTF-8, with or without the byte-order mark a spreadsheet (Excel's "CSV UTF-8") writes first.
+ENCODING = "utf-8-sig"
 #: Most rows per chunk: a row parsed by pandas costs several times a binary sample (a text
 #: column, such as the Power Profiler app's digital channels, one Python string per row),
 #: so a CSV is read in smaller chunks than ``chunk_samples``' default
@@ -103,7 +106,7 @@ class CsvCapture:
         self._seconds = TIME_UNITS[self.options.time_unit or "s"]
         self.time_column = self.options.time or TIME
         try:
-            with self.path.open(newline="", encoding="utf-8") as f:
+            with self.path.open(newline="", encoding=ENCODING) as f:
                 header = next(csv.reader(f), [])
         except (OSError, UnicodeDecodeError) as exc:
             raise CaptureError(self.source, f"cannot read the CSV header: {exc}") from exc
@@ -137,20 +140,25 @@ class CsvCapture:
             wanted.append(self.voltage_column)
         numeric = wanted[:2] + wanted[3:]
         text = {self._raw_names[self.trigger_column]: str} if self.digital_text else None
-        reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
-                             chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
-                             engine="c", skipinitialspace=True, dtype=text)
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0
         row0 = 0
         schmitt = Schmitt(self.trigger_threshold)
-        try:
+        try:  # the parser decodes ahead when it opens: its errors are the read's
+            reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
+                                 chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
+                                 engine="c", skipinitialspace=True, dtype=text,
+                                 encoding=ENCODING)
             for frame in reader:
                 if frame.empty:
                     continue
                 frame.columns = [c.strip() for c in frame.columns]
                 cols = {name: self._numeric(frame[name], name, row0) for name in numeric}
                 t = cols[self.time_column] * self._seconds
+                if (k := LIMITS["time_s"].first_outside(t)) is not None:
+                    raise CaptureError(self.source, f"line {row0 + k + 2}: column "
+                                                    f"'{self.time_column}': "
+                                                    f"{LIMITS['time_s'].problem(t[k])}")
                 if grid is None:
                     grid = self._grid(t, row0)
                 indices = self._indices(t, grid, row0, expected)
@@ -252,7 +260,8 @@ class CsvCapture:
                  expected: int) -> npt.NDArray[np.int64]:
         t0, period = grid
         pos = (t - t0) / period
-        indices = np.rint(pos).astype(np.int64)
+        # Held inside int64 (a stamp that far off the grid is refused below as off it).
+        indices = np.rint(np.clip(pos, -_FAR, _FAR)).astype(np.int64)
         off = np.abs(pos - indices) > GRID_TOLERANCE
         back = np.diff(indices, prepend=expected - 1) < 1
         bad = np.flatnonzero(off | back)

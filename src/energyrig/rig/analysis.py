@@ -12,10 +12,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from energyrig.calibration.correction import CurrentCorrection
-from energyrig.capture import Chunk
+from energyrig.capture import Capture, Chunk, plausible_chunks
+from energyrig.errors import CaptureError
 from energyrig.domain import (Window, describe_finite, finite_or_none, take_out_overhead,
                               windows_frame)
 from energyrig.instruments.fileopts import CaptureOptions
@@ -86,19 +88,80 @@ def _describe(values: pd.Series) -> dict[str, float | int | None] | None:
     return {k: (finite_or_none(v) if isinstance(v, float) else v) for k, v in asdict(d).items()}
 
 
-class _MaskWatch:
+class _Watch:
     """Passes chunks through, noting whether any holds a corrupt sample or one at the
-    instrument's floor (``seen``)."""
+    instrument's floor (``seen``), and which logic bits were ever high (``high``) and ever
+    low (``low``): a bit in both has edges."""
 
     def __init__(self) -> None:
         self.seen = False
+        self.high = self.low = 0
 
     def __call__(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
         for chunk in chunks:
             if not self.seen:
                 self.seen = any(m is not None and bool(m.any())
                                 for m in (chunk.corrupt, chunk.at_floor))
+            if chunk.logic is not None and len(chunk):
+                self.high |= int(np.bitwise_or.reduce(chunk.logic))
+                self.low |= int(np.bitwise_or.reduce(~chunk.logic))
             yield chunk
+
+
+def no_window_reason(trigger: str, bit: int, settings: WindowSettings, watch: _Watch,
+                     finder: WindowFinder, columns: list[str] | None = None) -> str:
+    """Why a capture gave no window: what its trigger did (never rose, never fell, high
+    throughout, only glitches), and the logic channels that do have edges (a CSV's
+    ``columns`` instead: it delivers its trigger column alone)."""
+    on, off = ("high", "low") if settings.active_high else ("low", "high")
+    active = watch.high if settings.active_high else watch.low
+    rises = [e for e in finder.unpaired if e.kind == "rise"]
+    falls = [e for e in finder.unpaired if e.kind == "fall"]
+    if finder.glitches:
+        n = len(finder.glitches)
+        why = (f"the trigger {trigger} went {on} {n} time{'s' * (n != 1)}, each pulse "
+               f"shorter than --min-pulse {settings.min_pulse_s:g} s (glitches): lower "
+               "--min-pulse")
+    elif falls and rises:
+        why = (f"the trigger {trigger} was {on} when the capture began, went {off} at "
+               f"{falls[0].time_s:.6f} s and {on} again at {rises[0].time_s:.6f} s until the "
+               "end: the capture holds no whole window")
+    elif rises:
+        why = (f"the trigger {trigger} went {on} at {rises[0].time_s:.6f} s and never went "
+               f"{off} again (the capture ended inside a window): record longer")
+    elif falls:
+        why = (f"the trigger {trigger} was {on} when the capture began, went {off} at "
+               f"{falls[0].time_s:.6f} s and never went {on} again")
+    elif active >> bit & 1:
+        why = f"the trigger {trigger} is {on} throughout the capture (never went {off})"
+    else:
+        why = f"the trigger {trigger} never went {on} (it is {off} throughout the capture)"
+    edges = [k for k in range(8) if k != bit and (watch.high & watch.low) >> k & 1]
+    if columns is not None:
+        why += f"; is --trigger the trigger column? the columns are {', '.join(columns)}"
+    elif edges:
+        why += (f"; the logic channels with edges are {', '.join(f'D{k}' for k in edges)}: "
+                f"is one of them the trigger (--trigger D{edges[0]})?")
+    elif not (watch.high & watch.low) >> bit & 1:
+        why += "; no logic channel of the capture has edges: is the trigger recorded (--trigger)?"
+    return f"no trigger window: {why}"
+
+
+def file_chunks(path: str | Path, options: CaptureOptions | None = None
+                ) -> tuple[Capture, Iterator[Chunk]]:
+    """Open a capture file and stream its chunks held to the plausibility limits, the one
+    table every reader's samples pass (:func:`~energyrig.capture.plausible_chunks`), with a
+    read error naming the file."""
+    capture = open_capture(path, options)
+
+    def chunks() -> Iterator[Chunk]:
+        try:
+            yield from plausible_chunks(capture.chunks(), capture.source)
+        except OSError as exc:
+            raise CaptureError(exc.filename or capture.source,
+                               f"cannot read: {exc.strerror or exc}") from None
+
+    return capture, chunks()
 
 
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,
@@ -111,23 +174,36 @@ def analyze_file(path: str | Path, options: CaptureOptions | None = None,
     ``settings.trigger_bit``. ``correction`` (a calibration's) is applied to the samples as
     they stream and its window overhead to each window, as the point pipeline does; each
     window records it (``corrections``) and carries its flags.
+
+    Raises
+    ------
+    CaptureError
+        The file or a channel is wrong, a quantity is implausible, or the capture holds no
+        window (:func:`no_window_reason` says why).
     """
-    capture = open_capture(path, options)
+    capture, stream = file_chunks(path, options)
     settings = settings or WindowSettings()
     settings = replace(settings, trigger_bit=getattr(capture, "trigger_bit", settings.trigger_bit))
     finder = WindowFinder(settings, source=capture.source)
-    watch = _MaskWatch()
-    chunks = watch(capture.chunks())
+    watch = _Watch()
+    chunks = watch(stream)
     if correction is None:
         windows = tuple(find_windows(chunks, finder=finder))
     else:
         windows = tuple(take_out_overhead(replace(
             w, flags=(*w.flags, *correction.flags), corrections=correction.applied))
             for w in find_windows(correction.chunks(chunks), finder=finder))
-    if watch.seen and windows:
+    if not windows:
+        column = getattr(capture, "trigger_column", None)
+        trigger = (f"column '{column}'" if column else options and options.trigger
+                   or f"D{settings.trigger_bit}")
+        raise CaptureError(capture.source, no_window_reason(
+            trigger, settings.trigger_bit, settings, watch, finder,
+            getattr(capture, "columns", None)))
+    if watch.seen:
         # The file again, for the flags of the stream's integrity the point pipeline gives
         # its windows (the windows are known now: one more pass, in bounded memory).
-        found = windows_stream_flags(open_capture(path, options).chunks(), windows, settings)
+        found = windows_stream_flags(file_chunks(path, options)[1], windows, settings)
         windows = tuple(replace(w, flags=(*w.flags, *f)) if f else w
                         for w, f in zip(windows, found, strict=True))
     log.info("%s: %d windows", capture.source, len(windows))
@@ -141,6 +217,6 @@ def trace_file(path: str | Path, window: Window, options: CaptureOptions | None 
     """The trace of one window of :func:`analyze_file`'s result (opened again and read up to
     the window, with the same ``correction``), for
     :func:`~energyrig.results.trace.plot_trace`."""
-    capture = open_capture(path, options)
-    chunks = capture.chunks() if correction is None else correction.chunks(capture.chunks())
+    chunks = file_chunks(path, options)[1]
+    chunks = chunks if correction is None else correction.chunks(chunks)
     return window_trace(chunks, window, settings or WindowSettings(), title=title)

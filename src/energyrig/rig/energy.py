@@ -47,6 +47,12 @@ flagged ``glitch``. A low dip shorter than ``min_pulse_s`` inside a window (trig
 is bridged: the window continues through it and is flagged ``glitch``. A window ends when the
 trigger has been low for ``min_pulse_s``.
 
+Lost samples
+------------
+A window is flagged ``dropped_samples`` when samples were lost (:attr:`Chunk.gaps`) inside
+it, next to one of its edges, or in its guard and baseline span (before it, or after it when
+flagged ``baseline_after``): its energy, edges or baseline may lack what happened there.
+
 Unpaired edges
 --------------
 A capture that begins with the trigger high, or ends with it high, has an edge without its
@@ -64,7 +70,7 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.calibration.budget import WindowStats
-from energyrig.capture import Capture, Chunk
+from energyrig.capture import NO_GAPS, Capture, Chunk
 from energyrig.domain import (BASELINE_AFTER, BASELINE_CLIPPED, CORRUPT, DROPPED_SAMPLES, GLITCH,
                               NO_BASELINE, SATURATED, TOO_FEW_SAMPLES, Window, WindowSettings)
 from energyrig.errors import CaptureError, ChannelError
@@ -114,12 +120,18 @@ class WindowFinder:
     unpaired: list[UnpairedEdge] = field(default_factory=list, init=False)
     _kernel: _energy.Integrator | None = field(default=None, init=False, repr=False)
     _period_s: float = field(default=0.0, init=False, repr=False)
+    # Guard and baseline span in samples; the lost samples [start, end) not yet behind
+    # every window that could still need them (absolute indices, one row per gap).
+    _guard_base: tuple[int, int] = field(default=(0, 0), init=False, repr=False)
+    _lost: npt.NDArray[np.int64] = field(default_factory=lambda: NO_GAPS, init=False,
+                                         repr=False)
 
     def _start(self, period_s: float) -> _energy.Integrator:
         if not (period_s > 0 and math.isfinite(period_s)):
             raise CaptureError(self.source, f"sample period must be > 0 s, got {period_s}")
         pulse, guard, base = self.settings.in_samples(period_s)
         self._period_s = period_s
+        self._guard_base = guard, base
         self._kernel = _energy.Integrator(period_s, self.settings.trigger_bit,
                                           self.settings.active_high, pulse, guard, base)
         return self._kernel
@@ -144,6 +156,10 @@ class WindowFinder:
         # Split at the gaps: each contiguous segment goes to the kernel with its absolute index.
         bounds = [0, *chunk.gaps[:, 0].tolist(), n]
         lost_before = [0, *np.cumsum(chunk.gaps[:, 1]).tolist()]
+        if len(chunk.gaps):  # where the lost samples were, for the spans beside the windows
+            end = chunk.start_index + chunk.gaps[:, 0] + np.asarray(lost_before[1:])
+            self._lost = np.concatenate((self._lost, np.stack((end - chunk.gaps[:, 1], end),
+                                                              axis=1)))
         events: list[tuple] = []
         for seg, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
             if hi <= lo:
@@ -183,12 +199,29 @@ class WindowFinder:
                 log.info("%s: unpaired %s edge at %.6f s", self.source, edge.kind, edge.time_s)
         return out
 
+    def _lost_beside(self, a: int, b: int, base_src: int) -> bool:
+        """Whether samples were lost beside the window ``a..b``: in its baseline span, the
+        guard or at an edge (before it, or after it for a baseline taken after; only at the
+        edges for a window without baseline). Forgets the gaps no later window can reach."""
+        if not len(self._lost):
+            return False
+        guard, base = self._guard_base
+        lo, hi = a - 1, b + 1
+        if base_src == _BASE_AFTER:
+            hi = b + guard + base
+        elif base_src != _BASE_NONE:
+            lo = a - guard - base
+        lost = self._lost
+        beside = bool(np.any((lost[:, 0] <= hi) & (lost[:, 1] > lo)))
+        self._lost = lost[lost[:, 1] > b]
+        return beside
+
     def _window(self, ev: tuple) -> Window:
         _, a, b, n, energy, baseline, edge_err, base_src, lost, sat, glitch = ev
         T = self._period_s
         flags = [name for name, on in (
             (TOO_FEW_SAMPLES, n < self.settings.min_samples),
-            (DROPPED_SAMPLES, lost > 0),
+            (DROPPED_SAMPLES, lost > 0 or self._lost_beside(a, b, base_src)),
             (SATURATED, sat > 0),
             (GLITCH, bool(glitch)),
             (NO_BASELINE, base_src == _BASE_NONE),

@@ -61,7 +61,8 @@ from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EX
                               MAX_FLAGGED_FRACTION, Point, Window, estimate, excluded,
                               finite_or_none, summarise_per_op, take_out_overhead,
                               window_problems, windows_frame)
-from energyrig.errors import CaptureError, DutError, InstrumentError, RecordTooShort
+from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
+                              RecordTooShort)
 from energyrig.results.trace import cut
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows, stream_flags, window_stats
@@ -345,14 +346,34 @@ class Measurement:
         try:
             record = bench.instrument.collect(
                 timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S)
+            row = self._find(bench.correction(record))
         except RecordTooShort:
             self._retime(reply.elapsed_s)
             raise
-        row = self._find(bench.correction(record))
+        except InstrumentError as exc:  # NoTriggerWindow, or a record without a window
+            raise self._shorter_than_a_sample(reply.elapsed_s) or exc
         row = replace(row, cycles=reply.cycles,
                       flags=(*row.flags, *self._check(row, reply.elapsed_s)))
         row = bench.annotate(row, sent_ns, replied_ns)
         return replace(row, flags=tuple(sorted(set(row.flags)))), reply.elapsed_s
+
+    def _shorter_than_a_sample(self, elapsed_s: float) -> NoTriggerWindow | None:
+        """The error of a window no sample caught because the batch, timed ``elapsed_s`` by
+        the firmware, lasted less than one sample period, saying which batch would span the
+        samples a window needs; ``None`` when it lasted longer (the trigger is not wired)."""
+        period_s = self.bench.limits.period_s
+        if elapsed_s >= period_s:
+            return None
+        per_op = max(elapsed_s, 1e-9) / self.batch_n
+        target = self._target_samples()
+        batch = min(self._batch_cap(per_op),
+                    math.ceil(target * period_s / per_op * (1 - 1e-12)))  # float noise
+        return NoTriggerWindow(
+            f"{self.point.label}: the trigger window was shorter than one sample: the batch "
+            f"of {self.batch_n} ops took {format_si(elapsed_s, 's')} by the firmware's clock, "
+            f"the instrument samples every {format_si(period_s, 's')}, so no sample saw the "
+            f"trigger high; a batch of {batch} spans the {target:.0f} samples a window needs "
+            f"(--batch {batch}, or --batch auto to pick it)")
 
     def _find(self, record: RecordedCapture) -> Window:
         """The record's trigger window (the longest, if it holds several), with the

@@ -17,6 +17,7 @@ Neither file records the supply voltage: the app measures current only, so the e
 """
 from __future__ import annotations
 
+import codecs
 import json
 import logging
 import zipfile
@@ -82,7 +83,8 @@ def open_app_csv(path: Path, options: CaptureOptions) -> CsvCapture:
     voltage = _supply(options, source, "CSV export")
     bit = options.logic_channel(source)
     with path.open("rb") as f:
-        names = f.readline().decode("ascii", errors="replace").strip().split(",")
+        names = f.readline().removeprefix(codecs.BOM_UTF8).decode(
+            "ascii", errors="replace").strip().split(",")
     if CSV_PACKED in names:
         column, char = CSV_PACKED, bit
     elif f"D{bit}" in names:

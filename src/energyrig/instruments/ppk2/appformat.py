@@ -5,6 +5,8 @@ Taken from NordicSemiconductor/pc-nrfconnect-ppk (docs/formats.md cites the file
 """
 from __future__ import annotations
 
+import codecs
+
 #: Header names of the app's CSV export (``exportChartAction.ts``).
 CSV_TIME = "Timestamp(ms)"
 CSV_CURRENT = "Current(uA)"
@@ -21,7 +23,7 @@ FORMAT_VERSION = 2
 
 def is_app_csv(head: bytes) -> bool:
     """The first line is the app's CSV header: its names only, ``Current(uA)`` among them."""
-    first = head.split(b"\n", 1)[0].rstrip(b"\r")
+    first = head.split(b"\n", 1)[0].rstrip(b"\r").removeprefix(codecs.BOM_UTF8)
     try:
         names = first.decode("ascii").split(",")
     except UnicodeDecodeError:

@@ -71,6 +71,8 @@ log = logging.getLogger(__name__)
 
 SAMPLE_RATE_HZ = 100_000.0
 """The PPK2's fixed sample rate."""
+#: Highest supply the conversion takes, mV (a PPK2 supplies and measures at most 5 V).
+MAX_VDD_MV = 5000
 ADC_MULT = 1.8 / 163840
 """Volts per ADC code x4 (the same expression as ``ppk2-api``'s ``adc_mult``)."""
 ADC_FULL_SCALE = 0x3FFF
@@ -131,8 +133,8 @@ class Ppk2Decoder:
     def __init__(self, calibration: Ppk2Calibration, vdd_mv: float, *, spike_filter: bool = False,
                  sample_rate_hz: float = SAMPLE_RATE_HZ, start_index: int = 0,
                  source: str = "PPK2 stream") -> None:
-        if not 0 < vdd_mv <= 5000:
-            raise ValueError(f"vdd_mv must be in (0, 5000] mV, got {vdd_mv}")
+        if not 0 < vdd_mv <= MAX_VDD_MV:
+            raise ValueError(f"vdd_mv must be in (0, {MAX_VDD_MV}] mV, got {vdd_mv}")
         self.calibration = calibration
         self.source = source
         self.vdd_mv = vdd_mv

@@ -22,10 +22,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from energyrig.capture import Chunk
+from energyrig.capture import LIMITS, Chunk
 from energyrig.errors import CaptureError, ChannelError, InstrumentError
 from energyrig.instruments.fileopts import CaptureOptions
-from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, decode_stream
+from energyrig.instruments.ppk2.decode import (MAX_VDD_MV, SAMPLE_RATE_HZ, WORD_BYTES,
+                                               decode_stream)
 from energyrig.instruments.ppk2.metadata import (
     END_MARKER,
     MetadataAccumulator,
@@ -94,6 +95,10 @@ def _parse_header_line(line: str, source: str) -> tuple[float, float]:
             raise CaptureError(source, f"header line lacks {key}=")
         if not fields[key] > 0:
             raise CaptureError(source, f"header field {key}={fields[key]:g} must be positive")
+    period = LIMITS["period_s"]
+    if period.first_outside(1 / fields["sample_rate_hz"]) is not None:
+        raise CaptureError(source, f"header field sample_rate_hz={fields['sample_rate_hz']:g}: "
+                                   f"{period.problem(1 / fields['sample_rate_hz'])}")
     return fields["vdd_mv"], fields["sample_rate_hz"]
 
 
@@ -214,6 +219,10 @@ class Ppk2RawCapture:
             raise CaptureError(self.source, f"cannot read the file: {exc.strerror}") from None
         self.calibration = self.header.calibration
         self.vdd_mv = self.header.vdd_mv if vdd_mv is None else vdd_mv
+        if not 0 < self.vdd_mv <= MAX_VDD_MV:
+            field = "header field vdd_mv" if vdd_mv is None else "the supply given (--voltage)"
+            raise CaptureError(self.source, f"{field}: {self.vdd_mv:g} mV is not a PPK2's "
+                                            f"supply (above 0, at most {MAX_VDD_MV} mV)")
 
     def chunks(self) -> Iterator[Chunk]:
         yield from decode_stream(self._blocks(), self.calibration, self.vdd_mv,

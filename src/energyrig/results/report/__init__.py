@@ -22,13 +22,41 @@ from pathlib import Path
 
 from energyrig.results.report.page import page_html
 from energyrig.results.report.tables import report_tables
-from energyrig.results.store import RunError, load
+from energyrig.results.outputs import OutputError
+from energyrig.results.store import RUN_ENTRIES, RunError, listed, load
 
 log = logging.getLogger(__name__)
 
 
+def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
+    """Refuse a report directory that would destroy what is not a report: the report
+    replaces its whole directory, so it must not be the run, hold it or be part of it
+    (always), nor an existing directory of other files (unless ``force``).
+
+    Raises
+    ------
+    OutputError
+        Naming the directory and what to do.
+    """
+    run, target = run_dir.resolve(), out.resolve()
+    part = target.relative_to(run).parts[:1] if target.is_relative_to(run) else ()
+    relation = ("is" if target == run else "holds" if target in run.parents
+                else "is part of" if part and part[0] in RUN_ENTRIES - {"report"} else "")
+    if relation:
+        raise OutputError(out, f"--out {relation} the run {run_dir}: the report replaces its "
+                               "whole directory, which would delete the run; choose another "
+                               "--out")
+    if out.exists() and not out.is_dir():
+        raise OutputError(out, "--out is a file; give a directory")
+    if out.is_dir() and not (out / "report.html").exists() and not force and (
+            others := sorted(p.name for p in out.iterdir())):
+        raise OutputError(out, f"--out holds files that are not a report ({listed(others)}): "
+                               "the report replaces the whole directory; give --force to "
+                               "replace them, or choose another --out")
+
+
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
-                 csv: bool = False) -> Path:
+                 csv: bool = False, force: bool = False) -> Path:
     """Write ``report.html`` and its PNG figures for a run (and, with ``csv``, the run's
     points and windows tables as ``points.csv`` and ``windows.csv`` beside it).
 
@@ -41,6 +69,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     csv:
         Also write every point and every window as CSV (one row each, SI units as the
         column names say), for spreadsheets.
+    force:
+        Replace an ``out_dir`` that holds files no report wrote (:func:`check_report_dir`;
+        a previous report is replaced without it).
 
     Returns
     -------
@@ -51,6 +82,8 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     ------
     ConfigError
         The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
+    OutputError
+        ``out_dir`` is the run or part of it, or holds other files (without ``force``).
     """
     from energyrig.results.report.figures import (
         draw_figures,  # matplotlib: only to draw
@@ -59,6 +92,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
 
     run = load(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path / "report"
+    check_report_dir(out, run.path, force=force)
     tables = report_tables(run)
     out.parent.mkdir(parents=True, exist_ok=True)
     # Written beside, then swapped in: a full disk or an error leaves the previous report

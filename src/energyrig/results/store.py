@@ -685,6 +685,14 @@ def load(run_dir: str | Path, *, all_attempts: bool = False) -> Run:
     -------
     Run
         ``.windows`` and ``.points`` as pandas DataFrames, ``.manifest`` as a dict.
+
+    Raises
+    ------
+    RunError
+        Naming the file: no or a malformed manifest; a segment missing, altered or not
+        listed in ``segments.json``; a table that is not Parquet; something in ``parts/``
+        that is not a stored point. A run without ``segments.json`` (from before segment
+        indexes) is read unverified, with a warning.
     """
     path = Path(run_dir)
     manifest = read_manifest(path)
@@ -806,7 +814,11 @@ class RunWriter:
 
     @classmethod
     def resume(cls, run_dir: str | Path, *, consolidate_every: int = 256) -> Self:
-        """Continue a run after a crash, Ctrl-C or a finished sweep (to add points)."""
+        """Continue a run after a crash, Ctrl-C or a finished sweep (to add points).
+
+        Finishes what a crash interrupted and checks the run as :func:`load` does (a
+        :class:`RunError` names a missing, altered or stray segment before anything is
+        written); a run from before segment indexes gets its ``segments.json``."""
         path = Path(run_dir)
         manifest = read_manifest(path)
         writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)

@@ -61,7 +61,8 @@ def _sweep_argv(*more: str) -> list[str]:
 
 # --- 10: --overwrite deletes only what the run's records name ---------------------------------
 
-@pytest.mark.parametrize("stranger", ["points.parquet/notes.txt", "windows.parquet/seg-000009.parquet",
+@pytest.mark.parametrize("stranger", ["points.parquet/notes.txt",
+                                      "windows.parquet/seg-000009.parquet",
                                       "parts/by-hand/notes.txt"])
 def test_overwrite_refuses_a_file_of_the_operators_inside_the_run(
         tmp_path: Path, stranger: str, scripted: ScriptedBench,
@@ -111,12 +112,14 @@ def _altered(run_dir: Path) -> str:
 
 
 def _extra(run_dir: Path) -> str:
-    shutil.copy(run_dir / "points.parquet" / SEGMENT, run_dir / "points.parquet" / "seg-000002.parquet")
+    table = run_dir / "points.parquet"
+    shutil.copy(table / SEGMENT, table / "seg-000002.parquet")
     return f"points.parquet/seg-000002.parquet: not in the run's {INDEX}, so not a segment this " \
            "run wrote; move it out of the run"
 
 
-@pytest.mark.parametrize("damage", [_missing, _altered, _extra], ids=["missing", "altered", "extra"])
+@pytest.mark.parametrize("damage", [_missing, _altered, _extra],
+                         ids=["missing", "altered", "extra"])
 def test_a_missing_altered_or_extra_segment_is_named_by_load_report_and_resume(
         tmp_path: Path, damage: Any, scripted: ScriptedBench,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,7 +143,8 @@ def test_a_run_written_now_lists_every_segment_with_rows_and_checksum(tmp_path: 
     index = _index(run_dir)
     assert index["pending"] == {}
     for name, rows in (("windows.parquet", [6, 6, 3]), ("points.parquet", [2, 2, 1])):
-        assert [e["file"] for e in index[name]] == sorted(p.name for p in (run_dir / name).iterdir())
+        assert [e["file"] for e in index[name]] == sorted(
+            p.name for p in (run_dir / name).iterdir())
         assert [e["rows"] for e in index[name]] == rows
         assert [e["sha256"] for e in index[name]] == [
             hashlib.sha256((run_dir / name / e["file"]).read_bytes()).hexdigest()

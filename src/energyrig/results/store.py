@@ -553,8 +553,8 @@ def _check_parts(run_dir: Path) -> None:
     for part in _part_dirs(run_dir):
         if not all((part / name).is_file() for name in TABLES):
             raise RunError(run_dir, f"{PARTS}/{part.name}: not a point this rig stored (a "
-                                    f"folder holding {WINDOWS} and {POINTS}); move it out of "
-                                    "the run")
+                                    f"point is a folder holding {WINDOWS} and {POINTS}); move "
+                                    "it out of the run")
 
 
 def _segment_name(number: int) -> str:

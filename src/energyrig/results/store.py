@@ -125,12 +125,13 @@ def foreign_entries(run_dir: Path) -> list[str]:
 
 
 #: Files the rig writes below a run's top level (paths relative to it): the parts and their
-#: temporary names, kept samples, footprints, the temporary names of segments, and what
-#: ``rig report`` writes (it replaces ``report/`` whole on each report). Segments are the
-#: ones ``segments.json`` names.
+#: temporary names, kept samples, footprints, the temporary names of segments, what
+#: ``rig report`` writes (it replaces ``report/`` whole on each report) and what ``rig
+#: reanalyze`` writes. Segments are the ones ``segments.json`` names.
 _RUN_FILES = re.compile(r"""
     parts/[^/]+/(windows|points)\.parquet | parts/[^/]+/\.(windows|points)\.parquet\.tmp
   | captures/[^/]+/window-\d{4}\.csv | footprint/[^/]+\.json | (report|\.report-[^/]+)/.+
+  | reanalysis/(figures\.csv|summary\.json)
   | (windows|points)\.parquet/\.seg-\d{6}\.parquet\.tmp""", re.VERBOSE)
 
 

@@ -130,7 +130,7 @@ def foreign_entries(run_dir: Path) -> list[str]:
 #: reanalyze`` writes. Segments are the ones ``segments.json`` names.
 _RUN_FILES = re.compile(r"""
     parts/[^/]+/(windows|points)\.parquet | parts/[^/]+/\.(windows|points)\.parquet\.tmp
-  | captures/[^/]+/window-\d{4}\.csv | footprint/[^/]+\.json | (report|\.report-[^/]+)/.+
+  | captures/[^/]+/window-\d{4}\.(csv|npz) | footprint/[^/]+\.json | (report|\.report-[^/]+)/.+
   | reanalysis/(figures\.csv|summary\.json)
   | (windows|points)\.parquet/\.seg-\d{6}\.parquet\.tmp""", re.VERBOSE)
 

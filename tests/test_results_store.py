@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 from energyrig.domain import Point, Window
+from energyrig.errors import DiskFullError
 from energyrig.results import RunError, RunWriter, load, load_many, query
 from energyrig.results import store
 from energyrig.results.store import PARTS
@@ -245,6 +246,7 @@ def test_a_merge_reads_only_the_new_parts_and_a_run_from_before_segments_is_kept
     # A run written before segments: single files, read as they are, segments on resume.
     old = tmp_path / "old"
     shutil.copytree(run_dir, old)
+    (old / "segments.json").unlink()  # nor had it a segment index
     for name in ("windows.parquet", "points.parquet"):
         table = pd.read_parquet(old / name)
         shutil.rmtree(old / name)
@@ -339,8 +341,9 @@ def test_a_full_disk_stores_nothing_half_and_keeps_the_points_before(
         raise OSError(28, "No space left on device", str(where))
 
     monkeypatch.setattr(store.pq, "write_table", full)
-    with pytest.raises(RunError, match=r"run: cannot store point sha256 64 B: No space left "
-                                       r"on device .*resume the run"):
+    with pytest.raises(DiskFullError, match=r"run: disk full; free space and --resume: cannot "
+                                            r"store point sha256 64 B \(.*: No space left on "
+                                            r"device\); every point stored before is intact"):
         writer.write_point(SHA, windows(), batch_n=10)
     assert not list((run_dir / PARTS).glob(".*"))  # no temporary directory or file left
     with pytest.raises(RuntimeError), writer:  # a sweep ended by an error: one error only

@@ -30,6 +30,7 @@ LIMITS: dict[str, int] = {
     "footprint": _MiB,
     "catalogue cache": _MiB,
     "run manifest": 16 * _MiB,
+    "segment index": 16 * _MiB,
 }
 #: Bytes read per call: a read returns to Python (and sees Ctrl-C) at least this often.
 _CHUNK = 64 * 1024

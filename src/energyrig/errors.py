@@ -2,7 +2,8 @@
 
 Every message is written for an operator: it names the file, field, channel or instrument
 involved and, where one exists, what to do about it. The CLI prints ``str(exc)`` on one line
-and exits with code 2 for any :class:`EnergyrigError`.
+and exits with the error's ``exit_code``: 2 (bad input) for any :class:`EnergyrigError` but
+:class:`DiskFullError` (75).
 """
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from pathlib import Path
 
 class EnergyrigError(Exception):
     """Base of every error the rig raises on purpose. Its text is one line: a message that
-    quotes a library's multi-line one (configparser's, say) has its lines joined."""
+    quotes a library's multi-line one (configparser's, say) has its lines joined.
+    ``rig`` exits with its :attr:`exit_code`: 2, bad input, unless a subclass says else."""
+
+    exit_code = 2
 
     def __str__(self) -> str:
         return " ".join(super().__str__().split())
@@ -68,3 +72,11 @@ class CalibrationError(EnergyrigError):
 class LabError(EnergyrigError):
     """The labgrid lab refused or failed a request: the coordinator is unreachable, a place
     is unknown, held by someone else or lacks a resource the rig needs (:mod:`energyrig.lab`)."""
+
+
+class DiskFullError(EnergyrigError):
+    """The disk (or the quota) filled up while a run was being written. Not bad input:
+    nothing stored is lost and the run resumes once there is space, so ``rig`` exits with
+    75 (``EX_TEMPFAIL`` of sysexits.h: try again later)."""
+
+    exit_code = 75

@@ -2,7 +2,7 @@
 
 Each area lives in its own module with a ``register(app)`` function; this file only wires
 them together and turns :class:`energyrig.errors.EnergyrigError` into a one-line message and
-exit code 2.
+its exit code (2, bad input; 75 for a full disk: :class:`energyrig.errors.DiskFullError`).
 """
 from __future__ import annotations
 
@@ -97,13 +97,14 @@ def main() -> None:
 
     Every mistake an operator can make ends in one line on stderr, ``rig: error: ...``,
     and exit code 2: a wrong option (naming it), or an :class:`EnergyrigError` (naming the
-    file and field). Ctrl-C exits with 130.
+    file and field; a full disk under a run exits 75 instead, resumable). Ctrl-C exits
+    with 130.
     """
     try:
         code = app(standalone_mode=False, prog_name="rig")
     except EnergyrigError as exc:
         typer.echo(f"rig: error: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(exc.exit_code)
     except _UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `rig` alone: the help is the answer
             typer.echo(exc.format_message())

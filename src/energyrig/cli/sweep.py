@@ -183,7 +183,8 @@ def register(app: typer.Typer) -> None:
 
         Exit codes: 0 all points ok; 3 complete with failed points; 4 a lab
         run left points because no place could take them (resume when a
-        place is back); 130 stopped (Ctrl-C); 2 bad input.
+        place is back); 75 disk full (free space and --resume); 130 stopped
+        (Ctrl-C); 2 bad input.
         """
         # the plan, the sweep and the results store (pandas, pyarrow): only here
         from rich.console import Console

@@ -6,6 +6,7 @@ Layout of ``RUN_DIR``::
                          figure depends on: results/versions.py), calibration, host, times, seed
     windows.parquet/     one row per trigger window, with its point's factors (segments)
     points.parquet/      one row per point: status, counts, mean/median/std/95 % CI per op
+    segments.json        the segment index: every segment of the two tables, its rows and SHA-256
     parts/<id>/          one finished point not yet consolidated (windows.parquet, point.parquet)
     captures/<id>/       the samples kept of some of a point's windows (``--keep-captures``):
                          window-0003.csv is window 3 of windows.parquet, in the rig's CSV
@@ -19,6 +20,14 @@ Layout of ``RUN_DIR``::
 (``seg-000001.parquet``, ...), a Parquet dataset that ``pandas.read_parquet`` reads whole in
 one call. (Runs written before segments hold single files there; they are read as they are
 and become directories when resumed.)
+
+``segments.json`` lists every segment with its row count and SHA-256, rewritten atomically
+with each merge: :func:`load` and :meth:`RunWriter.resume` check the segments against it
+and refuse, naming the file, a segment that is missing, altered or not listed, so a lost
+segment never passes unseen. A merge first records its new segments as ``pending`` (they
+duplicate parts that are still there), renames them into place, then lists them; readers
+skip a pending segment and the next writer removes one a crash left. A run written before
+segment indexes is read unverified (with a warning) and indexed when resumed.
 
 Writing is atomic per point: :meth:`RunWriter.write_point` writes both tables of a point
 into a temporary directory, syncs them and renames the directory into ``parts/`` (one
@@ -49,15 +58,19 @@ left out of that column's statistics only.
 """
 from __future__ import annotations
 
+import errno
+import contextlib
 import fcntl
+import hashlib
 import json
 import logging
 import os
 import platform
+import re
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,7 +101,7 @@ from energyrig.domain import (
     summarise_per_op,
     windows_frame,
 )
-from energyrig.errors import EnergyrigError
+from energyrig.errors import DiskFullError, EnergyrigError
 from energyrig.results import versions
 
 log = logging.getLogger(__name__)
@@ -99,12 +112,15 @@ POINTS = "points.parquet"
 PARTS = "parts"
 CAPTURES = "captures"
 LOCK = ".lock"
+INDEX = "segments.json"
+#: The two tables, each a directory of segments.
+TABLES = (WINDOWS, POINTS)
 #: What the rig writes in a run directory: its tables, parts, lock and atomic-write
 #: leftovers, and what ``rig report`` (and its ``.report-*`` temporary directories) and a
 #: footprint add. Anything else is the operator's.
-RUN_ENTRIES = frozenset({MANIFEST, WINDOWS, POINTS, PARTS, CAPTURES, LOCK, "report", "footprint",
-                         "reanalysis",
-                         f".{MANIFEST}.tmp", f".{WINDOWS}.legacy", f".{POINTS}.legacy"})
+RUN_ENTRIES = frozenset({MANIFEST, INDEX, WINDOWS, POINTS, PARTS, CAPTURES, LOCK, "report",
+                         "footprint", "reanalysis", f".{MANIFEST}.tmp", f".{INDEX}.tmp",
+                         f".{WINDOWS}.legacy", f".{POINTS}.legacy"})
 
 
 def foreign_entries(run_dir: Path) -> list[str]:
@@ -113,6 +129,75 @@ def foreign_entries(run_dir: Path) -> list[str]:
         return []
     return sorted(p.name for p in run_dir.iterdir()
                   if p.name not in RUN_ENTRIES and not p.name.startswith(".report-"))
+
+
+#: Files the rig writes below a run's top level (paths relative to it): the parts and their
+#: temporary names, kept samples, footprints, the temporary names of segments, what
+#: ``rig report`` writes (it replaces ``report/`` whole on each report) and what ``rig
+#: reanalyze`` writes. Segments are the ones ``segments.json`` names.
+_RUN_FILES = re.compile(r"""
+    parts/[^/]+/(windows|points)\.parquet | parts/[^/]+/\.(windows|points)\.parquet\.tmp
+  | captures/[^/]+/window-\d{4}\.(csv|npz) | footprint/[^/]+\.json | (report|\.report-[^/]+)/.+
+  | reanalysis/(figures\.csv|summary\.json)
+  | (windows|points)\.parquet/\.seg-\d{6}\.parquet\.tmp""", re.VERBOSE)
+
+
+def _hold(run_dir: Path) -> int:
+    """Take the lock of the one writer of ``run_dir``: its file descriptor, or
+    :class:`RunError` while a sweep holds it."""
+    fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise RunError(run_dir, "another sweep is writing this run") from None
+    return fd
+
+
+def _run_files(run_dir: Path) -> tuple[list[Path], list[str]]:
+    """The files in ``run_dir`` its run wrote (its records name: the segments of its
+    ``segments.json``, or every ``seg-NNNNNN.parquet`` of a run from before it), and the
+    paths, relative to it, of every other file and top-level entry."""
+    index = _read_index(run_dir)
+    segments = None if index is None else {
+        f"{name}/{file}" for name in TABLES
+        for file in [*(e["file"] for e in index[name]), index["pending"].get(name)] if file}
+    ours, others = [], foreign_entries(run_dir)
+    for folder, dirs, files in os.walk(run_dir):
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
+            path = Path(folder, name)
+            rel = path.relative_to(run_dir).as_posix()
+            table, _, file = rel.partition("/")
+            if "/" not in rel:
+                mine = rel in RUN_ENTRIES or rel.startswith(".report-")
+            elif table in TABLES and "/" not in file and _SEGMENT.fullmatch(file):
+                mine = segments is None or rel in segments
+            else:
+                mine = _RUN_FILES.fullmatch(rel) is not None
+            if mine:
+                ours.append(path)
+            elif table not in others:
+                others.append(rel)
+    return ours, others
+
+
+def delete_run(run_dir: Path) -> None:
+    """Delete the run in ``run_dir``: only the files it wrote (:func:`_run_files`), then
+    the folders they leave empty. Refused (:class:`RunError`), deleting nothing, while a
+    sweep is writing it or when it holds any other file (named)."""
+    fd = _hold(run_dir)
+    try:
+        ours, others = _run_files(run_dir)
+        if others:
+            raise RunError(run_dir, f"holds a run and files it did not write "
+                                    f"({listed(sorted(others))}); not removed")
+        with _storing(run_dir, "cannot remove the run"):
+            for path in ours:
+                path.unlink()
+            for folder, _, _ in os.walk(run_dir, topdown=False):
+                os.rmdir(folder)
+    finally:
+        os.close(fd)
 
 
 def check_new_run_dir(path: Path) -> None:
@@ -254,13 +339,120 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
 
 
 def _write_json(data: Mapping[str, Any], path: Path) -> None:
+    """Write JSON to ``path`` through a temporary name and an atomic rename (on failure
+    nothing is left behind)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def _storing(run_dir: Path, what: str) -> Iterator[None]:
+    """Turn the OSError of a write in ``run_dir`` into one line: :class:`DiskFullError`
+    for a full disk or quota (exit 75, resumable), :class:`RunError` else."""
+    try:
+        yield
+    except OSError as exc:
+        cause = f"{what} ({exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc})"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFullError(f"{run_dir}: disk full; free space and --resume: {cause}; "
+                                "every point stored before is intact") from None
+        raise RunError(run_dir, f"{cause}; the points stored before are intact: resume the "
+                                "run when this is fixed") from None
+
+
+# --- the segment index ----------------------------------------------------------------------
+
+_SEGMENT = re.compile(r"seg-(\d{6})\.parquet")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _empty_index() -> dict[str, Any]:
+    return {"format": 1, **{name: [] for name in TABLES}, "pending": {}}
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _index_bytes(run_dir: Path) -> bytes | None:
+    """The raw ``segments.json``, or None for a run from before segment indexes."""
+    try:
+        return read_bytes(run_dir / INDEX, "segment index")
+    except FileNotFoundError:
+        return None
+
+
+def _parse_index(run_dir: Path, raw: bytes) -> dict[str, Any]:
+    """``segments.json`` checked field by field, or :class:`RunError` naming the field."""
+    def bad(where: str, problem: str) -> RunError:
+        return RunError(run_dir, f"{INDEX}: {where}: {problem}; restore the file from a "
+                                 "copy of the run")
+    try:
+        index = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise bad("(file)", f"not valid JSON ({exc})") from None
+    if not isinstance(index, dict) or index.get("format") != 1:
+        raise bad("format", "a JSON object with \"format\": 1 expected")
+    for name in TABLES:
+        entries = index.get(name)
+        if not isinstance(entries, list):
+            raise bad(name, "a list of segments expected")
+        for i, e in enumerate(entries):
+            if not (isinstance(e, dict) and isinstance(e.get("file"), str)
+                    and _SEGMENT.fullmatch(e["file"]) and type(e.get("rows")) is int
+                    and isinstance(e.get("sha256"), str) and _SHA256.fullmatch(e["sha256"])):
+                raise bad(f"{name}[{i}]", "needs file (seg-NNNNNN.parquet), rows and sha256")
+    pending = index.get("pending")
+    if not isinstance(pending, dict) or not all(
+            k in TABLES and isinstance(v, str) and _SEGMENT.fullmatch(v)
+            for k, v in pending.items()):
+        raise bad("pending", "a table name → segment file object expected")
+    return index
+
+
+def _read_index(run_dir: Path) -> dict[str, Any] | None:
+    raw = _index_bytes(run_dir)
+    return None if raw is None else _parse_index(run_dir, raw)
+
+
+def _check_segments(run_dir: Path, index: dict[str, Any] | None) -> dict[str, list[Path]]:
+    """The segment files to read of each table, checked against ``index``: a segment it
+    lists that is missing or whose SHA-256 differs, or a segment it does not list (but
+    the one a merge under way is writing: ``pending``), is a :class:`RunError` naming it.
+    Without an index (a run from before them), every segment as it is."""
+    if index is None:
+        return {name: _segments(run_dir / name) for name in TABLES}
+    files = {}
+    for name in TABLES:
+        listed = {e["file"]: e for e in index[name]}
+        present = {p.name: p for p in _segments(run_dir / name)}
+        if extra := sorted(set(present) - set(listed) - {index["pending"].get(name)}):
+            raise RunError(run_dir, f"{present[extra[0]].relative_to(run_dir)}: not in the "
+                                    f"run's {INDEX}, so not a segment this run wrote; move it "
+                                    "out of the run")
+        for file, entry in listed.items():
+            path = run_dir / name / file
+            if file not in present:
+                raise RunError(run_dir, f"{name}/{file} is missing ({entry['rows']} rows the "
+                                        f"run holds, listed in {INDEX}); restore it from a "
+                                        "copy of the run")
+            if _sha256(path) != entry["sha256"]:
+                raise RunError(run_dir, f"{name}/{file} is not what was stored (its SHA-256 "
+                                        f"differs from {INDEX}: damaged or altered); "
+                                        "restore it from a copy of the run")
+        files[name] = [run_dir / name / file for file in listed]
+    return files
+
 
 
 def _windows_frame(point: Point, batch_n: int, windows: Sequence[Window] | pd.DataFrame
@@ -318,14 +510,32 @@ def _read(run_dir: Path, paths: list[Path], schema: pa.Schema,
     """Parquet files as one DataFrame in the store's schema (columns a file lacks: null),
     only ``columns`` of it if given.
 
-    Raises FileNotFoundError when a file vanished (a part consolidated meanwhile)."""
+    Raises FileNotFoundError when a file vanished (a part consolidated meanwhile), and
+    :class:`RunError` naming the file that is not Parquet (damaged, truncated)."""
     try:
         table = ds.dataset([str(p) for p in paths], format="parquet",
                            schema=schema).to_table(columns=columns)
-    except pa.ArrowInvalid as exc:
-        raise RunError(run_dir, f"unreadable table ({exc}); move the file named away to "
-                                "read the rest") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except (pa.ArrowException, OSError) as exc:
+        raise _unreadable(run_dir, paths, exc) from None
     return table.to_pandas(types_mapper=_NULLABLE.get)
+
+
+def _unreadable(run_dir: Path, paths: list[Path], exc: Exception) -> RunError:
+    """The error of a table that could not be read, naming the first of ``paths`` whose
+    Parquet footer does not parse (pyarrow's own message may not name it)."""
+    for path in paths:
+        try:
+            pq.read_metadata(path)
+        except (pa.ArrowException, OSError) as bad:
+            exc = bad
+            break
+    else:
+        path = paths[0]
+    where = path.relative_to(run_dir) if path.is_relative_to(run_dir) else path
+    return RunError(run_dir, f"{where}: not a readable Parquet table ({exc}); restore it from "
+                             "a copy of the run, or move it out of the run to read the rest")
 
 
 def _segments(table: Path) -> list[Path]:
@@ -339,6 +549,16 @@ def _part_dirs(run_dir: Path) -> list[Path]:
     parts = run_dir / PARTS
     return sorted(p for p in parts.iterdir() if not p.name.startswith(".")) \
         if parts.is_dir() else []
+
+
+def _check_parts(run_dir: Path) -> None:
+    """A :class:`RunError` naming an entry of ``parts/`` that is not a stored point (a
+    directory holding both its tables): a folder or file put there by hand."""
+    for part in _part_dirs(run_dir):
+        if not all((part / name).is_file() for name in TABLES):
+            raise RunError(run_dir, f"{PARTS}/{part.name}: not a point this rig stored (a "
+                                    f"point is a folder holding {WINDOWS} and {POINTS}); move "
+                                    "it out of the run")
 
 
 def _segment_name(number: int) -> str:
@@ -362,19 +582,28 @@ def _collect(run_dir: Path, all_attempts: bool = False) -> tuple[pd.DataFrame, p
     """Top-level tables plus every part, without duplicates: of a point measured again
     (``rig sweep --resume --retry-failed``) only its newest attempt, unless ``all_attempts``.
 
-    The files are listed before anything is read; if one vanishes while being read, a
-    writer consolidated it into a segment meanwhile and the read starts over.
+    The segments are checked against ``segments.json`` (:func:`_check_segments`). The
+    files are listed before anything is read; if one vanishes while being read, or the
+    index changes meanwhile, a writer merged parts into a segment and the read starts over.
     """
     for _ in range(_RETRIES):
+        raw = _index_bytes(run_dir)
         part_dirs = _part_dirs(run_dir)
         try:
-            tables = [_read(run_dir, [*_segments(run_dir / name),
-                                      *(p / name for p in part_dirs)], schema)
+            segments = _check_segments(run_dir, None if raw is None
+                                       else _parse_index(run_dir, raw))
+            tables = [_read(run_dir, [*segments[name], *(p / name for p in part_dirs)], schema)
                       for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA))]
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        break
+        except RunError:
+            if _index_bytes(run_dir) != raw:
+                continue  # what was checked was a merge under way
+            raise
+        if _index_bytes(run_dir) == raw:
+            break
     else:
+        _check_parts(run_dir)  # a folder put in parts/ by hand, never a point
         raise RunError(run_dir, f"its parts kept changing over {_RETRIES} reads")
     win, pts = (t.fillna({"attempt": 1}) for t in tables)
     pts = pts.drop_duplicates(["point_key", "attempt"], keep="last")
@@ -460,9 +689,20 @@ def load(run_dir: str | Path, *, all_attempts: bool = False) -> Run:
     -------
     Run
         ``.windows`` and ``.points`` as pandas DataFrames, ``.manifest`` as a dict.
+
+    Raises
+    ------
+    RunError
+        Naming the file: no or a malformed manifest; a segment missing, altered or not
+        listed in ``segments.json``; a table that is not Parquet; something in ``parts/``
+        that is not a stored point. A run without ``segments.json`` (from before segment
+        indexes) is read unverified, with a warning.
     """
     path = Path(run_dir)
     manifest = read_manifest(path)
+    if not (path / INDEX).exists():
+        log.warning("%s: no %s (a run from before segment indexes): its segments are read "
+                    "unverified; resuming the run indexes them", path, INDEX)
     windows, points = _collect(path, all_attempts)
     return Run(path=path, manifest=manifest, windows=windows, points=points)
 
@@ -520,6 +760,7 @@ class RunWriter:
     _failed: dict[str, int] = field(default_factory=dict, repr=False)
     _attempt: dict[str, int] = field(default_factory=dict, repr=False)
     _parts: int = field(default=0, repr=False)
+    _index: dict[str, Any] = field(default_factory=_empty_index, repr=False)
 
     @classmethod
     def create(cls, run_dir: str | Path, *, plan: Mapping[str, Any] | None = None,
@@ -580,20 +821,30 @@ class RunWriter:
         }
         writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)
         writer._lock()
-        _write_json(manifest, path / MANIFEST)
+        with _storing(path, "cannot start the run"):
+            _write_json(writer._index, path / INDEX)  # before the manifest: a run has one
+            _write_json(manifest, path / MANIFEST)
         return writer
 
     @classmethod
     def resume(cls, run_dir: str | Path, *, consolidate_every: int = 256) -> Self:
-        """Continue a run after a crash, Ctrl-C or a finished sweep (to add points)."""
+        """Continue a run after a crash, Ctrl-C or a finished sweep (to add points).
+
+        Finishes what a crash interrupted and checks the run as :func:`load` does (a
+        :class:`RunError` names a missing, altered or stray segment before anything is
+        written); a run from before segment indexes gets its ``segments.json``."""
         path = Path(run_dir)
         manifest = read_manifest(path)
         writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)
         writer._lock()
-        stored = (_stored(path, [*_segments(path / POINTS),
-                                 *(p / POINTS for p in _part_dirs(path))])
-                  .sort_values("attempt", kind="stable")
-                  .drop_duplicates("point_key", keep="last"))
+        try:
+            segments = writer._finish_interrupted_merge()
+            stored = (_stored(path, [*segments, *(p / POINTS for p in _part_dirs(path))])
+                      .sort_values("attempt", kind="stable")
+                      .drop_duplicates("point_key", keep="last"))
+        except BaseException:
+            writer._unlock()
+            raise
         writer._done = set(stored["point_key"])
         failed = stored[stored["status"] == "failed"]
         writer._failed = dict(zip(failed["point_key"], failed["attempt"].astype(int),
@@ -604,39 +855,73 @@ class RunWriter:
             manifest["resumed_with"] = [*manifest.get("resumed_with", []),
                                         {"at": manifest["resumed_at"][-1], "changes": changes}]
         manifest["ended_at"] = None
-        _write_json(manifest, path / MANIFEST)
+        with _storing(path, "cannot resume the run"):
+            _write_json(manifest, path / MANIFEST)
         log.info("resuming %s: %d points stored", path, len(writer._done))
         return writer
 
     def _lock(self) -> None:
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RunError(self.path, "another sweep is writing this run") from None
-        self._lock_fd = fd
+        self._lock_fd = _hold(self.path)
         # Leftovers of a write interrupted before its rename are not part of the run.
         for tmp in (*(self.path / PARTS).glob(".tmp-*"), *(self.path / CAPTURES).glob(".tmp-*")):
             shutil.rmtree(tmp)
-        self._finish_interrupted_merge()
+        for name in TABLES:
+            for tmp in (self.path / name).glob(".seg-*.tmp") if (self.path / name).is_dir() else ():
+                tmp.unlink()
 
-    def _finish_interrupted_merge(self) -> None:
-        """Make the tables segment directories (a run from before segments) and remove the
-        parts a crash left behind after they were folded into the newest segment."""
-        for name in (WINDOWS, POINTS):
-            table = self.path / name
-            legacy = self.path / f".{name}.legacy"
-            if table.is_file():
-                os.replace(table, legacy)
-            if legacy.exists():
-                table.mkdir(exist_ok=True)
-                os.replace(legacy, table / _segment_name(0))
-                _fsync_dir(table)
-        folded = _identities(_stored(self.path, _segments(self.path / POINTS)[-1:]))
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _finish_interrupted_merge(self) -> list[Path]:
+        """Make the tables segment directories (a run from before segments) and index them
+        (a run from before segment indexes), remove the segments of a merge a crash
+        interrupted (``pending``: their rows are still in parts) and the parts a crash
+        left behind after they were folded into the newest segment. Every segment is
+        checked against the index first (:func:`_check_segments`), and ``parts/``
+        (:func:`_check_parts`). Returns the segments of ``points.parquet``."""
+        with _storing(self.path, "cannot resume the run"):
+            for name in TABLES:
+                table = self.path / name
+                legacy = self.path / f".{name}.legacy"
+                if table.is_file():
+                    os.replace(table, legacy)
+                if legacy.exists():
+                    table.mkdir(exist_ok=True)
+                    os.replace(legacy, table / _segment_name(0))
+                    _fsync_dir(table)
+            index = _read_index(self.path)
+            if index is None:
+                index = self._index_segments()
+            elif index["pending"]:
+                for name, file in index["pending"].items():
+                    (self.path / name / file).unlink(missing_ok=True)
+                index["pending"] = {}
+                _write_json(index, self.path / INDEX)
+        self._index = index
+        segments = _check_segments(self.path, index)
+        _check_parts(self.path)
+        folded = _identities(_stored(self.path, segments[POINTS][-1:]))
         for part in _part_dirs(self.path):
             if _identities(_stored(self.path, [part / POINTS])) <= folded:
                 shutil.rmtree(part)
+        return segments[POINTS]
+
+    def _index_segments(self) -> dict[str, Any]:
+        """Write the index of a run from before segment indexes: its segments as they are."""
+        index = _empty_index()
+        for name in TABLES:
+            for path in _segments(self.path / name):
+                try:
+                    rows = pq.read_metadata(path).num_rows
+                except (pa.ArrowException, OSError) as exc:
+                    raise _unreadable(self.path, [path], exc) from None
+                index[name].append({"file": path.name, "rows": rows, "sha256": _sha256(path)})
+        _write_json(index, self.path / INDEX)
+        log.warning("%s: indexed the %d segments of a run from before segment indexes, as "
+                    "they are", self.path, len(index[POINTS]))
+        return index
 
     def done(self) -> frozenset[str]:
         """Keys (:attr:`Point.key`) of the points already stored, whatever their status."""
@@ -711,8 +996,8 @@ class RunWriter:
         if captures:
             self._write_captures(point, attempt, captures)
         parts = self.path / PARTS
-        parts.mkdir(exist_ok=True)
-        try:
+        with _storing(self.path, f"cannot store point {point.label}"):
+            parts.mkdir(exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parts))
             try:
                 _write_parquet(_to_table(win, WINDOW_SCHEMA), tmp / WINDOWS)
@@ -723,10 +1008,6 @@ class RunWriter:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
             _fsync_dir(parts)
-        except OSError as exc:
-            raise RunError(self.path, f"cannot store point {point.label}: {exc.strerror} "
-                                      f"({exc.filename}); the points stored before are "
-                                      "intact: resume the run when this is fixed") from None
         self._done.add(point.key)
         self._parts += 1
         if self._parts >= self.consolidate_every:
@@ -760,25 +1041,36 @@ class RunWriter:
     def consolidate(self) -> None:
         """Fold the parts into one new segment of ``windows.parquet`` and ``points.parquet``.
 
-        Only the parts are read, so the cost does not grow with the run. The segments are
-        renamed into place (windows first, points last) before the parts are removed; a
-        crash in between leaves duplicates that every reader drops and the next writer
-        removes (:meth:`_finish_interrupted_merge`).
+        Only the parts are read, so the cost does not grow with the run. The new segments
+        are recorded as ``pending`` in ``segments.json``, renamed into place (windows
+        first, points last), listed in ``segments.json`` with their rows and SHA-256, and
+        only then are the parts removed: a crash before the listing leaves pending segments
+        that readers skip and the next writer removes, a crash after it duplicates that
+        every reader drops and the next writer removes (:meth:`_finish_interrupted_merge`).
         """
         part_dirs = _part_dirs(self.path)
-        number = len(_segments(self.path / POINTS)) + 1
-        if not part_dirs and number > 1:
+        if not part_dirs and self._index[POINTS]:
             return
-        for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA)):
-            table = (_read(self.path, [p / name for p in part_dirs], schema) if part_dirs
-                     else schema.empty_table().to_pandas(types_mapper=_NULLABLE.get))
-            (self.path / name).mkdir(exist_ok=True)
-            _write_parquet(_to_table(table, schema), self.path / name / _segment_name(number))
-            _fsync_dir(self.path / name)
-        for part in part_dirs:
-            shutil.rmtree(part)
-        if (self.path / PARTS).is_dir() and not any((self.path / PARTS).iterdir()):
-            (self.path / PARTS).rmdir()
+        file = _segment_name(1 + max((int(_SEGMENT.fullmatch(e["file"])[1])  # type: ignore[index]
+                                      for e in self._index[POINTS]), default=0))
+        with _storing(self.path, f"cannot merge {len(part_dirs)} stored points into {file}"):
+            _write_json({**self._index, "pending": {name: file for name in TABLES}},
+                        self.path / INDEX)
+            index = {**self._index, "pending": {}}
+            for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA)):
+                table = (_read(self.path, [p / name for p in part_dirs], schema) if part_dirs
+                         else schema.empty_table().to_pandas(types_mapper=_NULLABLE.get))
+                (self.path / name).mkdir(exist_ok=True)
+                _write_parquet(_to_table(table, schema), self.path / name / file)
+                _fsync_dir(self.path / name)
+                index[name] = [*index[name], {"file": file, "rows": len(table),
+                                              "sha256": _sha256(self.path / name / file)}]
+            _write_json(index, self.path / INDEX)
+            self._index = index
+            for part in part_dirs:
+                shutil.rmtree(part)
+            if (self.path / PARTS).is_dir() and not any((self.path / PARTS).iterdir()):
+                (self.path / PARTS).rmdir()
         self._parts = 0
 
     def close(self, *, finished: bool = True) -> None:
@@ -789,10 +1081,10 @@ class RunWriter:
             self.consolidate()
             if finished:
                 self.manifest["ended_at"] = _now().isoformat()
-                _write_json(self.manifest, self.path / MANIFEST)
+                with _storing(self.path, "cannot record the end of the run"):
+                    _write_json(self.manifest, self.path / MANIFEST)
         finally:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+            self._unlock()
 
     def __enter__(self) -> Self:
         return self
@@ -805,6 +1097,6 @@ class RunWriter:
             return
         try:  # the error that ended the sweep is the one to report, not a second one here
             self.close(finished=False)
-        except (OSError, RunError) as close_error:
+        except (OSError, EnergyrigError) as close_error:
             log.warning("%s: the run could not be closed cleanly (%s); its parts are kept "
                         "and read as they are", self.path, close_error)

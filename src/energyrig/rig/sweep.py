@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -66,6 +65,7 @@ from energyrig.results.store import (
     RunError,
     RunWriter,
     check_new_run_dir,
+    delete_run,
     foreign_entries,
     listed,
     read_manifest,
@@ -644,19 +644,18 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
 def remove_run(run_dir: Path, console: Console | None = None) -> None:
     """Delete the run in ``run_dir`` (if any) so a new one can start there.
 
-    Refused (:class:`RunError`) while a sweep is writing it, or when the directory holds
-    anything the rig did not write (a run directory with the operator's notes in it, or no
-    run at all): ``--overwrite`` deletes only what a run wrote."""
+    Refused (:class:`RunError`), deleting nothing, while a sweep is writing it, or when
+    the directory holds any file the run did not write, at any depth (the operator's notes
+    in it or in one of its folders, or no run at all): ``--overwrite`` deletes only what
+    the run's records name (:func:`energyrig.results.store.delete_run`)."""
     if not run_dir.exists():
         return
-    if foreign := foreign_entries(run_dir):
-        what = "a run and files it did not write" if (run_dir / MANIFEST).exists() else \
-            "files but no run (no manifest.json)"
-        raise RunError(run_dir, f"holds {what} ({listed(foreign)}); not removed")
     if not (run_dir / MANIFEST).exists():
+        if foreign := foreign_entries(run_dir):
+            raise RunError(run_dir, f"holds files but no run (no manifest.json) "
+                                    f"({listed(foreign)}); not removed")
         return
-    RunWriter.resume(run_dir).close(finished=False)  # refused if another sweep holds it
-    shutil.rmtree(run_dir)
+    delete_run(run_dir)
     message = f"replaced the previous run in {run_dir}"
     if console is not None:
         console.print(f"[yellow]{message}[/]")

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
+from support.browser import chromium, open_page
 from support.synthetic import BOARDS, make_run
 
 from energyrig.domain import (
@@ -34,9 +35,6 @@ from energyrig.results.report.tables import (
     summarise_workloads,
 )
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 BUDGET = [{"component": "repeatability", "type": "A", "u_j": 1.5e-9, "source": "windows"},
           {"component": "supply voltage", "type": "B", "u_j": 7e-9, "source": "fixture"}]
 UNKNOWN = "a_flag_of_a_later_version"
@@ -81,24 +79,8 @@ def report(run_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
-
-
-def _open(browser: Browser, report: Path, width: int) -> tuple[Page, list[str]]:
-    """The page at ``width`` px, and what went wrong in it: console errors, script errors,
-    failed requests and every request that leaves the machine (all but file: and data:)."""
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-    page.on("request", lambda r: None if r.url.startswith(("file:", "data:"))
-            else problems.append(f"network request: {r.url}"))
-    page.goto(report.as_uri(), wait_until="load")
-    return page, problems
 
 
 PREFIX = {"G": 1e9, "M": 1e6, "k": 1e3, "m": 1e-3, "µ": 1e-6, "n": 1e-9, "p": 1e-12,
@@ -127,7 +109,7 @@ def _rows(page: Page, table: int) -> list[str]:
 
 
 def test_every_table_sorts_on_every_heading(browser: Browser, report: Path) -> None:
-    page, problems = _open(browser, report, 1280)
+    page, problems = open_page(browser, report, 1280)
     headings = page.evaluate("[...document.querySelectorAll('table.sortable')]"
                              ".map(t => [...t.tHead.rows[0].cells].map(c => c.innerText))")
     assert len(headings) >= 8  # the legend, workloads, fits, comparisons, points ...
@@ -155,7 +137,7 @@ def test_every_flag_is_on_the_page_and_explained_in_its_legend(
                for f in str(flags).split(",") if f}
     assert {"corrupt_samples", "glitch", "uncalibrated", "ci_target_not_met",
             "stream_loss", UNKNOWN} <= carried
-    page, problems = _open(browser, report, 1280)
+    page, problems = open_page(browser, report, 1280)
     legend = page.locator("#flags + p + div table")
     rows = legend.evaluate("t => [...t.tBodies[0].rows].map(r => [...r.cells]"
                            ".map(c => c.innerText))")
@@ -184,7 +166,7 @@ def test_every_flag_is_on_the_page_and_explained_in_its_legend(
 def test_each_point_and_workload_shows_its_own_flags(browser: Browser, report: Path,
                                                      run_dir: Path) -> None:
     run = load(run_dir)
-    page, _ = _open(browser, report, 1280)
+    page, _ = open_page(browser, report, 1280)
     tables = page.evaluate(
         "[...document.querySelectorAll('table.sortable')].map(t => [...t.rows]"
         ".map(r => [...r.cells].map(c => c.innerText)))")
@@ -210,7 +192,7 @@ def test_each_point_and_workload_shows_its_own_flags(browser: Browser, report: P
 
 @pytest.mark.parametrize("width", [800, 1280])
 def test_status_and_flags_stay_in_sight(browser: Browser, report: Path, width: int) -> None:
-    page, problems = _open(browser, report, width)
+    page, problems = open_page(browser, report, width)
     view = page.evaluate("document.documentElement.clientWidth")
     assert page.evaluate("document.documentElement.scrollWidth") <= view
     placed = page.evaluate(

@@ -142,9 +142,10 @@ def _point_columns(factors: Sequence[str], *columns: Column) -> tuple[Column, ..
 
 
 def _estimate(value: float, low: float, high: float, significant: bool, unit: str) -> str:
-    """``12.3 µJ [11.9 µJ, 12.7 µJ]``, ending in ``not significant`` when it is not."""
-    return (f"{format_si(value, unit)} [{format_si(low, unit)}, {format_si(high, unit)}]"
-            + ("" if significant else " not significant"))
+    """``12.3 µJ`` over ``[11.9 µJ, 12.7 µJ]``, then ``not significant`` when it is not: one
+    line each, so that a fit's table fits a narrow window."""
+    return (f"{format_si(value, unit)}\n[{format_si(low, unit)}, {format_si(high, unit)}]"
+            + ("" if significant else "\nnot significant"))
 
 
 WORKLOAD_COLUMNS: tuple[Column, ...] = (
@@ -264,6 +265,7 @@ img{max-width:100%;margin:.5em 0}.banner{background:#fff3cd;border:1px solid #e0
 padding:.6em 1em}.note{color:#666;font-size:.85em}dl{display:grid;grid-template-columns:
 max-content minmax(0,1fr);gap:.2em 1em}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
 p{overflow-wrap:anywhere}
+@media (max-width:900px){body{margin:1em auto;padding:0 .5em}table{font-size:.78em}}
 """
 
 

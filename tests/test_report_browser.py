@@ -5,18 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
+from support.browser import chromium, open_page
 from support.synthetic import BOARDS, make_run
 
 from energyrig.results.report import write_report
 
-CHROMIUM = "/usr/bin/chromium"
-# Offline and quiet: no GPU, no updates, no sync, no first-run page.
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 # Figures whose points are means with a 95 % CI (the others show ratios or fractions).
 PER_OP_FIGURES = ("energy-time-", "payload-")
 
@@ -36,26 +32,14 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
-
-
-def _open(browser: Browser, report: Path, width: int) -> tuple[Any, list[str]]:
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-    page.goto(report.as_uri(), wait_until="load")
-    return page, errors
 
 
 @pytest.mark.parametrize("width", [1280, 900])
 def test_the_report_renders_without_errors_or_overflow(browser: Browser, report: Path,
                                                        width: int) -> None:
-    page, errors = _open(browser, report, width)
+    page, errors = open_page(browser, report, width)
     images = page.evaluate("[...document.images].map(i => [i.getAttribute('src'), "
                            "i.complete && i.naturalWidth > 0])")
     assert len(images) >= 5
@@ -71,7 +55,7 @@ def test_the_report_renders_without_errors_or_overflow(browser: Browser, report:
 
 
 def test_a_click_on_a_heading_sorts_the_table(browser: Browser, report: Path) -> None:
-    page, errors = _open(browser, report, 1280)
+    page, errors = open_page(browser, report, 1280)
     table = page.locator("table.sortable").first
     heading = table.locator("th", has_text="time / op").first
     column = table.evaluate("(t, h) => [...t.tHead.rows[0].cells].findIndex("
@@ -88,7 +72,7 @@ def test_a_click_on_a_heading_sorts_the_table(browser: Browser, report: Path) ->
 
 def test_every_per_op_figure_shows_its_confidence_intervals(browser: Browser,
                                                             report: Path) -> None:
-    page, _ = _open(browser, report, 1280)
+    page, _ = open_page(browser, report, 1280)
     shown = page.evaluate("[...document.images].map(i => i.getAttribute('src'))")
     page.close()
     per_op = [src for src in shown if src.startswith(PER_OP_FIGURES)]

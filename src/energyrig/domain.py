@@ -273,6 +273,88 @@ CALIBRATION_FLAGS = (UNCALIBRATED,)
 BENCH_FLAGS = (*CALIBRATION_FLAGS, CI_TARGET_NOT_MET)
 
 
+@dataclass(frozen=True)
+class FlagNote:
+    """What a flag says of a window or a point, and what the operator can do about it."""
+
+    meaning: str
+    action: str
+
+
+#: Every flag above, explained once: the report's legend (energyrig.results.report) and
+#: whatever else names flags to a person read it here.
+FLAG_NOTES: dict[str, FlagNote] = {
+    TOO_FEW_SAMPLES: FlagNote(
+        "the window holds fewer samples than the fixture's windows.min_samples: one sample "
+        "at each edge weighs too much",
+        "run more ops per window (the plan's batch) or record at a higher rate"),
+    DROPPED_SAMPLES: FlagNote(
+        "the instrument lost samples its counter counted; the energy bridges them on the "
+        "right time base and the window stays in the estimate",
+        "if many windows carry it: a lower sample rate, or the instrument on its own USB "
+        "port"),
+    SATURATED: FlagNote(
+        "the current reached the end of the instrument's range: the energy reads low",
+        "a larger range or a smaller shunt"),
+    GLITCH: FlagNote(
+        "the trigger line chattered (a pulse shorter than windows.min_pulse_s, or edges "
+        "that do not pair)",
+        "check the trigger wire and its ground; raise the fixture's windows.min_pulse_s"),
+    NO_BASELINE: FlagNote(
+        "no idle span of windows.baseline_s before or after the window: no net energy",
+        "shorten the fixture's windows.baseline_s or windows.guard_s, or leave more idle "
+        "time around each batch (the fixture's measure.pre_s, post_s)"),
+    BASELINE_AFTER: FlagNote(
+        "the idle baseline was taken after the window, there being no room before it",
+        "none needed; to take it before, raise the fixture's measure.pre_s"),
+    EDGE_ERROR: FlagNote(
+        "the bound of the edge error exceeds the fixture's measure.max_edge_error of the "
+        "window's energy: the window is short for the sample rate",
+        "run more ops per window (batch) or record at a higher rate"),
+    DURATION_MISMATCH: FlagNote(
+        "the window's length disagrees with the firmware's own timing of the batch",
+        "check the trigger wiring (a slow or loaded line) and the instrument's clock"),
+    EXTRA_WINDOWS: FlagNote(
+        "the record held more than one trigger window; the first was taken",
+        "check that only the DUT drives the trigger line and that it does not chatter"),
+    CORRUPT: FlagNote(
+        "the window or its baseline holds words no healthy instrument sends; the window is "
+        "left out of its point's estimate",
+        "check the instrument's USB cable, port and hub; if it repeats, update or replace "
+        "the instrument"),
+    STREAM_LOSS: FlagNote(
+        "the stream lost samples its counter could not count; the window is left out of "
+        "its point's estimate",
+        "a lower sample rate, the instrument on its own USB port, a less loaded host"),
+    BASELINE_CLIPPED: FlagNote(
+        "most of the baseline reads the instrument's floor (an offset larger than the idle "
+        "current); the window is left out of its point's estimate",
+        "calibrate the offset (rig calibrate zero) or use a more sensitive range"),
+    TRUTH_LATE: FlagNote(
+        "simulated bench: a trigger edge reached the emulator late",
+        "a less loaded host; the figures stay valid, the comparison with the truth less so"),
+    NO_TRUTH: FlagNote(
+        "simulated bench: no true window matches this window, so it has no true energy",
+        "a less loaded host; rerun the point"),
+    TRIGGER_DROPS: FlagNote(
+        "simulated bench: the DUT could not publish some trigger edges",
+        "a less loaded host; rerun the point"),
+    TIME_SHIFT: FlagNote(
+        "simulated bench: the window lies off its true edges (a loss the host's clock "
+        "missed)",
+        "a less loaded host; rerun the point"),
+    UNCALIBRATED: FlagNote(
+        "no complete, valid calibration was applied: no gain, offset or skew correction and "
+        "no uncertainty from them",
+        "run rig calibrate all on this instrument, then measure again"),
+    CI_TARGET_NOT_MET: FlagNote(
+        "the point stopped at the plan's max_windows before its 95 % CI reached the plan's "
+        "ci_target",
+        "raise adaptive.max_windows or ci_target in the plan, or quieten the bench (its "
+        "spread is in the CI columns)"),
+}
+
+
 def integrity_problems(flags: Iterable[str] | str) -> tuple[str, ...]:
     """The :data:`INTEGRITY_FLAGS` among a window's ``flags`` (its tuple, or the tables'
     ``,``-joined text): a window carrying any is left out of its point's estimate."""

@@ -9,8 +9,10 @@ anything computed from a synthetic run can be checked.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,11 +93,16 @@ def _windows(rng: np.random.Generator, board: Board, cost: OpCost, payload: int 
 def make_run(run_dir: str | Path, *, seed: int = 1, boards: tuple[Board, ...] = BOARDS,
              ops: tuple[OpCost, ...] = OPS, payloads: tuple[int, ...] = PAYLOADS,
              reps: int = 2, n_windows: int = 8, noise: float = 0.01,
-             finish: bool = True) -> Path:
+             finish: bool = True,
+             window_flags: Callable[[Point, int], tuple[str, ...]] | None = None,
+             point_flags: Callable[[Point], tuple[str, ...]] | None = None,
+             uncertainty: Mapping[str, Any] | None = None) -> Path:
     """Write a synthetic run of every op on every board (and payload size where it applies).
 
     Adds one failed point (RSA-8192 key generation timing out) and one skipped point
     (a hash given a key size). With ``finish=False`` the run is left in progress.
+    ``window_flags(point, k)`` flags window ``k`` of a point, ``point_flags(point)`` the
+    point itself; ``uncertainty`` is every point's (:meth:`RunWriter.write_point`).
     """
     rng = np.random.default_rng(seed)
     plan = {"name": "synthetic", "reps": reps, "windows": n_windows,
@@ -113,7 +120,12 @@ def make_run(run_dir: str | Path, *, seed: int = 1, boards: tuple[Board, ...] = 
                                       curve=cost.curve, payload_bytes=payload,
                                       cpu_hz=board.cpu_hz, rep=rep)
                         batch_n, windows = _windows(rng, board, cost, payload, n_windows, noise)
-                        writer.write_point(point, windows, batch_n=batch_n)
+                        if window_flags is not None:
+                            windows = [replace(w, flags=window_flags(point, k))
+                                       for k, w in enumerate(windows)]
+                        writer.write_point(point, windows, batch_n=batch_n,
+                                           uncertainty=uncertainty,
+                                           flags=point_flags(point) if point_flags else ())
             writer.write_failed(Point(op="rsa-keygen", family="public-key", board=board.name,
                                       key_bits=8192, cpu_hz=board.cpu_hz),
                                 "DUT did not answer within 600 s (run n=1)")

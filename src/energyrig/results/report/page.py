@@ -100,16 +100,60 @@ def _unit(col: str) -> str:
     return "s" if col.endswith("_s") else "J"
 
 
+def _flags(row: pd.Series) -> str:
+    """A row's flags, one a line (:data:`energyrig.domain.FLAG_NOTES` explains them in the
+    page's legend), and how many of its windows were left out of the estimate and why."""
+    lines = [f for f in str(row.get("flags") or "").split(",") if f]
+    left_out = row.get("windows_excluded")
+    if pd.notna(left_out) and left_out:
+        lines.append(f"{int(left_out)} window{'s' if left_out != 1 else ''} left out: "
+                     f"{row.get('excluded_reason') or ''}".rstrip(": "))
+    return "\n".join(lines)
+
+
+#: The flags of a workload, point or window (first: at 800 px they stay in sight).
+FLAGS_COLUMN = Column("flags", _flags, numeric=False)
+
+
+def _factor(header: str, col: str, show: Callable[[Any], str] = str,
+            numeric: bool = False) -> Column:
+    """The column of factor ``col`` of a point: ``show`` of its value, ``–`` where it has
+    none."""
+    return Column(header, lambda r: "–" if pd.isna(r[col]) else show(r[col]), numeric)
+
+
+#: How a factor of a point is headed and shown (the columns of every table of points).
+FACTOR_COLUMNS: dict[str, Column] = {
+    "op": _factor("op", "op"),
+    "key_bits": _factor("key bits", "key_bits", lambda v: str(int(v)), numeric=True),
+    "payload_bytes": _factor("payload", "payload_bytes", lambda v: f"{int(v):,} B",
+                             numeric=True),
+    "curve": _factor("curve", "curve"),
+    "backend": _factor("backend", "backend"),
+    "board": _factor("board", "board"),
+    "cpu_hz": _factor("clock", "cpu_hz", lambda v: format_si(v, "Hz"), numeric=True),
+    "rep": _factor("rep", "rep", lambda v: str(int(v)), numeric=True),
+}
+
+
+def _point_columns(factors: Sequence[str], *columns: Column) -> tuple[Column, ...]:
+    """A table of points: their flags, the factors that vary in the run, then ``columns``."""
+    return (FLAGS_COLUMN, *(FACTOR_COLUMNS[f] for f in factors), *columns)
+
+
 def _estimate(value: float, low: float, high: float, significant: bool, unit: str) -> str:
-    """``12.3 µJ [11.9 µJ, 12.7 µJ]``, ending in ``not significant`` when it is not."""
-    return (f"{format_si(value, unit)} [{format_si(low, unit)}, {format_si(high, unit)}]"
-            + ("" if significant else " not significant"))
+    """``12.3 µJ`` over ``[11.9 µJ, 12.7 µJ]``, then ``not significant`` when it is not: one
+    line each, so that a fit's table fits a narrow window."""
+    return (f"{format_si(value, unit)}\n[{format_si(low, unit)}, {format_si(high, unit)}]"
+            + ("" if significant else "\nnot significant"))
 
 
 WORKLOAD_COLUMNS: tuple[Column, ...] = (
+    FLAGS_COLUMN,
     Column("configuration", lambda r: r["label"], numeric=False),
-    Column("payload", lambda r: "–" if pd.isna(r["payload_bytes"])
-           else f"{int(r['payload_bytes']):,} B"),
+    FACTOR_COLUMNS["payload_bytes"],
+    Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
+                                f"point{'s' if r['n_points'] != 1 else ''})"),
     Column("time / op", lambda r: format_si(r["time_per_op_s_mean"], "s")),
     Column("time / op 95 % CI", lambda r: _ci(r, "time_per_op_s", "s")),
     Column("gross energy / op", lambda r: _energy(r["energy_per_op_j_mean"])),
@@ -121,9 +165,6 @@ WORKLOAD_COLUMNS: tuple[Column, ...] = (
     Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
     Column("mean current", lambda r: format_si(r["mean_current_a_mean"], "A")),
     Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),
-    Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
-                                f"point{'s' if r['n_points'] != 1 else ''})"),
-    Column("flags", lambda r: r["flags"] or "", numeric=False),
 )
 
 
@@ -179,13 +220,12 @@ COMPARISON_COLUMNS: tuple[Column, ...] = (
     Column("saved by switching [95 % CI]", _gain),
 )
 
-PROBLEM_COLUMNS: tuple[Column, ...] = (
-    Column("status", lambda r: r["status"], numeric=False),
-    Column("point", lambda r: config_label(r) + ("" if pd.isna(r["payload_bytes"])
-                                                 else f" · {int(r['payload_bytes'])} B")
-           + f" · rep {r['rep']}", numeric=False),
-    Column("reason", lambda r: r["reason"] if pd.notna(r["reason"]) else "", numeric=False),
-)
+def _problem_columns(factors: Sequence[str]) -> tuple[Column, ...]:
+    """The failed and skipped points: status first, then :func:`_point_columns`."""
+    return (Column("status", lambda r: r["status"], numeric=False),
+            *_point_columns(factors, Column(
+                "reason", lambda r: r["reason"] if pd.notna(r["reason"]) else "",
+                numeric=False)))
 
 
 def _allocation_table(alloc: pd.DataFrame) -> str:
@@ -225,6 +265,7 @@ img{max-width:100%;margin:.5em 0}.banner{background:#fff3cd;border:1px solid #e0
 padding:.6em 1em}.note{color:#666;font-size:.85em}dl{display:grid;grid-template-columns:
 max-content minmax(0,1fr);gap:.2em 1em}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
 p{overflow-wrap:anywhere}
+@media (max-width:900px){body{margin:1em auto;padding:0 .5em}table{font-size:.78em}}
 """
 
 
@@ -237,9 +278,9 @@ const sortKey = td => {
   const m = td.classList.contains('num') && t.match(/(-?[0-9.]+(?:e-?[0-9]+)?)\\s*([GMkmµnpf]?)/);
   return m ? parseFloat(m[1]) * (PREFIX[m[2]] || 1) : t;
 };
-document.querySelectorAll('table.sortable th').forEach((th, col) => th.addEventListener(
+document.querySelectorAll('table.sortable th').forEach(th => th.addEventListener(
   'click', () => {
-    const body = th.closest('table').tBodies[0], up = th.dataset.dir !== 'up';
+    const col = th.cellIndex, body = th.closest('table').tBodies[0], up = th.dataset.dir !== 'up';
     th.dataset.dir = up ? 'up' : 'down';
     [...body.rows].sort((a, b) => {
       const x = sortKey(a.cells[col]), y = sortKey(b.cells[col]);
@@ -249,6 +290,28 @@ document.querySelectorAll('table.sortable th').forEach((th, col) => th.addEventL
     }).forEach(r => body.appendChild(r));
   }));
 """
+
+
+LEGEND_COLUMNS = (
+    Column("flag", lambda r: r["flag"], numeric=False),
+    Column("points", lambda r: str(r["points"])),
+    Column("windows", lambda r: str(r["windows"])),
+    Column("what it means", lambda r: r["meaning"] or "not described (a flag this version "
+                                                      "of energyrig does not know)",
+           numeric=False),
+    Column("what to do", lambda r: r["action"], numeric=False),
+)
+
+
+def _legend_html(tables: ReportTables) -> list[str]:
+    """The flags of the run's points and windows, each explained once
+    (:data:`energyrig.domain.FLAG_NOTES`); the tables name them in their first column."""
+    if tables.flags.empty:
+        return ["<h2 id='flags'>Flags</h2><p>No point or window carries a flag.</p>"]
+    return ["<h2 id='flags'>Flags</h2>",
+            "<p class='note'>What the flags in the tables below mean: how many points "
+            "(failed ones too) and windows carry each, and what to do about it.</p>",
+            _table(tables.flags, LEGEND_COLUMNS)]
 
 
 def _title(run: Run) -> str:
@@ -327,8 +390,8 @@ def _families_html(tables: ReportTables, images: Images) -> list[str]:
         fam = summary[summary["family"] == family]
         parts.append(f"<h2>{html.escape(family)}</h2>")
         truth = fam["true_net_energy_per_op_j_mean"].notna().any()
-        parts.append(_table(fam, (*WORKLOAD_COLUMNS[:-1], TRUTH_COLUMN, WORKLOAD_COLUMNS[-1])
-                            if truth else WORKLOAD_COLUMNS))
+        parts.append(_table(fam, (*WORKLOAD_COLUMNS, TRUTH_COLUMN) if truth
+                            else WORKLOAD_COLUMNS))
         parts.append(_img(images.energy_time.get(family), f"{family} energy-time"))
         if tables.has_relative(family):
             parts.append("<h3>Relative to the reference</h3>")
@@ -344,9 +407,6 @@ def _families_html(tables: ReportTables, images: Images) -> list[str]:
 
 
 WARMUP_COLUMNS = (
-    Column("point", lambda r: config_label(r) + ("" if pd.isna(r["payload_bytes"])
-                                                 else f" · {int(r['payload_bytes'])} B")
-           + f" · rep {r['rep']}", numeric=False),
     Column("first window: time / op", lambda r: format_si(r["time_per_op_s"], "s")),
     Column("the others: median", lambda r: format_si(r["others_median_s"], "s")),
     Column("the others: mean", lambda r: format_si(r["others_mean_s"], "s")),
@@ -363,7 +423,7 @@ def _warmups_html(tables: ReportTables) -> list[str]:
              "of the point's other windows: a warm-up (caches, clocks, first use of a "
              "peripheral). It is kept in the means and intervals above; the others' median "
              "and mean show the point without it.</p>"),
-            _table(tables.warmups, WARMUP_COLUMNS)]
+            _table(tables.warmups, _point_columns(tables.factors, *WARMUP_COLUMNS))]
 
 
 def _comparisons_html(tables: ReportTables) -> list[str]:
@@ -408,8 +468,6 @@ def _budget_cell(component: str) -> Callable[[pd.Series], str]:
 BUDGET_COMPONENTS = ("repeatability", "ADC resolution", "gain calibration",
                      "skew calibration", "supply voltage")
 UNCERTAINTY_COLUMNS = (
-    Column("point", lambda r: config_label(r) + (f" #{int(r['rep'])}" if r["rep"] else ""),
-           numeric=False),
     Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
     Column("U (k=2)", lambda r: format_si(r["net_energy_per_op_u_j"], "J",
                                           missing="– (not calibrated)")),
@@ -417,10 +475,10 @@ UNCERTAINTY_COLUMNS = (
 )
 
 
-def _uncertainty_html(points: pd.DataFrame) -> list[str]:
+def _uncertainty_html(tables: ReportTables) -> list[str]:
     """Each measured point's expanded uncertainty and its budget (docs/calibration.md); a
     run written before the budget existed has none."""
-    ok = points[points["status"] == "ok"]
+    ok = tables.ok
     if "uncertainty_budget" not in ok.columns or ok["uncertainty_budget"].isna().all():
         return []
     return ["<h2>Uncertainty of the net energy per op</h2>",
@@ -428,7 +486,7 @@ def _uncertainty_html(points: pd.DataFrame) -> list[str]:
             "op, in the way of the GUM: repeatability (Type A, which holds each window's "
             "edge quantisation and noise), the ADC resolution and the calibration's gain "
             "and skew (Type B). Unknown without a calibration.</p>",
-            _table(ok, UNCERTAINTY_COLUMNS)]
+            _table(ok, _point_columns(tables.factors, *UNCERTAINTY_COLUMNS))]
 
 
 FOOTPRINT_COLUMNS = (
@@ -493,6 +551,7 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
     parts.append("<p>Points: " + ", ".join(f"{counts.get(s, 0)} {s}"
                                            for s in ("ok", "failed", "skipped"))
                  + f"; {len(tables.windows)} windows.</p>")
+    parts.extend(_legend_html(tables))
     if tables.summary.empty:
         parts.append("<p>No measured point yet.</p>" if run.in_progress
                      else "<p>No point was measured.</p>")
@@ -501,11 +560,12 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
         parts.extend(_warmups_html(tables))
         parts.extend(_comparisons_html(tables))
         parts.extend(_factorial_html(tables, images))
-        parts.extend(_uncertainty_html(tables.points))
+        parts.extend(_uncertainty_html(tables))
     parts.extend(_footprint_html(tables))
     problems = tables.points[tables.points["status"] != "ok"]
     parts.append("<h2>Failed and skipped points</h2>")
-    parts.append(_table(problems, PROBLEM_COLUMNS) if len(problems) else "<p>None.</p>")
+    parts.append(_table(problems, _problem_columns(tables.factors)) if len(problems)
+                 else "<p>None.</p>")
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>energyrig: {html.escape(_title(run))}</title><style>{CSS}</style></head>"
             "<body>" + "\n".join(parts) + f"<script>{SORT_JS}</script></body></html>")

@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.domain import at_supply, excluded, summarise_per_op
+from energyrig.domain import (
+    FLAG_NOTES,
+    KEY_FACTORS,
+    at_supply,
+    excluded,
+    join_flags,
+    summarise_per_op,
+)
 from energyrig.results.compare import recorded_comparisons
 from energyrig.results.footprint import Footprint, run_footprints
 from energyrig.results.stats import (
@@ -94,24 +101,30 @@ def family_order(families: Iterable[str]) -> list[str]:
     return [f for f in FAMILY_ORDER if f in present] + sorted(present - set(FAMILY_ORDER))
 
 
-def summarise_workloads(windows: pd.DataFrame) -> pd.DataFrame:
+def summarise_workloads(windows: pd.DataFrame,
+                        points: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per workload (configuration and payload size) over all its windows.
 
     Columns: the workload's factors, ``family``, ``n_windows`` (those of the estimate),
-    ``windows_excluded`` (left out of it: :func:`energyrig.domain.excluded`), ``n_points``,
-    ``flags``, and the per-op summary of its windows
-    (:func:`energyrig.domain.summarise_per_op`, over the same estimate:
-    ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``, ``mean_power_w_mean``, ...).
+    ``windows_excluded`` and ``excluded_reason`` (left out of it, and why:
+    :func:`energyrig.domain.excluded`), ``n_points``, ``flags`` (its windows' and, given
+    ``points``, its points' own: ``ci_target_not_met`` ..., joined as the tables join them),
+    and the per-op summary of its windows (:func:`energyrig.domain.summarise_per_op`, over
+    the same estimate: ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``,
+    ``mean_power_w_mean``, ...).
     """
+    point_flags = (points.set_index("point_key")["flags"].fillna("")
+                   if points is not None else pd.Series(dtype=str))
     rows = []
     for keys, group in windows.groupby(list(WORKLOAD), dropna=False, sort=True):
         row: dict[str, Any] = dict(zip(WORKLOAD, keys, strict=True))
         row["family"] = group["family"].iloc[0]
-        row["windows_excluded"] = excluded(group["flags"])[0]
+        row["windows_excluded"], row["excluded_reason"] = excluded(group["flags"])
         row["n_windows"] = len(group) - row["windows_excluded"]
         row["n_points"] = group["point_key"].nunique()
         row.update(summarise_per_op(group))
-        row["flags"] = ", ".join(sorted({f for fl in group["flags"] for f in fl.split(",") if f}))
+        own = point_flags.reindex(group["point_key"].unique()).dropna()
+        row["flags"] = join_flags(",".join([*group["flags"], *own]))
         rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):
@@ -135,6 +148,41 @@ def with_current_and_charge(summary: pd.DataFrame, supply_v: float | None) -> pd
     return summary.assign(
         mean_current_a_mean=at_supply(summary["mean_power_w_mean"], supply_v),
         net_charge_per_op_c_mean=at_supply(summary["net_energy_per_op_j_mean"], supply_v))
+
+
+def varying_factors(points: pd.DataFrame) -> list[str]:
+    """The factors (:data:`energyrig.domain.KEY_FACTORS`, ``op`` always) whose values differ
+    among ``points``: the columns that tell a run's points apart in the report's tables."""
+    return [c for c in KEY_FACTORS
+            if c == "op" or (c in points and points[c].nunique(dropna=False) > 1)]
+
+
+def by_factor(df: pd.DataFrame) -> pd.DataFrame:
+    """``df``'s rows sorted by factor (:data:`energyrig.domain.KEY_FACTORS`, in that order;
+    missing values first), not in the order they were measured."""
+    return df.sort_values([c for c in KEY_FACTORS if c in df], na_position="first",
+                          kind="stable", ignore_index=True)
+
+
+def flag_legend(points: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
+    """Every flag the run's points or windows carry, one row each in the order of
+    :data:`energyrig.domain.FLAG_NOTES` (then flags it does not know, by name): ``flag``,
+    ``points`` and ``windows`` (how many carry it), ``meaning`` and ``action``
+    (:class:`~energyrig.domain.FlagNote`; empty for a flag it does not know)."""
+    def counts(flags: pd.Series) -> pd.Series:
+        split = flags.fillna("").str.split(",").explode()
+        return split[split != ""].value_counts()
+
+    by_point, by_window = counts(points["flags"]), counts(windows["flags"])
+    present = set(by_point.index) | set(by_window.index)
+    order = [f for f in FLAG_NOTES if f in present] + sorted(present - set(FLAG_NOTES))
+    notes = [FLAG_NOTES.get(f) for f in order]
+    return pd.DataFrame({"flag": order,
+                         "points": [int(by_point.get(f, 0)) for f in order],
+                         "windows": [int(by_window.get(f, 0)) for f in order],
+                         "meaning": [n.meaning if n else "" for n in notes],
+                         "action": [n.action if n else "" for n in notes]},
+                        columns=["flag", "points", "windows", "meaning", "action"])
 
 
 #: A point's first window is a warm-up outlier when its time per op lies more than this many
@@ -164,7 +212,7 @@ def warmup_outliers(windows: pd.DataFrame) -> pd.DataFrame:
                            n_others=lambda d: d["point_key"].map(others.size()))
     outlying = (rows["n_others"] >= 2) & (
         rows["time_per_op_s"] - rows["others_median_s"] > WARMUP_SPREAD * rows["spread"])
-    return rows[outlying].drop(columns=["spread", "n_others"])
+    return by_factor(rows[outlying].drop(columns=["spread", "n_others"]))
 
 
 def _references(family: str, rows: pd.DataFrame) -> pd.DataFrame:
@@ -329,7 +377,8 @@ class ReportTables:
     Attributes
     ----------
     points:
-        Every point of the run, with its ``family`` (inferred where the store has none).
+        Every point of the run, with its ``family`` (inferred where the store has none),
+        sorted by factor (:func:`by_factor`).
     windows:
         The windows of the ok points.
     summary:
@@ -357,6 +406,10 @@ class ReportTables:
         (:func:`recorded_supply_v`), V; None where unknown.
     warmups:
         :func:`warmup_outliers` of the windows.
+    factors:
+        :func:`varying_factors` of the points: the columns of every table of points.
+    flags:
+        :func:`flag_legend` of every point and window of the run.
     """
 
     points: pd.DataFrame
@@ -372,6 +425,8 @@ class ReportTables:
     footprint: pd.DataFrame = field(default_factory=pd.DataFrame)
     supply_v: float | None = None
     warmups: pd.DataFrame = field(default_factory=pd.DataFrame)
+    factors: list[str] = field(default_factory=lambda: ["op"])
+    flags: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ok(self) -> pd.DataFrame:
@@ -405,16 +460,18 @@ def report_tables(run: Run) -> ReportTables:
     ConfigError
         The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
     """
-    points = run.points.assign(family=with_family(run.points))
+    points = by_factor(run.points.assign(family=with_family(run.points)))
     ok = points[points["status"] == "ok"]
     windows = run.windows[run.windows["point_key"].isin(ok["point_key"])]
     supply_v = recorded_supply_v(run.manifest)
-    summary = (with_current_and_charge(summarise_workloads(windows), supply_v)
+    summary = (with_current_and_charge(summarise_workloads(windows, ok), supply_v)
                if len(windows) else pd.DataFrame())
     footprints = run_footprints(run.path)
     sizes = {"footprints": footprints, "footprint": footprint_table(points, footprints),
              "supply_v": supply_v,
-             "warmups": warmup_outliers(windows) if len(windows) else pd.DataFrame()}
+             "warmups": warmup_outliers(windows) if len(windows) else pd.DataFrame(),
+             "factors": varying_factors(points),
+             "flags": flag_legend(points, run.windows)}
     if summary.empty:
         return ReportTables(points=points, windows=windows, summary=summary, fits={},
                             relative=pd.DataFrame(), comparisons=pd.DataFrame(),

@@ -21,6 +21,7 @@ import pandas as pd
 
 from energyrig.capture import CSV_COLUMNS, Chunk
 from energyrig.domain import Window, WindowSettings, key_id, window_problems
+from energyrig.results.report.tables import by_factor
 from energyrig.results.store import Run, capture_path
 from energyrig.results.trace import plot_trace, window_trace
 
@@ -92,12 +93,14 @@ def _chosen(windows: pd.DataFrame) -> dict[int, str]:
 
 def draw_traces(run: Run, out_dir: Path) -> list[TraceLink]:
     """Draw the traces of ``run`` whose samples were kept into ``out_dir/traces/``; none
-    when the sweep kept no samples. A kept file that cannot be read is skipped with a
-    warning (the report goes on)."""
+    when the sweep kept no samples; in the order of the points' factors
+    (:func:`~energyrig.results.report.tables.by_factor`). A kept file that cannot be read is
+    skipped with a warning (the report goes on)."""
     if run.windows.empty or not (run.path / "captures").is_dir():
         return []
     links = []
-    for (_, attempt), group in run.windows.groupby(["point_key", "attempt"], sort=False):
+    windows = by_factor(run.windows)
+    for (_, attempt), group in windows.groupby(["point_key", "attempt"], sort=False):
         for k, why in _chosen(group).items():
             row = group.iloc[k]
             path = capture_path(run.path, row.point_key, int(row.window), int(attempt))
@@ -133,5 +136,5 @@ def traces_html(links: list[TraceLink]) -> str:
             "samples and of each point's windows of least and most net energy whose samples "
             "the sweep kept "
             "(--keep-captures), with the trigger edges, the guard and the baseline span "
-            "marked.</p><table><tr><th>point</th><th>window</th><th>why</th><th>trace</th>"
-            f"</tr>{rows}</table>")
+            "marked.</p><div class='scroll'><table><tr><th>point</th><th>window</th><th>why</th>"
+            f"<th>trace</th></tr>{rows}</table></div>")

@@ -196,20 +196,26 @@ def test_kernel_checks_its_buffers():
     from energyrig.instruments.ppk2._decode import Kernel
     from energyrig.instruments.ppk2.decode import conversion_table
 
-    kernel = Kernel(conversion_table(CAL, VDD_MV))
+    kernel = Kernel(conversion_table(CAL, VDD_MV), np.full(5, 1e-3))
     src = random_words(10, seed=1).tobytes()
     out = dict(current=np.empty(10), logic=np.empty(10, np.uint8), saturated=np.empty(10, bool),
-               range=np.empty(10, np.uint8), floor=np.empty(10, bool), corrupt=np.empty(10, bool),
-               gaps=np.empty((4, 2), np.int64))
-    assert kernel.decode(src, *out.values()) == (10, 0)
+               range=np.empty(10, np.uint8), floor=np.empty(10, bool), corrupt=np.empty(10, bool))
+    gaps = np.empty((4, 2), np.int64)
+    assert kernel.decode(src, *out.values(), 0, gaps) == (10, 0)
     with pytest.raises(ValueError, match="fewer than the 10 samples"):
-        kernel.decode(src, np.empty(9), *list(out.values())[1:])
+        kernel.decode(src, np.empty(9), *list(out.values())[1:], 0, gaps)
+    with pytest.raises(ValueError, match="fewer than the 10 samples of the block from index 1"):
+        kernel.decode(src, *out.values(), 1, gaps)
+    with pytest.raises(ValueError, match="at: expected an index >= 0"):
+        kernel.decode(src, *out.values(), -1, gaps)
     with pytest.raises(TypeError, match="current: expected items of 8 bytes"):
-        kernel.decode(src, np.empty(10, np.float32), *list(out.values())[1:])
+        kernel.decode(src, np.empty(10, np.float32), *list(out.values())[1:], 0, gaps)
     with pytest.raises(ValueError, match="5x6 float64"):
-        Kernel(np.zeros((5, 5)))
+        Kernel(np.zeros((5, 5)), np.zeros(5))
+    with pytest.raises(ValueError, match="jump: expected 5 float64"):
+        Kernel(conversion_table(CAL, VDD_MV), np.zeros(4))
     with pytest.raises(BufferError):  # bytes are read-only
-        kernel.decode(src, b"read-only" * 10, *list(out.values())[1:])
+        kernel.decode(src, b"read-only" * 10, *list(out.values())[1:], 0, gaps)
 
 
 def test_decode_stream_warns_about_a_trailing_partial_word(caplog):

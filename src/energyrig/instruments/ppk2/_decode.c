@@ -5,11 +5,21 @@
  * One pass over a block of 4-byte little-endian PPK2 words writes, per sample, the current
  * in amperes (the same double-precision arithmetic, in the same order, as ppk2-api's
  * PPK2_API.get_adc_result), the logic byte D0..D7, the raw range code, a saturation flag,
- * a floor flag (ADC code 0 in range 0) and a corrupt flag (a word no healthy PPK2 sends:
- * the unused bit 17 set, a range code above 4, or a counter that skips and comes back on
- * the next word), and records gaps of the 6-bit sample counter. The outputs are preallocated by the caller (numpy arrays
- * through the buffer protocol); nothing is allocated and the GIL is released while the
- * block is decoded.
+ * a floor flag (ADC code 0 in range 0) and a corrupt flag, and records gaps of the 6-bit
+ * sample counter. A word is corrupt when no healthy PPK2 sends it:
+ *
+ *   - the unused bit 17 set, or a range code above 4;
+ *   - a counter that skips and comes back on the next word of the block;
+ *   - a one-sample excursion of the logic byte or of the raw range code (both neighbours
+ *     equal, the sample different);
+ *   - a one-sample jump within one range (range codes above 4 read as 4) by more than the
+ *     range's jump limit, both neighbours within a tenth of that limit of each other.
+ *
+ * The neighbour checks look only inside one chunk (the output arrays of one call or of
+ * several calls with a rising `at`): a sample is checked when the next one is decoded, so
+ * the first and the last sample of a chunk are never marked by them. The outputs are
+ * preallocated by the caller (numpy arrays through the buffer protocol); nothing is
+ * allocated and the GIL is released while the block is decoded.
  *
  * Word: bits 0-13 ADC code, 14-16 current range (5..7 are treated as 4, as ppk2-api does),
  * 18-23 sample counter, 24-31 logic D0..D7.
@@ -20,6 +30,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -55,23 +66,32 @@ typedef struct {
 	int after_spike;
 } er_spike_s;
 
+/** The jump check's limits of one range code (codes above 4 carry range 4's). */
+typedef struct {
+	double jump;    /**< a step from both neighbours above this is a jump, A */
+	double settle;  /**< jump / 10: the neighbours must be closer than this, A */
+	int range;      /**< the range the code reads as, 0..4 */
+} er_limit_s;
+
 typedef struct {
 	PyObject_HEAD
 	er_range_s tab[ER_N_RANGE_CODES]; /* indexed by the raw 3-bit range code */
+	er_limit_s lim[ER_N_RANGE_CODES]; /* indexed by the raw 3-bit range code */
 	int spike_filter;
 	er_spike_s spike; /* carried from one block to the next */
 	int prev_counter; /* -1 before the first sample */
 } er_kernel_s;
 
-/** Output buffers of one decode call. */
+/** Output buffers of one chunk; a decode call writes them from index `at`. */
 typedef struct {
+	Py_ssize_t at;
 	double *current;
 	uint8_t *logic;
 	uint8_t *saturated;
 	uint8_t *range;
 	uint8_t *floor;
 	uint8_t *corrupt;
-	int64_t *gaps; /* (gap_cap, 2): position, samples lost */
+	int64_t *gaps; /* (gap_cap, 2): position in the chunk, samples lost */
 	Py_ssize_t gap_cap;
 } er_out_s;
 
@@ -123,28 +143,79 @@ static inline double er_spike_filter(er_spike_s *s, int range, double adc)
 	return adc;
 }
 
+/** What the neighbour checks need of one decoded sample. */
+typedef struct {
+	double amps;
+	double jump; /* the jump limit of its range, A */
+	int key;     /* logic << 8 | raw range code 0..7 */
+} er_sample_s;
+
 /*
- * Decode n words; stop early only when the gap buffer is full. `filter` is a constant at
- * each call site so the compiler emits a lean loop for the unfiltered case.
+ * The neighbour checks of sample `mid` between `before` and `after` (see the top of the
+ * file): 1 if it is a one-sample excursion of the logic byte or the range code, or a
+ * one-sample jump.
+ */
+static inline uint8_t er_odd_one_out(const er_limit_s *lim, er_sample_s before, er_sample_s mid,
+				     er_sample_s after)
+{
+	const int lb = before.key >> 8, lm = mid.key >> 8, la = after.key >> 8;
+	const int rb = before.key & 7, rm = mid.key & 7, ra = after.key & 7;
+	const er_limit_s *l = &lim[rm];
+
+	if (((lm != lb) & (lb == la)) | ((rm != rb) & (rb == ra))) {
+		return 1;
+	}
+	return (uint8_t)((lim[rb].range == l->range) & (lim[ra].range == l->range) &
+			 (fabs(mid.amps - before.amps) > l->jump) & (fabs(mid.amps - after.amps) > l->jump) &
+			 (fabs(after.amps - before.amps) < l->settle));
+}
+
+/*
+ * Whether `mid` may fail a neighbour check at all: neither check can mark a sample equal to
+ * the one before it in logic and range and within its jump limit of it. Nearly every sample
+ * of a healthy stream is, so the full check is rarely reached.
+ */
+static inline int er_may_be_odd(er_sample_s before, er_sample_s mid)
+{
+	return (mid.key != before.key) | (fabs(mid.amps - before.amps) > mid.jump);
+}
+
+/*
+ * Decode n words into the chunk's outputs from index out->at; stop early only when the gap
+ * buffer is full. The samples before out->at are this chunk's, decoded by earlier calls:
+ * the last of them is checked against its neighbours here. `filter` is a constant at each
+ * call site so the compiler emits a lean loop for the unfiltered case.
  */
 static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict src, Py_ssize_t n,
 					 const er_out_s *out, Py_ssize_t *n_gaps, const int filter)
 {
 	/* Locals, so that stores to the outputs (uint8_t aliases anything) force no reloads. */
 	er_range_s tab[ER_N_RANGE_CODES];
+	er_limit_s lim[ER_N_RANGE_CODES];
 	er_spike_s spike = s->spike;
-	double *restrict current = out->current;
-	uint8_t *restrict logic = out->logic;
-	uint8_t *restrict saturated = out->saturated;
-	uint8_t *restrict range = out->range;
-	uint8_t *restrict floor = out->floor;
-	uint8_t *restrict corrupt = out->corrupt;
+	const Py_ssize_t at = out->at;
+	double *restrict current = out->current + at;
+	uint8_t *restrict logic = out->logic + at;
+	uint8_t *restrict saturated = out->saturated + at;
+	uint8_t *restrict range = out->range + at;
+	uint8_t *restrict floor = out->floor + at;
+	uint8_t *restrict corrupt = out->corrupt + at;
 	int64_t *restrict gaps = out->gaps;
 	const Py_ssize_t gap_cap = out->gap_cap;
 	int prev = s->prev_counter;
 	Py_ssize_t ng = 0;
 	Py_ssize_t i;
+	/* The two samples before the one being decoded, `known` of them in this chunk. */
+	er_sample_s before = {0.0, 0.0, 0}, mid = {0.0, 0.0, 0};
+	int known = at < 2 ? (int)at : 2;
 
+	memcpy(lim, s->lim, sizeof(lim));
+	if (known == 2) {
+		before = (er_sample_s){current[-2], lim[range[-2] & 7].jump, logic[-2] << 8 | range[-2]};
+	}
+	if (known >= 1) {
+		mid = (er_sample_s){current[-1], lim[range[-1] & 7].jump, logic[-1] << 8 | range[-1]};
+	}
 	memcpy(tab, s->tab, sizeof(tab));
 	for (i = 0; i < n; i++) {
 		const uint32_t w = er_load_le32(src + 4 * i);
@@ -165,7 +236,7 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 				if (ng == gap_cap) {
 					break;
 				}
-				gaps[2 * ng] = i;
+				gaps[2 * ng] = at + i;
 				gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
 				ng++;
 				prev = counter;
@@ -181,12 +252,23 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 		if (filter) {
 			amps = er_spike_filter(&spike, code > ER_TOP_RANGE ? ER_TOP_RANGE : (int)code, amps);
 		}
+		const er_sample_s here = {amps, lim[code].jump, (int)(w >> 24 << 8 | code)};
+
 		current[i] = amps;
 		logic[i] = (uint8_t)(w >> 24);
 		saturated[i] = (uint8_t)((code >= ER_TOP_RANGE) & (adc == ER_ADC_FULL_SCALE));
 		range[i] = (uint8_t)code;
 		floor[i] = (uint8_t)((code == 0) & (adc == 0));
 		corrupt[i] = bad;
+		if (known == 2) {
+			if (er_may_be_odd(before, mid)) {
+				corrupt[i - 1] |= er_odd_one_out(lim, before, mid, here);
+			}
+		} else {
+			known++;
+		}
+		before = mid;
+		mid = here;
 	}
 	s->spike = spike;
 	s->prev_counter = prev;
@@ -213,11 +295,15 @@ static PyObject *er_kernel_decode(er_kernel_s *self, PyObject *args)
 	PyObject *src_obj, *cur_obj, *logic_obj, *sat_obj, *range_obj, *floor_obj, *corrupt_obj,
 		*gaps_obj;
 	Py_buffer src, cur, logic, sat, rng, flr, bad, gaps;
-	Py_ssize_t n, n_done, n_gaps = 0;
+	Py_ssize_t n, at, n_done, n_gaps = 0;
 	PyObject *result = NULL;
 
-	if (!PyArg_ParseTuple(args, "OOOOOOOO:decode", &src_obj, &cur_obj, &logic_obj, &sat_obj,
-			      &range_obj, &floor_obj, &corrupt_obj, &gaps_obj)) {
+	if (!PyArg_ParseTuple(args, "OOOOOOOnO:decode", &src_obj, &cur_obj, &logic_obj, &sat_obj,
+			      &range_obj, &floor_obj, &corrupt_obj, &at, &gaps_obj)) {
+		return NULL;
+	}
+	if (at < 0) {
+		PyErr_Format(PyExc_ValueError, "at: expected an index >= 0, got %zd", at);
 		return NULL;
 	}
 	if (PyObject_GetBuffer(src_obj, &src, PyBUF_C_CONTIGUOUS) < 0) {
@@ -245,13 +331,14 @@ static PyObject *er_kernel_decode(er_kernel_s *self, PyObject *args)
 		goto release_bad;
 	}
 	n = src.len / 4;
-	if (cur.len / 8 < n || logic.len < n || sat.len < n || rng.len < n || flr.len < n ||
-	    bad.len < n) {
-		PyErr_Format(PyExc_ValueError, "output arrays hold fewer than the %zd samples of the block", n);
+	if (cur.len / 8 - at < n || logic.len - at < n || sat.len - at < n || rng.len - at < n ||
+	    flr.len - at < n || bad.len - at < n) {
+		PyErr_Format(PyExc_ValueError,
+			     "output arrays hold fewer than the %zd samples of the block from index %zd", n, at);
 		goto release_gaps;
 	}
 	{
-		const er_out_s out = {cur.buf, logic.buf, sat.buf, rng.buf, flr.buf, bad.buf,
+		const er_out_s out = {at, cur.buf, logic.buf, sat.buf, rng.buf, flr.buf, bad.buf,
 				      gaps.buf, gaps.len / 16};
 
 		Py_BEGIN_ALLOW_THREADS
@@ -284,17 +371,34 @@ release_src:
 
 static int er_kernel_init(er_kernel_s *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"table", "spike_filter", "alpha", "alpha5", "spike_samples", NULL};
-	PyObject *table_obj;
-	Py_buffer table;
+	static char *kwlist[] = {"table", "jump", "spike_filter", "alpha", "alpha5", "spike_samples",
+				 NULL};
+	PyObject *table_obj, *jump_obj;
+	Py_buffer table, jump;
 	int spike_filter = 0;
 	double alpha = 0.18, alpha5 = 0.06;
 	int spike_samples = 3;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|pddi:Kernel", kwlist, &table_obj,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|pddi:Kernel", kwlist, &table_obj, &jump_obj,
 					 &spike_filter, &alpha, &alpha5, &spike_samples)) {
 		return -1;
 	}
+	if (PyObject_GetBuffer(jump_obj, &jump, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+		return -1;
+	}
+	if (jump.itemsize != 8 || jump.format == NULL || jump.format[0] != 'd' ||
+	    jump.len != (Py_ssize_t)(sizeof(double) * ER_N_RANGES)) {
+		PyErr_SetString(PyExc_ValueError, "jump: expected 5 float64 values (the jump limit per range, A)");
+		PyBuffer_Release(&jump);
+		return -1;
+	}
+	for (int code = 0; code < ER_N_RANGE_CODES; code++) {
+		const int r = code > ER_TOP_RANGE ? ER_TOP_RANGE : code;
+		const double limit = ((const double *)jump.buf)[r];
+
+		self->lim[code] = (er_limit_s){limit, limit / 10.0, r};
+	}
+	PyBuffer_Release(&jump);
 	if (PyObject_GetBuffer(table_obj, &table, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
 		return -1;
 	}
@@ -321,10 +425,11 @@ static int er_kernel_init(er_kernel_s *self, PyObject *args, PyObject *kwds)
 
 static PyMethodDef er_kernel_methods[] = {
 	{"decode", (PyCFunction)er_kernel_decode, METH_VARARGS,
-	 "decode(src, current, logic, saturated, range, floor, corrupt, gaps) -> (n_done, n_gaps)\n\n"
-	 "Decode the len(src) // 4 whole words of src into the preallocated outputs "
-	 "(float64 A, uint8, bool, uint8, bool, bool, int64 (cap, 2)). Stops early only when the gap buffer "
-	 "is full; gap positions are relative to the first word of src."},
+	 "decode(src, current, logic, saturated, range, floor, corrupt, at, gaps) -> (n_done, n_gaps)\n\n"
+	 "Decode the len(src) // 4 whole words of src into the preallocated outputs of one chunk "
+	 "(float64 A, uint8, bool, uint8, bool, bool) from index at, and check their neighbours; the "
+	 "samples before at are the chunk's earlier ones. Stops early only when the gap buffer "
+	 "(int64 (cap, 2)) is full; gap positions are indices in the chunk."},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -339,8 +444,9 @@ static PyTypeObject er_kernel_type = {
 	.tp_name = "energyrig.instruments.ppk2._decode.Kernel",
 	.tp_basicsize = sizeof(er_kernel_s),
 	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "Kernel(table, spike_filter=False, alpha=0.18, alpha5=0.06, spike_samples=3)\n\n"
-		  "PPK2 word decoder with its conversion table and stream state.",
+	.tp_doc = "Kernel(table, jump, spike_filter=False, alpha=0.18, alpha5=0.06, spike_samples=3)\n\n"
+		  "PPK2 word decoder with its conversion table (5x6 float64), the jump limit of each "
+		  "range (5 float64, A) and its stream state.",
 	.tp_new = PyType_GenericNew,
 	.tp_init = (initproc)er_kernel_init,
 	.tp_methods = er_kernel_methods,

@@ -9,7 +9,7 @@ The PPK2 streams one 4-byte little-endian word per sample (100 kS/s)::
 :class:`Ppk2Decoder` takes the bytes as they come off the port, in blocks of any size (a
 word split across two reads is carried to the next block), and turns each block into a
 chunk in one pass of a compiled kernel (``_decode.c``; nothing is allocated per sample and
-the GIL is released).
+the GIL is released). The integrity checks below run in the same pass.
 
 Conversion
     The current equals ``ppk2_api.PPK2_API.get_adc_result(range, adc * 4)`` bit for bit for
@@ -45,6 +45,9 @@ Corrupt words
     * a one-sample jump within one range by more than :data:`JUMP_FRACTION` of the range's
       full scale, both neighbours within a tenth of that of each other: the front end does not
       move that far and back in 20 µs.
+
+    The excursion and jump checks compare a sample with its neighbours in the same chunk:
+    the first and the last sample of each chunk are never marked by them.
 
     Samples at the floor (ADC code 0 in range 0: a current at or below zero, clipped) are
     marked in ``Chunk.at_floor``, and every sample's range is in ``Chunk.current_range``.
@@ -141,8 +144,8 @@ class Ppk2Decoder:
         self.voltage_v = vdd_mv / 1000
         self.period_s = 1.0 / sample_rate_hz
         self.spike_filter = spike_filter
-        self._kernel = Kernel(conversion_table(calibration, vdd_mv), spike_filter)
-        self._jump_a = JUMP_FRACTION * _range_full_scale_a(calibration, vdd_mv)
+        self._kernel = Kernel(conversion_table(calibration, vdd_mv),
+                              JUMP_FRACTION * _range_full_scale_a(calibration, vdd_mv), spike_filter)
         self._partial = b""
         self._gap_buf = np.empty((_GAP_ROWS, 2), dtype=np.int64)
         self.next_index = start_index
@@ -194,8 +197,6 @@ class Ppk2Decoder:
         gap_rows = np.concatenate(gaps) if gaps else NO_GAPS
         if len(gap_rows) > 1 and gap_rows[1, 0] == 0:  # the counter's gap at 0 too: one row
             gap_rows = np.concatenate([[[0, gap_rows[0, 1] + gap_rows[1, 1]]], gap_rows[2:]])
-        out.corrupt |= excursions(out.logic) | excursions(out.range)
-        out.corrupt |= self._jumps(out.current, out.range)
         chunk = Chunk(start_index=self.next_index, period_s=self.period_s,
                       current_a=out.current, voltage_v=self.voltage_v, logic=out.logic,
                       saturated=out.saturated, gaps=gap_rows, current_range=out.range,
@@ -211,36 +212,20 @@ class Ppk2Decoder:
 
     def _decode_into(self, src: bytes | memoryview, out: _Outputs, at: int,
                      gaps: list[npt.NDArray[np.int64]]) -> int:
-        """Decode whole words of ``src`` into the outputs from index ``at``; return the end."""
+        """Decode whole words of ``src`` into the outputs from index ``at`` (the samples
+        before it are this chunk's, and the kernel checks the last of them against its
+        neighbours); return the end."""
         done, total = 0, len(src) // WORD_BYTES
         while done < total:
-            k = at + done
             n_done, n_gaps = self._kernel.decode(
-                src[WORD_BYTES * done:], out.current[k:], out.logic[k:], out.saturated[k:],
-                out.range[k:], out.floor[k:], out.corrupt[k:], self._gap_buf)
+                src[WORD_BYTES * done:], out.current, out.logic, out.saturated, out.range,
+                out.floor, out.corrupt, at + done, self._gap_buf)
             if n_gaps:
-                rows = self._gap_buf[:n_gaps].copy()
-                rows[:, 0] += k
-                gaps.append(rows)
+                gaps.append(self._gap_buf[:n_gaps].copy())
             done += n_done
             if done < total:  # the gap buffer filled up: a badly broken stream
                 self._gap_buf = np.empty((2 * len(self._gap_buf), 2), dtype=np.int64)
         return at + total
-
-    def _jumps(self, current: npt.NDArray[np.float64],
-               rng: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
-        """One-sample jumps within a range by more than :data:`JUMP_FRACTION` of its full
-        scale, the neighbours close to each other (see the module docs)."""
-        out = np.zeros(len(current), dtype=np.bool_)
-        if len(current) < 3:
-            return out
-        r = np.minimum(rng, TOP_RANGE)
-        limit = self._jump_a[r[1:-1]]
-        before, here, after = current[:-2], current[1:-1], current[2:]
-        out[1:-1] = ((r[:-2] == r[1:-1]) & (r[2:] == r[1:-1])
-                     & (np.abs(here - before) > limit) & (np.abs(here - after) > limit)
-                     & (np.abs(after - before) < limit / 10))
-        return out
 
 
 class _Outputs:
@@ -253,15 +238,6 @@ class _Outputs:
         self.range = np.empty(n, dtype=np.uint8)
         self.floor = np.empty(n, dtype=np.bool_)
         self.corrupt = np.empty(n, dtype=np.bool_)
-
-
-def excursions(values: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
-    """Samples that differ from both neighbours while the neighbours agree (one-sample
-    excursions; the first and last samples of the array are never marked)."""
-    out = np.zeros(len(values), dtype=np.bool_)
-    if len(values) >= 3:
-        out[1:-1] = (values[1:-1] != values[:-2]) & (values[:-2] == values[2:])
-    return out
 
 
 def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibration,
@@ -350,4 +326,4 @@ def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, 
 
 
 __all__ = ["SAMPLE_RATE_HZ", "ADC_MULT", "JUMP_FRACTION", "auto_range", "Ppk2Decoder",
-           "decode_stream", "conversion_table", "encode_words", "excursions", "range_steps"]
+           "decode_stream", "conversion_table", "encode_words", "range_steps"]

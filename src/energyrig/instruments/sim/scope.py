@@ -25,7 +25,8 @@ time of samples before it accepts a trigger; the first rising edge of the trigge
 after that (the wire's edge times, CLOCK_MONOTONIC) triggers; the record (memory depth at the
 rate the timebase gives, ``depth / (divisions × s/div)``, limited by the family's top rate) is
 complete once its last sample time has passed plus ``latency_s`` (so late wire edges still
-count). Then every displayed channel is rendered: model current at each sample time, the
+count) and the wire's level up to then is known (the last edge received falls or lies after
+the record's end: a window's fall is waited for however late a loaded host sends it). Then every displayed channel is rendered: model current at each sample time, the
 channel's signal, white ADC noise of ``adc_noise_lsb`` codes rms and 8-bit quantisation at the
 channel's V/div and offset, clipped to the code range. Each record writes a ``stream`` line
 to the truth log (``t0_ns`` = its first sample, ``period_ns`` = its sample interval) before
@@ -165,7 +166,8 @@ class ScopeEmulator(OpenCloseBase):
     adc_noise_lsb:
         White noise of the scope's front end and ADC, codes rms.
     latency_s:
-        How long after a record's last sample the acquisition completes, s.
+        How long after a record's last sample the acquisition completes at the earliest
+        (later while the trigger window's fall has not arrived), s.
     port:
         TCP port on 127.0.0.1 (0: any free one).
     seed:
@@ -371,8 +373,18 @@ class ScopeEmulator(OpenCloseBase):
             late = (t <= self._rendered_end_ns) & (t >= self._t0_ns)
             self._truth.feed(edges, self.model, self.model.supply_v, True, late)
         complete_ns = self._t_end_ns + self.latency_ns
-        if self.state.acq == "triggered" and time.monotonic_ns() >= complete_ns:
+        if (self.state.acq == "triggered" and time.monotonic_ns() >= complete_ns
+                and self._wire_known()):
             self._render()
+
+    def _wire_known(self) -> bool:
+        """Whether the trigger's level up to the record's end is known: the last edge
+        received falls, or lies at or after the end. The DUT sends each edge as it makes it,
+        so a window still high has its fall on the way; on a loaded host that can take
+        longer than ``latency_s``, and a record rendered before it would show the window
+        outlasting it."""
+        last = self._edges[-1]
+        return bool(last["level"] == 0 or int(last["t_ns"]) >= self._t_end_ns)
 
     def _trigger(self, edges: EdgeArray) -> None:
         """Trigger on the first rising edge after the pre-trigger memory filled."""

@@ -5,16 +5,22 @@ The scope's waits count from what the scope (or its emulator) is known to be doi
 how fast this machine runs: the pre-trigger fill from the moment it answered "armed", the
 acquisition's bound from its last change of status; the emulated scope completes a record
 only once the trigger window's fall has come over the virtual wire. A scope that never
-triggers, or never completes, is still reported after its bound, never waited on forever.
+triggers, or never completes, is still reported after its bound, never waited on forever. A
+calibration mark window that the host stretched past its record (the host DUT preempted
+inside it) is taken again, a bounded number of times.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from energyrig.errors import InstrumentError
+from energyrig.calibration.routines import RECORD_RETRIES, record_marks
+from energyrig.errors import InstrumentError, RecordTooShort
+from energyrig.fixtures import load_fixture
+from energyrig.instruments.base import RecordedCapture
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import State
 from energyrig.instruments.scope.driver import POLL_S, Scope, StateTimeout, wait_for_state
@@ -23,6 +29,7 @@ from energyrig.instruments.sim.scope import ScopeEmulator
 from energyrig.instruments.sim.wire import edge_records
 from energyrig.rig.energy import WindowSettings, find_windows
 
+ROOT = Path(__file__).resolve().parents[1]
 MODEL = PowerModel(supply_v=3.3, idle_a=0.020, active_a=0.045, noise_a=0.5e-3)
 
 
@@ -133,3 +140,49 @@ def test_a_scope_that_never_completes_is_reported() -> None:
         emu.inject_edges(edge_records([time.monotonic_ns() + 1_000_000], [1]))
         with pytest.raises(InstrumentError, match=r"not complete .*status 'triggered'"):
             scope.collect(timeout_s=0.3)
+
+
+class OutlastingScope:
+    """An instrument whose record the mark window outlasts ``short`` times (a host DUT
+    preempted inside its window), then a record."""
+
+    def __init__(self, short: int) -> None:
+        self.short = short
+        self.arms = 0
+
+    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
+        self.arms += 1
+
+    def collect(self, timeout_s: float) -> RecordedCapture:
+        if self.arms <= self.short:
+            raise RecordTooShort("the trigger was still high at the end of the record")
+        return RecordedCapture("fake", ())
+
+
+class MarkBench:
+    """What record_marks needs of a bench: the sim-scope fixture, a DUT that answers."""
+
+    def __init__(self, instrument: OutlastingScope) -> None:
+        self.fixture = load_fixture(ROOT / "fixtures" / "sim-scope.toml")
+        self.hello = {"cycle_hz": 1e9}
+        self.dut = self
+        self.instrument = instrument
+
+    def idle(self, seconds: float) -> float:
+        return seconds
+
+    def request(self, line: str, timeout_s: float | None = None) -> dict[str, object]:
+        return {"ok": True}
+
+
+def test_a_mark_window_the_host_stretched_past_its_record_is_taken_again() -> None:
+    scope = OutlastingScope(short=RECORD_RETRIES)
+    (record,) = record_marks(MarkBench(scope), 1, 5e-3)  # type: ignore[arg-type]
+    assert record.source == "fake" and scope.arms == RECORD_RETRIES + 1
+
+
+def test_a_mark_window_that_never_fits_its_record_is_an_error() -> None:
+    scope = OutlastingScope(short=RECORD_RETRIES + 1)
+    with pytest.raises(RecordTooShort):
+        record_marks(MarkBench(scope), 1, 5e-3)  # type: ignore[arg-type]
+    assert scope.arms == RECORD_RETRIES + 1

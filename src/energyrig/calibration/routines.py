@@ -63,7 +63,7 @@ from energyrig.calibration.store import (
     calibration_dir,
     new_record,
 )
-from energyrig.errors import CalibrationError, NoTriggerWindow
+from energyrig.errors import CalibrationError, NoTriggerWindow, RecordTooShort
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
@@ -83,6 +83,8 @@ FOLLOW_SIGMAS = 8.0
 FOLLOW_MIN_A = 1e-6
 #: A step smaller than this many times the idle noise is not a step.
 STEP_SIGMAS = 10.0
+#: Times one mark (or empty) window that outlasted its record is taken again.
+RECORD_RETRIES = 3
 #: The skew search spans this far around the trigger edge, s.
 SKEW_SEARCH_S = 1e-3
 
@@ -138,7 +140,27 @@ def _record(bench: CalibrationBench, line: str, window_s: float, wait_s: float =
     """One record of the trigger window the firmware request ``line`` makes (of about
     ``window_s``) after the idle span the baseline needs, and the fixture's ``post_s`` after
     it (or ``idle_after_s`` of the firmware's idle); ``wait_s``: how long after the window's
-    margin the instrument may take to deliver it."""
+    margin the instrument may take to deliver it.
+
+    A window that outlasted its record (the firmware preempted inside it: the host DUT on a
+    loaded machine) is taken again, up to :data:`RECORD_RETRIES` times, as the point
+    pipeline measures such a window again.
+
+    Raises
+    ------
+    RecordTooShort
+        The window outlasted its record every time.
+    """
+    for _ in range(RECORD_RETRIES):
+        try:
+            return _record_once(bench, line, window_s, wait_s, idle_after_s)
+        except RecordTooShort as exc:
+            log.warning("%s; taking the record again", exc)
+    return _record_once(bench, line, window_s, wait_s, idle_after_s)
+
+
+def _record_once(bench: CalibrationBench, line: str, window_s: float, wait_s: float,
+                 idle_after_s: float | None) -> RecordedCapture:
     fx = bench.fixture
     m, w = fx.measure, fx.windows
     post_s = m.post_s if idle_after_s is None else idle_after_s

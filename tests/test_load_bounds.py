@@ -7,10 +7,12 @@ acquisition's bound from its last change of status; the emulated scope completes
 only once the trigger window's fall has come over the virtual wire. A scope that never
 triggers, or never completes, is still reported after its bound, never waited on forever. A
 calibration mark window that the host stretched past its record (the host DUT preempted
-inside it) is taken again, a bounded number of times.
+inside it) is taken again, a bounded number of times. A starting emulator (or simulated
+lab) is waited for while it works, and reported once it stops working or works too long.
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,8 @@ from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import State
 from energyrig.instruments.scope.driver import POLL_S, Scope, StateTimeout, wait_for_state
 from energyrig.instruments.sim.power import PowerModel
+from energyrig.instruments.progress import ProgressBound
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.scope import ScopeEmulator
 from energyrig.instruments.sim.wire import edge_records
 from energyrig.rig.energy import WindowSettings, find_windows
@@ -186,3 +190,116 @@ def test_a_mark_window_that_never_fits_its_record_is_an_error() -> None:
     with pytest.raises(RecordTooShort):
         record_marks(MarkBench(scope), 1, 5e-3)  # type: ignore[arg-type]
     assert scope.arms == RECORD_RETRIES + 1
+
+
+class ScriptedCpu:
+    """A process tree's CPU time, s: set by the test."""
+
+    def __init__(self) -> None:
+        self.used = 0.0
+
+    def __call__(self) -> float:
+        return self.used
+
+
+def test_a_start_that_keeps_working_is_waited_for() -> None:
+    clock, cpu = FakeClock(), ScriptedCpu()
+    bound = ProgressBound(10.0, work=cpu, clock=clock)
+    for _ in range(60):                      # a minute of wall time, 3 s of CPU in it
+        clock.sleep(1.0)
+        cpu.used += 0.05
+        assert not bound.expired()
+
+
+def test_a_start_that_stops_working_is_hung_after_its_bound() -> None:
+    clock, cpu = FakeClock(), ScriptedCpu()
+    bound = ProgressBound(10.0, work=cpu, clock=clock)
+    clock.sleep(5.0)
+    cpu.used = 0.5
+    assert not bound.expired()
+    clock.sleep(10.0)                        # blocked: no CPU since 5 s
+    assert not bound.expired()
+    clock.sleep(0.5)
+    assert bound.expired()
+
+
+def test_work_without_end_is_no_progress_past_its_cpu_bound() -> None:
+    clock, cpu = FakeClock(), ScriptedCpu()
+    bound = ProgressBound(10.0, work=cpu, clock=clock)
+    for _ in range(10):                      # 10 s of CPU: still a (slow) start
+        clock.sleep(1.0)
+        cpu.used += 1.0
+        assert not bound.expired()
+    for _ in range(10):                      # busy on: no longer progress
+        clock.sleep(1.0)
+        cpu.used += 1.0
+    clock.sleep(0.5)
+    assert bound.expired()
+
+
+def test_work_counts_only_while_something_is_expected_of_it() -> None:
+    # An emulator's idle CPU (its tick loop) is no progress towards a trigger.
+    clock, cpu = FakeClock(), ScriptedCpu()
+    bound = ProgressBound(5.0, work=cpu, clock=clock)
+    for _ in range(6):
+        clock.sleep(1.0)
+        cpu.used += 0.01
+    assert bound.expired(working=False) and not bound.expired(working=True)
+
+
+def test_a_triggered_emulator_that_works_is_waited_for() -> None:
+    # 'triggered' 12 s while its process renders a deep record (a starved host): no state
+    # changes, its CPU time grows; done then.
+    clock, cpu = FakeClock(), ScriptedCpu()
+    timeline: list[tuple[float, State]] = [(0.0, "armed"), (1.0, "triggered"), (13.0, "done")]
+    status = _answers(clock, timeline)
+
+    def answer() -> State:
+        cpu.used = min(clock.now, 13.0) * 0.1   # a tenth of a core
+        return next(status)
+
+    done_at = wait_for_state(answer, "done", 5.0, work=cpu, clock=clock, sleep=clock.sleep)
+    assert 13.0 <= done_at < 13.0 + 2 * POLL_S
+    # The same scope on hardware (no work known) is reported after its bound.
+    clock2 = FakeClock()
+    status = _answers(clock2, timeline)
+    with pytest.raises(StateTimeout):
+        wait_for_state(lambda: next(status), "done", 5.0, clock=clock2, sleep=clock2.sleep)
+
+
+SLOW_START = """import time
+end = time.monotonic() + 2.0
+while time.monotonic() < end:                    # 2 s of a start, a third of it on the CPU
+    busy = time.monotonic() + 0.05
+    while time.monotonic() < busy:
+        pass
+    time.sleep(0.1)
+print("ready", flush=True)
+time.sleep(3600)
+"""
+
+
+def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> str:
+    (tmp_path / "emulated.py").write_text(body)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    return "emulated"
+
+
+def test_an_emulator_slow_to_start_on_a_loaded_host_is_waited_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _module(tmp_path, monkeypatch, SLOW_START)
+    with EmulatorProcess(MODEL, module=module, start_timeout_s=1.0) as emulator:
+        assert emulator.port == "ready"
+
+
+@pytest.mark.parametrize("body", ["import time\ntime.sleep(3600)\n", "while True:\n    pass\n"])
+def test_an_emulator_that_never_starts_is_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> None:
+    # Blocked (no CPU) or busy without end: reported, and stopped, not waited on forever.
+    emulator = EmulatorProcess(MODEL, module=_module(tmp_path, monkeypatch, body),
+                               start_timeout_s=0.5)
+    with pytest.raises(InstrumentError, match="emulator did not start"):
+        with emulator:
+            pass
+    assert emulator.pid is None

@@ -43,6 +43,7 @@ from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, RecordTooShort
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
+from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
@@ -109,33 +110,37 @@ class StateTimeout(Exception):
 
 
 def wait_for_state(status: Callable[[], State], wanted: State, bound_s: float, *,
+                   work: Callable[[], float] | None = None,
                    clock: Callable[[], float] = time.monotonic,
                    sleep: Callable[[float], None] = time.sleep) -> float:
     """Poll ``status`` every :data:`POLL_S` until it answers ``wanted``; the ``clock`` time
     (s) of that answer.
 
-    The bound ``bound_s`` (s) counts from the last sign of progress: the first poll, and
-    each answer not seen before in this wait. A single acquisition only moves forward
-    (armed → triggered → done), so a scope that is still on its way is waited for however
-    slowly the host runs, while one that stays in a state ``bound_s`` long is reported: at
-    most one bound per state the dialect knows.
+    The bound ``bound_s`` (s) counts from the last sign of progress
+    (:class:`~energyrig.instruments.progress.ProgressBound`): the first poll, each answer not
+    seen before in this wait, and, while the scope is ``"triggered"`` (completing its record
+    by itself), the CPU time ``work`` says the instrument's process spent (an emulator on
+    this host; ``None`` on hardware). A single acquisition only moves forward (armed →
+    triggered → done), so a scope still on its way is waited for however slowly the host
+    runs, while one that stays in a state is reported: a scope that never triggers
+    ``bound_s`` after the wait began, one that never completes ``bound_s`` after its last
+    work.
 
     Raises
     ------
     StateTimeout
-        ``bound_s`` passed with no new state (carrying the last one).
+        ``bound_s`` passed with no progress (carrying the last state).
     """
     seen: set[State] = set()
-    since = clock()
+    bound = ProgressBound(bound_s, work=work, clock=clock)
     while True:
         last = status()
-        now = clock()
         if last == wanted:
-            return now
+            return clock()
         if last not in seen:
             seen.add(last)
-            since = now
-        elif now - since > bound_s:
+            bound.advance()
+        elif bound.expired(working=last == "triggered"):
             raise StateTimeout(last)
         sleep(POLL_S)
 
@@ -309,7 +314,7 @@ class Scope(AcquisitionBase):
     def _wait(self, wanted: State, bound_s: float, what: str) -> float:
         """:func:`wait_for_state` on this scope's status; the time it answered ``wanted``."""
         try:
-            return wait_for_state(self._status, wanted, bound_s)
+            return wait_for_state(self._status, wanted, bound_s, work=self.work)
         except StateTimeout as exc:
             raise InstrumentError(f"{self.source}: {what} (status {exc.last!r})") from None
 

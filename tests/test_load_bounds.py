@@ -23,6 +23,7 @@ from energyrig.calibration.routines import RECORD_RETRIES, record_marks
 from energyrig.errors import InstrumentError, RecordTooShort
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
+from energyrig.instruments.family import Limits
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import State
 from energyrig.instruments.scope.driver import POLL_S, Scope, StateTimeout, wait_for_state
@@ -152,10 +153,17 @@ class OutlastingScope:
 
     def __init__(self, short: int) -> None:
         self.short = short
-        self.arms = 0
+        self.windows: list[float] = []
+
+    @property
+    def arms(self) -> int:
+        return len(self.windows)
+
+    def limits(self) -> Limits:
+        return Limits(sample_rate_hz=1e6, max_record_s=0.6, stream_lag_s=0.0, window_margin=2.0)
 
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
-        self.arms += 1
+        self.windows.append(window_s)
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         if self.arms <= self.short:
@@ -183,6 +191,8 @@ def test_a_mark_window_the_host_stretched_past_its_record_is_taken_again() -> No
     scope = OutlastingScope(short=RECORD_RETRIES)
     (record,) = record_marks(MarkBench(scope), 1, 5e-3)  # type: ignore[arg-type]
     assert record.source == "fake" and scope.arms == RECORD_RETRIES + 1
+    # each time in a longer record, up to what the memory holds: (0.6 - 0.02 - 0.005) / 2
+    assert scope.windows == pytest.approx([5e-3, 20e-3, 80e-3, 0.2875])
 
 
 def test_a_mark_window_that_never_fits_its_record_is_an_error() -> None:

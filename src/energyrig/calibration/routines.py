@@ -83,8 +83,10 @@ FOLLOW_SIGMAS = 8.0
 FOLLOW_MIN_A = 1e-6
 #: A step smaller than this many times the idle noise is not a step.
 STEP_SIGMAS = 10.0
-#: Times one mark (or empty) window that outlasted its record is taken again.
+#: Times one mark (or empty) window that outlasted its record is taken again, and how much
+#: longer its record is each time.
 RECORD_RETRIES = 3
+RECORD_GROWTH = 4.0
 #: The skew search spans this far around the trigger edge, s.
 SKEW_SEARCH_S = 1e-3
 
@@ -144,18 +146,25 @@ def _record(bench: CalibrationBench, line: str, window_s: float, wait_s: float =
 
     A window that outlasted its record (the firmware preempted inside it: the host DUT on a
     loaded machine) is taken again, up to :data:`RECORD_RETRIES` times, as the point
-    pipeline measures such a window again.
+    pipeline measures such a window again, each time in a record :data:`RECORD_GROWTH` times
+    longer (within the longest the instrument holds at its rate): what matters of a mark
+    window is its edges and its level, not how long it lasted.
 
     Raises
     ------
     RecordTooShort
         The window outlasted its record every time.
     """
+    m = bench.fixture.measure
+    post_s = m.post_s if idle_after_s is None else idle_after_s
+    longest = bench.instrument.limits().max_window_s(m.pre_s, post_s)
     for _ in range(RECORD_RETRIES):
         try:
             return _record_once(bench, line, window_s, wait_s, idle_after_s)
         except RecordTooShort as exc:
-            log.warning("%s; taking the record again", exc)
+            window_s = max(window_s, min(RECORD_GROWTH * window_s, longest or math.inf))
+            log.warning("%s; taking the record again, for a window of %s", exc,
+                        format_si(window_s, "s"))
     return _record_once(bench, line, window_s, wait_s, idle_after_s)
 
 

@@ -56,12 +56,12 @@ class ProgressBound:
         self.bound_s = bound_s
         self._work = work
         self._clock = clock
-        self._since = self._base = self._done = 0.0
+        self._since = self._asked = self._base = self._done = 0.0
         self.advance()
 
     def advance(self) -> None:
         """Something new happened: the bound starts again, and the work budget with it."""
-        self._since = self._clock()
+        self._since = self._asked = self._clock()
         self._base = self._done = self._work() if self._work is not None else 0.0
 
     def expired(self, working: bool = True) -> bool:
@@ -69,7 +69,9 @@ class ProgressBound:
         now counts (``False`` while nothing is expected of the process, e.g. a scope that
         waits for its trigger)."""
         now = self._clock()
-        if working and self._work is not None:
+        # ``work`` reads /proc: asked at most every tenth of the bound (its resolution).
+        if working and self._work is not None and now - self._asked >= self.bound_s / 10:
+            self._asked = now
             done = self._work()
             if done != self._done and done - self._base <= self.bound_s:
                 self._done, self._since = done, now

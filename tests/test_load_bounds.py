@@ -7,7 +7,8 @@ acquisition's bound from its last change of status; the emulated scope completes
 only once the trigger window's fall has come over the virtual wire. A scope that never
 triggers, or never completes, is still reported after its bound, never waited on forever. A
 calibration mark window that the host stretched past its record (the host DUT preempted
-inside it) is taken again, a bounded number of times. A starting emulator (or simulated
+inside it) is taken again, a bounded number of times, in a longer record (whose sample rate
+the skew routine then keeps apart). A starting emulator (or simulated
 lab) is waited for while it works, and reported once it stops working or works too long.
 """
 from __future__ import annotations
@@ -17,9 +18,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from energyrig.calibration.routines import RECORD_RETRIES, record_marks
+from energyrig.calibration.routines import RECORD_RETRIES, record_marks, skew
+from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, RecordTooShort
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
@@ -313,3 +316,34 @@ def test_an_emulator_that_never_starts_is_reported(
         with emulator:
             pass
     assert emulator.pid is None
+
+
+def _mark_record(period_s: float, lead_s: float) -> RecordedCapture:
+    """A 60 ms record at ``period_s``: the trigger high 20..45 ms, the current stepping up
+    ``lead_s`` before it (a negative skew), idle 10 mA, active 30 mA."""
+    t = np.arange(round(0.06 / period_s)) * period_s
+    high = (t >= 0.02) & (t < 0.045)
+    active = (t >= 0.02 - lead_s) & (t < 0.045 - lead_s)
+    current = np.where(active, 0.03, 0.01) + np.where(np.arange(len(t)) % 2, 1e-6, -1e-6)
+    chunk = Chunk(0, period_s, current, 3.3, logic=high.astype(np.uint8))
+    return RecordedCapture("fake", (chunk,))
+
+
+class RecordsScope(OutlastingScope):
+    """Hands out the given records in turn."""
+
+    def __init__(self, records: list[RecordedCapture]) -> None:
+        super().__init__(short=0)
+        self.records = records
+
+    def collect(self, timeout_s: float) -> RecordedCapture:
+        return self.records[self.arms - 1]
+
+
+def test_skew_takes_each_record_at_its_own_sample_rate() -> None:
+    # Records taken again in a longer record sample slower: each edge's offset is in its
+    # own record's samples (mixed, the last record's period scaled them all).
+    records = [_mark_record(0.2e-6, 60e-6)] * 3 + [_mark_record(0.4e-6, 60e-6)]
+    skewed = skew(MarkBench(RecordsScope(records)), lambda *a, **k: None,  # type: ignore[arg-type]
+                  windows=4)
+    assert skewed.value == pytest.approx(-60e-6, abs=0.5e-6)

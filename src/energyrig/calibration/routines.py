@@ -413,23 +413,24 @@ def skew(bench: CalibrationBench, connect: Connect, *, windows: int = 20,
     """The delay of the current channel behind the trigger channel, s (negative: it leads)."""
     connect("dut")
     records = record_marks(bench, windows, mark_s)
-    offsets, period = [], math.nan
+    offsets, periods = [], []
     for record in records:
         current, _, high, period = _arrays(record)
         found = _step_offset(current, high, period)
-        if found is not None:
-            offsets.append(found)
+        if found is not None:  # in s at its record's own rate (one taken again, longer, may
+            offsets.append(found * period)  # sample slower)
+            periods.append(period)
     if len(offsets) < max(3, windows // 2):
         raise CalibrationError(
             f"skew: no current step within {SKEW_SEARCH_S * 1e3:g} ms of the trigger edge in "
             f"{windows - len(offsets)} of {windows} mark windows (is the board connected and "
             "powered, is the trigger wired?). Nothing stored")
-    x = np.asarray(offsets) * period
+    x = np.asarray(offsets)
     value = float(x.mean())
     std = float(x.std(ddof=1))
     # The per-edge estimate is quantised to about a sample; its spread over edges (their
     # phases against the sample clock differ) is the Type A uncertainty of the mean.
-    u = math.hypot(std / math.sqrt(len(x)), period / math.sqrt(12 * len(x)))
+    u = math.hypot(std / math.sqrt(len(x)), max(periods) / math.sqrt(12 * len(x)))
     log.info("skew: %.4g s ± %.2g s over %d edges", value, u, len(x))
     return Measured(value=value, u=u, method="skew",
                     reference="firmware mark step at the trigger's rising edge",

@@ -41,8 +41,15 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def _stored_places(run: Path) -> pd.Series:
-    """The place of each point stored so far (parts not yet folded included)."""
-    tables = [pd.read_parquet(p, columns=["place"]) for p in (run / PARTS).glob(f"*/{POINTS}")]
+    """The place of each point stored so far (parts not yet folded included; a part being
+    written, ``.tmp-*``, or folded away meanwhile is not one: on a loaded host the sweep
+    gets there between the listing and the read)."""
+    tables = []
+    for part in (run / PARTS).glob(f"[!.]*/{POINTS}"):
+        try:
+            tables.append(pd.read_parquet(part, columns=["place"]))
+        except FileNotFoundError:
+            continue
     return pd.concat(tables)["place"] if tables else pd.Series([], dtype=object)
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from energyrig.calibration.routines import RECORD_RETRIES, record_marks, skew
 from energyrig.capture import Chunk
-from energyrig.errors import InstrumentError, RecordTooShort
+from energyrig.errors import InstrumentError, NoTriggerWindow, RecordTooShort
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
 from energyrig.instruments.family import Limits
@@ -347,3 +347,23 @@ def test_skew_takes_each_record_at_its_own_sample_rate() -> None:
     skewed = skew(MarkBench(RecordsScope(records)), lambda *a, **k: None,  # type: ignore[arg-type]
                   windows=4)
     assert skewed.value == pytest.approx(-60e-6, abs=0.5e-6)
+
+
+class LosingScope(OutlastingScope):
+    """A stream whose samples of the mark window were dropped ``short`` times (a loaded host
+    read them too late), then a record."""
+
+    def collect(self, timeout_s: float) -> RecordedCapture:
+        if self.arms <= self.short:
+            raise NoTriggerWindow("no complete trigger window (the trigger never rose on D0)")
+        return RecordedCapture("fake", ())
+
+
+def test_a_mark_window_the_stream_lost_is_taken_again() -> None:
+    scope = LosingScope(short=2)
+    (record,) = record_marks(MarkBench(scope), 1, 5e-3)  # type: ignore[arg-type]
+    assert record.source == "fake" and scope.windows == [5e-3] * 3
+    never = LosingScope(short=RECORD_RETRIES + 1)     # a trigger that is not wired
+    with pytest.raises(NoTriggerWindow):
+        record_marks(MarkBench(never), 1, 5e-3)  # type: ignore[arg-type]
+    assert never.arms == RECORD_RETRIES + 1

@@ -134,11 +134,12 @@ def record_marks(bench: CalibrationBench, count: int, mark_s: float, *,
         raise CalibrationError(f"the firmware reports no cycle_hz ({bench.hello}); a mark "
                                "window cannot be timed")
     line = f"mark cycles={max(1, round(mark_s * cycle_hz))}"
-    return [_record(bench, line, mark_s, idle_after_s=idle_after_s) for _ in range(count)]
+    return [_record(bench, line, mark_s, idle_after_s=idle_after_s, mark=True)
+            for _ in range(count)]
 
 
 def _record(bench: CalibrationBench, line: str, window_s: float, wait_s: float = 5.0, *,
-            idle_after_s: float | None = None) -> RecordedCapture:
+            idle_after_s: float | None = None, mark: bool = False) -> RecordedCapture:
     """One record of the trigger window the firmware request ``line`` makes (of about
     ``window_s``) after the idle span the baseline needs, and the fixture's ``post_s`` after
     it (or ``idle_after_s`` of the firmware's idle); ``wait_s``: how long after the window's
@@ -148,12 +149,16 @@ def _record(bench: CalibrationBench, line: str, window_s: float, wait_s: float =
     loaded machine) is taken again, up to :data:`RECORD_RETRIES` times, as the point
     pipeline measures such a window again, each time in a record :data:`RECORD_GROWTH` times
     longer (within the longest the instrument holds at its rate): what matters of a mark
-    window is its edges and its level, not how long it lasted.
+    window is its edges and its level, not how long it lasted. A ``mark`` window lasts many
+    samples, so a record without it lost it (a stream the loaded host did not read in time
+    drops samples): it is taken again as often.
 
     Raises
     ------
     RecordTooShort
         The window outlasted its record every time.
+    NoTriggerWindow
+        No record held the window (with ``mark``: every time; the trigger is not wired).
     """
     m = bench.fixture.measure
     post_s = m.post_s if idle_after_s is None else idle_after_s
@@ -165,6 +170,10 @@ def _record(bench: CalibrationBench, line: str, window_s: float, wait_s: float =
             window_s = max(window_s, min(RECORD_GROWTH * window_s, longest or math.inf))
             log.warning("%s; taking the record again, for a window of %s", exc,
                         format_si(window_s, "s"))
+        except NoTriggerWindow as exc:
+            if not mark:
+                raise
+            log.warning("%s; a mark window lasts many samples: taking the record again", exc)
     return _record_once(bench, line, window_s, wait_s, idle_after_s)
 
 

@@ -145,7 +145,7 @@ def _fixture(tmp_path: Path, base: str, power: str = "") -> Path:
 def _rig(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ENERGYRIG_CALIBRATION_DIR": str(store), "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "energyrig.cli.app", *args],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+                          capture_output=True, text=True, env=env, check=False)
 
 
 def _one_line_exit_2(out: subprocess.CompletedProcess[str], store: Path) -> None:

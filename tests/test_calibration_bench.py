@@ -41,7 +41,7 @@ def faulty(tmp_path: Path) -> Path:
 def _rig(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ENERGYRIG_CALIBRATION_DIR": str(store), "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "energyrig.cli.app", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=env)
 
 
 def _run_json(fixture: Path, store: Path, *extra: str) -> tuple[dict, str]:

@@ -299,7 +299,7 @@ def test_rig_lab_sim_serves_until_interrupted_and_leaves_no_process() -> None:
         # rig; coordinator; the bench host: supervisor, emulator, DUT, exporter
         assert len(procs) >= 6
         rig.send_signal(signal.SIGINT)
-        assert rig.wait(timeout=30) == 0
+        assert rig.wait() == 0
     finally:
         if rig.poll() is None:
             rig.kill()

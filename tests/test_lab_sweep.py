@@ -41,8 +41,15 @@ pytestmark = pytest.mark.timeout(600)
 
 
 def _stored_places(run: Path) -> pd.Series:
-    """The place of each point stored so far (parts not yet folded included)."""
-    tables = [pd.read_parquet(p, columns=["place"]) for p in (run / PARTS).glob(f"*/{POINTS}")]
+    """The place of each point stored so far (parts not yet folded included; a part being
+    written, ``.tmp-*``, or folded away meanwhile is not one: on a loaded host the sweep
+    gets there between the listing and the read)."""
+    tables = []
+    for part in (run / PARTS).glob(f"[!.]*/{POINTS}"):
+        try:
+            tables.append(pd.read_parquet(part, columns=["place"]))
+        except FileNotFoundError:
+            continue
     return pd.concat(tables)["place"] if tables else pd.Series([], dtype=object)
 
 
@@ -72,16 +79,14 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
         worker = threading.Thread(target=sweep)
         worker.start()
         # Kill the victim's bench host once it has stored a point: it is measuring its next.
-        deadline = time.monotonic() + 300
-        while worker.is_alive() and time.monotonic() < deadline:
+        # No deadline of the test's own (docs/performance.md, "Tests under load"): the sweep
+        # ends by itself, pytest's timeout is the backstop.
+        while worker.is_alive():
             if run.exists() and (victim == _stored_places(run)).any():
                 lab.kill(victim)
                 break
             time.sleep(0.1)
-        else:
-            stop.set("the victim never stored a point")
-        worker.join(400)
-        assert not worker.is_alive()
+        worker.join()
     assert not errors, errors
     (out,) = outcome
     assert out.complete and out.stopped == ""
@@ -108,11 +113,10 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
     assert failed["reason"].str.len().gt(0).all()
     assert not failed["reason"].str.contains("is gone").any(), failed["reason"]
 
-    # No process left: the lab's process groups and every child of this test are gone.
-    deadline = time.monotonic() + 10
-    while (_descendants() - before) and time.monotonic() < deadline:
+    # No process left: the lab's process groups and every child of this test are gone
+    # (reaped as the machine gets to them; one left for good trips pytest's timeout).
+    while _descendants() - before:
         time.sleep(0.2)
-    assert not (_descendants() - before)
     for pgid in lab_pids:
         assert not [p for p in psutil.process_iter(["pid"])
                     if _pgid(p.info["pid"]) == pgid]
@@ -147,11 +151,15 @@ def test_a_stopped_lab_run_resumes_on_its_lab_from_its_manifest(tmp_path: Path) 
     run = tmp_path / "run"
     stop = StopRequest()
     with SimLab(2) as lab:
-        stopper = threading.Thread(target=_stop_after, args=(run, 2, stop))
+        ended = threading.Event()
+        stopper = threading.Thread(target=_stop_after, args=(run, 2, stop, ended))
         stopper.start()
-        first = start_sweep(plan, run, stop=stop,
-                            lab=Lab(lab.coordinator, tuple(lab.places), None))
-        stopper.join()
+        try:
+            first = start_sweep(plan, run, stop=stop,
+                                lab=Lab(lab.coordinator, tuple(lab.places), None))
+        finally:
+            ended.set()
+            stopper.join()
         assert not first.complete and first.measured + first.failed >= 2
         # No --lab, no --places: the run's manifest names its lab.
         second = resume_sweep(run, calibration=None)
@@ -164,9 +172,8 @@ def test_a_stopped_lab_run_resumes_on_its_lab_from_its_manifest(tmp_path: Path) 
     assert [p["place"] for p in manifest["lab"]["places"]] == lab.places
 
 
-def _stop_after(run: Path, n: int, stop: StopRequest) -> None:
-    """Ask the sweep to stop once ``n`` points are stored."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (run.exists() and len(_stored_places(run)) >= n):
+def _stop_after(run: Path, n: int, stop: StopRequest, ended: threading.Event) -> None:
+    """Ask the sweep to stop once ``n`` points are stored (or give up once it ``ended``)."""
+    while not ended.is_set() and not (run.exists() and len(_stored_places(run)) >= n):
         time.sleep(0.05)
     stop.set("test")

@@ -378,13 +378,27 @@ def test_resume_of_a_finished_run_measures_nothing(tmp_path: Path) -> None:
     assert again.complete and again.measured == 0 and bench.prepared == []
 
 
+class StopInCooldown(StopRequest):
+    """A stop that comes during the first cooldown; records each wait: (s, stopped)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[tuple[float, bool]] = []
+
+    def wait(self, seconds: float) -> bool:
+        self.set("stop during the cooldown")
+        stopped = super().wait(seconds)
+        self.waits.append((seconds, stopped))
+        return stopped
+
+
 def test_cooldown_is_interrupted_by_a_stop(tmp_path: Path) -> None:
+    # What the sweep decided, not how long this machine took: it cooled down through the
+    # stop request, which ended the wait and the sweep.
     plan = make_plan(tmp_path, HASHES, head="cooldown_s = 30")
-    stop = StopRequest()
-    bench = ScriptedBench(stop=stop, stop_after=3)   # the last window of the first point
-    t0 = time.monotonic()
-    outcome = run(tmp_path, plan, bench, stop=stop)
-    assert time.monotonic() - t0 < 10
+    stop = StopInCooldown()
+    outcome = run(tmp_path, plan, ScriptedBench(), stop=stop)
+    assert stop.waits == [(30.0, True)]
     assert outcome.measured == 1 and outcome.remaining == 5
 
 
@@ -553,16 +567,15 @@ def _rig(*args: str) -> list[str]:
 WIDE = {**os.environ, "COLUMNS": "200"}   # rich wraps its messages at the terminal's width
 
 
-def _wait_for_parts(run_dir: Path, n: int, proc: subprocess.Popen, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        parts = run_dir / "parts"
-        if parts.is_dir() and sum(1 for p in parts.iterdir()
-                                  if not p.name.startswith(".")) >= n:
-            return
+def _wait_for_parts(run_dir: Path, n: int, proc: subprocess.Popen) -> None:
+    """Until the sweep ``proc`` stored ``n`` points; it ending first fails the test. No
+    deadline of its own: the rig's bounds end a hung point, pytest's timeout is the
+    backstop (docs/performance.md, "Tests under load")."""
+    parts = run_dir / "parts"
+    while not (parts.is_dir() and sum(1 for p in parts.iterdir()
+                                      if not p.name.startswith(".")) >= n):
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
-    raise AssertionError(f"fewer than {n} points stored in {timeout_s} s")
 
 
 @pytest.fixture()
@@ -606,8 +619,8 @@ def _start(plan_path: Path, run_dir: Path, **popen: Any) -> subprocess.Popen:
 def _resume(run_dir: Path, expected: set[str]) -> str:
     """`rig sweep --resume` to the end; its stderr."""
     done = subprocess.run(_rig("sweep", "--resume", str(run_dir), "--allow-uncalibrated"),
-                          capture_output=True,
-                          text=True, cwd=run_dir.parent, timeout=300, env=_env(run_dir))
+                          capture_output=True, text=True, cwd=run_dir.parent,
+                          env=_env(run_dir))
     assert done.returncode == 0, done.stderr
     _check_complete(run_dir, expected)
     return done.stderr
@@ -620,21 +633,19 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
     proc = _start(plan_path, run_dir)
     children: list[psutil.Process] = []
     try:
-        _wait_for_parts(run_dir, 3, proc, timeout_s=120)
+        _wait_for_parts(run_dir, 3, proc)
         children = psutil.Process(proc.pid).children(recursive=True)
         proc.kill()                                   # a crash: no clean-up at all
-        proc.wait(timeout=30)
+        proc.wait()
     finally:
         if proc.poll() is None:
             proc.kill()
         # the DUT (a parent-death signal) and the emulator (it watches its parent) die with
         # the rig; whatever did not is this test's to stop
-        _, alive = psutil.wait_procs(children, timeout=10)
-        for child in alive:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                child.kill()
-        proc.communicate(timeout=30)
-    assert len(children) >= 2 and not alive, [c.cmdline() for c in alive]
+        # the rig: waited for without a deadline, pytest's timeout is the backstop
+        psutil.wait_procs(children)
+        proc.communicate()
+    assert len(children) >= 2
     left = list(_private_tmp(run_dir).glob(f"rig-{proc.pid}-*"))
     assert left  # SIGKILL left the bench's temporary directory; the next rig removes it
     before = load(run_dir)
@@ -663,11 +674,11 @@ def test_ctrl_c_stops_between_windows_and_the_run_resumes(
     # emulator die with it, in the middle of a window.
     proc = _start(plan_path, run_dir, start_new_session=True)
     try:
-        _wait_for_parts(run_dir, 2, proc, timeout_s=120)
+        _wait_for_parts(run_dir, 2, proc)
         children = psutil.Process(proc.pid).children(recursive=True)
         assert children
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate()
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -690,12 +701,12 @@ def test_a_crashed_dut_fails_one_point_and_the_bench_is_reopened(
     run_dir = tmp_path / "run"
     proc = _start(plan_path, run_dir)
     try:
-        _wait_for_parts(run_dir, 2, proc, timeout_s=120)
+        _wait_for_parts(run_dir, 2, proc)
         dut = [c for c in psutil.Process(proc.pid).children(recursive=True)
                if "energyrig-dut" in " ".join(c.cmdline())]
         assert len(dut) == 1
         dut[0].kill()                              # the DUT crashes mid-sweep
-        _, err = proc.communicate(timeout=300)
+        _, err = proc.communicate()
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -64,7 +64,7 @@ from energyrig.calibration.store import (
     calibration_dir,
     new_record,
 )
-from energyrig.errors import CalibrationError, NoTriggerWindow
+from energyrig.errors import CalibrationError, NoTriggerWindow, RecordTooShort
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
@@ -82,6 +82,10 @@ FOLLOW_SIGMAS = 8.0
 FOLLOW_MIN_A = 1e-6
 #: A step smaller than this many times the idle noise is not a step.
 STEP_SIGMAS = 10.0
+#: Times one mark (or empty) window that outlasted its record is taken again, and how much
+#: longer its record is each time.
+RECORD_RETRIES = 3
+RECORD_GROWTH = 4.0
 
 
 Connect = Callable[..., None]
@@ -127,15 +131,51 @@ def record_marks(bench: CalibrationBench, count: int, mark_s: float, *,
         raise CalibrationError(f"the firmware reports no cycle_hz ({bench.hello}); a mark "
                                "window cannot be timed")
     line = f"mark cycles={max(1, round(mark_s * cycle_hz))}"
-    return [_record(bench, line, mark_s, idle_after_s=idle_after_s) for _ in range(count)]
+    return [_record(bench, line, mark_s, idle_after_s=idle_after_s, mark=True)
+            for _ in range(count)]
 
 
 def _record(bench: CalibrationBench, line: str, window_s: float, wait_s: float = 5.0, *,
-            idle_after_s: float | None = None) -> RecordedCapture:
+            idle_after_s: float | None = None, mark: bool = False) -> RecordedCapture:
     """One record of the trigger window the firmware request ``line`` makes (of about
     ``window_s``) after the idle span the baseline needs, and the fixture's ``post_s`` after
     it (or ``idle_after_s`` of the firmware's idle); ``wait_s``: how long after the window's
-    margin the instrument may take to deliver it."""
+    margin the instrument may take to deliver it.
+
+    A window that outlasted its record (the firmware preempted inside it: the host DUT on a
+    loaded machine) is taken again, up to :data:`RECORD_RETRIES` times, as the point
+    pipeline measures such a window again, each time in a record :data:`RECORD_GROWTH` times
+    longer (within the longest the instrument holds at its rate): what matters of a mark
+    window is its edges and its level, not how long it lasted. A ``mark`` window lasts many
+    samples, so a record without it lost it (a stream the loaded host did not read in time
+    drops samples): it is taken again as often.
+
+    Raises
+    ------
+    RecordTooShort
+        The window outlasted its record every time.
+    NoTriggerWindow
+        No record held the window (with ``mark``: every time; the trigger is not wired).
+    """
+    m = bench.fixture.measure
+    post_s = m.post_s if idle_after_s is None else idle_after_s
+    longest = bench.instrument.limits().max_window_s(m.pre_s, post_s)
+    for _ in range(RECORD_RETRIES):
+        try:
+            return _record_once(bench, line, window_s, wait_s, idle_after_s)
+        except RecordTooShort as exc:
+            window_s = max(window_s, min(RECORD_GROWTH * window_s, longest or math.inf))
+            log.warning("%s; taking the record again, for a window of %s", exc,
+                        format_si(window_s, "s"))
+        except NoTriggerWindow as exc:
+            if not mark:
+                raise
+            log.warning("%s; a mark window lasts many samples: taking the record again", exc)
+    return _record_once(bench, line, window_s, wait_s, idle_after_s)
+
+
+def _record_once(bench: CalibrationBench, line: str, window_s: float, wait_s: float,
+                 idle_after_s: float | None) -> RecordedCapture:
     fx = bench.fixture
     m, w = fx.measure, fx.windows
     post_s = m.post_s if idle_after_s is None else idle_after_s
@@ -379,23 +419,24 @@ def skew(bench: CalibrationBench, connect: Connect, *, windows: int = 20,
     """The delay of the current channel behind the trigger channel, s (negative: it leads)."""
     connect("dut")
     records = record_marks(bench, windows, mark_s)
-    offsets, period = [], math.nan
+    offsets, periods = [], []
     for record in records:
         current, _, high, period = _arrays(record)
         found = _step_offset(current, high, period)
-        if found is not None:
-            offsets.append(found)
+        if found is not None:  # in s at its record's own rate (one taken again, longer, may
+            offsets.append(found * period)  # sample slower)
+            periods.append(period)
     if len(offsets) < max(3, windows // 2):
         raise CalibrationError(
             f"skew: no current step within {SKEW_SEARCH_S * 1e3:g} ms of the trigger edge in "
             f"{windows - len(offsets)} of {windows} mark windows (is the board connected and "
             "powered, is the trigger wired?). Nothing stored")
-    x = np.asarray(offsets) * period
+    x = np.asarray(offsets)
     value = float(x.mean())
     std = float(x.std(ddof=1))
     # The per-edge estimate is quantised to about a sample; its spread over edges (their
     # phases against the sample clock differ) is the Type A uncertainty of the mean.
-    u = math.hypot(std / math.sqrt(len(x)), period / math.sqrt(12 * len(x)))
+    u = math.hypot(std / math.sqrt(len(x)), max(periods) / math.sqrt(12 * len(x)))
     log.info("skew: %.4g s ± %.2g s over %d edges", value, u, len(x))
     return Measured(value=value, u=u, method="skew",
                     reference="firmware mark step at the trigger's rising edge",

@@ -34,7 +34,7 @@ Units are SI: seconds, amperes, volts. Nothing here knows about energy or about 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
@@ -208,7 +208,13 @@ class AcquisitionBase(OpenCloseBase):
 
     Subclasses implement ``start``, ``arm``, ``collect``, ``stop``, ``limits`` and
     ``describe``.
+
+    ``work``: the CPU time (s) the instrument's process has spent, when the instrument is a
+    process on this host (the simulated bench's emulator sets it), else ``None``; waits on
+    the instrument count its work as progress (:mod:`energyrig.instruments.progress`).
     """
+
+    work: Callable[[], float] | None = None
 
     def start(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError

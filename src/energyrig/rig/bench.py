@@ -27,6 +27,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -46,8 +47,9 @@ from energyrig.domain import (
 )
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
-from energyrig.instruments.base import Acquisition
+from energyrig.instruments.base import Acquisition, AcquisitionBase
 from energyrig.instruments.family import Limits
+from energyrig.instruments.progress import cpu_time_s
 from energyrig.instruments.registry import family
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
@@ -281,6 +283,10 @@ class SimBench(Bench):
                         *kind.emulator_args(fx.instrument)]))
         self.truth = TruthFollower(truth)
         self._connect(stack, address=emulator.port, trigger_wire=wire)
+        if isinstance(self.instrument, AcquisitionBase) and emulator.pid is not None:
+            # The emulator's CPU time is its sign of life: a wait on it counts from its last
+            # work, not from this host's speed (energyrig.instruments.progress).
+            self.instrument.work = partial(cpu_time_s, [emulator.pid])
         self._trigger_drops = int(self.hello.get("trigger_drops", 0))
 
     @property

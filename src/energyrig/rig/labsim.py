@@ -48,12 +48,14 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from energyrig.errors import LabError
 from energyrig.fixtures.paths import default_fixture_path
+from energyrig.instruments.progress import ProgressBound, cpu_time_s
 from energyrig.instruments.sim.process import python_module, tethered
 from energyrig.lab.place import DUT, INSTRUMENT, LabClient, client_program
 
@@ -61,7 +63,8 @@ log = logging.getLogger(__name__)
 
 #: The resource group of a bench in its exporter's configuration.
 GROUP = "bench"
-#: Longest the lab may take to come up, s.
+#: Longest the lab may stay idle, or work, while it comes up, s (a ProgressBound: a loaded
+#: host makes the start longer, not idler).
 START_TIMEOUT_S = 60.0
 #: Prefix of a simulated lab's temporary directory (in :func:`tempfile.gettempdir`).
 WORKDIR_PREFIX = "rig-lab-"
@@ -217,12 +220,13 @@ class SimLab:
                                f"{proc.poll()}; its errors are above)")
         for t in threads:
             t.join()
-        deadline = time.monotonic() + START_TIMEOUT_S
+        bound = ProgressBound(START_TIMEOUT_S, work=partial(cpu_time_s, self.pids()))
         for name in self.places:
             while not client.show(name).available:
-                if time.monotonic() > deadline:
-                    raise LabError(f"simulated place {name}: its resources did not appear "
-                                   f"within {START_TIMEOUT_S:g} s")
+                if bound.expired():
+                    raise LabError(f"simulated place {name}: its resources did not appear, "
+                                   f"the lab idle for {START_TIMEOUT_S:g} s or busy for as "
+                                   "long")
                 time.sleep(0.2)
 
     def kill(self, place: str) -> None:
@@ -254,13 +258,13 @@ class SimLab:
 
 def _wait_listening(address: str, proc: subprocess.Popen[bytes]) -> None:
     host, port = address.rsplit(":", 1)
-    deadline = time.monotonic() + START_TIMEOUT_S
+    bound = ProgressBound(START_TIMEOUT_S, work=partial(cpu_time_s, [proc.pid]))
     while True:
         try:
             socket.create_connection((host, int(port)), timeout=1.0).close()
             return
         except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is not None or bound.expired():
                 raise LabError(f"labgrid-coordinator on {address} did not start (exit code "
                                f"{proc.poll()})") from None
             time.sleep(0.05)

@@ -31,6 +31,7 @@ import logging
 import math
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, RecordTooShort
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
+from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
@@ -99,6 +101,50 @@ def _no_nagle(inst: Any) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
+class StateTimeout(Exception):
+    """:func:`wait_for_state` gave up; ``last`` is the status the scope answered last."""
+
+    def __init__(self, last: State) -> None:
+        super().__init__(last)
+        self.last = last
+
+
+def wait_for_state(status: Callable[[], State], wanted: State, bound_s: float, *,
+                   work: Callable[[], float] | None = None,
+                   clock: Callable[[], float] = time.monotonic,
+                   sleep: Callable[[float], None] = time.sleep) -> float:
+    """Poll ``status`` every :data:`POLL_S` until it answers ``wanted``; the ``clock`` time
+    (s) of that answer.
+
+    The bound ``bound_s`` (s) counts from the last sign of progress
+    (:class:`~energyrig.instruments.progress.ProgressBound`): the first poll, each answer not
+    seen before in this wait, and, while the scope is ``"triggered"`` (completing its record
+    by itself), the CPU time ``work`` says the instrument's process spent (an emulator on
+    this host; ``None`` on hardware). A single acquisition only moves forward (armed →
+    triggered → done), so a scope still on its way is waited for however slowly the host
+    runs, while one that stays in a state is reported: a scope that never triggers
+    ``bound_s`` after the wait began, one that never completes ``bound_s`` after its last
+    work.
+
+    Raises
+    ------
+    StateTimeout
+        ``bound_s`` passed with no progress (carrying the last state).
+    """
+    seen: set[State] = set()
+    bound = ProgressBound(bound_s, work=work, clock=clock)
+    while True:
+        last = status()
+        if last == wanted:
+            return clock()
+        if last not in seen:
+            seen.add(last)
+            bound.advance()
+        elif bound.expired(working=last == "triggered"):
+            raise StateTimeout(last)
+        sleep(POLL_S)
+
+
 class Scope(AcquisitionBase):
     """An oscilloscope on a VISA resource, measuring by the shunt method.
 
@@ -129,7 +175,6 @@ class Scope(AcquisitionBase):
         self._inst: Any = None
         self._verticals: tuple[Vertical, ...] = ()
         self._plan: RecordPlan | None = None
-        self._armed_at = 0.0
         self._pre_s = self._window_s = 0.0
 
     @property
@@ -266,15 +311,12 @@ class Scope(AcquisitionBase):
             raise InstrumentError(f"{self.source}: {dialect.status_query} answered {reply!r}") \
                 from exc
 
-    def _wait(self, wanted: State, deadline: float, what: str) -> None:
-        last: State | None = None
-        while True:
-            last = self._status()
-            if last == wanted:
-                return
-            if time.monotonic() > deadline:
-                raise InstrumentError(f"{self.source}: {what} (status {last!r})")
-            time.sleep(POLL_S)
+    def _wait(self, wanted: State, bound_s: float, what: str) -> float:
+        """:func:`wait_for_state` on this scope's status; the time it answered ``wanted``."""
+        try:
+            return wait_for_state(self._status, wanted, bound_s, work=self.work)
+        except StateTimeout as exc:
+            raise InstrumentError(f"{self.source}: {what} (status {exc.last!r})") from None
 
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
         """Set up one record holding ``pre + margin·window + post`` and arm a single trigger.
@@ -292,12 +334,14 @@ class Scope(AcquisitionBase):
             self.write(command)
         self._check_errors("while arming")
         self.write(commands[-1])
-        self._armed_at = time.monotonic()
-        self._wait("armed", self._armed_at + self.config.arm_timeout_s,
-                   f"not armed {self.config.arm_timeout_s:g} s after {commands[-1]}")
+        # The scope armed at some moment before it answered so: its pre-trigger memory is
+        # full pre_s after the answer. Counted from the command instead, a scope (or an
+        # emulator on a loaded host) slow to arm ignores the DUT's edge and never triggers.
+        armed_at = self._wait("armed", self.config.arm_timeout_s,
+                              f"not armed {self.config.arm_timeout_s:g} s after {commands[-1]}")
         self._plan = plan
         self._pre_s, self._window_s = req.pre_s, req.window_s
-        fill = self._armed_at + req.pre_s - time.monotonic()
+        fill = armed_at + req.pre_s - time.monotonic()
         if fill > 0:
             time.sleep(fill)
 
@@ -305,7 +349,10 @@ class Scope(AcquisitionBase):
         """Wait for the single acquisition, download and scale it.
 
         Call after the DUT replied (the trigger has fallen): the rest of the record lasts at
-        most its planned length, and the wait ``timeout_s`` beyond that.
+        most its planned length, and the wait ``timeout_s`` beyond that, counted from the
+        call and again from each change of the scope's status (armed → triggered → done:
+        :func:`wait_for_state`), so a scope that is still acquiring is waited for and one
+        that is stuck is reported.
 
         Raises
         ------
@@ -318,11 +365,12 @@ class Scope(AcquisitionBase):
         if self._plan is None:
             raise InstrumentError(f"{self.source}: collect() without arm()")
         plan, self._plan = self._plan, None
-        deadline = time.monotonic() + plan.total_s + timeout_s
         try:
-            self._wait("done", deadline, f"acquisition not complete {timeout_s:g} s after "
-                       f"the record's end (no trigger on CH{self.config.trigger}? check the "
-                       f"trigger probe and level {self.config.level_v:g} V)")
+            self._wait("done", plan.total_s + timeout_s,
+                       f"acquisition not complete {timeout_s:g} s after the record's end, "
+                       f"counted from its last change of status (no trigger on "
+                       f"CH{self.config.trigger}? check the trigger probe and level "
+                       f"{self.config.level_v:g} V)")
         except InstrumentError:
             self.write(self._require_dialect().stop)
             raise

@@ -26,16 +26,21 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from energyrig.errors import InstrumentError
+from energyrig.instruments.progress import ProgressBound, cpu_time_s
 
 if TYPE_CHECKING:
     from energyrig.instruments.sim.power import PowerModel
 
 log = logging.getLogger(__name__)
+
+#: Interval between looks at a starting emulator, s.
+_START_POLL_S = 0.1
 
 
 def emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
@@ -162,7 +167,9 @@ class EmulatorProcess:
     extra_args:
         More command-line options (``["--latency-s", "0.05"]``).
     start_timeout_s:
-        How long to wait for the pty path.
+        How long the emulator may go without using the CPU, and how much CPU time it may
+        use, before it has printed its address, s
+        (:class:`~energyrig.instruments.progress.ProgressBound`).
     module:
         The emulator module to run; any with the same command line and first stdout line
         (``energyrig.instruments.sim.scope`` prints a VISA resource instead of a pty path).
@@ -194,7 +201,11 @@ class EmulatorProcess:
     def __enter__(self) -> Self:
         self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, text=True)
         assert self._proc.stdout is not None
-        ready, _, _ = select.select([self._proc.stdout], [], [], self.start_timeout_s)
+        bound = ProgressBound(self.start_timeout_s, work=partial(cpu_time_s, [self._proc.pid]))
+        ready: list[object] = []
+        while not ready and self._proc.poll() is None and not bound.expired():
+            ready, _, _ = select.select([self._proc.stdout], [], [], _START_POLL_S)
+        ready = ready or select.select([self._proc.stdout], [], [], 0)[0]
         line = self._proc.stdout.readline().strip() if ready else ""
         if not line:
             try:
@@ -202,9 +213,10 @@ class EmulatorProcess:
             except subprocess.TimeoutExpired:
                 code = None
             self.__exit__(None, None, None)
-            raise InstrumentError(f"emulator did not start within {self.start_timeout_s} s "
-                                  f"(exit code {code}; its errors are above): "
-                                  f"{' '.join(self.argv)}")
+            raise InstrumentError(f"emulator did not start: no address after "
+                                  f"{self.start_timeout_s:g} s without using the CPU or "
+                                  f"{self.start_timeout_s:g} s of CPU time (exit code {code}; "
+                                  f"its errors are above): {' '.join(self.argv)}")
         self.port = line
         return self
 

@@ -25,7 +25,8 @@ time of samples before it accepts a trigger; the first rising edge of the trigge
 after that (the wire's edge times, CLOCK_MONOTONIC) triggers; the record (memory depth at the
 rate the timebase gives, ``depth / (divisions × s/div)``, limited by the family's top rate) is
 complete once its last sample time has passed plus ``latency_s`` (so late wire edges still
-count). Then every displayed channel is rendered: model current at each sample time, the
+count) and the wire's level up to then is known (the last edge received falls or lies after
+the record's end: a window's fall is waited for however late a loaded host sends it). Then every displayed channel is rendered: model current at each sample time, the
 channel's signal, white ADC noise of ``adc_noise_lsb`` codes rms and 8-bit quantisation at the
 channel's V/div and offset, clipped to the code range. Each record writes a ``stream`` line
 to the truth log (``t0_ns`` = its first sample, ``period_ns`` = its sample interval) before
@@ -49,7 +50,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -165,7 +166,8 @@ class ScopeEmulator(OpenCloseBase):
     adc_noise_lsb:
         White noise of the scope's front end and ADC, codes rms.
     latency_s:
-        How long after a record's last sample the acquisition completes, s.
+        How long after a record's last sample the acquisition completes at the earliest
+        (later while the trigger window's fall has not arrived), s.
     port:
         TCP port on 127.0.0.1 (0: any free one).
     seed:
@@ -200,6 +202,7 @@ class ScopeEmulator(OpenCloseBase):
         self._injected: list[EdgeArray] = []
         self._edges: EdgeArray = NO_EDGES
         self._handlers = _compile(self.dialect.name)
+        self._arming = 0               # arms so far: a render finished late knows its own
         self._reset()
 
     # -- state -----------------------------------------------------------------------------
@@ -343,6 +346,7 @@ class ScopeEmulator(OpenCloseBase):
 
     # -- acquisition -----------------------------------------------------------------------
     def arm(self) -> None:
+        self._arming += 1
         self._record = {}
         self.state.acq = "armed"
         self._armed_ns = time.monotonic_ns()
@@ -353,9 +357,12 @@ class ScopeEmulator(OpenCloseBase):
     def _tick_loop(self) -> None:
         while not self._stop.wait(0.002):
             with self._lock:
-                self._tick()
+                render = self._tick()
+            if render is not None:
+                render()
 
-    def _tick(self) -> None:
+    def _tick(self) -> Callable[[], None] | None:
+        """Take the wire's edges, trigger, and when the record is complete its render job."""
         new = [self._wire.drain()] if self._wire is not None else []
         new += self._injected
         self._injected = []
@@ -371,8 +378,19 @@ class ScopeEmulator(OpenCloseBase):
             late = (t <= self._rendered_end_ns) & (t >= self._t0_ns)
             self._truth.feed(edges, self.model, self.model.supply_v, True, late)
         complete_ns = self._t_end_ns + self.latency_ns
-        if self.state.acq == "triggered" and time.monotonic_ns() >= complete_ns:
-            self._render()
+        if (self.state.acq == "triggered" and time.monotonic_ns() >= complete_ns
+                and self._wire_known()):
+            return self._render_job()
+        return None
+
+    def _wire_known(self) -> bool:
+        """Whether the trigger's level up to the record's end is known: the last edge
+        received falls, or lies at or after the end. The DUT sends each edge as it makes it,
+        so a window still high has its fall on the way; on a loaded host that can take
+        longer than ``latency_s``, and a record rendered before it would show the window
+        outlasting it."""
+        last = self._edges[-1]
+        return bool(last["level"] == 0 or int(last["t_ns"]) >= self._t_end_ns)
 
     def _trigger(self, edges: EdgeArray) -> None:
         """Trigger on the first rising edge after the pre-trigger memory filled."""
@@ -394,27 +412,37 @@ class ScopeEmulator(OpenCloseBase):
             self._truth.stream_started(self._t0_ns, int(round(1e9 / rate)), self.model.supply_v,
                                        self.model)
 
-    def _render(self) -> None:
+    def _render_job(self) -> Callable[[], None]:
+        """Take, under the lock, what the record needs; the job returned renders it without
+        the lock (so commands, the status query among them, are answered while a deep record
+        takes seconds of a loaded host's CPU) and then completes the acquisition, unless it
+        was stopped or armed anew meanwhile."""
         rate, points = self.sample_rate()
         t_ns = self._t0_ns + np.rint(np.arange(points) * (1e9 / rate)).astype(np.int64)
-        edges = self._edges
-        current = measured_current(self.model, t_ns, edges, self._rng, self.switch.load())
-        signals = {self.SUPPLY_CH: self.model.supply_v + current * self.shunt_ohms,
-                   self.SHUNT_CH: current * self.shunt_ohms,
-                   self.TRIGGER_CH: logic_level(t_ns, edges, self.model.overhead_s)
-                   * self.model.supply_v}
-        lo, hi = self.dialect.code_range
-        for n, ch in self.state.channels.items():
-            if not ch.display:
-                continue
-            yinc, zero, _, _ = self.encoding.scaling(ch, self.encoding.codes_per_div)
-            volts = signals.get(n, np.zeros(points))
-            codes = volts / yinc + zero + self._rng.normal(0.0, self.adc_noise_lsb, points)
-            self._record[n] = np.clip(np.rint(codes), lo, hi).astype(self.dialect.datatype)
-        self._rendered_end_ns = int(t_ns[-1])
-        keep = max(0, int(np.searchsorted(edges["t_ns"].astype(np.int64), t_ns[-1])) - 1)
-        self._edges = edges[keep:]
-        self.state.acq = "done"
+        edges, load, arming = self._edges, self.switch.load(), self._arming
+        channels = {n: replace(ch) for n, ch in self.state.channels.items() if ch.display}
+
+        def job() -> None:
+            current = measured_current(self.model, t_ns, edges, self._rng, load)
+            signals = {self.SUPPLY_CH: self.model.supply_v + current * self.shunt_ohms,
+                       self.SHUNT_CH: current * self.shunt_ohms,
+                       self.TRIGGER_CH: logic_level(t_ns, edges, self.model.overhead_s)
+                       * self.model.supply_v}
+            lo, hi = self.dialect.code_range
+            record = {}
+            for n, ch in channels.items():
+                yinc, zero, _, _ = self.encoding.scaling(ch, self.encoding.codes_per_div)
+                volts = signals.get(n, np.zeros(points))
+                codes = volts / yinc + zero + self._rng.normal(0.0, self.adc_noise_lsb, points)
+                record[n] = np.clip(np.rint(codes), lo, hi).astype(self.dialect.datatype)
+            keep = max(0, int(np.searchsorted(edges["t_ns"].astype(np.int64), t_ns[-1])) - 1)
+            with self._lock:
+                self._rendered_end_ns = int(t_ns[-1])
+                self._edges = self._edges[keep:]
+                if self._arming == arming and self.state.acq == "triggered":
+                    self._record = record
+                    self.state.acq = "done"
+        return job
 
     # -- waveform replies ------------------------------------------------------------------
     def block(self, data: bytes) -> bytes:

@@ -140,9 +140,11 @@ static void test_wire_never_blocks(void)
 	}
 	ER_CHECK(er_port_trigger_drops() > 0);
 	ER_CHECK_INT(received + er_port_trigger_drops(), edges);
-	/* Each rising edge waits out its lead (er_port_host.h), never the reader; a loaded
-	 * machine may take the waiting process off its core for as long again. */
-	ER_CHECK(spent < 1000000000u + (uint64_t)edges * ER_HOST_RISE_LEAD_NS);
+	/* The reader is this thread, and it reads only after the loop: an edge that waited
+	 * for the reader would never return, so the loop's end is the proof (ctest's timeout
+	 * the backstop). How long the loop took is not: each rising edge waits out its lead
+	 * (er_port_host.h), and a loaded machine stretches those waits without limit (at load
+	 * 10 a bound of 1 s + the leads failed). */
 	printf("  %u edges in %.1f ms: %u received, %u dropped\n", edges, (double)spent / 1e6,
 	       received, er_port_trigger_drops());
 

@@ -7,8 +7,6 @@ import json
 import queue
 import signal
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -17,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from serial import rfc2217
+from support.lab import rig_lab_sim
 from typer.testing import CliRunner
 
 from energyrig.calibration.store import (
@@ -288,21 +287,12 @@ def test_slots_and_a_killed_bench_host(lab: SimLab) -> None:
 
 
 def test_rig_lab_sim_serves_until_interrupted_and_leaves_no_process() -> None:
-    rig = subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "lab", "sim",
-                            "--places", "1"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert rig.stdout is not None
-        coordinator = rig.stdout.readline().split()[-1]
-        assert rig.stdout.readline().strip() == "places bench-a"
+    with rig_lab_sim(["bench-a"]) as (rig, coordinator):
         assert LabClient(coordinator).places() == ["bench-a"]
         procs = [psutil.Process(rig.pid), *psutil.Process(rig.pid).children(recursive=True)]
         # rig; coordinator; the bench host: supervisor, emulator, DUT, exporter
         assert len(procs) >= 6
         rig.send_signal(signal.SIGINT)
         assert rig.wait() == 0
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-        rig.wait()
     alive = [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert alive == []

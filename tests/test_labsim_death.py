@@ -6,11 +6,10 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import psutil
+from support.lab import rig_lab_sim
 
 from energyrig.lab.place import LabClient
 from energyrig.rig.labsim import OWNER_LOCK, remove_stale_workdirs
@@ -26,12 +25,7 @@ def _living(procs: list[psutil.Process]) -> list[psutil.Process]:
 
 def test_a_lab_killed_with_sigkill_leaves_no_process_and_its_folder_goes_next_start(
         tmp_path: Path) -> None:
-    rig = subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "lab", "sim",
-                            "--places", "2"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert rig.stdout is not None
-        coordinator = rig.stdout.readline().split()[-1]
-        assert rig.stdout.readline().strip() == "places bench-a,bench-b"
+    with rig_lab_sim(["bench-a", "bench-b"]) as (rig, coordinator):
         LabClient(coordinator).acquire("bench-a")          # its ports get ser2net
         procs = psutil.Process(rig.pid).children(recursive=True)
         # coordinator; per bench: host, exporter, emulator, DUT (and bench-a's ser2net)
@@ -41,10 +35,6 @@ def test_a_lab_killed_with_sigkill_leaves_no_process_and_its_folder_goes_next_st
         assert (workdir / OWNER_LOCK).is_file()
         rig.send_signal(signal.SIGKILL)
         assert rig.wait() == -signal.SIGKILL
-    finally:
-        if rig.poll() is None:
-            rig.kill()
-        rig.wait()
     psutil.wait_procs(_living(procs), timeout=GONE_WITHIN_S)
     assert _living(procs) == []
     # The folder is left, unlocked; the next start (this is what it calls first) removes it.

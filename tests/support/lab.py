@@ -1,0 +1,24 @@
+"""`rig lab sim` as a child process of a test."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+
+@contextmanager
+def rig_lab_sim(places: Sequence[str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``rig lab sim --places N`` serving ``places`` (checked on its second line), with its
+    coordinator's address (its first line); killed on the way out if still running."""
+    rig = subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "lab", "sim",
+                            "--places", str(len(places))], stdout=subprocess.PIPE, text=True)
+    try:
+        assert rig.stdout is not None
+        coordinator = rig.stdout.readline().split()[-1]
+        assert rig.stdout.readline().strip() == f"places {','.join(places)}"
+        yield rig, coordinator
+    finally:
+        if rig.poll() is None:
+            rig.kill()
+        rig.wait()

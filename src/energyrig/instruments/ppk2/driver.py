@@ -31,6 +31,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol
 
 import serial
@@ -50,6 +51,7 @@ from energyrig.instruments.ppk2.metadata import (
     stated_calibration,
 )
 from energyrig.instruments.ppk2.ports import usb_serial
+from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.ppk2.protocol import (
     POWER_MODE_AMPERE,
     POWER_MODE_SOURCE,
@@ -113,10 +115,14 @@ class Ppk2(AcquisitionBase):
         not used, ``port`` is).
     transport:
         An already open transport to use instead of opening ``port`` with pyserial (tests).
+    clock:
+        Monotonic clock of :meth:`collect`'s bound, s (tests pass a fake one).
     """
 
     def __init__(self, port: str | None = None, config: Ppk2Config | None = None, *,
-                 transport: Transport | None = None) -> None:
+                 transport: Transport | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._now = clock
         self.config = config or Ppk2Config()
         self.port = port or ("<transport>" if transport is not None else discover())
         self.calibration: Ppk2Calibration | None = None
@@ -332,6 +338,14 @@ class Ppk2(AcquisitionBase):
 
         The window is the first low-to-high transition after the newest sample received at
         :meth:`arm` (if the trigger was high then, a fall comes first).
+
+        ``timeout_s`` (s) counts twice, from the stream's progress, never from the call (a
+        loaded host reads the stream late, in bursts): the record must complete within
+        ``timeout_s`` of *stream* past the newest sample received at the call (the device's
+        own time: a stream that runs on without the window is a timeout, however slowly it
+        arrives), and the stream must not stall for ``timeout_s`` of host time
+        (:class:`~energyrig.instruments.progress.ProgressBound`, restarted by each new
+        sample: a PPK2 that stopped streaming is reported).
         """
         if self._arm is None:
             raise InstrumentError(f"{self.source}: collect() without arm()")
@@ -340,28 +354,37 @@ class Ppk2(AcquisitionBase):
         scan = TriggerScan(self.config.trigger_bit,
                            round(self.config.min_pulse_s * SAMPLE_RATE_HZ),
                            start=self._scan_from, post=post)
-        deadline = time.monotonic() + timeout_s
-        settle_deadline = deadline
+        trigger = f"D{self.config.trigger_bit}"
+        stalled = ProgressBound(timeout_s, clock=self._now)
+        settle_deadline = self._now() + self._clock.settle_s
         try:
             with self._cond:
+                newest = self._newest()
+                stream_deadline = newest + round(timeout_s * SAMPLE_RATE_HZ)
                 while True:
                     self._check_alive()
                     self._buffer.check_overflow(self.source, self.config.buffer_s)
                     scan.feed(self._buffer)
+                    if self._newest() > newest:
+                        newest = self._newest()
+                        stalled.advance()
                     if scan.complete:
                         assert scan.end is not None
                         suspect = self._clock.suspect_from
                         if suspect is None or suspect >= scan.end:
                             break
-                        if time.monotonic() > settle_deadline:
+                        if self._now() > settle_deadline:
                             break  # flagged below: the lag never settled
                     else:
-                        settle_deadline = min(deadline, time.monotonic() + self._clock.settle_s)
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise scan.timeout(self.source, timeout_s,
-                                           f"D{self.config.trigger_bit}")
-                    self._cond.wait(min(remaining, 0.1))
+                        settle_deadline = self._now() + self._clock.settle_s
+                        if newest >= stream_deadline:
+                            raise scan.timeout(self.source, timeout_s, trigger)
+                        if stalled.expired():
+                            raise InstrumentError(
+                                f"{self.source}: the stream stopped: no sample for "
+                                f"{timeout_s} s while waiting for the trigger window "
+                                f"({scan.seen} on {trigger}); is the PPK2 still streaming?")
+                    self._cond.wait(0.1)
                 chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
@@ -373,6 +396,14 @@ class Ppk2(AcquisitionBase):
         if record.lost:
             log.warning("%s: %d samples lost inside the record", self.source, record.lost)
         return record
+
+    def _newest(self) -> int:
+        """The absolute index after the newest sample received (call with the lock held)."""
+        chunks = self._buffer.chunks
+        if chunks:
+            return chunks[-1].end_index
+        assert self._decoder is not None
+        return self._decoder.next_index
 
     def _loss_flags(self, chunks: tuple[Chunk, ...]) -> tuple[str, ...]:
         """``stream_loss`` when ``chunks`` reach into a loss found against the host's clock,

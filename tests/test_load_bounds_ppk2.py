@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from energyrig.calibration.routines import record_marks
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, NoTriggerWindow
+from energyrig.fixtures import load_fixture
 from energyrig.instruments.ppk2.clock import StreamLoss
 from energyrig.instruments.ppk2.decode import encode_words
 from energyrig.instruments.ppk2.driver import Ppk2
@@ -25,8 +29,10 @@ from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess
+from energyrig.rig.bench import open_bench
 from energyrig.rig.energy import find_windows
 
+ROOT = Path(__file__).resolve().parents[1]
 METADATA = format_metadata(DEFAULT_CALIBRATION).encode()
 PIECE = 1000  # samples per piece of the stream (10 ms)
 
@@ -148,3 +154,58 @@ def test_a_ppk2_that_stops_streaming_is_reported() -> None:
         ppk._command(Command.AVERAGE_STOP)
         with pytest.raises(InstrumentError, match="the stream stopped"):
             ppk.collect(timeout_s=1.0)
+
+
+# -- the simulated bench's load switch: a record after it holds only the new load ---------
+
+def test_waiting_for_a_sample_counts_from_the_stream_s_progress() -> None:
+    """``wait_received`` waits while pieces come, a (fake) second apart, past a bound of
+    0.5 s; it reports a stream that stopped before the sample."""
+    clock = StarvedClock()
+    port = Port(_stream(30_000, 40_000, 40_000))
+    ppk = Ppk2(transport=port, clock=clock)
+    starve(ppk, clock, 1.0)
+    with ppk:
+        port.release()
+        ppk.wait_received(25_000, bound_s=0.5)
+        assert clock.now > 20 * 0.5
+        with pytest.raises(InstrumentError, match="the stream stopped.*sample 31000"):
+            ppk.wait_received(31_000, bound_s=0.5)
+
+
+def late_reads(late_s: float) -> Callable[[Ppk2], bytes]:
+    """A ``Ppk2._read`` that hands the driver what its port sent ``late_s`` ago: the stream
+    of a host that reads it this late (a loaded one), at full rate (every sample arrives)."""
+    read = Ppk2._read
+    lines: dict[int, deque[tuple[float, bytes]]] = {}
+
+    def late(ppk: Ppk2) -> bytes:
+        line = lines.setdefault(id(ppk), deque())
+        data, now = read(ppk), time.monotonic()
+        if data:
+            line.append((now, data))
+        out = b""
+        while line and line[0][0] <= now - late_s:
+            out += line.popleft()[1]
+        return out
+
+    return late
+
+
+def test_a_record_after_the_switch_holds_only_the_new_load(monkeypatch) -> None:
+    """The stream reaches the rig 0.6 s late, far more than its stated lag (0.1 s): the
+    bench waits for the stream to pass the switch, so a mark record taken after switching to
+    the 1 kohm reference reads its current only (before: the record reached back to the
+    board's current, and the gain routine refused the record)."""
+    monkeypatch.setattr(Ppk2, "_read", late_reads(0.6))
+    fixture = load_fixture(ROOT / "fixtures" / "sim.toml")
+    with open_bench(fixture) as bench:
+        assert bench.limits.stream_lag_s < 0.6
+        record_marks(bench, 1, 20e-3)  # the board on the input, as before a routine
+        bench.connect("reference", 1000.0)
+        (record,) = record_marks(bench, 1, 20e-3)
+    current = np.concatenate([c.current_a for c in record.chunk_list])
+    supply_v = float(np.mean([np.mean(c.voltage_v) for c in record.chunk_list]))
+    want = supply_v / bench.actual_ohms(1000.0)
+    off = np.abs(current - want) > 0.02 * want
+    assert current.size > 0.02 * 100_000 and not off.any(), f"{off.sum()} samples off"

@@ -297,8 +297,8 @@ class Ppk2(AcquisitionBase):
         """Mark the stream ``pre_s`` before the newest received sample (but not before the
         fall of the window collected last).
 
-        Waits (up to ``pre_s`` + 2 s) until the stream holds ``pre_s`` of samples, so the
-        first window after :meth:`start` has its lead-in too.
+        Waits until the stream holds ``pre_s`` of samples, so the first window after
+        :meth:`start` has its lead-in too (an error when no sample came for ``pre_s`` + 2 s).
         """
         request = ArmRequest(pre_s, window_s, post_s)
         if request.total_s > self.config.buffer_s:
@@ -308,22 +308,12 @@ class Ppk2(AcquisitionBase):
             raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
                                   f"({self.config.history_s} s); raise history_s")
         pre = round(pre_s * SAMPLE_RATE_HZ)
-        deadline = time.monotonic() + pre_s + _STREAM_START_S
         with self._cond:
             # Right after start() the stream may not hold pre_s yet: wait for it.
-            while True:
-                self._check_alive()
-                assert self._decoder is not None
-                chunks = self._buffer.chunks
-                first = chunks[0].start_index if chunks else self._decoder.next_index
-                newest = chunks[-1].end_index if chunks else first
-                if newest - first >= pre:
-                    break
-                if time.monotonic() > deadline:
-                    raise InstrumentError(f"{self.source}: the stream delivered only "
-                                          f"{newest - first} samples in "
-                                          f"{pre_s + _STREAM_START_S:.1f} s; is it streaming?")
-                self._cond.wait(0.05)
+            self._wait_stream(lambda: self._newest() - self._oldest() >= pre,
+                              pre_s + _STREAM_START_S, f"{pre_s} s of samples")
+            chunks = self._buffer.chunks
+            newest = self._newest()
             # Never reach back into the window collected last.
             self._arm_index = max(newest - pre, self._last_fall)
             # The last sample received was taken before arm() returned, so before the DUT
@@ -396,6 +386,44 @@ class Ppk2(AcquisitionBase):
         if record.lost:
             log.warning("%s: %d samples lost inside the record", self.source, record.lost)
         return record
+
+    def wait_received(self, index: int, bound_s: float) -> None:
+        """Wait until the stream's samples before absolute ``index`` have been received.
+
+        The bound ``bound_s`` (s) counts from the newest sample received
+        (:class:`~energyrig.instruments.progress.ProgressBound`): a stream still arriving is
+        waited for however late this host reads it.
+
+        Raises
+        ------
+        InstrumentError
+            No sample came for ``bound_s``, or the stream failed.
+        """
+        with self._cond:
+            self._wait_stream(lambda: self._newest() >= index, bound_s, f"sample {index}")
+
+    def _wait_stream(self, ready: Callable[[], bool], bound_s: float, what: str) -> None:
+        """Wait until ``ready()`` (called with the lock held), the bound ``bound_s`` (s)
+        restarted by each new sample received."""
+        stalled = ProgressBound(bound_s, clock=self._now)
+        newest = self._newest()
+        while True:
+            self._check_alive()
+            if ready():
+                return
+            if self._newest() > newest:
+                newest = self._newest()
+                stalled.advance()
+            elif stalled.expired():
+                raise InstrumentError(f"{self.source}: the stream stopped: no sample for "
+                                      f"{bound_s:.1f} s while waiting for {what} (received up "
+                                      f"to {newest}); is the PPK2 still streaming?")
+            self._cond.wait(0.05)
+
+    def _oldest(self) -> int:
+        """The absolute index of the oldest sample kept (call with the lock held)."""
+        chunks = self._buffer.chunks
+        return chunks[0].start_index if chunks else self._newest()
 
     def _newest(self) -> int:
         """The absolute index after the newest sample received (call with the lock held)."""

@@ -169,7 +169,7 @@ def test_waiting_for_a_sample_counts_from_the_stream_s_progress() -> None:
         port.release()
         ppk.wait_received(25_000, bound_s=0.5)
         assert clock.now > 20 * 0.5
-        with pytest.raises(InstrumentError, match="the stream stopped.*sample 31000"):
+        with pytest.raises(InstrumentError, match="the stream stopped.*waiting for sample 31000"):
             ppk.wait_received(31_000, bound_s=0.5)
 
 

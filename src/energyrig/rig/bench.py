@@ -309,7 +309,7 @@ class SimBench(Bench):
         switched_ns = set_load(self.load_switch, Load(load, self.actual_ohms(ohms)
                                                       if load == "reference" else ohms))
         if not isinstance(self.instrument, Ppk2):
-            return  # a record starts at its arm (a scope): none reaches back before it
+            return  # the scope's emulator renders a record whole once it ends: one load
         # A streaming record starts pre_s before the newest sample received at its arm:
         # wait until the stream holds pre_s past the switch (in the stream's own time,
         # however late this host reads it), so no record mixes the loads.

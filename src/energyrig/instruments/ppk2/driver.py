@@ -51,13 +51,13 @@ from energyrig.instruments.ppk2.metadata import (
     stated_calibration,
 )
 from energyrig.instruments.ppk2.ports import usb_serial
-from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.ppk2.protocol import (
     POWER_MODE_AMPERE,
     POWER_MODE_SOURCE,
     Command,
     regulator_set,
 )
+from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.serialurl import open_serial
 from energyrig.instruments.streambuffer import StreamBuffer
 from energyrig.instruments.triggerscan import TriggerScan, cut_at
@@ -116,7 +116,8 @@ class Ppk2(AcquisitionBase):
     transport:
         An already open transport to use instead of opening ``port`` with pyserial (tests).
     clock:
-        Monotonic clock of :meth:`collect`'s bound, s (tests pass a fake one).
+        Monotonic clock of the bounds on the stream (:meth:`arm`, :meth:`collect`,
+        :meth:`wait_received`), s (tests pass a fake one).
     """
 
     def __init__(self, port: str | None = None, config: Ppk2Config | None = None, *,
@@ -370,10 +371,8 @@ class Ppk2(AcquisitionBase):
                         if newest >= stream_deadline:
                             raise scan.timeout(self.source, timeout_s, trigger)
                         if stalled.expired():
-                            raise InstrumentError(
-                                f"{self.source}: the stream stopped: no sample for "
-                                f"{timeout_s} s while waiting for the trigger window "
-                                f"({scan.seen} on {trigger}); is the PPK2 still streaming?")
+                            raise self._stopped(timeout_s, f"the trigger window ({scan.seen} "
+                                                f"on {trigger})", newest)
                     self._cond.wait(0.1)
                 chunks = self._buffer.since(self._arm_index)
         finally:
@@ -405,6 +404,7 @@ class Ppk2(AcquisitionBase):
     def _wait_stream(self, ready: Callable[[], bool], bound_s: float, what: str) -> None:
         """Wait until ``ready()`` (called with the lock held), the bound ``bound_s`` (s)
         restarted by each new sample received."""
+        self._check_alive()
         stalled = ProgressBound(bound_s, clock=self._now)
         newest = self._newest()
         while True:
@@ -415,10 +415,15 @@ class Ppk2(AcquisitionBase):
                 newest = self._newest()
                 stalled.advance()
             elif stalled.expired():
-                raise InstrumentError(f"{self.source}: the stream stopped: no sample for "
-                                      f"{bound_s:.1f} s while waiting for {what} (received up "
-                                      f"to {newest}); is the PPK2 still streaming?")
+                raise self._stopped(bound_s, what, newest)
             self._cond.wait(0.05)
+
+    def _stopped(self, bound_s: float, what: str, newest: int) -> InstrumentError:
+        """The error of a stream that sent no sample for ``bound_s`` (s) while waited on for
+        ``what``, received up to absolute index ``newest``."""
+        return InstrumentError(f"{self.source}: the stream stopped: no sample for "
+                               f"{bound_s:.1f} s while waiting for {what} (received up to "
+                               f"sample {newest}); is the PPK2 still streaming?")
 
     def _oldest(self) -> int:
         """The absolute index of the oldest sample kept (call with the lock held)."""

@@ -82,14 +82,21 @@ class TriggerScan:
         """The window and ``post`` samples after it have been scanned."""
         return self.end is not None and self.scanned >= self.end
 
+    @property
+    def seen(self) -> str:
+        """What the scan saw of the window so far, in words."""
+        if self.rise is None:
+            return "the trigger never rose"
+        if self.fall is None:
+            return "the trigger rose but did not fall"
+        return "the trigger fell but the record's post_s did not arrive"
+
     def timeout(self, source: str, timeout_s: float, trigger: str) -> InstrumentError:
         """The error of a collect that waited ``timeout_s`` for a window on ``trigger`` (a
         channel's name) in vain: :class:`NoTriggerWindow` when the trigger never rose."""
-        seen = ("the trigger never rose" if self.rise is None else
-                "the trigger rose but did not fall")
         error = NoTriggerWindow if self.rise is None else InstrumentError
         return error(f"{source}: no complete trigger window within {timeout_s} s of arming "
-                     f"({seen} on {trigger})")
+                     f"({self.seen} on {trigger})")
 
 
 def cut_at(chunks: Sequence[Chunk], end: int) -> tuple[Chunk, ...]:

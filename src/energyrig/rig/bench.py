@@ -24,7 +24,6 @@ import math
 import os
 import shutil
 import tempfile
-import time
 from contextlib import ExitStack
 from dataclasses import replace
 from functools import partial
@@ -49,6 +48,7 @@ from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
 from energyrig.instruments.base import Acquisition, AcquisitionBase
 from energyrig.instruments.family import Limits
+from energyrig.instruments.ppk2.driver import Ppk2
 from energyrig.instruments.progress import cpu_time_s
 from energyrig.instruments.registry import family
 from energyrig.instruments.sim.power import PowerModel
@@ -220,6 +220,9 @@ WIRING: dict[str, str] = {
     "dut": "Connect the board to the instrument as for a measurement",
 }
 
+#: How long the stream may stall while :meth:`SimBench.connect` waits for it, beyond its lag, s.
+SWITCH_SLACK_S = 5.0
+
 #: A window further than this many samples from its true edge is flagged ``stream_time_shift``.
 MAX_SHIFT_SAMPLES = 3
 
@@ -298,11 +301,24 @@ class SimBench(Bench):
 
     def connect(self, load: LoadKind, ohms: float = math.inf) -> None:
         """Switch the emulator's input to ``load`` (:mod:`energyrig.instruments.sim.switch`;
-        ``ohms``: the reference resistor, whose actual value is :meth:`actual_ohms`)."""
-        assert self.load_switch is not None  # set when the bench opened
-        set_load(self.load_switch, Load(load, self.actual_ohms(ohms) if load == "reference"
-                                        else ohms))
-        time.sleep(self.limits.stream_lag_s)  # blocks rendered before the switch pass by
+        ``ohms``: the reference resistor, whose actual value is :meth:`actual_ohms`), and
+        wait until a streaming instrument received ``[measure] pre_s`` of samples taken
+        after the switch (the bound, ``stream_lag_s`` + :data:`SWITCH_SLACK_S`, counts from
+        the newest sample received: a stream still arriving is waited for)."""
+        assert self.load_switch is not None and self.truth is not None  # set when opened
+        switched_ns = set_load(self.load_switch, Load(load, self.actual_ohms(ohms)
+                                                      if load == "reference" else ohms))
+        if not isinstance(self.instrument, Ppk2):
+            return  # the scope's emulator renders a record whole once it ends: one load
+        # A streaming record starts pre_s before the newest sample received at its arm:
+        # wait until the stream holds pre_s past the switch (in the stream's own time,
+        # however late this host reads it), so no record mixes the loads.
+        self.truth.read()
+        stream = self.truth.stream
+        assert stream is not None  # the emulator logs it when the stream starts
+        after = switched_ns + round(self.fixture.measure.pre_s * 1e9)
+        self.instrument.wait_received(math.ceil(stream.sample_index(after)),
+                                      self.limits.stream_lag_s + SWITCH_SLACK_S)
 
     def actual_ohms(self, nominal_ohms: float) -> float:
         """The actual value of the bench's reference resistor of ``nominal_ohms``: off its

@@ -31,6 +31,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol
 
 import serial
@@ -56,6 +57,7 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
+from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.serialurl import open_serial
 from energyrig.instruments.streambuffer import StreamBuffer
 from energyrig.instruments.triggerscan import TriggerScan, cut_at
@@ -113,10 +115,15 @@ class Ppk2(AcquisitionBase):
         not used, ``port`` is).
     transport:
         An already open transport to use instead of opening ``port`` with pyserial (tests).
+    clock:
+        Monotonic clock of the bounds on the stream (:meth:`arm`, :meth:`collect`,
+        :meth:`wait_received`), s (tests pass a fake one).
     """
 
     def __init__(self, port: str | None = None, config: Ppk2Config | None = None, *,
-                 transport: Transport | None = None) -> None:
+                 transport: Transport | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._now = clock
         self.config = config or Ppk2Config()
         self.port = port or ("<transport>" if transport is not None else discover())
         self.calibration: Ppk2Calibration | None = None
@@ -291,8 +298,8 @@ class Ppk2(AcquisitionBase):
         """Mark the stream ``pre_s`` before the newest received sample (but not before the
         fall of the window collected last).
 
-        Waits (up to ``pre_s`` + 2 s) until the stream holds ``pre_s`` of samples, so the
-        first window after :meth:`start` has its lead-in too.
+        Waits until the stream holds ``pre_s`` of samples, so the first window after
+        :meth:`start` has its lead-in too (an error when no sample came for ``pre_s`` + 2 s).
         """
         request = ArmRequest(pre_s, window_s, post_s)
         if request.total_s > self.config.buffer_s:
@@ -302,22 +309,12 @@ class Ppk2(AcquisitionBase):
             raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
                                   f"({self.config.history_s} s); raise history_s")
         pre = round(pre_s * SAMPLE_RATE_HZ)
-        deadline = time.monotonic() + pre_s + _STREAM_START_S
         with self._cond:
             # Right after start() the stream may not hold pre_s yet: wait for it.
-            while True:
-                self._check_alive()
-                assert self._decoder is not None
-                chunks = self._buffer.chunks
-                first = chunks[0].start_index if chunks else self._decoder.next_index
-                newest = chunks[-1].end_index if chunks else first
-                if newest - first >= pre:
-                    break
-                if time.monotonic() > deadline:
-                    raise InstrumentError(f"{self.source}: the stream delivered only "
-                                          f"{newest - first} samples in "
-                                          f"{pre_s + _STREAM_START_S:.1f} s; is it streaming?")
-                self._cond.wait(0.05)
+            self._wait_stream(lambda: self._newest() - self._oldest() >= pre,
+                              pre_s + _STREAM_START_S, f"{pre_s} s of samples")
+            chunks = self._buffer.chunks
+            newest = self._newest()
             # Never reach back into the window collected last.
             self._arm_index = max(newest - pre, self._last_fall)
             # The last sample received was taken before arm() returned, so before the DUT
@@ -332,6 +329,14 @@ class Ppk2(AcquisitionBase):
 
         The window is the first low-to-high transition after the newest sample received at
         :meth:`arm` (if the trigger was high then, a fall comes first).
+
+        ``timeout_s`` (s) counts twice, from the stream's progress, never from the call (a
+        loaded host reads the stream late, in bursts): the record must complete within
+        ``timeout_s`` of *stream* past the newest sample received at the call (the device's
+        own time: a stream that runs on without the window is a timeout, however slowly it
+        arrives), and the stream must not stall for ``timeout_s`` of host time
+        (:class:`~energyrig.instruments.progress.ProgressBound`, restarted by each new
+        sample: a PPK2 that stopped streaming is reported).
         """
         if self._arm is None:
             raise InstrumentError(f"{self.source}: collect() without arm()")
@@ -340,28 +345,35 @@ class Ppk2(AcquisitionBase):
         scan = TriggerScan(self.config.trigger_bit,
                            round(self.config.min_pulse_s * SAMPLE_RATE_HZ),
                            start=self._scan_from, post=post)
-        deadline = time.monotonic() + timeout_s
-        settle_deadline = deadline
+        trigger = f"D{self.config.trigger_bit}"
+        stalled = ProgressBound(timeout_s, clock=self._now)
+        settle_deadline = self._now() + self._clock.settle_s
         try:
             with self._cond:
+                newest = self._newest()
+                stream_deadline = newest + round(timeout_s * SAMPLE_RATE_HZ)
                 while True:
                     self._check_alive()
                     self._buffer.check_overflow(self.source, self.config.buffer_s)
                     scan.feed(self._buffer)
+                    if self._newest() > newest:
+                        newest = self._newest()
+                        stalled.advance()
                     if scan.complete:
                         assert scan.end is not None
                         suspect = self._clock.suspect_from
                         if suspect is None or suspect >= scan.end:
                             break
-                        if time.monotonic() > settle_deadline:
+                        if self._now() > settle_deadline:
                             break  # flagged below: the lag never settled
                     else:
-                        settle_deadline = min(deadline, time.monotonic() + self._clock.settle_s)
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise scan.timeout(self.source, timeout_s,
-                                           f"D{self.config.trigger_bit}")
-                    self._cond.wait(min(remaining, 0.1))
+                        settle_deadline = self._now() + self._clock.settle_s
+                        if newest >= stream_deadline:
+                            raise scan.timeout(self.source, timeout_s, trigger)
+                        if stalled.expired():
+                            raise self._stopped(timeout_s, f"the trigger window ({scan.seen} "
+                                                f"on {trigger})", newest)
+                    self._cond.wait(0.1)
                 chunks = self._buffer.since(self._arm_index)
         finally:
             self._arm = None
@@ -373,6 +385,58 @@ class Ppk2(AcquisitionBase):
         if record.lost:
             log.warning("%s: %d samples lost inside the record", self.source, record.lost)
         return record
+
+    def wait_received(self, index: int, bound_s: float) -> None:
+        """Wait until the stream's samples before absolute ``index`` have been received.
+
+        The bound ``bound_s`` (s) counts from the newest sample received
+        (:class:`~energyrig.instruments.progress.ProgressBound`): a stream still arriving is
+        waited for however late this host reads it.
+
+        Raises
+        ------
+        InstrumentError
+            No sample came for ``bound_s``, or the stream failed.
+        """
+        with self._cond:
+            self._wait_stream(lambda: self._newest() >= index, bound_s, f"sample {index}")
+
+    def _wait_stream(self, ready: Callable[[], bool], bound_s: float, what: str) -> None:
+        """Wait until ``ready()`` (called with the lock held), the bound ``bound_s`` (s)
+        restarted by each new sample received."""
+        self._check_alive()
+        stalled = ProgressBound(bound_s, clock=self._now)
+        newest = self._newest()
+        while True:
+            self._check_alive()
+            if ready():
+                return
+            if self._newest() > newest:
+                newest = self._newest()
+                stalled.advance()
+            elif stalled.expired():
+                raise self._stopped(bound_s, what, newest)
+            self._cond.wait(0.05)
+
+    def _stopped(self, bound_s: float, what: str, newest: int) -> InstrumentError:
+        """The error of a stream that sent no sample for ``bound_s`` (s) while waited on for
+        ``what``, received up to absolute index ``newest``."""
+        return InstrumentError(f"{self.source}: the stream stopped: no sample for "
+                               f"{bound_s:.1f} s while waiting for {what} (received up to "
+                               f"sample {newest}); is the PPK2 still streaming?")
+
+    def _oldest(self) -> int:
+        """The absolute index of the oldest sample kept (call with the lock held)."""
+        chunks = self._buffer.chunks
+        return chunks[0].start_index if chunks else self._newest()
+
+    def _newest(self) -> int:
+        """The absolute index after the newest sample received (call with the lock held)."""
+        chunks = self._buffer.chunks
+        if chunks:
+            return chunks[-1].end_index
+        assert self._decoder is not None
+        return self._decoder.next_index
 
     def _loss_flags(self, chunks: tuple[Chunk, ...]) -> tuple[str, ...]:
         """``stream_loss`` when ``chunks`` reach into a loss found against the host's clock,

@@ -361,6 +361,8 @@ class Ppk2Emulator(OpenCloseBase):
         self._edges = merged[np.argsort(merged["t_ns"], kind="stable")]
 
     def _render(self) -> None:
+        # The block's end is fixed before the load switch is read: a sample taken after a
+        # switch returned sees it (energyrig.instruments.sim.switch).
         end_k = (time.monotonic_ns() - self.latency_ns - self._t0_ns) // SAMPLE_PERIOD_NS
         n = int(end_k - self._next_k)
         if n <= 0:

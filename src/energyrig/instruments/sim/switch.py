@@ -9,6 +9,14 @@ switch's state to a small JSON file and the emulator reads it before rendering e
 ``"dut"`` (the board, the default), ``"open"`` (no current) or ``"reference"`` (a resistor
 across the supply: supply / ohms). :func:`set_load` writes it atomically; :class:`LoadSwitch`
 rereads it only when the file changed. Units: ohm, A, V.
+
+When the switch acts: an emulator checks the file before rendering each block, after fixing
+the block's end, so every sample taken after :func:`set_load` returned (the CLOCK_MONOTONIC
+time it returns) sees the new load; samples taken while it was writing may see either. A
+streaming emulator renders its samples ``latency_s`` after they were taken, and the host
+receives them later still: the simulated bench waits until the stream holds the samples of
+the moment the switch returned (:meth:`energyrig.rig.bench.SimBench.connect`), not a fixed
+time.
 """
 from __future__ import annotations
 
@@ -16,6 +24,7 @@ import json
 import logging
 import math
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -50,12 +59,14 @@ class Load:
 BOARD = Load()
 
 
-def set_load(path: Path, load: Load) -> None:
-    """Switch the emulator reading ``path`` to ``load``."""
+def set_load(path: Path, load: Load) -> int:
+    """Switch the emulator reading ``path`` to ``load``; the CLOCK_MONOTONIC time (ns) from
+    which every sample sees it (module docs)."""
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"load": load.kind, "ohms": load.ohms if load.kind ==
                                "reference" else None}), encoding="utf-8")
     os.replace(tmp, path)
+    return time.monotonic_ns()
 
 
 class LoadSwitch:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.domain import EDGE_ERROR, Point, WindowSettings
+from energyrig.domain import EDGE_ERROR, Point, WindowSettings, integrity_problems
 from energyrig.fixtures import load_fixture
 from energyrig.results.store import RunWriter, load
 from energyrig.rig.bench import Bench, open_bench
@@ -45,8 +45,11 @@ def test_auto_batch_windows_hold_enough_samples_and_match_the_truth(bench: Bench
     result = measure_reps(bench, point, reps=3)
     assert result.ok, result.reason
     assert result.point.family == "hash" and result.prep["selftest"] == "pass"
-    assert result.batch_n > 100 and len(result.windows) == 3
-    for w in result.windows:
+    # Three windows in the estimate; one whose stream failed its integrity checks (a
+    # starved reader on a loaded machine) is kept, flagged, and replaced.
+    assert result.batch_n > 100 and len(result.estimate) == 3
+    assert all(integrity_problems(w.flags) for w in result.windows if w not in result.estimate)
+    for w in result.estimate:
         assert w.samples >= 2000, w
         assert w.edge_error_j < 1e-3 * w.energy_j
         assert w.cycles is not None and w.cycles > 0

@@ -26,7 +26,7 @@ from energyrig.calibration.store import (
     new_record,
 )
 from energyrig.cli.app import app
-from energyrig.domain import Point
+from energyrig.domain import DURATION_MISMATCH, Point
 from energyrig.errors import DutError, LabError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.serialurl import Rfc2217Serial
@@ -126,9 +126,11 @@ def test_a_simulated_scope_place_measures_through_its_visa_resource() -> None:
             point = Point(op="sha256", board=bench.board, payload_bytes=1024)
             result = measure_point(bench, point, until=reps_done(2))
     assert result.ok, result.reason
-    assert len(result.windows) == 2
-    for w in result.windows:
-        assert not w.flags
+    assert len(result.estimate) == 2
+    for w in result.estimate:
+        # The one flag a loaded machine may rightly raise here: a host DUT taken off its core
+        # inside the window makes the window disagree with the firmware's own time.
+        assert set(w.flags) <= {DURATION_MISMATCH}, w.flags
         # the scope bench's board: the fixture's power model, hash family, at 3.3 V
         assert w.energy_j / w.duration_s == pytest.approx(SCOPE_HASH_POWER_W, rel=0.05)
 

@@ -356,9 +356,7 @@ class Ppk2(AcquisitionBase):
                     self._check_alive()
                     self._buffer.check_overflow(self.source, self.config.buffer_s)
                     scan.feed(self._buffer)
-                    if self._newest() > newest:
-                        newest = self._newest()
-                        stalled.advance()
+                    newest = self._progress(newest, stalled)
                     if scan.complete:
                         assert scan.end is not None
                         suspect = self._clock.suspect_from
@@ -411,12 +409,18 @@ class Ppk2(AcquisitionBase):
             self._check_alive()
             if ready():
                 return
-            if self._newest() > newest:
-                newest = self._newest()
-                stalled.advance()
-            elif stalled.expired():
+            newest = self._progress(newest, stalled)
+            if stalled.expired():
                 raise self._stopped(bound_s, what, newest)
             self._cond.wait(0.05)
+
+    def _progress(self, newest: int, stalled: ProgressBound) -> int:
+        """The absolute index after the newest sample received now, ``stalled`` restarted
+        when it moved past ``newest`` (call with the lock held)."""
+        now = self._newest()
+        if now > newest:
+            stalled.advance()
+        return now
 
     def _stopped(self, bound_s: float, what: str, newest: int) -> InstrumentError:
         """The error of a stream that sent no sample for ``bound_s`` (s) while waited on for

@@ -33,7 +33,7 @@ def _prep_any(bench: CalibrationBench) -> None:
     bench.dut.request(" ".join(["prep", op["name"], *words]), bench.fixture.dut.timeout_s)
 
 
-def _empty_window(record: RecordedCapture, guard_s: float, baseline_s: float) -> Window:
+def _one_window(record: RecordedCapture, guard_s: float, baseline_s: float) -> Window:
     """The one trigger window of ``record`` as the energy math finds it
     (:func:`~energyrig.energy.windows.find_windows`: its time, its energy above the idle
     baseline of the ``baseline_s`` that ends ``guard_s`` before it, its edge error bound),
@@ -88,7 +88,7 @@ def overhead(bench: CalibrationBench, connect: Connect, correction: Callable[
             times.append(0.0)
             energies.append(0.0)
             continue
-        window = _empty_window(record, w.guard_s, w.baseline_s)
+        window = _one_window(record, w.guard_s, w.baseline_s)
         times.append(window.duration_s)
         energies.append(window.net_energy_j)
         edges.append(window.edge_error_j)

@@ -5,8 +5,8 @@ COMPILE_ARGS = ["-O3", "-std=c11", "-Wall", "-Wextra"]
 
 setup(
     ext_modules=[
-        # Window detection and v*i integration over whole chunks (energyrig.rig.energy).
-        Extension("energyrig.rig._energy", ["src/energyrig/rig/_energy.c"],
+        # Window detection and v*i integration over whole chunks (energyrig.energy.windows).
+        Extension("energyrig.energy._energy", ["src/energyrig/energy/_energy.c"],
                   extra_compile_args=COMPILE_ARGS),
         # PPK2 4-byte word decoding (energyrig.instruments.ppk2.decode).
         # -ffp-contract=off: no fused multiply-add, so the result equals ppk2-api bit for bit.

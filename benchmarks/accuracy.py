@@ -10,7 +10,7 @@ over the windows is reported per op.
 
 Three benches: faults off (the fixture as it is); faults on (offset, gain error, timing
 skew, dropped samples, uncalibrated), where the error must show; and the same faults after
-``rig calibrate all`` (``calibration.routines.calibrate`` into a temporary store), measured
+``rig calibrate all`` (``calibration.routines.calibrate.calibrate`` into a temporary store), measured
 with that calibration, side by side. ``--random-faults SEED`` draws the faults as issue 10's
 acceptance test does — offset ±50 µA, gain ±3 %, skew ±100 µs, a window overhead of 20 to
 200 µs at 1 to 5 mA above the board's idle current, and on a PPK2 each of ranges 0 and 1
@@ -55,7 +55,7 @@ from rich.console import Console
 from rich.table import Table
 
 from energyrig.calibration.quantities import ORDER
-from energyrig.calibration.routines import calibrate
+from energyrig.calibration.routines.calibrate import calibrate
 from energyrig.calibration.store import CALIBRATION_DIR_ENV
 from energyrig.domain import Point
 from energyrig.errors import CalibrationError

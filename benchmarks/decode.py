@@ -4,7 +4,7 @@ Runs, in one process:
 
 1. a long PPK2 stream (100 kS/s, ``--hours`` of it, generated on the fly and never stored)
    through :class:`~energyrig.instruments.ppk2.decode.Ppk2Decoder` and
-   :class:`~energyrig.rig.energy.WindowFinder`, recording throughput and the peak RSS;
+   :class:`~energyrig.energy.windows.WindowFinder`, recording throughput and the peak RSS;
 2. side by side on the same first ``--reference-samples`` bytes: the same pipeline, and the
    ``ppk2-api`` package's ``PPK2_API.get_samples`` (the reference the issue names).
 
@@ -32,7 +32,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, encode_words
 from energyrig.instruments.ppk2.metadata import parse_metadata
-from energyrig.rig.energy import WindowFinder, WindowSettings
+from energyrig.energy.windows import WindowFinder, WindowSettings
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))  # tests/support: test support, not installed

@@ -3,7 +3,7 @@
 Runs the three processes of the simulated bench on this machine — the PPK2 emulator
 (``python -m energyrig.instruments.sim.ppk2``), the host firmware (``build/host/energyrig-dut``
 with ``--trigger-wire``) and the rig side (:class:`~energyrig.instruments.ppk2.driver.Ppk2`
-plus :func:`~energyrig.rig.energy.find_windows`, this process) — for ``--seconds``, measuring
+plus :func:`~energyrig.energy.windows.find_windows`, this process) — for ``--seconds``, measuring
 one ``run n=N`` window after another, and reports:
 
 * samples lost anywhere (counter gaps seen by the driver, emulator transmit overflows),
@@ -33,7 +33,7 @@ from energyrig.instruments.ppk2.driver import Ppk2
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.ppk2 import EmulatorProcess
 from energyrig.instruments.sim.truth import read_truth
-from energyrig.rig.energy import find_windows
+from energyrig.energy.windows import find_windows
 
 DUT = Path(__file__).resolve().parents[1] / "build" / "host" / "energyrig-dut"
 

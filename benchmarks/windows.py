@@ -1,4 +1,4 @@
-"""Benchmark: the window finder and integrator alone (energyrig.rig.energy.WindowFinder).
+"""Benchmark: the window finder and integrator alone (energyrig.energy.windows.WindowFinder).
 
 Feeds chunks of 2**20 samples shaped like the PPK2 decoder's output (float64 current, uint8
 logic, constant voltage; optionally a float64 voltage array) with a window every 20 000
@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from energyrig.capture import Chunk
-from energyrig.rig.energy import WindowFinder, WindowSettings
+from energyrig.energy.windows import WindowFinder, WindowSettings
 
 CHUNK = 1 << 20
 DISTINCT = 8

@@ -12,7 +12,7 @@ from energyrig.errors import CaptureError
 from energyrig.instruments.csvfile import CsvCapture
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.threshold import AnalogTrigger, Schmitt
-from energyrig.rig.energy import WindowSettings, find_windows
+from energyrig.energy.windows import WindowSettings, find_windows
 
 LEVEL, BAND, NOISE = 1.65, 0.4, 0.15  # V; the noise stays inside the band
 PERIOD, HIGH, RAMP = 600, 150, 100     # samples: a trapezoid wave 0 -> 3.3 V

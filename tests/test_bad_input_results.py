@@ -139,7 +139,7 @@ class _CalibrationBench:
 
 def test_a_routine_refuses_to_store_what_the_store_would_refuse_to_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from energyrig.calibration import routines
+    from energyrig.calibration.routines import calibrate as routines
 
     monkeypatch.setenv(CALIBRATION_DIR_ENV, str(tmp_path / "cal"))
     monkeypatch.setattr(routines, "skew", lambda bench, connect: Measured(

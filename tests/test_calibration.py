@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from energyrig.calibration.budget import combined, energy_budget, time_budget
+from energyrig.energy.budget import combined, energy_budget, time_budget
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.calibration.store import (CALIBRATION_DIR_ENV, Calibration, CalibrationStore,
                                          Identity, Measured, build_of, calibration_dir,
@@ -25,7 +25,7 @@ from energyrig.domain import UNCALIBRATED, Window
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import RecordedCapture
-from energyrig.rig.energy import WindowSettings, find_windows
+from energyrig.energy.windows import WindowSettings, find_windows
 
 SIM = Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml"
 PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)", address="/dev/pts/3")

@@ -20,14 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from energyrig.calibration.routines import (
+from energyrig.calibration.routines.baseline import (
     Precision,
     allan_deviation,
     baseline,
-    calibrate,
-    check_stated_gain,
     idle_stability,
 )
+from energyrig.calibration.routines.calibrate import calibrate
+from energyrig.calibration.routines.gain import check_stated_gain
 from energyrig.calibration.store import CalibrationStore, Measured
 from energyrig.errors import CalibrationError
 from energyrig.fixtures import load_fixture

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from energyrig.calibration.correction import CurrentCorrection
-from energyrig.calibration.routines import calibrate
+from energyrig.calibration.routines.calibrate import calibrate
 from energyrig.calibration.store import Measured, RangeValue
 from energyrig.capture import Chunk
 from energyrig.domain import Point

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from energyrig.calibration.quantities import ORDER
-from energyrig.calibration.routines import calibrate
+from energyrig.calibration.routines.calibrate import calibrate
 from energyrig.calibration.store import CalibrationStore
 from energyrig.domain import Point
 from energyrig.errors import CalibrationError

@@ -12,7 +12,7 @@ from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.domain import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE, SATURATED,
                               TOO_FEW_SAMPLES, Window, windows_frame)
-from energyrig.rig.energy import WindowFinder, WindowSettings, find_windows
+from energyrig.energy.windows import WindowFinder, WindowSettings, find_windows
 
 T = 1e-5            # 100 kS/s, the PPK2's rate
 IDLE_A = 2e-3

@@ -18,7 +18,7 @@ import pytest
 from energyrig.errors import InstrumentError, NoTriggerWindow
 from energyrig.instruments.joulescope.config import JoulescopeConfig
 from energyrig.instruments.joulescope.device import Joulescope
-from energyrig.rig.energy import find_windows
+from energyrig.energy.windows import find_windows
 
 PATH = "u/js220/001234"
 RATE = 100_000

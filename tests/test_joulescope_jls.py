@@ -22,7 +22,7 @@ from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 from energyrig.instruments.joulescope.jlsfile import JlsCapture
-from energyrig.rig.energy import find_windows, stream_flags
+from energyrig.energy.windows import find_windows, stream_flags
 
 RATE = 100_000
 T = 1.0 / RATE

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from energyrig.calibration.routines import RECORD_RETRIES, record_marks, skew
+from energyrig.calibration.routines.marks import RECORD_RETRIES, record_marks
+from energyrig.calibration.routines.skew import skew
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, NoTriggerWindow, RecordTooShort
 from energyrig.fixtures import load_fixture
@@ -35,7 +36,7 @@ from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.scope import ScopeEmulator
 from energyrig.instruments.sim.wire import edge_records
-from energyrig.rig.energy import WindowSettings, find_windows
+from energyrig.energy.windows import WindowSettings, find_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = PowerModel(supply_v=3.3, idle_a=0.020, active_a=0.045, noise_a=0.5e-3)

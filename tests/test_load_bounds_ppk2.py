@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from energyrig.calibration.routines import record_marks
+from energyrig.calibration.routines.marks import record_marks
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, NoTriggerWindow
 from energyrig.fixtures import load_fixture
@@ -30,7 +30,7 @@ from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess
 from energyrig.rig.bench import open_bench
-from energyrig.rig.energy import find_windows
+from energyrig.energy.windows import find_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 METADATA = format_metadata(DEFAULT_CALIBRATION).encode()

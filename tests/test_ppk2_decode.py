@@ -311,7 +311,7 @@ def _trigger_file(tmp_path: Path, name: str = "bench.ppk2raw") -> tuple[Path, np
 def test_open_capture_reads_ppk2_files_and_windows_integrate_the_decoded_power(tmp_path):
     from energyrig.instruments.fileopts import CaptureOptions
     from energyrig.instruments.files import open_capture
-    from energyrig.rig.energy import WindowSettings, find_windows
+    from energyrig.energy.windows import WindowSettings, find_windows
 
     path, words, trigger = _trigger_file(tmp_path)
     cap = open_capture(path, CaptureOptions(trigger="d2", chunk_samples=30_000))
@@ -336,7 +336,7 @@ def test_rig_analyze_flags_the_windows_a_files_corrupt_samples_fall_in(tmp_path)
     # not.
     from energyrig.instruments.fileopts import CaptureOptions
     from energyrig.rig.analysis import analyze_file
-    from energyrig.rig.energy import WindowSettings
+    from energyrig.energy.windows import WindowSettings
 
     path, words, _ = _trigger_file(tmp_path)
     words[5_000 + 20_000 * 3 + 700] |= np.uint32(1 << 17)    # inside window 3
@@ -487,7 +487,7 @@ def _window_record(base_a: float, corrupt_at: list[int] = (), dip_at: int | None
     """2000 idle samples at ``base_a``, a 1000-sample window at 2 mA, 500 idle, decoded, and
     its window; ``dip_at``: a sample whose trigger bit a corrupt byte cleared, which (with
     ``min_pulse_s`` 0, the fixture's default) splits the window: the longer part then."""
-    from energyrig.rig.energy import WindowSettings, find_windows
+    from energyrig.energy.windows import WindowSettings, find_windows
 
     amps = np.concatenate([np.full(2000, base_a), np.full(1000, 2e-3), np.full(500, base_a)])
     logic = np.repeat([0, 1, 0], [2000, 1000, 500])
@@ -511,7 +511,7 @@ def _window_record(base_a: float, corrupt_at: list[int] = (), dip_at: int | None
     (5e-6, [100, 3400], ()),                      # before the baseline span, after the window
 ])
 def test_stream_flags_of_a_window(base_a, corrupt_at, flags):
-    from energyrig.rig.energy import stream_flags
+    from energyrig.energy.windows import stream_flags
 
     chunks, window, settings = _window_record(base_a, corrupt_at)
     assert stream_flags(chunks, window, settings) == flags
@@ -520,7 +520,7 @@ def test_stream_flags_of_a_window(base_a, corrupt_at, flags):
 @pytest.mark.parametrize("dip_at", [2900, 2100])
 def test_a_window_a_corrupt_trigger_sample_split_is_flagged(dip_at):
     # The longer part of the split window ends (2900) or starts (2100) at the corrupt sample.
-    from energyrig.rig.energy import stream_flags
+    from energyrig.energy.windows import stream_flags
 
     chunks, window, settings = _window_record(5e-6, dip_at=dip_at)
     assert window.samples < 1000

@@ -26,7 +26,7 @@ from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
 from energyrig.domain import (CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS,
                               STREAM_LOSS, Window)
-from energyrig.rig.energy import WindowSettings, find_windows, stream_flags
+from energyrig.energy.windows import WindowSettings, find_windows, stream_flags
 
 #: Flags a real PPK2 raises too (none of the simulated bench's).
 INSTRUMENT_FLAGS = {*ENERGY_FLAGS, *INTEGRITY_FLAGS}

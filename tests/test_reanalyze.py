@@ -92,7 +92,7 @@ def test_the_manifest_records_every_version(kept_run: Path) -> None:
     recorded = manifest["versions"]
     assert recorded["python"] == {name: version(name) for name in FIGURE_PACKAGES}
     package = Path(energyrig.__file__).parent
-    kernels = {"energyrig.rig._energy": next((package / "rig").glob("_energy.*.so")),
+    kernels = {"energyrig.energy._energy": next((package / "energy").glob("_energy.*.so")),
                "energyrig.instruments.ppk2._decode":
                    next((package / "instruments" / "ppk2").glob("_decode.*.so"))}
     assert recorded["kernels"] == {

@@ -19,7 +19,7 @@ from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.scope import ScopeEmulator
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
-from energyrig.rig.energy import WindowSettings, find_windows
+from energyrig.energy.windows import WindowSettings, find_windows
 
 # An ESP32-class board at 3.3 V: tens of mA, so a 1 ohm shunt gives tens of mV.
 MODEL = PowerModel(supply_v=3.3, idle_a=0.020, active_a=0.045, accel_a=0.012, noise_a=0.5e-3)

@@ -14,7 +14,7 @@ from energyrig.instruments.base import Acquisition
 from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
 from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.sigrok.config import SigrokConfig
-from energyrig.rig.energy import find_windows
+from energyrig.energy.windows import find_windows
 from test_sigrok_srfile import ANALOG_PRINT_TOLERANCE_V, sigrok_analog, sigrok_bits, sigrok_show
 
 RATE = 100_000

@@ -34,7 +34,7 @@ from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 from energyrig.instruments.sigrok.srfile import SrCapture, SrOptions, parse_samplerate
-from energyrig.rig.energy import WindowFinder, WindowSettings, find_windows
+from energyrig.energy.windows import WindowFinder, WindowSettings, find_windows
 
 SIGROK = "sigrok-cli"
 ANALOG_PRINT_TOLERANCE_V = 0.005 + 1e-6  # half of the last of 2 printed decimals

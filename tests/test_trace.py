@@ -9,7 +9,8 @@ import pytest
 
 from energyrig.capture import Chunk, write_csv
 from energyrig.domain import BASELINE_AFTER, Window, WindowSettings
-from energyrig.results.trace import cut, plot_trace, window_trace
+from energyrig.energy.cut import cut
+from energyrig.results.trace import plot_trace, window_trace
 
 T = 1e-5
 SETTINGS = WindowSettings(guard_s=1e-3, baseline_s=5e-3)

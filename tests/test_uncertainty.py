@@ -1,4 +1,4 @@
-"""A window's uncertainty budget (energyrig.calibration.budget.window_budget) on synthetic
+"""A window's uncertainty budget (energyrig.energy.budget.window_budget) on synthetic
 records of known noise and known edge phases: closed forms, and the coverage of the expanded
 uncertainty over many windows."""
 from __future__ import annotations
@@ -8,16 +8,16 @@ import math
 import numpy as np
 import pytest
 
-from energyrig.calibration.budget import (
+from energyrig.energy.budget import (
     UNSTATED_SUPPLY,
     K,
     Supply,
-    WindowStats,
     combined,
     window_budget,
 )
 from energyrig.capture import Chunk
-from energyrig.rig.energy import WindowSettings, find_windows, window_stats
+from energyrig.energy.stats import WindowStats, window_stats
+from energyrig.energy.windows import WindowSettings, find_windows
 
 T = 1e-5                       # 100 kS/s
 V = 3.0

@@ -2,7 +2,7 @@
 
 A :class:`Chunk` is a block of consecutive samples at a fixed sample period. A
 :class:`Capture` is anything that yields chunks in time order; the energy math
-(:mod:`energyrig.rig.energy`) consumes them one at a time, so a capture of any length runs
+(:mod:`energyrig.energy.windows`) consumes them one at a time, so a capture of any length runs
 in bounded memory. This module knows nothing of instruments or of energy.
 
 Units are SI: seconds, amperes, volts.

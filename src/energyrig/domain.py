@@ -2,7 +2,7 @@
 
 - :class:`Point` — the factors that identify one measurement point of a sweep.
 - :class:`WindowSettings` — how the energy math finds windows and measures baselines
-  (:mod:`energyrig.rig.energy`; here so that the CLI can show its defaults without numpy).
+  (:mod:`energyrig.energy.windows`; here so that the CLI can show its defaults without numpy).
 - :class:`Window` — one trigger window: what the energy math measured in a capture, plus what
   the bench adds (the firmware's cycle count, the emulator's truth), with the derived
   duration, net energy and mean power computed in one place (:func:`net_energy`).
@@ -223,7 +223,7 @@ def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:
 
 
 # -- window flags: every problem a window can carry, named once -------------------------------
-# Seen in the samples by the energy math (energyrig.rig.energy):
+# Seen in the samples by the energy math (energyrig.energy.windows):
 TOO_FEW_SAMPLES = "too_few_samples"
 DROPPED_SAMPLES = "dropped_samples"
 SATURATED = "saturated"
@@ -237,7 +237,7 @@ DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with t
 EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
 PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
 # The stream's own integrity, seen by the instrument's decoder and its clock: a real
-# instrument raises them exactly as an emulated one (energyrig.rig.energy.stream_flags, the
+# instrument raises them exactly as an emulated one (energyrig.energy.windows.stream_flags, the
 # PPK2 driver). A point whose windows mostly carry one is stored as failed (the pipeline).
 CORRUPT = "corrupt_samples"               # the window or its baseline holds words no healthy
                                           # instrument sends (a PPK2: bit 17, range > 4, a
@@ -408,7 +408,7 @@ class Window:
     edge_error_j:
         Bound on the energy error from edge quantisation (one sample at each edge), J.
     flags:
-        Names of the problems seen (:data:`energyrig.rig.energy.FLAGS` such as
+        Names of the problems seen (:data:`energyrig.domain.ENERGY_FLAGS` such as
         ``dropped_samples``, ``saturated``, ``glitch``, and those the bench adds).
     cycles:
         The firmware's cycle count of the whole batch, if the bench ran it.
@@ -422,13 +422,13 @@ class Window:
         calibration was asked for.
     overhead_s:
         The fixed time of an empty window taken out of :attr:`duration_s`, s
-        (:func:`take_out_overhead`; its energy is out of ``energy_j`` then).
+        (:func:`energyrig.energy.figures.take_out_overhead`; its energy is out of ``energy_j`` then).
     net_energy_u_j, duration_u_s:
         Expanded uncertainty (k = 2) of the net energy (J) and of the duration (s) of this
         window as measured (NaN: unknown, e.g. a quantity not calibrated).
     uncertainty:
         The net energy's budget: ``(component, standard uncertainty in J)``
-        (:mod:`energyrig.calibration.budget`); empty when not computed.
+        (:mod:`energyrig.energy.budget`); empty when not computed.
     """
 
     start_s: float
@@ -471,19 +471,6 @@ class Window:
 
 WINDOW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Window))
 
-
-def take_out_overhead(window: Window) -> Window:
-    """``window`` less the window overhead its ``corrections`` name: ``overhead_s`` out of
-    its time, and out of its gross energy ``overhead_j`` (the empty window's energy above
-    the idle baseline) plus the baseline over ``overhead_s`` (none without a baseline), so
-    the net energy loses ``overhead_j``. The window as it is when there is none."""
-    applied = dict(window.corrections)
-    overhead_s, overhead_j = applied.get("overhead_s", 0.0), applied.get("overhead_j", 0.0)
-    if not (overhead_s or overhead_j):
-        return window
-    idle_j = window.baseline_w * overhead_s if math.isfinite(window.baseline_w) else 0.0
-    return replace(window, energy_j=window.energy_j - overhead_j - idle_j,
-                   overhead_s=overhead_s)
 
 # Per-op columns: name -> the window column divided by batch_n.
 PER_OP: dict[str, str] = {

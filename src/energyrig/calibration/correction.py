@@ -21,7 +21,7 @@ The corrected record carries the values applied (``corrections``, which each win
 records) and, when the calibration is incomplete or absent, the flag ``uncalibrated``. The
 values include the window overhead of the board's firmware build (``overhead_s``,
 ``overhead_j``), which is not in the samples: the pipeline takes it out of each window it
-finds (:func:`energyrig.domain.take_out_overhead`). A capture read from a file is corrected
+finds (:func:`energyrig.energy.figures.take_out_overhead`). A capture read from a file is corrected
 as it streams (:meth:`CurrentCorrection.chunks`), in bounded memory.
 SI units: A, s, J.
 """

@@ -97,7 +97,8 @@ def _run_routines(names: tuple[str, ...], fixture: Optional[Path], yes: bool,
                   precision: str) -> None:
     from rich.console import Console
 
-    from energyrig.calibration.routines import Precision, calibrate, fixture_lines
+    from energyrig.calibration.routines.baseline import Precision, fixture_lines
+    from energyrig.calibration.routines.calibrate import calibrate
     from energyrig.fixtures import load_fixture
     from energyrig.rig.bench import open_bench
 

@@ -6,9 +6,10 @@ baseline span marked, as the Power Profiler app shows a selection.
     trace = window_trace(record.chunks(), window, settings, title="sha256 64 B, window 3")
     plot_trace(trace, "window-3.png")   # and window-3.json beside it: what the plot shows
 
-:func:`cut` keeps the samples a trace needs (the window, its guard and baseline span and
-:data:`MARGIN_S` either side); ``rig run``/``rig sweep --keep-captures`` store them, ``rig
-analyze --plot`` and the report draw them. The JSON beside each PNG carries the marked
+:func:`~energyrig.energy.cut.cut` keeps the samples a trace needs (the window, its guard
+and baseline span and :data:`~energyrig.energy.cut.MARGIN_S` either side); ``rig
+run``/``rig sweep --keep-captures`` store them, ``rig analyze --plot`` and the report draw
+them here. The JSON beside each PNG carries the marked
 times in SI units, so what a plot shows can be checked without reading pixels (as the
 report's figures do). matplotlib (Agg) is imported only inside :func:`plot_trace`.
 """
@@ -25,36 +26,7 @@ import numpy.typing as npt
 
 from energyrig.capture import Chunk
 from energyrig.domain import BASELINE_AFTER, Window, WindowSettings
-
-#: Samples kept and drawn beyond the window and its baseline span on either side, s.
-MARGIN_S = 1e-3
-
-
-def _span(window: Window, settings: WindowSettings, period_s: float,
-          margin_s: float) -> tuple[int, int]:
-    """``[lo, hi)``: absolute sample indices of the window, guard and baseline span and
-    ``margin_s`` either side."""
-    first, last, base_lo, base_hi = settings.spans(window, period_s)
-    margin = round(margin_s / period_s)
-    return min(first, base_lo) - margin, max(last + 1, base_hi) + margin
-
-
-def cut(chunks: Iterable[Chunk], window: Window, settings: WindowSettings,
-        margin_s: float = MARGIN_S) -> list[Chunk]:
-    """The parts of ``chunks`` a trace of ``window`` needs (see the module docstring), with
-    their absolute indices and gaps; chunks outside are skipped unread."""
-    out: list[Chunk] = []
-    span: tuple[int, int] | None = None
-    for chunk in chunks:
-        lo, hi = span = span or _span(window, settings, chunk.period_s, margin_s)
-        if chunk.end_index <= lo or chunk.start_index >= hi or not len(chunk):
-            continue
-        index = chunk.indices()
-        part = chunk.sliced(*(int(k) for k in np.searchsorted(index, (lo, hi))))
-        if len(part):
-            out.append(part)
-    return out
-
+from energyrig.energy.cut import MARGIN_S, cut
 
 @dataclass(frozen=True)
 class Trace:
@@ -100,7 +72,7 @@ class Trace:
 def window_trace(chunks: Iterable[Chunk], window: Window, settings: WindowSettings, *,
                  title: str = "", margin_s: float = MARGIN_S) -> Trace:
     """The trace of ``window`` from the capture it was found in (or the samples
-    :func:`cut` kept of it) and the settings it was found with.
+    :func:`~energyrig.energy.cut.cut` kept of it) and the settings it was found with.
 
     Raises
     ------

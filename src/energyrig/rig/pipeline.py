@@ -21,8 +21,10 @@ Stages of a point (:func:`measure_point`):
    and runs the batch inside one trigger window → **collect** the record → **correct** it
    (:data:`Correction`: the bench's calibration,
    :class:`energyrig.calibration.correction.Correction`, or the identity) → **find** its
-   window, integrate it and take its uncertainty budget (:mod:`energyrig.rig.energy`,
-   :func:`energyrig.calibration.budget.window_budget`) → **check**
+   window, integrate it and take its uncertainty budget (:mod:`energyrig.energy`: the
+   window's record through :func:`~energyrig.energy.record.record_window`, its energy by
+   :func:`~energyrig.energy.windows.find_windows`, its figures by
+   :func:`~energyrig.energy.figures.window_figures`) → **check**
    it against its limits and the firmware's own time → **annotate** (the simulated bench
    adds the truth) → a :class:`~energyrig.domain.Window` row.
 3. **batch size changes**, owned here once: with ``auto``, a window that comes out short (the
@@ -53,24 +55,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_budget,
-                                         Supply, time_budget, window_budget)
-from energyrig.calibration.routines import CalibrationBench
+from energyrig.calibration.routines.bench import CalibrationBench
 from energyrig.capture import Chunk
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
-                              MAX_FLAGGED_FRACTION, Point, Window, estimate, excluded,
-                              finite_or_none, summarise_per_op, take_out_overhead,
-                              window_problems, windows_frame)
+                              MAX_FLAGGED_FRACTION, Point, Window, WindowSettings, estimate,
+                              excluded, finite_or_none, summarise_per_op, window_problems,
+                              windows_frame)
+from energyrig.energy.budget import K, Supply, combined, energy_budget, time_budget
+from energyrig.energy.cut import cut
+from energyrig.energy.figures import window_figures
+from energyrig.energy.record import WindowRequest, record_window
+from energyrig.energy.windows import find_windows, longest, stream_flags
 from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
                               RecordTooShort)
-from energyrig.results.trace import cut
-from energyrig.rig.dut import DutRefused
-from energyrig.rig.energy import WindowSettings, find_windows, stream_flags, window_stats
+from energyrig.rig.dut import DutRefused, RunReply
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture
-    from energyrig.instruments.family import Limits, Resolution
+    from energyrig.instruments.family import Limits
     from energyrig.rig.dut import Dut, OpInfo
 
 log = logging.getLogger(__name__)
@@ -146,7 +149,7 @@ class PreparedPoint(Protocol):
 
     @property
     def kept(self) -> tuple[Chunk, ...]:
-        """The samples around the last window (:func:`energyrig.results.trace.cut`), the
+        """The samples around the last window (:func:`energyrig.energy.cut.cut`), the
         trigger on D0."""
         ...
 
@@ -337,24 +340,30 @@ class Measurement:
         fx = bench.fixture
         m, w = fx.measure, fx.windows
         expected_s = self.per_op_s * self.batch_n
-        bench.instrument.arm(pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s)
-        sent_ns = time.monotonic_ns()
-        # The firmware runs the op once (warm-up), idles the baseline span, then the batch.
-        reply = bench.dut.run(self.batch_n, fx.dut.timeout_s + 10 * (expected_s + self.per_op_s),
-                              settle_s=w.guard_s + w.baseline_s)  # ops vary (key generation)
-        replied_ns = time.monotonic_ns()
+        replies: list[RunReply] = []
+
+        def run() -> None:
+            # The firmware runs the op once (warm-up), idles the baseline span, then the batch.
+            replies.append(bench.dut.run(  # ops vary (key generation)
+                self.batch_n, fx.dut.timeout_s + 10 * (expected_s + self.per_op_s),
+                settle_s=w.guard_s + w.baseline_s))
+
         try:
-            record = bench.instrument.collect(
-                timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S)
-            row = self._find(bench.correction(record))
+            recording = record_window(bench, WindowRequest(
+                pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s, run=run,
+                collect_timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S))
+            row = self._find(bench.correction(recording.record))
         except RecordTooShort:
-            self._retime(reply.elapsed_s)
+            if replies:
+                self._retime(replies[0].elapsed_s)
             raise
         except InstrumentError as exc:  # NoTriggerWindow, or a record without a window
-            raise self._shorter_than_a_sample(reply.elapsed_s) or exc
+            shorter = self._shorter_than_a_sample(replies[0].elapsed_s) if replies else None
+            raise shorter or exc
+        reply = replies[0]
         row = replace(row, cycles=reply.cycles,
                       flags=(*row.flags, *self._check(row, reply.elapsed_s)))
-        row = bench.annotate(row, sent_ns, replied_ns)
+        row = bench.annotate(row, recording.sent_ns, recording.replied_ns)
         return replace(row, flags=tuple(sorted(set(row.flags)))), reply.elapsed_s
 
     def _shorter_than_a_sample(self, elapsed_s: float) -> NoTriggerWindow | None:
@@ -378,7 +387,7 @@ class Measurement:
     def _find(self, record: RecordedCapture) -> Window:
         """The record's trigger window (the longest, if it holds several), with the
         record's own flags, the corrections applied to it (the window overhead taken out)
-        and its uncertainty (:func:`~energyrig.calibration.budget.window_budget`)."""
+        and its uncertainty (:func:`~energyrig.energy.figures.window_figures`)."""
         w = self.bench.fixture.windows
         settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
                                   guard_s=w.guard_s, baseline_s=w.baseline_s,
@@ -433,30 +442,6 @@ def point_uncertainty(windows: Sequence[Window], batch_n: int,
             "uncertainty_budget": [c.as_dict("j") for c in energy]}
 
 
-def longest(found: Sequence[Window]) -> Window:
-    """The window a record is measured by: the longest of those found in it."""
-    return max(found, key=lambda x: x.duration_s)
-
-
-def window_figures(chunks: Sequence[Chunk], window: Window, settings: WindowSettings, *,
-                   resolution: Resolution | None, calibration: Mapping[str, Any] | None,
-                   supply: Supply) -> Window:
-    """A found ``window`` (with its ``corrections``) as the pipeline stores it: with its
-    uncertainty (:func:`~energyrig.calibration.budget.window_budget` over ``chunks``, the
-    corrected samples it was found in; ``resolution`` the instrument's ADC steps, A) and
-    the window overhead its corrections name taken out. The pipeline and ``rig reanalyze``
-    both compute a window's figures here."""
-    budget = window_budget(window_stats(chunks, window, settings,
-                                        resolution.step_a if resolution else None),
-                           calibration, supply)
-    overhead = ((calibration or {}).get("values") or {}).get("overhead_s")
-    duration_u_s = math.hypot(edge_timing_u(chunks[0].period_s),
-                              overhead["u"] if overhead else 0.0)
-    return take_out_overhead(replace(
-        window, net_energy_u_j=K * combined(budget), duration_u_s=K * duration_u_s,
-        uncertainty=tuple((c.name, c.u) for c in budget)))
-
-
 # -- the point ----------------------------------------------------------------------------
 
 PointStatus = Literal["ok", "failed", "interrupted"]
@@ -490,7 +475,7 @@ class PointResult:
         overhead.
     captures:
         The samples kept of some windows (``keep`` of :func:`measure_point`): window index
-        → the chunks around it (:func:`energyrig.results.trace.cut`, the trigger on D0),
+        → the chunks around it (:func:`energyrig.energy.cut.cut`, the trigger on D0),
         as corrected for the energy math.
     """
 
@@ -524,7 +509,7 @@ class PointResult:
     def uncertainty(self) -> dict[str, Any]:
         """The expanded uncertainties (k = 2) of the net energy per op (J) and the time per op
         (s) of the :attr:`estimate`, ``None`` where unknown (a quantity not calibrated, one
-        window), and the net energy's budget (:mod:`energyrig.calibration.budget`)."""
+        window), and the net energy's budget (:mod:`energyrig.energy.budget`)."""
         return point_uncertainty(self.estimate, self.batch_n, self.calibration)
 
     def figures(self) -> dict[str, Any]:

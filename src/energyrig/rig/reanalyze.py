@@ -4,8 +4,8 @@ set beside the figures the run stored.
 
 A window is recomputed from ``captures/<point>/window-NNNN.npz``, the corrected samples
 around it exactly as the energy math had them (:func:`energyrig.capture.save_chunks`), with
-the functions the point pipeline uses (:func:`~energyrig.rig.energy.find_windows`, its
-longest window, :func:`~energyrig.rig.pipeline.window_figures`) and what the manifest
+the functions the point pipeline uses (:func:`~energyrig.energy.windows.find_windows`, its
+longest window, :func:`~energyrig.energy.figures.window_figures`) and what the manifest
 recorded of the bench: the fixture's window settings and supply tolerance, the calibration's
 window overhead and the instrument's ADC steps. A point whose windows were all recomputed
 gets its summary (:func:`~energyrig.domain.summarise_per_op`) and uncertainty
@@ -31,15 +31,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.calibration.budget import Supply
 from energyrig.capture import load_chunks
-from energyrig.domain import (PER_OP, STAT_SUFFIXES, SUMMARISED, Window, estimate,
-                              summarise_per_op, windows_frame)
+from energyrig.domain import (PER_OP, STAT_SUFFIXES, SUMMARISED, Window, WindowSettings,
+                              estimate, summarise_per_op, windows_frame)
+from energyrig.energy.budget import Supply
+from energyrig.energy.figures import window_figures
+from energyrig.energy.windows import find_windows, longest
 from energyrig.instruments.family import Resolution
 from energyrig.results import versions
 from energyrig.results.store import RunError, capture_path, load
-from energyrig.rig.energy import WindowSettings, find_windows
-from energyrig.rig.pipeline import longest, point_uncertainty, window_figures
+from energyrig.rig.pipeline import point_uncertainty
 
 log = logging.getLogger(__name__)
 

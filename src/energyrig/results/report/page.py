@@ -463,7 +463,7 @@ def _budget_cell(component: str) -> Callable[[pd.Series], str]:
     return cell
 
 
-#: A point's components (energyrig.calibration.budget.energy_budget; a window's random
+#: A point's components (energyrig.energy.budget.energy_budget; a window's random
 #: ones — edge quantisation, baseline and sample noise — are in its repeatability).
 BUDGET_COMPONENTS = ("repeatability", "ADC resolution", "gain calibration",
                      "skew calibration", "supply voltage")

@@ -4,7 +4,7 @@ The trigger bit of the logic channel is high around each batch of operations. A 
 run of trigger-high samples; its energy is the integral of v·i over it. Everything works
 chunk by chunk (:class:`WindowFinder`), so captures of any length run in bounded memory and
 windows may span any number of chunk boundaries. The hot loop is the compiled kernel
-``energyrig.rig._energy`` (one pass over each chunk, GIL released); this module turns its
+``energyrig.energy._energy`` (one pass over each chunk, GIL released); this module turns its
 events into :class:`Window` records.
 
 Definitions
@@ -63,18 +63,17 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.calibration.budget import WindowStats
 from energyrig.capture import NO_GAPS, Capture, Chunk
 from energyrig.domain import (BASELINE_AFTER, BASELINE_CLIPPED, CORRUPT, DROPPED_SAMPLES, GLITCH,
                               NO_BASELINE, SATURATED, TOO_FEW_SAMPLES, Window, WindowSettings)
 from energyrig.errors import CaptureError, ChannelError
-from energyrig.rig import _energy
+from energyrig.energy import _energy
 
 log = logging.getLogger(__name__)
 
@@ -232,67 +231,6 @@ class WindowFinder:
                       lost_samples=lost)
 
 
-def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettings,
-                 step_a: Callable[[float], float] | None) -> WindowStats:
-    """What the window's uncertainty budget needs of the record it was found in
-    (:class:`~energyrig.calibration.budget.WindowStats`), with numpy over the whole record.
-
-    The baseline span is the one the energy math took (before the window, or after it when
-    flagged ``baseline_after``); the edge steps are the samples on either side of each edge
-    less the baseline; ``step_a(current_a)`` gives the instrument's ADC step at a current, A
-    (:meth:`energyrig.instruments.family.Resolution.step_a`), taken at the window's and the
-    baseline's mean current (NaN without it).
-    """
-    T = chunks[0].period_s
-    current = np.concatenate([c.current_a for c in chunks])
-    voltage = np.concatenate([np.broadcast_to(np.asarray(c.voltage_v, dtype=np.float64),
-                                              (len(c),)) for c in chunks])
-    index = np.concatenate([c.indices() for c in chunks])
-    power = current * voltage
-    a, b, lo, hi = settings.spans(window, T)
-    span = slice(*np.searchsorted(index, (lo, hi)))
-    inside = slice(*np.searchsorted(index, (a, b + 1)))
-    idle_p, idle_i = power[span], current[span]
-    first, last = inside.start, inside.stop - 1
-    edge = power[[max(first - 1, 0), first, last, min(last + 1, len(power) - 1)]] \
-        - window.baseline_w
-
-    def step(i: npt.NDArray[np.float64]) -> float:
-        return math.nan if step_a is None or not i.size else step_a(float(i.mean()))
-
-    range_energy, range_time = _by_range(chunks, inside, span, power, T, window)
-    return WindowStats(
-        period_s=T, samples=window.samples, net_energy_j=window.net_energy_j,
-        duration_s=window.duration_s,
-        baseline_std_w=float(idle_p.std(ddof=1)) if idle_p.size > 1 else math.nan,
-        baseline_samples=int(idle_p.size),
-        edge_rise_w=float(np.abs(edge[:2]).max()), edge_fall_w=float(np.abs(edge[2:]).max()),
-        skew_step_w=float(edge[1] - edge[3]),
-        supply_v=float(voltage[inside].mean()),
-        step_window_a=step(current[inside]), step_baseline_a=step(idle_i),
-        range_energy_j=range_energy, range_time_s=range_time)
-
-
-def _by_range(chunks: Sequence[Chunk], inside: slice, span: slice,
-              power: npt.NDArray[np.float64], period_s: float, window: Window
-              ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The window's net energy (J) and its time less its duration (s) split by the current
-    range of its samples, the baseline's share taken from the range most of its samples are
-    in (:class:`~energyrig.calibration.budget.WindowStats`); empty for an instrument with one
-    range."""
-    if any(c.current_range is None for c in chunks):
-        return (), ()
-    ranges = np.concatenate([c.current_range for c in chunks]).astype(np.intp)  # type: ignore[misc]
-    idle = ranges[span] if ranges[span].size else ranges[inside]
-    base = int(np.argmax(np.bincount(idle))) if idle.size else 0
-    n = max(int(ranges.max(initial=0)), base) + 1
-    energy = np.bincount(ranges[inside], weights=power[inside], minlength=n) * period_s
-    time = np.bincount(ranges[inside], minlength=n) * period_s
-    energy[base] -= window.baseline_w * window.duration_s
-    time[base] -= window.duration_s
-    return tuple(map(float, energy)), tuple(map(float, time))
-
-
 def stream_flags(chunks: Iterable[Chunk], window: Window,
                  settings: WindowSettings) -> tuple[str, ...]:
     """The integrity flags of one ``window`` (:func:`windows_stream_flags`)."""
@@ -375,3 +313,8 @@ def find_windows(capture: Capture | Iterable[Chunk],
     for chunk in chunks:
         yield from finder.feed(chunk)
     yield from finder.finish()
+
+
+def longest(found: Sequence[Window]) -> Window:
+    """The window a record is measured by: the longest of those found in it."""
+    return max(found, key=lambda x: x.duration_s)

@@ -2,7 +2,7 @@
 /*
  * Trigger windows and v*i integration over contiguous segments of samples.
  *
- * The Python side (energyrig.rig.energy.WindowFinder) splits every chunk at its gaps (lost
+ * The Python side (energyrig.energy.windows.WindowFinder) splits every chunk at its gaps (lost
  * samples) and feeds each contiguous segment with the absolute index of its first sample.
  * This kernel carries the state machine across segments, so windows, debounce spans and
  * baseline spans may cross any number of chunk boundaries. Memory is fixed at construction

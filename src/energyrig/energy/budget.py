@@ -68,6 +68,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from energyrig.domain import Window
+from energyrig.energy.stats import WindowStats
 
 #: The coverage factor of the expanded uncertainty.
 K = 2.0
@@ -101,56 +102,6 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     mean = math.fsum(values) / n
     std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else math.nan
     return mean, std
-
-
-@dataclass(frozen=True)
-class WindowStats:
-    """What a window's budget needs of its record (:func:`energyrig.rig.energy.window_stats`).
-
-    Attributes
-    ----------
-    period_s:
-        Sample period T, s.
-    samples:
-        Samples in the window, n.
-    net_energy_j:
-        The window's net energy, J.
-    duration_s:
-        The window's duration D, s.
-    baseline_std_w, baseline_samples:
-        Standard deviation s (W) of the ``m`` idle samples the baseline is the mean of.
-    edge_rise_w, edge_fall_w:
-        Power step at each edge: the larger of the samples on either side, less the
-        baseline, W.
-    skew_step_w:
-        Power just inside the rising edge less power just after the falling edge, W.
-    supply_v:
-        Mean supply voltage in the window, V.
-    step_window_a, step_baseline_a:
-        ADC step of the current in the window's range and the baseline's, A (NaN: unknown).
-    range_energy_j:
-        The net energy split by current range 0, 1, ...: the window's energy in the samples
-        of each range, less the baseline's energy over the duration in the baseline's
-        range, J (they sum to the net energy); empty: the instrument has one range.
-    range_time_s:
-        The window's time in the samples of each range, less the duration in the baseline's
-        range, s (they sum to about 0); empty: one range.
-    """
-
-    period_s: float
-    samples: int
-    net_energy_j: float
-    duration_s: float
-    baseline_std_w: float
-    baseline_samples: int
-    edge_rise_w: float
-    edge_fall_w: float
-    skew_step_w: float
-    supply_v: float
-    step_window_a: float
-    step_baseline_a: float
-    range_energy_j: tuple[float, ...] = ()
-    range_time_s: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

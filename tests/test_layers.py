@@ -1,6 +1,6 @@
 """The import graph runs one way (docs/ARCHITECTURE.md): cli → rig → {instruments, results,
 fixtures, calibration, lab} → energy → the bottom (domain, capture, config, units, bounded,
-errors); no circle anywhere.
+errors, opfamilies); no circle anywhere.
 
 Every ``import`` counts, also those inside functions (a lazy import is still a dependency);
 imports under ``if TYPE_CHECKING:`` count for the layers but not for circles (they never run)."""
@@ -16,7 +16,7 @@ PACKAGE = SRC / "energyrig"
 
 # What each part may import (besides itself and the bottom).
 BOTTOM = {"energyrig", "energyrig.errors", "energyrig.domain", "energyrig.capture",
-          "energyrig.config", "energyrig.units", "energyrig.bounded"}
+          "energyrig.config", "energyrig.units", "energyrig.bounded", "energyrig.opfamilies"}
 #: What the bottom may import: the errors, and the bounded reader of configuration files
 #: (itself importing only the errors), which config.py reads TOML through.
 BOTTOM_BASE = ("energyrig", "energyrig.errors", "energyrig.bounded")

@@ -6,6 +6,7 @@ set(ER_CORE_INCLUDE_DIRS ${ER_CORE_DIR})
 set(ER_CORE_SOURCES
     ${ER_CORE_DIR}/er_arena.c
     ${ER_CORE_DIR}/er_drbg.c
+    ${ER_CORE_DIR}/er_family.c
     ${ER_CORE_DIR}/er_json.c
     ${ER_CORE_DIR}/er_line.c
     ${ER_CORE_DIR}/er_proto.c

@@ -50,7 +50,7 @@ struct er_param_spec_s {
 /** One operation of the catalogue. */
 struct er_op_s {
 	const char *name;   /**< lowercase with hyphens, e.g. "aes-cbc-encrypt" */
-	const char *family; /**< "symmetric", "hash", "public-key" or "composite" */
+	const char *family; /**< one of er_families: "symmetric", "hash", ... */
 	struct er_param_spec_s spec;
 	enum er_backend backend;
 
@@ -92,6 +92,20 @@ struct er_op_s {
  * op as well: <tt>extern ER_OP(sha3_256);</tt>
  */
 #define ER_OP(id) const struct er_op_s er_op_##id
+
+/**
+ * The op families, declared once: every op names one of them in er_op_s.family. The index
+ * + 1 is the family's id on the host port's trigger wire (TRIGGER_WIRE.md; 0 is no op), so
+ * a new family is appended and none is removed. `hello` lists them (`families`), the
+ * catalogue test checks every op names one, and the host keeps one data row per family
+ * (src/energyrig/opfamilies.toml: the report's references, the simulated boards' currents).
+ */
+extern const char *const er_families[];
+/** Number of entries of er_families. */
+extern const size_t er_n_families;
+
+/** @brief Wire id of @p family (index in er_families + 1), 0 when it is not declared. */
+uint16_t er_family_id(const char *family);
 
 /** Keeps a result alive: ops fold a byte of every output into it. */
 extern volatile uint32_t er_sink;

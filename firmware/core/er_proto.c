@@ -277,6 +277,12 @@ static int cmd_hello(struct er_req_s *r, const struct er_cmd_s *cmd)
 	er_json_kv_u64(&r->json, "n_ops", er_registry_count(r->p->reg));
 	er_json_kv_u64(&r->json, "trigger_drops", er_port_trigger_drops());
 	er_json_kv_i64(&r->json, "port_status", info->init_status);
+	er_json_key(&r->json, "families");
+	er_json_arr_begin(&r->json);
+	for (size_t i = 0; i < er_n_families; i++) {
+		er_json_str(&r->json, er_families[i]);
+	}
+	er_json_arr_end(&r->json);
 	er_json_key(&r->json, "conditions");
 	er_json_obj_begin(&r->json);
 	conditions_json(&r->json, info->crypto_conditions);

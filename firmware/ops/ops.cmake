@@ -6,6 +6,8 @@
 # line (core/er_op.h); nothing else. To add a family X: append X to ER_OPS_FAMILIES (one
 # line) and define its ops in er_ops_X.c in this directory. Helper sources of a family (a
 # cipher written in this project, say) go to ER_OPS_EXTRA_SOURCES, one per line.
+# A family file's ops name their op family (er_op_s.family: "symmetric", "public-key", ...)
+# from core/er_family.c's er_families; a new op family is appended there (docs/ARCHITECTURE.md).
 #
 # ER_OPS_ONLY (cache) selects the ops of the generated catalogue: `all` (the default),
 # `none` (the empty catalogue: the firmware without any op, as the footprint's base), or a

@@ -97,6 +97,8 @@ static void exercise(const struct er_op_s *op)
 	/* Names are lowercase with hyphens, and unique per backend. */
 	ER_CHECK(strspn(op->name, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(op->name));
 	ER_CHECK(er_registry_find(&er_catalogue, op->name, (int)op->backend) == op);
+	/* Its family is one of er_families (core/er_family.c), so the wire can name it. */
+	ER_CHECK(er_family_id(op->family) != 0);
 
 	int selftest = op->selftest();
 

@@ -399,7 +399,8 @@ static void test_proto_hello_ops(void)
 		     "\",\"board\":\"fake\",\"cpu_hz\":64000000,"
 		     "\"cycle_hz\":64000000,\"crypto\":\"none\",\"arena_bytes\":65536,"
 		     "\"payload_max\":16384,\"line_max\":255,\"n_ops\":8,\"trigger_drops\":7,"
-		     "\"port_status\":0,\"conditions\":{\"mbedtls_ecp_nist_optim\":\"on\","
+		     "\"port_status\":0,\"families\":[\"symmetric\",\"hash\",\"public-key\","
+		     "\"composite\"],\"conditions\":{\"mbedtls_ecp_nist_optim\":\"on\","
 		     "\"mbedtls_mpi_window\":3}}\n");
 	const char *ops = say("ops\r\n");
 

@@ -57,6 +57,7 @@ from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.switch import Load, LoadKind, set_load
 from energyrig.instruments.sim.truth import TruthFollower
 from energyrig.lab.place import held_place
+from energyrig.opfamilies import firmware_mismatch
 from energyrig.rig.dut import Dut, OpInfo, open_dut
 from energyrig.rig.pipeline import Correction, Measurement, no_correction
 
@@ -262,6 +263,9 @@ class SimBench(Bench):
       its 6-bit counter could not count;
     - the emulator's latency counts in the stream lag;
     - trigger edges the DUT could not publish flag the point (``trigger_drops``);
+    - the DUT's op families (``hello``'s ``families``, whose places are the wire's ids)
+      must be the rows of :mod:`energyrig.opfamilies`, the emulator's table, else
+      :class:`DutError`;
     - its reference resistors are off their nominal values within the fixture's tolerance
       (:meth:`actual_ohms`), as real ones are.
     """
@@ -287,6 +291,12 @@ class SimBench(Bench):
                         *kind.emulator_args(fx.instrument)]))
         self.truth = TruthFollower(truth)
         self._connect(stack, address=emulator.port, trigger_wire=wire)
+        mismatch = firmware_mismatch(self.hello.get("families", ()))
+        if mismatch:
+            raise DutError(f"DUT {self.dut.transport.name}: its op families are not the rig's "
+                           f"({mismatch}): the trigger wire would name the wrong family; "
+                           "rebuild the host firmware (make firmware-host) or give the "
+                           "family its row in src/energyrig/opfamilies.toml")
         if isinstance(self.instrument, AcquisitionBase) and emulator.pid is not None:
             # The emulator's CPU time is its sign of life: a wait on it counts from its last
             # work, not from this host's speed (energyrig.instruments.progress).

@@ -36,7 +36,8 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.instruments.sim.switch import BOARD, Load
-from energyrig.instruments.sim.wire import FAMILY_NAMES, EdgeArray, family_name
+from energyrig.instruments.sim.wire import EdgeArray, family_name
+from energyrig.opfamilies import NAMES, OP_FAMILIES
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -126,11 +127,19 @@ class FamilyCurrent:
 
 _FAMILY_DTYPE = np.dtype([(f.name, "f8") for f in fields(FamilyCurrent)])
 
+
+def _families(board: str) -> dict[str, FamilyCurrent]:
+    """The current on ``board`` of each op family whose data row gives one."""
+    return {f.name: FamilyCurrent(**f.currents[board]) for f in OP_FAMILIES
+            if board in f.currents}
+
+
 #: Board profiles: the defaults of a :class:`PowerModel` (its field names; ``families`` by
-#: family name, see :data:`~energyrig.instruments.sim.wire.FAMILY_NAMES`). Sources: nRF52840
-#: Product Specification, "Current consumption" (docs.nordicsemi.com, ps_nrf52840); ESP32
-#: Series Datasheet, "Power consumption by power modes". "estimate" marks a figure no
-#: datasheet gives; the family figures all are (a datasheet gives CoreMark, not crypto).
+#: family name, from each op family's data row: :data:`energyrig.opfamilies.OP_FAMILIES`,
+#: ``current.<board>``). Sources: nRF52840 Product Specification, "Current consumption"
+#: (docs.nordicsemi.com, ps_nrf52840); ESP32 Series Datasheet, "Power consumption by power
+#: modes". "estimate" marks a figure no datasheet gives; the family figures all are (a
+#: datasheet gives CoreMark, not crypto: their sources are in the data rows).
 PROFILES: dict[str, dict[str, Any]] = {
     # nRF52840 at 3.0 V, DC/DC on, CPU at 64 MHz from flash with cache (Zephyr's default).
     "nrf52840": {
@@ -145,13 +154,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "accel_a": 2.2e-3,       # CryptoCell-310 busy on top of the CPU: estimate
         "edge_spike_a": 2.0e-3,  # GPIO toggle + HFCLK/regulator wake-up transient: estimate
         "edge_spike_s": 30e-6,   # estimate
-        "families": {
-            "symmetric": FamilyCurrent(3.3e-3),  # table lookups and XORs: CoreMark-like, estimate
-            "hash": FamilyCurrent(3.6e-3),       # streaming over RAM buffers: estimate (+10 %)
-            # bignum multiply-accumulate loops, bursts of the inner product: estimate
-            "public-key": FamilyCurrent(3.9e-3, burst_a=1.0e-3, burst_period_s=200e-6,
-                                        burst_duty=0.25),
-        },
+        "families": _families("nrf52840"),
     },
     # ESP32 (WROOM) at 3.3 V, radio off (modem-sleep), CPU at 160 MHz (ESP-IDF's default).
     "esp32": {
@@ -164,12 +167,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "accel_a": 12e-3,        # AES/SHA/RSA accelerator busy: estimate
         "edge_spike_a": 15e-3,   # GPIO toggle + leaving the idle task's WAITI: estimate
         "edge_spike_s": 30e-6,   # estimate
-        "families": {
-            "symmetric": FamilyCurrent(36e-3),   # estimate
-            "hash": FamilyCurrent(38e-3),        # estimate
-            "public-key": FamilyCurrent(40e-3, burst_a=6e-3, burst_period_s=200e-6,
-                                        burst_duty=0.25),  # estimate
-        },
+        "families": _families("esp32"),
     },
 }
 
@@ -193,8 +191,8 @@ class PowerModel:
     accel_a:
         Extra current while high when the window's edge record has ``accel`` set, A.
     families:
-        Current of each op family in its windows (by family name, see
-        :data:`~energyrig.instruments.sim.wire.FAMILY_NAMES`).
+        Current of each op family in its windows (by family name:
+        :data:`energyrig.opfamilies.NAMES`).
     edge_spike_a:
         Extra current for ``edge_spike_s`` after every trigger edge, A.
     edge_spike_s:
@@ -262,10 +260,10 @@ class PowerModel:
                      "edge_spike_s", "noise_a", "overhead_s", "overhead_a"):
             if not getattr(self, name) >= 0.0:
                 raise ValueError(f"PowerModel.{name} must be >= 0, got {getattr(self, name)!r}")
-        unknown = sorted(set(self.families) - set(FAMILY_NAMES[1:]))
+        unknown = sorted(set(self.families) - set(NAMES))
         if unknown:
             raise ValueError(f"PowerModel.families: unknown family {', '.join(unknown)} (the "
-                             f"families are {', '.join(FAMILY_NAMES[1:])})")
+                             f"families are {', '.join(NAMES)})")
         for name in ("drop_rate", "corrupt_rate"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"PowerModel.{name} must be in [0, 1), got {getattr(self, name)!r}")
@@ -293,7 +291,7 @@ class PowerModel:
         """The current of each family wire id (row index; fields of :class:`FamilyCurrent`),
         ``active_a`` where none is given."""
         return np.array([astuple(self.family_current(family))
-                         for family in range(len(FAMILY_NAMES))], dtype=_FAMILY_DTYPE)
+                         for family in range(len(NAMES) + 1)], dtype=_FAMILY_DTYPE)
 
     def family_current(self, family: int) -> FamilyCurrent:
         """The current of the family with wire id ``family`` (an unknown id: ``active_a``)."""

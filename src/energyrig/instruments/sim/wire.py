@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.base import OpenCloseBase
+from energyrig.opfamilies import NAMES
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +31,13 @@ EDGE_DTYPE = np.dtype([("t_ns", "<u8"), ("level", "u1"), ("accel", "u1"),
                        ("family", "<u2"), ("seq", "<u4")])
 assert EDGE_DTYPE.itemsize == 16
 
-#: The op family of each wire id (the record's ``family``): the names ops declare, as
-#: ``rig ops`` lists them. Stable: a new family is appended, no id is reused; id 0 is no op
-#: (a ``mark`` window) or a family the DUT does not list. The DUT's copy is
-#: ``wire_families`` in ``firmware/port/host/er_port_host.c``.
-FAMILY_NAMES: tuple[str, ...] = ("", "symmetric", "hash", "public-key", "composite")
-
 
 def family_name(family: int) -> str:
-    """The family of wire id ``family``; ``""`` for 0 and for an id this table lacks."""
-    return FAMILY_NAMES[family] if 0 <= family < len(FAMILY_NAMES) else ""
+    """The op family of wire id ``family`` (the record's ``family``): the firmware's
+    ``er_families`` in order from 1, as :data:`energyrig.opfamilies.NAMES` holds them;
+    ``""`` for 0 (no op: a ``mark`` window) and for an id the table lacks."""
+    return NAMES[family - 1] if 1 <= family <= len(NAMES) else ""
+
 
 EdgeArray = npt.NDArray[np.void]
 NO_EDGES: EdgeArray = np.zeros(0, dtype=EDGE_DTYPE)
@@ -60,7 +58,7 @@ def edge_records(t_ns: npt.ArrayLike, level: npt.ArrayLike, accel: npt.ArrayLike
     seq0:
         ``seq`` of the first record; the others follow +1 each.
     family:
-        Wire id of the op family in the window (:data:`FAMILY_NAMES`), on rising edges.
+        Wire id of the op family in the window (:func:`family_name`), on rising edges.
     """
     t = np.atleast_1d(np.asarray(t_ns, dtype=np.uint64))
     out = np.zeros(t.shape[0], dtype=EDGE_DTYPE)

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from energyrig.opfamilies import OP_FAMILIES
 from energyrig.results.report.page import Images
 from energyrig.results.report.tables import (
     METRICS,
@@ -39,8 +40,9 @@ from energyrig.results.stats import CONFIG, select
 from energyrig.units import format_si, superscript
 
 # Families whose energy-time panels are split by what the op does (its name's last word):
-# signing and verifying are different workloads; encrypting with AES or RC4 is one.
-VERB_PANELS: frozenset[str] = frozenset({"public-key"})
+# signing and verifying are different workloads; encrypting with AES or RC4 is one (each
+# family's data row says, energyrig.opfamilies).
+VERB_PANELS: frozenset[str] = frozenset(fam.name for fam in OP_FAMILIES if fam.verb_panels)
 MAX_PANELS = 12
 DPI = 110
 # Decades a log ratio axis may span with ticks at 1, 2 and 5 of each decade; wider axes

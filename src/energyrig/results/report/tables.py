@@ -7,7 +7,7 @@ variation. Values stay SI; they become text only in the page and the figures.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from energyrig.domain import (
     join_flags,
     summarise_per_op,
 )
+from energyrig.opfamilies import BY_NAME, NAMES, OP_FAMILIES
 from energyrig.results.compare import recorded_comparisons
 from energyrig.results.footprint import Footprint, run_footprints
 from energyrig.results.stats import (
@@ -38,25 +39,10 @@ from energyrig.results.store import Run
 from energyrig.units import format_si
 
 WORKLOAD: tuple[str, ...] = (*CONFIG, "payload_bytes")
-FAMILY_ORDER: tuple[str, ...] = ("symmetric", "hash", "public-key", "composite")
-# References of each family for the relative bars and the automatic paired comparisons,
-# in order of preference: predicates on a configuration's row. An op is compared with a
-# reference that does the same (its name's last word: encrypt, sign, ...), else with one of
-# the same algorithm (first word); among those, the first predicate that matches wins.
-REFERENCES: dict[str, tuple[Callable[[pd.Series], bool], ...]] = {
-    "symmetric": (lambda r: str(r["op"]).startswith("aes") and r["key_bits"] == 128,),
-    "hash": (lambda r: str(r["op"]).replace("-", "") == "sha256",),
-    "public-key": (lambda r: str(r["op"]).startswith("rsa") and r["key_bits"] == 2048,
-                   lambda r: r["curve"] == "p256"),
-}
-# Inferred family where the store has none, by the op name's first word.
-FAMILY_BY_PREFIX: dict[str, str] = {
-    "aes": "symmetric", "rc4": "symmetric", "rc5": "symmetric", "rc6": "symmetric",
-    "chacha20": "symmetric", "md5": "hash", "sha1": "hash", "sha256": "hash",
-    "sha512": "hash", "sha3": "hash", "rsa": "public-key", "ecdsa": "public-key",
-    "ecdh": "public-key", "dh": "public-key", "dsa": "public-key", "x25519": "public-key",
-    "ed25519": "public-key", "join": "composite",
-}
+# Inferred family where the store has none, by the op name's first word (the families'
+# data rows, energyrig.opfamilies).
+FAMILY_BY_PREFIX: dict[str, str] = {prefix: fam.name for fam in OP_FAMILIES
+                                    for prefix in fam.prefixes}
 #: The responses the report analyses: (column of a per-op figure, its name in the report).
 METRICS: tuple[tuple[str, str], ...] = (("time_per_op_s", "time"),
                                         ("net_energy_per_op_j", "net energy"))
@@ -96,9 +82,10 @@ def with_family(df: pd.DataFrame) -> pd.Series:
 
 
 def family_order(families: Iterable[str]) -> list[str]:
-    """The families present, in the report's order (:data:`FAMILY_ORDER`, then by name)."""
+    """The families present, in the report's order (the firmware's:
+    :data:`energyrig.opfamilies.NAMES`, then by name)."""
     present = set(families)
-    return [f for f in FAMILY_ORDER if f in present] + sorted(present - set(FAMILY_ORDER))
+    return [f for f in NAMES if f in present] + sorted(present - set(NAMES))
 
 
 def summarise_workloads(windows: pd.DataFrame,
@@ -216,16 +203,17 @@ def warmup_outliers(windows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _references(family: str, rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows that are references of ``family``, with their ``priority`` (0 = preferred)."""
-    predicates = REFERENCES.get(family, ())
-    priority = [next((i for i, p in enumerate(predicates) if bool(p(r))), -1)
+    """Rows that are references of ``family`` (its data row's ``references``), with their
+    ``priority`` (0 = preferred)."""
+    references = BY_NAME[family].references if family in BY_NAME else ()
+    priority = [next((i for i, ref in enumerate(references) if ref.matches(r)), -1)
                 for _, r in rows.iterrows()]
     out = rows.assign(priority=priority)
     return out[out["priority"] >= 0]
 
 
 def _reference_row(row: pd.Series, candidates: pd.DataFrame) -> pd.Series | None:
-    """The reference ``row`` is compared with (see :data:`REFERENCES`), or None.
+    """The reference ``row`` is compared with (see :func:`_references`), or None.
 
     Tried in turn: a reference doing the same (same last word), one of the same algorithm
     (same first word), one whose name or the op's does not say what it does (rc4, sha256).

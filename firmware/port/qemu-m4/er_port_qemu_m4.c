@@ -112,30 +112,33 @@ void er_port_stamp(struct er_port_stamp_s *stamp)
 	stamp->time = FPGAIO_CLK100HZ;
 }
 
-void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
-		  uint64_t *cycles, uint64_t *elapsed_ns)
+/* Cycles between two stamps. SysTick counts down; within one wrap the difference is exact,
+ * the 100 Hz counter (10 ms = 250 000 cycles, far below half a wrap, 8.4 M) says how many
+ * wraps passed. No division: the trigger calls it inside the window's stack. */
+static uint64_t span_cycles(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to)
 {
-	/* SysTick counts down; within one wrap the difference is exact, the 100 Hz counter
-	 * (10 ms = 250 000 cycles, far below half a wrap, 8.4 M) says how many wraps passed. */
 	uint64_t within = (uint32_t)(from->cycles - to->cycles) & SYST_MASK;
 	uint64_t expected = (to->time - from->time) * (ER_SYSCLK_HZ / 100u);
 	uint64_t wraps = expected > within
 				 ? (expected - within + (1u << (SYST_BITS - 1u))) >> SYST_BITS
 				 : 0;
 
-	*cycles = within + (wraps << SYST_BITS);
+	return within + (wraps << SYST_BITS);
+}
+
+void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
+		  uint64_t *cycles, uint64_t *elapsed_ns)
+{
+	*cycles = span_cycles(from, to);
 	*elapsed_ns = mul_div(*cycles, ER_NS_PER_S, ER_SYSCLK_HZ);
 }
 
 uint64_t er_port_cycles(void)
 {
 	struct er_port_stamp_s now;
-	uint64_t cycles;
-	uint64_t ns;
 
 	er_port_stamp(&now);
-	er_port_span(&boot, &now, &cycles, &ns);
-	return cycles;
+	return span_cycles(&boot, &now);
 }
 
 uint64_t er_port_time_ns(void)
@@ -163,17 +166,13 @@ void er_port_trigger(int high, int accel)
 		GPIO0_DATAOUT &= ~ER_TRIGGER_PIN;
 	}
 	uint64_t at = er_port_cycles();
-	char line[19];
 
-	line[0] = high ? '1' : '0';
-	line[1] = ' ';
-	for (int i = 0; i < 16; i++) {
-		line[2 + i] = hex[(at >> (60 - 4 * i)) & 0xfu];
+	uart_put(UART1_BASE, high ? '1' : '0');
+	uart_put(UART1_BASE, ' ');
+	for (int shift = 60; shift >= 0; shift -= 4) {
+		uart_put(UART1_BASE, hex[(at >> shift) & 0xfu]);
 	}
-	line[18] = '\n';
-	for (size_t i = 0; i < sizeof(line); i++) {
-		uart_put(UART1_BASE, line[i]);
-	}
+	uart_put(UART1_BASE, '\n');
 }
 
 uint32_t er_port_trigger_drops(void)

@@ -39,11 +39,13 @@ pytestmark = pytest.mark.timeout(1800)
 @dataclass
 class Board:
     dut: Dut
-    edges: Path  # UART1: one line per trigger edge, "<level> <cycles, 16 hex digits>"
+    #: UART1: one line per trigger edge, "<level> <cycles, 16 hex digits> <accel> <family>"
+    edges: Path
 
-    def edge_lines(self) -> list[tuple[int, int]]:
-        return [(int(level), int(at, 16))
-                for level, at in (line.split() for line in self.edges.read_text().splitlines())]
+    def edge_lines(self) -> list[tuple[int, int, int]]:
+        """(level, cycles, family wire id) of every edge so far."""
+        return [(int(level), int(at, 16), int(family)) for level, at, _, family
+                in (line.split() for line in self.edges.read_text().splitlines())]
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +108,14 @@ def test_a_run_is_deterministic_and_its_edges_carry_the_cycle_count(m4: Board) -
     assert runs[0].cycles > 0 and abs(runs[0].cycles - runs[1].cycles) <= TICK
     empty = dut.run(0, timeout_s=30)
     edges = m4.edge_lines()[-6:]
-    assert [level for level, _ in edges] == [1, 0, 1, 0, 1, 0]
-    windows = [fall - rise for (_, rise), (_, fall) in zip(edges[::2], edges[1::2])]
-    # The edges hold the batch and the same fixed overhead around it each time.
-    overheads = [window - run.cycles for window, run in zip(windows, [*runs, empty])]
-    assert max(overheads) - min(overheads) <= 2 * TICK
-    assert 0 <= min(overheads) and max(overheads) < runs[0].cycles / 100
+    assert [level for level, _, _ in edges] == [1, 0, 1, 0, 1, 0]
+    # A batch's rising edge carries its op's family (TRIGGER_WIRE.md: hash is 2).
+    assert [family for _, _, family in edges] == [2, 0, 2, 0, 2, 0]
+    windows = [fall - rise for (_, rise, _), (_, fall, _) in zip(edges[::2], edges[1::2])]
+    # The edges hold the batch and the same fixed overhead around it each time (each of the
+    # four readings within its tick); an empty batch's edges hold that overhead alone.
+    overheads = [window - run.cycles for window, run in zip(windows, runs)]
+    assert abs(overheads[0] - overheads[1]) <= 2 * TICK and overheads[0] > 0
+    assert empty.cycles <= windows[2] < runs[0].cycles / 100
     # A SysTick cycle is 40 ns: the reply's own time agrees with its cycles.
     assert runs[0].elapsed_ns == runs[0].cycles * 40

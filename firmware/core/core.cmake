@@ -13,6 +13,7 @@ set(ER_CORE_SOURCES
     ${ER_CORE_DIR}/er_runner.c
     ${ER_CORE_DIR}/er_stack.c
     ${ER_CORE_DIR}/er_str.c
+    ${ER_CORE_DIR}/er_wire.c
 )
 
 # er_build_id(<var>): the build id `hello` reports (ER_BUILD_ID): `git describe` of the

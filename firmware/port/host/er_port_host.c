@@ -36,6 +36,7 @@
 #include "er_port.h"
 #include "er_ops_conditions.h"
 #include "er_stack.h"
+#include "er_wire.h"
 
 #define ER_HOST_ARENA_BYTES (4u * 1024u * 1024u)
 #define ER_HOST_STACK_BYTES (1024u * 1024u)
@@ -69,14 +70,6 @@ static uint32_t wire_drops;
 static const struct er_op_s *const *wire_op; /* the session's prepared-op slot, or NULL */
 static int wire_in_batch;                     /* inside er_port_run_measured() */
 
-/*
- * Wire ids of the op families (TRIGGER_WIRE.md), by the name an op declares in
- * er_op_s.family. Ids are stable: a new family takes the next id, none is ever reused.
- * 0 is "no op" (a mark window) and any family missing here.
- */
-static const char *const wire_families[] = {NULL, "symmetric", "hash", "public-key", "composite"};
-
-#define ER_HOST_WIRE_FAMILIES (sizeof(wire_families) / sizeof(wire_families[0]))
 
 /* The CPU's nominal clock in Hz from cpufreq or /proc/cpuinfo; 0 when neither says. */
 static uint32_t read_cpu_hz(void)
@@ -159,14 +152,7 @@ uint64_t er_port_cycles(void)
 /* Wire id of the family of the op a batch is running; 0 outside a batch or if unlisted. */
 static uint16_t wire_family(void)
 {
-	const struct er_op_s *op = wire_in_batch && wire_op != NULL ? *wire_op : NULL;
-
-	for (uint16_t id = 1; op != NULL && id < ER_HOST_WIRE_FAMILIES; id++) {
-		if (strcmp(op->family, wire_families[id]) == 0) {
-			return id;
-		}
-	}
-	return 0;
+	return er_wire_family(wire_in_batch && wire_op != NULL ? *wire_op : NULL);
 }
 
 /* One clock, CLOCK_MONOTONIC in ns, behind both counters: one reading per stamp. */

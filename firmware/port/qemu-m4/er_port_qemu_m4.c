@@ -10,9 +10,10 @@
  *   24-bit counter's wraps are counted from the FPGA's 100 Hz counter (FPGAIO CLK100HZ),
  *   which never wraps in practice, so a span of any length is counted exactly.
  * - Trigger: bit 0 of CMSDK AHB GPIO0 (0x40010000), the board's pin; QEMU discards GPIO
- *   writes, so each edge is also written to UART1 (0x40005000) as a line carrying the level
- *   and the cycle counter at the edge: "<0|1> <cycles as 16 hex digits>\n" (README.md).
- *   With -icount the counter is virtual time, the same on every run.
+ *   writes, so each edge is also written to UART1 (0x40005000) as a line carrying the level,
+ *   the cycle counter at the edge, the accelerator flag and the op family's wire id
+ *   (TRIGGER_WIRE.md): "<0|1> <cycles as 16 hex digits> <0|1> <family>\n" (README.md). With
+ *   -icount the counter is virtual time, the same on every run.
  * - Stack: the batch runs on its own painted stack (call_on_stack); no interrupt can push a
  *   frame on it.
  */
@@ -26,6 +27,7 @@
 #include "er_ops_conditions.h"
 #include "er_port.h"
 #include "er_stack.h"
+#include "er_wire.h"
 
 #define ER_REG(addr) (*(volatile uint32_t *)(addr))
 
@@ -69,6 +71,8 @@ static uint8_t arena_buf[ER_ARENA_BYTES];
 static unsigned char mbedtls_heap[ER_MBEDTLS_HEAP_BYTES];
 static _Alignas(8) uint8_t stack_buf[ER_STACK_BYTES];
 static struct er_port_stamp_s boot;
+static const struct er_op_s *const *watched_op; /* the session's prepared-op slot */
+static int in_batch;                            /* inside er_port_run_measured() */
 
 #define ER_STR2(x) #x
 #define ER_STR(x) ER_STR2(x)
@@ -158,7 +162,8 @@ static void uart_put(uint32_t base, char c)
 void er_port_trigger(int high, int accel)
 {
 	static const char hex[] = "0123456789abcdef";
-	(void)accel; /* the simulated bench's power model reads it; a GPIO has one level */
+	/* Looked up before the edge: a batch's rising edge carries its op's family. */
+	uint16_t family = high && in_batch && watched_op != NULL ? er_wire_family(*watched_op) : 0;
 
 	if (high) {
 		GPIO0_DATAOUT |= ER_TRIGGER_PIN;
@@ -172,6 +177,10 @@ void er_port_trigger(int high, int accel)
 	for (int shift = 60; shift >= 0; shift -= 4) {
 		uart_put(UART1_BASE, hex[(at >> shift) & 0xfu]);
 	}
+	uart_put(UART1_BASE, ' ');
+	uart_put(UART1_BASE, accel ? '1' : '0');
+	uart_put(UART1_BASE, ' ');
+	uart_put(UART1_BASE, (char)('0' + family)); /* ids 0 .. 4 (er_wire.c) */
 	uart_put(UART1_BASE, '\n');
 }
 
@@ -231,9 +240,19 @@ static int run_painted(int (*fn)(void *), void *arg, size_t *depth)
 
 static struct er_stack_meter_s meter = ER_STACK_METER_INIT(run_painted);
 
+/* Only batches run here (a mark window does not): their edges carry the op's family. */
 int er_port_run_measured(int (*fn)(void *), void *arg, size_t *stack_used)
 {
-	return er_stack_run_measured(&meter, fn, arg, stack_used);
+	in_batch = 1;
+	int ret = er_stack_run_measured(&meter, fn, arg, stack_used);
+
+	in_batch = 0;
+	return ret;
+}
+
+void er_port_qemu_m4_watch_op(const struct er_op_s *const *prepared)
+{
+	watched_op = prepared;
 }
 
 /* ---- link ---- */

@@ -13,6 +13,7 @@ int main(void)
 
 	er_port_qemu_m4_init();
 	er_proto_init(&proto, &er_catalogue);
+	er_port_qemu_m4_watch_op(&proto.op);
 	for (;;) {
 		size_t n = er_port_qemu_m4_read(buf, sizeof(buf));
 

@@ -70,7 +70,6 @@ static uint32_t wire_drops;
 static const struct er_op_s *const *wire_op; /* the session's prepared-op slot, or NULL */
 static int wire_in_batch;                     /* inside er_port_run_measured() */
 
-
 /* The CPU's nominal clock in Hz from cpufreq or /proc/cpuinfo; 0 when neither says. */
 static uint32_t read_cpu_hz(void)
 {

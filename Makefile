@@ -1,12 +1,13 @@
 # The two commands of the README (both install the locked set, requirements/lock.txt):
 #   make run   installs what is needed and runs the main job on the simulated bench
 #   make test  installs what is needed and runs every test (C and Python)
-.PHONY: run test deps lock firmware-host firmware-zephyr firmware-footprint test-mbedtls36 clean
+.PHONY: run test deps lock firmware-host firmware-qemu firmware-zephyr firmware-footprint test-mbedtls36 clean
 
 VENV := .venv
 RIG := $(VENV)/bin/rig
 PY := $(VENV)/bin/python
 HOST_BUILD := build/host
+QEMU_BUILD := build/qemu-m4
 
 # runs/quick is replaced on each `make run` (rig sweep --overwrite says so). The simulated
 # bench is calibrated first, unattended, as an operator would before a sweep.
@@ -18,7 +19,7 @@ run: deps firmware-host
 	$(RIG) report runs/quick
 	@echo "open runs/quick/report/report.html (the run's tables: runs/quick/*.parquet)"
 
-test: deps firmware-host
+test: deps firmware-host firmware-qemu
 	ctest --test-dir $(HOST_BUILD) --output-on-failure
 	$(PY) -m pytest
 
@@ -33,6 +34,15 @@ lock:
 firmware-host:
 	cmake -S firmware/port/host -B $(HOST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(HOST_BUILD)
+
+# The firmware for QEMU's MPS2 AN386 (Cortex-M4), bare metal (firmware/port/qemu-m4): Debian's
+# arm-none-eabi GCC and newlib, Mbed TLS 3.6 from crates.io (cargo's cache; fetched once,
+# when the build directory is configured). tests/test_firmware_m4.py runs it on QEMU.
+firmware-qemu:
+	@test -f $(QEMU_BUILD)/build.ninja || cmake -S firmware/port/qemu-m4 -B $(QEMU_BUILD) -G Ninja \
+	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/firmware/port/qemu-m4/arm-none-eabi.cmake \
+	  -DER_MBEDTLS_SOURCE_DIR="$$(firmware/tests/mbedtls36-source.sh build/mbedtls36)"
+	cmake --build $(QEMU_BUILD)
 
 # The firmware for a Zephyr board with your own Zephyr workspace (firmware/README.md):
 #   ZEPHYR_BASE=~/zephyrproject/zephyr make firmware-zephyr BOARD=nrf52840dk/nrf52840

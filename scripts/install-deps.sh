@@ -17,12 +17,17 @@ APT_PACKAGES=(
     valgrind                                       # leak check of a hostile DUT session (ctest)
     chromium                                       # headless check of the report (Playwright)
     ser2net                                        # labgrid's exporter shares serial ports with it
+    gcc-arm-none-eabi libnewlib-arm-none-eabi      # the firmware's Cortex-M4 build (firmware-qemu)
+    qemu-system-arm                                # runs it: the emulated MPS2 AN386 (tests)
 )
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+# Mbed TLS 3.6's source for the Cortex-M4 build comes through cargo (firmware/tests/
+# mbedtls36-source.sh): Debian's cargo where no Rust toolchain is on the PATH.
+command -v cargo >/dev/null || missing+=(cargo)
 if ((${#missing[@]})); then
     echo "installing apt packages: ${missing[*]}"
     SUDO=""

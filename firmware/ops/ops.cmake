@@ -91,3 +91,21 @@ function(er_ops_generate_catalogue OUT_FILE)
     list(LENGTH selected ER_CATALOGUE_COUNT)
     configure_file(${ER_OPS_DIR}/../core/er_catalogue.c.in ${OUT_FILE} @ONLY)
 endfunction()
+
+# er_add_core_and_ops(): a port build's object libraries (host, qemu-m4; Zephyr builds its
+# app its own way): er_core, the portable core with the build id, toolchain and version
+# `hello` reports (ER_BUILD_ID and ER_TOOLCHAIN, also left set for the caller;
+# PROJECT_VERSION), and er_ops, the ops with the catalogue ER_OPS_ONLY selects. The port
+# adds its Mbed TLS to er_ops. A macro: the targets and variables are the caller's.
+macro(er_add_core_and_ops)
+    er_build_id(ER_BUILD_ID)
+    er_toolchain(ER_TOOLCHAIN)
+    add_library(er_core OBJECT ${ER_CORE_SOURCES})
+    target_include_directories(er_core PUBLIC ${ER_CORE_INCLUDE_DIRS})
+    target_compile_definitions(er_core PRIVATE
+        ER_BUILD_ID="${ER_BUILD_ID}" ER_TOOLCHAIN="${ER_TOOLCHAIN}"
+        ER_FIRMWARE_VERSION="${PROJECT_VERSION}")
+    er_ops_generate_catalogue(${CMAKE_CURRENT_BINARY_DIR}/er_catalogue.c)
+    add_library(er_ops OBJECT ${ER_OPS_SOURCES} ${CMAKE_CURRENT_BINARY_DIR}/er_catalogue.c)
+    target_include_directories(er_ops PUBLIC ${ER_CORE_INCLUDE_DIRS} ${ER_OPS_DIR})
+endmacro()

@@ -6,40 +6,19 @@
 # here; this checks that every op and er_mbedtls_compat.h compile without warnings and pass
 # their known-answer tests on the boards' mbedTLS, not only on Debian's 2.28.
 #
-# mbedTLS 3.6 comes from crates.io: the mbedtls-rs-sys crate vendors its source (3.6.5 in
-# 0.3.1), fetched with cargo. Nothing is installed outside the work directory.
+# mbedTLS 3.6 comes from crates.io (mbedtls36-source.sh). Nothing is installed outside the
+# work directory.
 #
 # usage: firmware/tests/mbedtls36.sh [WORKDIR]   (default build/mbedtls36)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mkdir -p "${1:-build/mbedtls36}" && cd "${1:-build/mbedtls36}" && pwd)
-crate=mbedtls-rs-sys
-version=0.3.1
-
-# Fetch the crate's source with cargo: a throwaway package that depends on it.
-mkdir -p "$work/fetch/src"
-cat > "$work/fetch/Cargo.toml" <<TOML
-[package]
-name = "er-mbedtls36-fetch"
-version = "0.0.0"
-edition = "2021"
-
-[dependencies]
-$crate = "=$version"
-TOML
-: > "$work/fetch/src/lib.rs"
-(cd "$work/fetch" && cargo fetch --quiet)
-src=$(find "${CARGO_HOME:-$HOME/.cargo}/registry/src" -maxdepth 2 -type d \
-	-name "$crate-$version" | head -n 1)
-if [ -z "$src" ] || [ ! -f "$src/mbedtls/include/mbedtls/build_info.h" ]; then
-	echo "mbedtls36.sh: $crate $version has no mbedtls source under ${CARGO_HOME:-$HOME/.cargo}" >&2
-	exit 1
-fi
-grep -h 'define MBEDTLS_VERSION_STRING ' "$src/mbedtls/include/mbedtls/build_info.h"
+src=$("$here/mbedtls36-source.sh" "$work")
+grep -h 'define MBEDTLS_VERSION_STRING ' "$src/include/mbedtls/build_info.h"
 
 # The library, with its default configuration, installed into the work directory.
-cmake -S "$src/mbedtls" -B "$work/mbedtls" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$src" -B "$work/mbedtls" -G Ninja -DCMAKE_BUILD_TYPE=Release \
 	-DENABLE_TESTING=OFF -DENABLE_PROGRAMS=OFF -DMBEDTLS_FATAL_WARNINGS=OFF \
 	-DCMAKE_INSTALL_PREFIX="$work/prefix" > "$work/mbedtls.log"
 ninja -C "$work/mbedtls" install >> "$work/mbedtls.log"

@@ -33,7 +33,7 @@ from energyrig.instruments.scope.driver import POLL_S, Scope, StateTimeout, wait
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.sim.process import EmulatorProcess
-from energyrig.instruments.sim.scope import ScopeEmulator
+from energyrig.instruments.scope.emulator import ScopeEmulator
 from energyrig.instruments.sim.wire import edge_records
 from energyrig.rig.energy import WindowSettings, find_windows
 

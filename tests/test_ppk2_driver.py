@@ -20,8 +20,8 @@ from energyrig.instruments.ppk2.driver import TRANSFER_LAG_S, Ppk2, discover
 from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import (DEFAULT_CALIBRATION, SERIAL_BASE, EmulatorProcess,
-                                            Ppk2Emulator)
+from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION, SERIAL_BASE, Ppk2Emulator
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
 from energyrig.domain import (CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS,

@@ -43,7 +43,7 @@ FAMILY = Family(
     config=Ppk2Config,
     open=open_ppk2,
     scan=scan,
-    emulator="energyrig.instruments.sim.ppk2",
+    emulator="energyrig.instruments.ppk2.emulator",
     emulator_faults=frozenset(STREAM_FAULTS),
     # The rig's raw streams were named .ppk2 before the app's sessions were read: both
     # kinds claim it, and the content tells them apart.

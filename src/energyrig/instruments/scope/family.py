@@ -85,7 +85,7 @@ FAMILY = Family(
     config=ScopeConfig,
     open=open_scope,
     scan=scan,
-    emulator="energyrig.instruments.sim.scope",
+    emulator="energyrig.instruments.scope.emulator",
     emulator_args=emulator_args,
     program_fields=("visa_library",),  # a path loads that library, "@name" imports pyvisa_name
 )

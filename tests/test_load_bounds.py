@@ -25,8 +25,7 @@ from energyrig.calibration.routines import RECORD_RETRIES, record_marks, skew
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, NoTriggerWindow, RecordTooShort
 from energyrig.fixtures import load_fixture
-from energyrig.instruments.base import RecordedCapture
-from energyrig.instruments.family import Limits
+from energyrig.instruments.base import Limits, RecordedCapture
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import State
 from energyrig.instruments.scope.driver import POLL_S, Scope, StateTimeout, wait_for_state

@@ -12,9 +12,8 @@ import pytest
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.errors import InstrumentError, NoTriggerWindow
-from energyrig.instruments.base import Acquisition, RecordedCapture
+from energyrig.instruments.base import Acquisition, InstrumentInfo, Limits, RecordedCapture
 from energyrig.instruments.ppk2.decode import encode_words
-from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.driver import TRANSFER_LAG_S, Ppk2, discover
 from energyrig.instruments.ppk2.metadata import format_metadata

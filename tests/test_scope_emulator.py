@@ -9,7 +9,7 @@ import pytest
 import pyvisa
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.base import InstrumentInfo, Limits
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import KEYSIGHT_X

@@ -69,8 +69,7 @@ from energyrig.units import format_si
 
 if TYPE_CHECKING:
     from energyrig.fixtures.schema import Fixture
-    from energyrig.instruments.base import Acquisition, RecordedCapture
-    from energyrig.instruments.family import StatedCalibration
+    from energyrig.instruments.base import Acquisition, RecordedCapture, StatedCalibration
 
 log = logging.getLogger(__name__)
 
@@ -828,7 +827,7 @@ def _two_digits_up(x: float) -> float:
 
 def check_stated_gain(measured: Measured, stated: StatedCalibration | None) -> str | None:
     """Check a measured gain against what the instrument's own calibration allows
-    (:class:`~energyrig.instruments.family.StatedCalibration`): a warning when it is
+    (:class:`~energyrig.instruments.base.StatedCalibration`): a warning when it is
     further from 1 than ``gain_warn`` by more than twice its uncertainty, else ``None``;
     a gain per range is checked range by range (the furthest decides).
 

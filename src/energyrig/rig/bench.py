@@ -14,7 +14,7 @@ reached through :func:`energyrig.rig.dut.open_dut` and the instrument through it
 
 A bench only holds hardware: the measurement of a point is :mod:`energyrig.rig.pipeline`,
 which asks the bench for its DUT, its instrument, the instrument's
-:class:`~energyrig.instruments.family.Limits`, its correction stage and the annotations only
+:class:`~energyrig.instruments.base.Limits`, its correction stage and the annotations only
 it can make (the simulated bench's truth).
 """
 from __future__ import annotations
@@ -47,8 +47,7 @@ from energyrig.domain import (
 )
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
-from energyrig.instruments.base import Acquisition, AcquisitionBase
-from energyrig.instruments.family import Limits
+from energyrig.instruments.base import Acquisition, AcquisitionBase, Limits
 from energyrig.instruments.ppk2.driver import Ppk2
 from energyrig.instruments.progress import cpu_time_s
 from energyrig.instruments.registry import family

@@ -35,7 +35,7 @@ from energyrig.calibration.budget import Supply
 from energyrig.capture import load_chunks
 from energyrig.domain import (PER_OP, STAT_SUFFIXES, SUMMARISED, Window, estimate,
                               summarise_per_op, windows_frame)
-from energyrig.instruments.family import Resolution
+from energyrig.instruments.base import Resolution
 from energyrig.results import versions
 from energyrig.results.store import RunError, capture_path, load
 from energyrig.rig.energy import WindowSettings, find_windows

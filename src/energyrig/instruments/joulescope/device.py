@@ -20,8 +20,13 @@ from typing import Any, Protocol
 
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.base import (
+    AcquisitionBase,
+    ArmRequest,
+    InstrumentInfo,
+    Limits,
+    RecordedCapture,
+)
 from energyrig.instruments.joulescope import protocol
 from energyrig.instruments.joulescope.config import JoulescopeConfig
 from energyrig.instruments.joulescope.processing import StreamAligner

@@ -40,8 +40,14 @@ from ppk2_api.ppk2_api import PPK2_API
 from energyrig.capture import Chunk
 from energyrig.domain import STREAM_LOSS
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
+from energyrig.instruments.base import (
+    AcquisitionBase,
+    ArmRequest,
+    InstrumentInfo,
+    Limits,
+    RecordedCapture,
+    Resolution,
+)
 from energyrig.instruments.ppk2.clock import StreamClock, StreamLoss
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, range_steps

@@ -41,8 +41,14 @@ import pyvisa.errors
 
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, RecordTooShort
-from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
+from energyrig.instruments.base import (
+    AcquisitionBase,
+    ArmRequest,
+    InstrumentInfo,
+    Limits,
+    RecordedCapture,
+    Resolution,
+)
 from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig

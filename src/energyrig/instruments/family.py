@@ -112,6 +112,13 @@ class Family:
         ``scan()`` -> the attached instruments of this family (``rig instruments``); raises
         :class:`~energyrig.errors.EnergyrigError`, :class:`OSError` or :class:`ImportError`
         when it cannot search.
+    address_field:
+        The field of ``config`` that says where the instrument is (a PPK2's ``port``, a
+        scope's VISA ``resource``): what ``open``'s ``address`` overrides and what a lab
+        place's instrument resource rewrites (:func:`energyrig.lab.place.fixture_for_place`).
+    labgrid_resource:
+        The labgrid resource class a lab place exports the instrument as
+        (``NetworkSerialPort``, ``PyVISADevice``); ``None``: none, a place cannot serve it.
     emulator:
         The ``python -m`` module that emulates the family on the simulated bench (``None``:
         none does, and a ``[sim]`` fixture refuses the kind).
@@ -133,6 +140,8 @@ class Family:
     config: type[Strict]
     open: Callable[[Any, str | None], Acquisition]
     scan: Callable[[], list[Found]]
+    address_field: str
+    labgrid_resource: str | None = None
     emulator: str | None = None
     emulator_args: Callable[[Any], list[str]] = _no_emulator_args
     file_kinds: tuple[FileKind, ...] = ()
@@ -140,6 +149,9 @@ class Family:
     program_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.address_field not in self.config.model_fields:
+            raise ValueError(f"Family {self.kind}: address_field {self.address_field!r} is not "
+                             f"a field of {self.config.__name__}")
         unknown = [f for f in self.program_fields if f not in self.config.model_fields]
         if unknown:
             raise ValueError(f"Family {self.kind}: program_fields {unknown} are not fields of "

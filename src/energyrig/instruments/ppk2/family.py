@@ -43,6 +43,8 @@ FAMILY = Family(
     config=Ppk2Config,
     open=open_ppk2,
     scan=scan,
+    address_field="port",
+    labgrid_resource="NetworkSerialPort",
     emulator="energyrig.instruments.ppk2.emulator",
     emulator_faults=frozenset(STREAM_FAULTS),
     # The rig's raw streams were named .ppk2 before the app's sessions were read: both

@@ -310,13 +310,11 @@ class Ppk2(StreamAcquisition):
         The window is the first low-to-high transition after the newest sample received at
         :meth:`arm` (if the trigger was high then, a fall comes first).
 
-        ``timeout_s`` (s) counts twice, from the stream's progress, never from the call (a
-        loaded host reads the stream late, in bursts): the record must complete within
-        ``timeout_s`` of *stream* past the newest sample received at the call (the device's
-        own time: a stream that runs on without the window is a timeout, however slowly it
-        arrives), and the stream must not stall for ``timeout_s`` of host time
-        (:class:`~energyrig.instruments.progress.ProgressBound`, restarted by each new
-        sample: a PPK2 that stopped streaming is reported).
+        ``timeout_s`` (s) counts from the stream's progress, never from the call
+        (:meth:`~energyrig.instruments.streaming.StreamAcquisition._collect_window`): a
+        stream that runs on without the window is a timeout, a PPK2 that stopped streaming
+        is reported. A record reaching into a lag the host's clock found is waited on until
+        the lag resolves, and flagged ``stream_loss`` when it reaches into a loss.
         """
         kept = self._collect_window(timeout_s, self.config.trigger_bit,
                                     self.config.min_pulse_s, f"D{self.config.trigger_bit}")

@@ -148,3 +148,23 @@ def test_only_the_shared_visa_module_opens_a_visa_resource() -> None:
     opening = sorted(str(p.relative_to(INSTRUMENTS)) for p in INSTRUMENTS.rglob("*.py")
                      if "open_resource(" in p.read_text(encoding="utf-8"))
     assert opening == ["visa.py"]
+
+
+def test_no_import_circle_among_the_instruments_type_checking_ones_included() -> None:
+    """``base.py`` declares what an acquisition reports (``Limits``, ``InstrumentInfo``): the
+    family record names ``base.py`` for typing, and nothing of ``base.py`` names the record."""
+    from test_layers import GRAPH
+
+    graph = {m: {t for t in GRAPH[m] if t.startswith("energyrig.instruments")}
+             for m in GRAPH if m.startswith("energyrig.instruments")}
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            assert nxt not in path, f"import circle: {' -> '.join([*path, nxt])}"
+            if nxt not in done:
+                visit(nxt, [*path, nxt])
+        done.add(node)
+
+    for module in sorted(graph):
+        visit(module, [module])

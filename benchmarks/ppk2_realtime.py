@@ -1,7 +1,7 @@
 """Benchmark: does the simulated PPK2 bench keep up in real time?
 
 Runs the three processes of the simulated bench on this machine — the PPK2 emulator
-(``python -m energyrig.instruments.sim.ppk2``), the host firmware (``build/host/energyrig-dut``
+(``python -m energyrig.instruments.ppk2.emulator``), the host firmware (``build/host/energyrig-dut``
 with ``--trigger-wire``) and the rig side (:class:`~energyrig.instruments.ppk2.driver.Ppk2`
 plus :func:`~energyrig.energy.windows.find_windows`, this process) — for ``--seconds``, measuring
 one ``run n=N`` window after another, and reports:
@@ -31,7 +31,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from energyrig.instruments.ppk2.driver import Ppk2
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import EmulatorProcess
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.energy.windows import find_windows
 

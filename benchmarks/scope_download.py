@@ -57,7 +57,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         wire = Path(tmp) / "wire"
         seq = 0
-        with EmulatorProcess(MODEL, wire=wire, module="energyrig.instruments.sim.scope",
+        with EmulatorProcess(MODEL, wire=wire, module="energyrig.instruments.scope.emulator",
                              extra_args=["--dialect", args.dialect]) as emu:
             for rate, window in CASES:
                 settings = ScopeConfig(resource=emu.port, dialect=args.dialect, supply_v=3.3,

@@ -124,7 +124,7 @@ def test_an_implausible_record_is_one_error_naming_the_file_value_and_limit(
 
 class _Instrument:
     def describe(self) -> Any:
-        from energyrig.instruments.family import InstrumentInfo
+        from energyrig.instruments.base import InstrumentInfo
         return InstrumentInfo(kind="ppk2", name=PPK2.name, address="", sample_rate_hz=1e5,
                               serial=PPK2.serial)
 

@@ -32,7 +32,7 @@ from energyrig.calibration.store import CalibrationStore, Measured
 from energyrig.errors import CalibrationError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.ppk2.metadata import stated_calibration
-from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, SERIAL_BASE
+from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION, SERIAL_BASE
 from energyrig.rig.bench import open_bench
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from energyrig.cli.app import app
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import Ppk2Emulator
-from energyrig.instruments.sim.scope import ScopeEmulator
+from energyrig.instruments.ppk2.emulator import Ppk2Emulator
+from energyrig.instruments.scope.emulator import ScopeEmulator
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -26,15 +26,14 @@ from energyrig.calibration.routines.skew import skew
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, NoTriggerWindow, RecordTooShort
 from energyrig.fixtures import load_fixture
-from energyrig.instruments.base import RecordedCapture
-from energyrig.instruments.family import Limits
+from energyrig.instruments.base import Limits, RecordedCapture
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import State
 from energyrig.instruments.scope.driver import POLL_S, Scope, StateTimeout, wait_for_state
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.sim.process import EmulatorProcess
-from energyrig.instruments.sim.scope import ScopeEmulator
+from energyrig.instruments.scope.emulator import ScopeEmulator
 from energyrig.instruments.sim.wire import edge_records
 from energyrig.energy.windows import WindowSettings, find_windows
 

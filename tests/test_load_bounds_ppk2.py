@@ -28,7 +28,8 @@ from energyrig.instruments.ppk2.driver import Ppk2
 from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION, EmulatorProcess
+from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.rig.bench import open_bench
 from energyrig.energy.windows import find_windows
 

@@ -20,8 +20,7 @@ from energyrig.capture import Chunk
 from energyrig.domain import UNCALIBRATED, Point, Window
 from energyrig.errors import DutError, RecordTooShort
 from energyrig.fixtures import load_fixture
-from energyrig.instruments.base import RecordedCapture
-from energyrig.instruments.family import Limits, Resolution
+from energyrig.instruments.base import Limits, RecordedCapture, Resolution
 from energyrig.rig.dut import OpInfo, RunReply
 from energyrig.rig.pipeline import Measurement, measure_point, no_correction, reps_done
 

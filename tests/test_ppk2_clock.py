@@ -7,7 +7,7 @@ import pytest
 
 from energyrig.instruments.ppk2.clock import StreamClock
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, encode_words
-from energyrig.instruments.sim.ppk2 import DEFAULT_CALIBRATION
+from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION
 
 RATE = SAMPLE_RATE_HZ
 

@@ -12,16 +12,15 @@ import pytest
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.errors import InstrumentError, NoTriggerWindow
-from energyrig.instruments.base import Acquisition, RecordedCapture
+from energyrig.instruments.base import Acquisition, InstrumentInfo, Limits, RecordedCapture
 from energyrig.instruments.ppk2.decode import encode_words
-from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.driver import TRANSFER_LAG_S, Ppk2, discover
 from energyrig.instruments.ppk2.metadata import format_metadata
 from energyrig.instruments.ppk2.protocol import Command
 from energyrig.instruments.sim.power import PowerModel
-from energyrig.instruments.sim.ppk2 import (DEFAULT_CALIBRATION, SERIAL_BASE, EmulatorProcess,
-                                            Ppk2Emulator)
+from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION, SERIAL_BASE, Ppk2Emulator
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
 from energyrig.domain import (CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS,

@@ -13,8 +13,8 @@ from pydantic import TypeAdapter
 
 from energyrig.errors import ConfigError, InstrumentError
 from energyrig.fixtures import load_fixture
-from energyrig.instruments.base import Acquisition
-from energyrig.instruments.family import Family, InstrumentInfo, Limits
+from energyrig.instruments.base import Acquisition, InstrumentInfo, Limits
+from energyrig.instruments.family import Family
 from energyrig.instruments.files import CSV, file_kinds
 from energyrig.instruments.registry import FAMILIES, InstrumentConfig, family
 

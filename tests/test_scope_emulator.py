@@ -9,14 +9,14 @@ import pytest
 import pyvisa
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.base import InstrumentInfo, Limits
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import KEYSIGHT_X
 from energyrig.instruments.scope.driver import Scope
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
-from energyrig.instruments.sim.scope import ScopeEmulator
+from energyrig.instruments.scope.emulator import ScopeEmulator
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
 from energyrig.energy.windows import WindowSettings, find_windows
@@ -153,7 +153,7 @@ def test_emulator_in_its_own_process(tmp_path: Path) -> None:
     model = PowerModel(supply_v=3.3, idle_a=0.02, active_a=0.045)
     with EmulatorProcess(model, wire=tmp_path / "w", truth=tmp_path / "t.jsonl",
                          extra_args=["--dialect", "keysight-x"],
-                         module="energyrig.instruments.sim.scope") as proc:
+                         module="energyrig.instruments.scope.emulator") as proc:
         assert proc.port.startswith("TCPIP::127.0.0.1::") and proc.port.endswith("::SOCKET")
         with Scope(settings(proc.port, dialect="auto")) as scope:
             assert scope.dialect is not None and scope.dialect.name == "keysight-x"

@@ -18,7 +18,7 @@ from energyrig.instruments.scope.dialects import (
     rigol_preamble,
     steps_125,
 )
-from energyrig.instruments.family import Limits
+from energyrig.instruments.base import Limits
 from energyrig.instruments.scope.config import ScopeConfig
 
 

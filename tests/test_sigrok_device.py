@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from energyrig.errors import ConfigError, InstrumentError
-from energyrig.instruments.base import Acquisition
+from energyrig.instruments.base import Acquisition, InstrumentInfo, Limits
 from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
-from energyrig.instruments.family import InstrumentInfo, Limits
 from energyrig.instruments.sigrok.config import SigrokConfig
 from energyrig.energy.windows import find_windows
 from test_sigrok_srfile import ANALOG_PRINT_TOLERANCE_V, sigrok_analog, sigrok_bits, sigrok_show

@@ -23,8 +23,8 @@ from energyrig.instruments.ppk2.decode import ADC_MULT, Ppk2Decoder
 from energyrig.instruments.ppk2.metadata import MetadataAccumulator, Ppk2Calibration
 from energyrig.instruments.ppk2.protocol import Command, regulator_set
 from energyrig.instruments.sim.power import PeriodicLoad, PowerModel, model_current
-from energyrig.instruments.sim.ppk2 import (DEFAULT_CALIBRATION, SERIAL_BASE, EmulatorProcess,
-                                            Ppk2Emulator)
+from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION, SERIAL_BASE, Ppk2Emulator
+from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import NO_EDGES, edge_records, send_edges
 
@@ -235,7 +235,7 @@ def test_a_bad_model_stops_the_emulator_process_with_a_clear_error() -> None:
 def test_the_emulator_process_exits_when_its_parent_dies() -> None:
     code = ("import time\n"
             "from energyrig.instruments.sim.power import PowerModel\n"
-            "from energyrig.instruments.sim.ppk2 import EmulatorProcess\n"
+            "from energyrig.instruments.sim.process import EmulatorProcess\n"
             "with EmulatorProcess(PowerModel()) as emu:\n"
             "    print(emu.pid, flush=True)\n"
             "    time.sleep(60)\n")

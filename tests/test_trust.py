@@ -215,11 +215,11 @@ def test_the_working_directorys_fixtures_are_data(tmp_path: Path, marker: Path,
     monkeypatch.delenv(FIXTURE_DIRS_ENV, raising=False)
     archive = tmp_path / "archive"
     plant(archive / "evil", marker)
-    for package in ("energyrig", "energyrig/instruments", "energyrig/instruments/sim"):
+    for package in ("energyrig", "energyrig/instruments", "energyrig/instruments/ppk2"):
         (archive / package).mkdir(parents=True)
         (archive / package / "__init__.py").write_text(
             f"open({str(marker)!r}, 'a').write('imported {package}')\n")
-    (archive / "energyrig/instruments/sim/ppk2.py").write_text("")
+    (archive / "energyrig/instruments/ppk2/emulator.py").write_text("")
     (archive / "fixtures").mkdir(parents=True)
     for name in ("sim.toml", "bench.toml"):
         (archive / "fixtures" / name).write_text(

@@ -54,7 +54,7 @@ from energyrig.errors import ConfigError
 
 if TYPE_CHECKING:
     from energyrig.fixtures.schema import Fixture
-    from energyrig.instruments.family import InstrumentInfo
+    from energyrig.instruments.base import InstrumentInfo
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +263,7 @@ def new_record(fixture: Fixture, instrument: Identity, hello: Mapping[str, Any],
         What the operator should know of the measurement (a warning of a routine).
     instrument_calibration:
         The instrument's own stored calibration the values were measured through (a
-        PPK2's metadata, :class:`~energyrig.instruments.family.StatedCalibration`).
+        PPK2's metadata, :class:`~energyrig.instruments.base.StatedCalibration`).
     """
     from energyrig import __version__
 

@@ -673,7 +673,7 @@ static PyMethodDef er_energy_methods[] = {
 
 static PyTypeObject er_energy_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "energyrig.rig._energy.Integrator",
+    .tp_name = "energyrig.energy._energy.Integrator",
     .tp_basicsize = sizeof(er_energy_s),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Integrator(period_s, trigger_bit, active_high, pulse_samples, guard_samples, "

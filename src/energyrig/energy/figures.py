@@ -18,7 +18,7 @@ from energyrig.energy.stats import window_stats
 
 
 class AdcSteps(Protocol):
-    """An instrument's ADC steps (:class:`energyrig.instruments.family.Resolution`)."""
+    """An instrument's ADC steps (:class:`energyrig.instruments.base.Resolution`)."""
 
     def step_a(self, current_a: float) -> float:
         """The ADC step at ``current_a``, A."""

@@ -75,7 +75,7 @@ def window_stats(chunks: Sequence[Chunk], window: Window, settings: WindowSettin
     The baseline span is the one the energy math took (before the window, or after it when
     flagged ``baseline_after``); the edge steps are the samples on either side of each edge
     less the baseline; ``step_a(current_a)`` gives the instrument's ADC step at a current, A
-    (:meth:`energyrig.instruments.family.Resolution.step_a`), taken at the window's and the
+    (:meth:`energyrig.instruments.base.Resolution.step_a`), taken at the window's and the
     baseline's mean current (NaN without it).
     """
     T = chunks[0].period_s

@@ -33,16 +33,162 @@ Units are SI: seconds, amperes, volts. Nothing here knows about energy or about 
 """
 from __future__ import annotations
 
+import bisect
 import logging
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from energyrig.capture import Chunk
-from energyrig.instruments.family import InstrumentInfo, Limits
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The ADC step of an instrument's current channel, per current range.
+
+    Attributes
+    ----------
+    ranges:
+        ``(highest current of the range, A; its step, A)`` per range, ascending; a current
+        above the last range's bound takes the last step.
+    source:
+        Where the steps come from (the instrument's own calibration, its vertical setup).
+    """
+
+    ranges: tuple[tuple[float, float], ...]
+    source: str
+
+    def __post_init__(self) -> None:
+        bounds = [upto for upto, _ in self.ranges]
+        if not self.ranges or bounds != sorted(bounds) or not all(
+                step > 0 and math.isfinite(step) for _, step in self.ranges):
+            raise ValueError(f"Resolution: need ranges ascending with finite steps > 0, got "
+                             f"{self.ranges!r}")
+
+    def step_a(self, current_a: float) -> float:
+        """The step of the lowest range that holds ``|current_a|``, A."""
+        i = bisect.bisect_left([upto for upto, _ in self.ranges], abs(current_a))
+        return self.ranges[min(i, len(self.ranges) - 1)][1]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the bench must know of an acquisition to size a batch and wait for it.
+
+    Attributes
+    ----------
+    sample_rate_hz:
+        Samples per second the records hold, Hz.
+    max_record_s:
+        Longest record (``pre + window_margin × window + post``) it holds at
+        ``sample_rate_hz``, s; ``None``: a stream, bounded only by its buffer.
+    stream_lag_s:
+        How far behind real time its samples reach the host, s (0 for a recorder, whose
+        :meth:`~energyrig.instruments.base.Acquisition.collect` waits for the whole record).
+    window_margin:
+        How many times the expected window a record reserves (a scope's ``window_margin``;
+        1 for others).
+    resolution:
+        The current channel's ADC step (``None``: not known; the uncertainty budget's ADC
+        resolution component is then unknown).
+    """
+
+    sample_rate_hz: float
+    max_record_s: float | None
+    stream_lag_s: float
+    window_margin: float = 1.0
+    resolution: Resolution | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.sample_rate_hz > 0 and math.isfinite(self.sample_rate_hz)):
+            raise ValueError(f"sample_rate_hz must be a finite number > 0, got "
+                             f"{self.sample_rate_hz!r}")
+        if not self.window_margin >= 1.0:
+            raise ValueError(f"window_margin must be >= 1, got {self.window_margin!r}")
+
+    @property
+    def period_s(self) -> float:
+        """Sample period, s."""
+        return 1.0 / self.sample_rate_hz
+
+    def max_window_s(self, pre_s: float, post_s: float) -> float | None:
+        """Longest expected window a record with margins ``pre_s`` and ``post_s`` holds at
+        ``sample_rate_hz``, s (``None``: a stream, no limit)."""
+        if self.max_record_s is None:
+            return None
+        return max(0.0, (self.max_record_s - pre_s - post_s) / self.window_margin)
+
+
+@dataclass(frozen=True)
+class StatedCalibration:
+    """The calibration an instrument stores of itself (a PPK2's metadata), as a gain
+    calibration checks it.
+
+    Attributes
+    ----------
+    identity:
+        Which stored calibration it is (recorded with a gain measured through it).
+    calibrated:
+        Whether the instrument says it was calibrated.
+    gain_warn, gain_refuse:
+        How far the measured gain (measured / true) may be from 1 by what it states, as a
+        fraction: beyond ``gain_warn`` the two disagree (a warning), beyond ``gain_refuse``
+        one of them is wrong (a wrong reference, a broken unit: refused).
+    basis:
+        Why those bounds, in one phrase.
+    """
+
+    identity: str
+    calibrated: bool
+    gain_warn: float
+    gain_refuse: float
+    basis: str
+
+
+@dataclass(frozen=True)
+class InstrumentInfo:
+    """Who an acquisition is and how it is set up (replaces an untyped ``describe()`` dict).
+
+    Attributes
+    ----------
+    kind:
+        The family's fixture ``kind`` (``"ppk2"``).
+    name:
+        What the instrument calls itself: a scope's ``*IDN?``, a sigrok device's model, the
+        PPK2's hardware revision.
+    address:
+        Where it was reached (serial port, VISA resource, sigrok ``--driver`` spec).
+    sample_rate_hz:
+        Samples per second as set up, Hz (NaN: not configured).
+    details:
+        The family's settings and calibration, JSON-serialisable.
+    serial:
+        What tells this unit from every other of its model (a PPK2's serial number from its
+        metadata or its USB descriptor, a scope's from ``*IDN?``), ``""`` when it offers none.
+    stated:
+        The calibration the instrument holds of itself and how far its gain may be off by
+        it, or ``None`` (it holds none the rig can read).
+    """
+
+    kind: str
+    name: str
+    address: str
+    sample_rate_hz: float
+    details: Mapping[str, Any] = field(default_factory=dict)
+    serial: str = ""
+    stated: StatedCalibration | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a run manifest records: ``kind``, ``name``, ``serial`` (``None``: none),
+        ``address``, ``sample_rate_hz`` (``None`` when not configured) and the details'
+        keys."""
+        rate = self.sample_rate_hz if math.isfinite(self.sample_rate_hz) else None
+        return {"kind": self.kind, "name": self.name, "serial": self.serial or None,
+                "address": self.address, "sample_rate_hz": rate, **self.details}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +313,12 @@ class Acquisition(Protocol):
 
     def limits(self) -> Limits:
         """Sample rate, longest record and stream lag: what the caller needs to size a
-        batch and to wait for samples (:class:`~energyrig.instruments.family.Limits`)."""
+        batch and to wait for samples (:class:`~energyrig.instruments.base.Limits`)."""
         ...
 
     def describe(self) -> InstrumentInfo:
         """Identity and settings, for the run manifest and ``rig instruments check``
-        (:class:`~energyrig.instruments.family.InstrumentInfo`)."""
+        (:class:`~energyrig.instruments.base.InstrumentInfo`)."""
         ...
 
     def __enter__(self) -> Self:

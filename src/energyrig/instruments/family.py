@@ -7,21 +7,14 @@ fixture (``kind``), the pydantic model of its ``[instrument]`` table, how to ope
 acquisition from a validated table, how to find attached instruments, which emulator plays it
 on the simulated bench, and which capture files it reads.
 
-It also holds what every acquisition reports of itself: :class:`Limits` (what the bench must
-know to size a batch and wait for samples, and the :class:`Resolution` of its current channel
-for the uncertainty budget) and :class:`InstrumentInfo` (identity and settings for manifests
-and ``rig instruments check``).
-
 This module imports no instrument code (no numpy, pyvisa or pyserial), so the registry and
 the CLI stay cheap to import.
 """
 from __future__ import annotations
 
-import bisect
 import importlib
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,151 +23,6 @@ if TYPE_CHECKING:
     from energyrig.config import Strict
     from energyrig.instruments.base import Acquisition
     from energyrig.instruments.fileopts import CaptureOptions
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The ADC step of an instrument's current channel, per current range.
-
-    Attributes
-    ----------
-    ranges:
-        ``(highest current of the range, A; its step, A)`` per range, ascending; a current
-        above the last range's bound takes the last step.
-    source:
-        Where the steps come from (the instrument's own calibration, its vertical setup).
-    """
-
-    ranges: tuple[tuple[float, float], ...]
-    source: str
-
-    def __post_init__(self) -> None:
-        bounds = [upto for upto, _ in self.ranges]
-        if not self.ranges or bounds != sorted(bounds) or not all(
-                step > 0 and math.isfinite(step) for _, step in self.ranges):
-            raise ValueError(f"Resolution: need ranges ascending with finite steps > 0, got "
-                             f"{self.ranges!r}")
-
-    def step_a(self, current_a: float) -> float:
-        """The step of the lowest range that holds ``|current_a|``, A."""
-        i = bisect.bisect_left([upto for upto, _ in self.ranges], abs(current_a))
-        return self.ranges[min(i, len(self.ranges) - 1)][1]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What the bench must know of an acquisition to size a batch and wait for it.
-
-    Attributes
-    ----------
-    sample_rate_hz:
-        Samples per second the records hold, Hz.
-    max_record_s:
-        Longest record (``pre + window_margin × window + post``) it holds at
-        ``sample_rate_hz``, s; ``None``: a stream, bounded only by its buffer.
-    stream_lag_s:
-        How far behind real time its samples reach the host, s (0 for a recorder, whose
-        :meth:`~energyrig.instruments.base.Acquisition.collect` waits for the whole record).
-    window_margin:
-        How many times the expected window a record reserves (a scope's ``window_margin``;
-        1 for others).
-    resolution:
-        The current channel's ADC step (``None``: not known; the uncertainty budget's ADC
-        resolution component is then unknown).
-    """
-
-    sample_rate_hz: float
-    max_record_s: float | None
-    stream_lag_s: float
-    window_margin: float = 1.0
-    resolution: Resolution | None = None
-
-    def __post_init__(self) -> None:
-        if not (self.sample_rate_hz > 0 and math.isfinite(self.sample_rate_hz)):
-            raise ValueError(f"sample_rate_hz must be a finite number > 0, got "
-                             f"{self.sample_rate_hz!r}")
-        if not self.window_margin >= 1.0:
-            raise ValueError(f"window_margin must be >= 1, got {self.window_margin!r}")
-
-    @property
-    def period_s(self) -> float:
-        """Sample period, s."""
-        return 1.0 / self.sample_rate_hz
-
-    def max_window_s(self, pre_s: float, post_s: float) -> float | None:
-        """Longest expected window a record with margins ``pre_s`` and ``post_s`` holds at
-        ``sample_rate_hz``, s (``None``: a stream, no limit)."""
-        if self.max_record_s is None:
-            return None
-        return max(0.0, (self.max_record_s - pre_s - post_s) / self.window_margin)
-
-
-@dataclass(frozen=True)
-class StatedCalibration:
-    """The calibration an instrument stores of itself (a PPK2's metadata), as a gain
-    calibration checks it.
-
-    Attributes
-    ----------
-    identity:
-        Which stored calibration it is (recorded with a gain measured through it).
-    calibrated:
-        Whether the instrument says it was calibrated.
-    gain_warn, gain_refuse:
-        How far the measured gain (measured / true) may be from 1 by what it states, as a
-        fraction: beyond ``gain_warn`` the two disagree (a warning), beyond ``gain_refuse``
-        one of them is wrong (a wrong reference, a broken unit: refused).
-    basis:
-        Why those bounds, in one phrase.
-    """
-
-    identity: str
-    calibrated: bool
-    gain_warn: float
-    gain_refuse: float
-    basis: str
-
-
-@dataclass(frozen=True)
-class InstrumentInfo:
-    """Who an acquisition is and how it is set up (replaces an untyped ``describe()`` dict).
-
-    Attributes
-    ----------
-    kind:
-        The family's fixture ``kind`` (``"ppk2"``).
-    name:
-        What the instrument calls itself: a scope's ``*IDN?``, a sigrok device's model, the
-        PPK2's hardware revision.
-    address:
-        Where it was reached (serial port, VISA resource, sigrok ``--driver`` spec).
-    sample_rate_hz:
-        Samples per second as set up, Hz (NaN: not configured).
-    details:
-        The family's settings and calibration, JSON-serialisable.
-    serial:
-        What tells this unit from every other of its model (a PPK2's serial number from its
-        metadata or its USB descriptor, a scope's from ``*IDN?``), ``""`` when it offers none.
-    stated:
-        The calibration the instrument holds of itself and how far its gain may be off by
-        it, or ``None`` (it holds none the rig can read).
-    """
-
-    kind: str
-    name: str
-    address: str
-    sample_rate_hz: float
-    details: Mapping[str, Any] = field(default_factory=dict)
-    serial: str = ""
-    stated: StatedCalibration | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """What a run manifest records: ``kind``, ``name``, ``serial`` (``None``: none),
-        ``address``, ``sample_rate_hz`` (``None`` when not configured) and the details'
-        keys."""
-        rate = self.sample_rate_hz if math.isfinite(self.sample_rate_hz) else None
-        return {"kind": self.kind, "name": self.name, "serial": self.serial or None,
-                "address": self.address, "sample_rate_hz": rate, **self.details}
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +112,13 @@ class Family:
         ``scan()`` -> the attached instruments of this family (``rig instruments``); raises
         :class:`~energyrig.errors.EnergyrigError`, :class:`OSError` or :class:`ImportError`
         when it cannot search.
+    address_field:
+        The field of ``config`` that says where the instrument is (a PPK2's ``port``, a
+        scope's VISA ``resource``): what ``open``'s ``address`` overrides and what a lab
+        place's instrument resource rewrites (:func:`energyrig.lab.place.fixture_for_place`).
+    labgrid_resource:
+        The labgrid resource class a lab place exports the instrument as
+        (``NetworkSerialPort``, ``PyVISADevice``); ``None``: none, a place cannot serve it.
     emulator:
         The ``python -m`` module that emulates the family on the simulated bench (``None``:
         none does, and a ``[sim]`` fixture refuses the kind).
@@ -285,6 +140,8 @@ class Family:
     config: type[Strict]
     open: Callable[[Any, str | None], Acquisition]
     scan: Callable[[], list[Found]]
+    address_field: str
+    labgrid_resource: str | None = None
     emulator: str | None = None
     emulator_args: Callable[[Any], list[str]] = _no_emulator_args
     file_kinds: tuple[FileKind, ...] = ()
@@ -292,6 +149,9 @@ class Family:
     program_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if self.address_field not in self.config.model_fields:
+            raise ValueError(f"Family {self.kind}: address_field {self.address_field!r} is not "
+                             f"a field of {self.config.__name__}")
         unknown = [f for f in self.program_fields if f not in self.config.model_fields]
         if unknown:
             raise ValueError(f"Family {self.kind}: program_fields {unknown} are not fields of "

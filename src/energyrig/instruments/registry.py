@@ -1,33 +1,31 @@
 """Every instrument family the rig knows: :data:`FAMILIES`, :func:`family` and the fixture's
 :data:`InstrumentConfig`.
 
-Adding a family is a folder with its ``config.py`` and ``family.py`` and one entry in each of
-the two tables below; nothing else branches on the kind. Imports only the family records and
-their config models (pydantic), so loading a fixture stays cheap.
+Adding a family is a folder (docs/ARCHITECTURE.md, "A new instrument family") and one line
+below, importing its record; the fixture's table, the search, the capture files and the lab
+all follow from the records, and nothing else branches on the kind. Imports only the family
+records and their config models (pydantic), so loading a fixture stays cheap.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Union
 
 from pydantic import Field
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.family import Family
-from energyrig.instruments.joulescope.config import JoulescopeConfig
 from energyrig.instruments.joulescope.family import FAMILY as JOULESCOPE
-from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.family import FAMILY as PPK2
-from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.family import FAMILY as SCOPE
-from energyrig.instruments.sigrok.config import SigrokConfig
 from energyrig.instruments.sigrok.family import FAMILY as SIGROK
 
 #: ``kind -> family``, in the order ``rig instruments`` searches them.
 FAMILIES: Mapping[str, Family] = {f.kind: f for f in (PPK2, SCOPE, SIGROK, JOULESCOPE)}
 
-#: A fixture's ``[instrument]`` table: the config model of the family its ``kind`` names.
-InstrumentConfig = Annotated[Ppk2Config | ScopeConfig | SigrokConfig | JoulescopeConfig,
+#: A fixture's ``[instrument]`` table: the config model of the family its ``kind`` names
+#: (a union built from :data:`FAMILIES`, told apart by ``kind``).
+InstrumentConfig = Annotated[Union[tuple(f.config for f in FAMILIES.values())],  # noqa: UP007 (built at run time)
                              Field(discriminator="kind")]
 
 

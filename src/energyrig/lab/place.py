@@ -287,19 +287,21 @@ def acquired(client: LabClient, place: str) -> Iterator[PlaceInfo]:
 
 def fixture_for_place(fixture: Fixture, place: PlaceInfo) -> Fixture:
     """``fixture`` rewritten to reach its bench through ``place``: the DUT over the serial
-    link at the place's ``dut`` port, the instrument at its ``instrument`` resource (the
-    family's ``port``, or ``resource`` for a VISA instrument); ``[sim]`` and ``[lab]``
-    dropped (the place's exporter host runs whatever simulates the bench)."""
+    link at the place's ``dut`` port, the instrument at its ``instrument`` resource (written
+    to the field its family declares, ``Family.address_field``, when the resource is of the
+    class the family declares, ``Family.labgrid_resource``); ``[sim]`` and ``[lab]`` dropped
+    (the place's exporter host runs whatever simulates the bench)."""
     instrument = place.resource(INSTRUMENT)
-    key = "resource" if instrument.cls == "PyVISADevice" else "port"
-    if key not in type(fixture.instrument).model_fields:
+    family = fixture.family
+    if instrument.cls != family.labgrid_resource:
         raise LabError(f"place {place.name}: its instrument is a {instrument.cls}, which a "
                        f"{fixture.instrument.kind} fixture ({fixture.path}) cannot use")
     dut = fixture.dut.model_copy(update={"link": "serial", "command": (),
                                          "port": place.resource(DUT).address()})
     return fixture.model_copy(update={
         "dut": dut, "sim": None, "lab": None,
-        "instrument": fixture.instrument.model_copy(update={key: instrument.address()})})
+        "instrument": fixture.instrument.model_copy(
+            update={family.address_field: instrument.address()})})
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ reached through :func:`energyrig.rig.dut.open_dut` and the instrument through it
 
 A bench only holds hardware: the measurement of a point is :mod:`energyrig.rig.pipeline`,
 which asks the bench for its DUT, its instrument, the instrument's
-:class:`~energyrig.instruments.family.Limits`, its correction stage and the annotations only
+:class:`~energyrig.instruments.base.Limits`, its correction stage and the annotations only
 it can make (the simulated bench's truth).
 """
 from __future__ import annotations
@@ -47,15 +47,14 @@ from energyrig.domain import (
 )
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
-from energyrig.instruments.base import Acquisition, AcquisitionBase
-from energyrig.instruments.family import Limits
-from energyrig.instruments.ppk2.driver import Ppk2
+from energyrig.instruments.base import Acquisition, AcquisitionBase, Limits
 from energyrig.instruments.progress import cpu_time_s
 from energyrig.instruments.registry import family
 from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.switch import Load, LoadKind, set_load
 from energyrig.instruments.sim.truth import TruthFollower
+from energyrig.instruments.streaming import StreamAcquisition
 from energyrig.lab.place import held_place
 from energyrig.opfamilies import firmware_mismatch
 from energyrig.rig.dut import Dut, OpInfo, open_dut
@@ -319,7 +318,7 @@ class SimBench(Bench):
         assert self.load_switch is not None and self.truth is not None  # set when opened
         switched_ns = set_load(self.load_switch, Load(load, self.actual_ohms(ohms)
                                                       if load == "reference" else ohms))
-        if not isinstance(self.instrument, Ppk2):
+        if not isinstance(self.instrument, StreamAcquisition):
             # A record-limited emulator renders a record whole once it ends, with one load;
             # the pause before the next arm is kept as it was (a scope's calibration after
             # a switch without it measured a wrong skew once in three runs at load 8).

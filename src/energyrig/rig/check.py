@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from energyrig.errors import EnergyrigError
 from energyrig.fixtures import Fixture, load_fixture
-from energyrig.instruments.family import InstrumentInfo
+from energyrig.instruments.base import InstrumentInfo
 from energyrig.instruments.registry import family
 from energyrig.rig.bench import open_bench
 from energyrig.rig.dut import open_dut

@@ -14,7 +14,7 @@ Stages of a point (:func:`measure_point`):
    (one unrecorded batch warms up and times the window), or ``auto`` from probe runs timed by
    the firmware so a window holds at least ``measure.min_window_samples`` samples and its
    edge error bound stays under ``measure.max_edge_error`` of its energy, within what the
-   instrument can record (:class:`~energyrig.instruments.family.Limits`).
+   instrument can record (:class:`~energyrig.instruments.base.Limits`).
 2. per window (:meth:`Measurement.window`): **arm** the instrument → **run**: the firmware
    runs the op once outside the window (warm-up), idles for the baseline span
    (``settle_ms``, so the idle power just before the rising edge holds none of the warm-up)
@@ -72,8 +72,7 @@ from energyrig.rig.dut import DutRefused, RunReply
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
-    from energyrig.instruments.base import RecordedCapture
-    from energyrig.instruments.family import Limits
+    from energyrig.instruments.base import Limits, RecordedCapture
     from energyrig.rig.dut import Dut, OpInfo
 
 log = logging.getLogger(__name__)

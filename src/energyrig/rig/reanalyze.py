@@ -37,7 +37,7 @@ from energyrig.domain import (PER_OP, STAT_SUFFIXES, SUMMARISED, Window, WindowS
 from energyrig.energy.budget import Supply
 from energyrig.energy.figures import window_figures
 from energyrig.energy.windows import find_windows, longest
-from energyrig.instruments.family import Resolution
+from energyrig.instruments.base import Resolution
 from energyrig.results import versions
 from energyrig.results.store import RunError, capture_path, load
 from energyrig.rig.pipeline import point_uncertainty

@@ -17,7 +17,7 @@ from energyrig.calibration.store import Measured, Quantity, RangeValue
 from energyrig.errors import CalibrationError
 
 if TYPE_CHECKING:
-    from energyrig.instruments.family import StatedCalibration
+    from energyrig.instruments.base import StatedCalibration
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def _line(x: F64, u_x: F64, y: F64, u_y: F64
 
 def check_stated_gain(measured: Measured, stated: StatedCalibration | None) -> str | None:
     """Check a measured gain against what the instrument's own calibration allows
-    (:class:`~energyrig.instruments.family.StatedCalibration`): a warning when it is
+    (:class:`~energyrig.instruments.base.StatedCalibration`): a warning when it is
     further from 1 than ``gain_warn`` by more than twice its uncertainty, else ``None``;
     a gain per range is checked range by range (the furthest decides).
 

@@ -5,28 +5,23 @@ Transport: the driver object (:class:`Driver`, the subset of ``pyjoulescope_driv
 used: ``device_paths``, ``open``, ``publish``, ``subscribe``, ``unsubscribe``, ``close``,
 ``finalize``); its stream callbacks arrive on the driver's thread. Protocol:
 :mod:`.protocol`. Processing: :class:`~.processing.StreamAligner` joins current, voltage
-and the trigger input into chunks, kept in the shared
-:class:`~energyrig.instruments.streambuffer.StreamBuffer` (``history_s``; ``buffer_s`` while
-armed). ``arm``/``collect`` mark and cut the stream as the PPK2 does, finding the window with
-:class:`~energyrig.instruments.triggerscan.TriggerScan`.
+and the trigger input into chunks; keeping them (``history_s``; ``buffer_s`` while armed)
+and ``arm``/``collect``'s mark, wait and cut are the streaming base's, as for the PPK2
+(:class:`~energyrig.instruments.streaming.StreamAcquisition`).
 """
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.base import ArmRequest, InstrumentInfo, Limits, RecordedCapture
 from energyrig.instruments.joulescope import protocol
 from energyrig.instruments.joulescope.config import JoulescopeConfig
 from energyrig.instruments.joulescope.processing import StreamAligner
-from energyrig.instruments.streambuffer import StreamBuffer
-from energyrig.instruments.triggerscan import TriggerScan, cut_at
+from energyrig.instruments.streaming import StreamAcquisition
+from energyrig.instruments.triggerscan import TriggerScan
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +56,7 @@ def official_driver() -> Driver:
     return driver
 
 
-class Joulescope(AcquisitionBase):
+class Joulescope(StreamAcquisition):
     """A Joulescope as a streaming acquisition.
 
     Parameters
@@ -75,8 +70,11 @@ class Joulescope(AcquisitionBase):
         Makes the driver object (tests pass a fake); default :func:`official_driver`.
     """
 
+    product = "Joulescope"
+
     def __init__(self, config: JoulescopeConfig, device: str | None = None,
                  driver: Callable[[], Driver] = official_driver) -> None:
+        super().__init__(config.sample_rate_hz, config.history_s, config.buffer_s)
         self.config = config
         self.device = device or config.device
         self._make_driver = driver
@@ -84,10 +82,6 @@ class Joulescope(AcquisitionBase):
         self._path: str | None = None
         self.period_s = 1.0 / config.sample_rate_hz
         self._aligner = StreamAligner(self.period_s)
-        self._buffer = StreamBuffer()
-        self._cond = threading.Condition()
-        self._arm: ArmRequest | None = None
-        self._arm_index = self._scan_from = self._last_fall = 0
         self._topics: dict[str, int] = {}
 
     @property
@@ -155,22 +149,11 @@ class Joulescope(AcquisitionBase):
         if chunk is not None:
             self._store(chunk)
 
-    def _store(self, chunk: Chunk) -> None:
-        rate = self.config.sample_rate_hz
-        history, capacity = self.config.history_s * rate, self.config.buffer_s * rate
-        with self._cond:
-            if self._buffer.push(chunk, history, None if self._arm is None else capacity):
-                log.error("%s: buffer full (%g s) while armed", self.source,
-                          self.config.buffer_s)
-            self._cond.notify_all()
-
     # -- acquisition -----------------------------------------------------------------------
-    def _newest(self) -> int:
-        return self._buffer.chunks[-1].end_index if self._buffer.chunks else 0
-
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
         """Mark the stream ``pre_s`` before the newest sample (not before the last window's
-        fall); waits up to ``pre_s`` + :data:`STREAM_START_S` for that many samples."""
+        fall); waits for that many samples (an error when none came for ``pre_s`` +
+        :data:`STREAM_START_S`)."""
         request = ArmRequest(pre_s, window_s, post_s)
         if self._driver is None:
             raise InstrumentError(f"{self.source}: not streaming; call start() first")
@@ -178,48 +161,22 @@ class Joulescope(AcquisitionBase):
             raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record with "
                                   f"{pre_s} s before does not fit history_s "
                                   f"{self.config.history_s} / buffer_s {self.config.buffer_s}")
-        pre = round(pre_s * self.config.sample_rate_hz)
-        deadline = time.monotonic() + pre_s + STREAM_START_S
-        with self._cond:
-            chunks = self._buffer.chunks
-            while not chunks or self._newest() - chunks[0].start_index < pre:
-                if time.monotonic() > deadline:
-                    raise InstrumentError(f"{self.source}: the stream delivered "
-                                          f"{self._newest()} samples in "
-                                          f"{pre_s + STREAM_START_S:.1f} s; is it streaming?")
-                self._cond.wait(0.05)
-            newest = self._newest()
-            self._arm_index = max(newest - pre, self._last_fall)
-            self._scan_from = newest - 1
-            self._arm, self._buffer.overflow = request, 0
+        self._mark(request, STREAM_START_S)
 
     def collect(self, timeout_s: float) -> RecordedCapture:
-        """Wait for the trigger input to rise and fall, plus ``post_s``; return the record."""
-        if self._arm is None:
-            raise InstrumentError(f"{self.source}: collect() without arm()")
-        rate = self.config.sample_rate_hz
-        post = round(self._arm.post_s * rate)
-        scan = TriggerScan(0, round(self.config.min_pulse_s * rate), start=self._scan_from,
-                           post=post)
-        deadline = time.monotonic() + timeout_s
-        try:
-            with self._cond:
-                while True:
-                    self._buffer.check_overflow(self.source, self.config.buffer_s)
-                    scan.feed(self._buffer)
-                    if scan.complete:
-                        break
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise scan.timeout(self.source, timeout_s,
-                                           f"GPI {self.config.trigger_gpi}")
-                    self._cond.wait(min(remaining, 0.1))
-                chunks = self._buffer.since(self._arm_index)
-        finally:
-            self._arm = None
-        assert scan.fall is not None and scan.end is not None
-        self._last_fall = scan.fall
-        return RecordedCapture(self.source, cut_at(chunks, scan.end), trigger_bit=0)
+        """Wait for the trigger input to rise and fall, plus ``post_s``; return the record
+        (``timeout_s``, s, counted from the stream's progress:
+        :meth:`~energyrig.instruments.streaming.StreamAcquisition._collect_window`)."""
+        return RecordedCapture(self.source, self._collect_window(
+            timeout_s, 0, self.config.min_pulse_s, f"GPI {self.config.trigger_gpi}"),
+            trigger_bit=0)
+
+    def _window_stalled(self, scan: TriggerScan, bound_s: float, trigger: str,
+                        newest: int) -> InstrumentError:
+        """A stream that stalled before the window is the window's timeout, as the
+        Joulescope always reported it (:class:`~energyrig.errors.NoTriggerWindow` when the
+        trigger never rose)."""
+        return scan.timeout(self.source, bound_s, trigger)
 
     def limits(self) -> Limits:
         """The configured output rate; a stream :data:`STREAM_LAG_S` behind real time."""

@@ -51,6 +51,7 @@ FAMILY = Family(
     config=JoulescopeConfig,
     open=open_joulescope,
     scan=scan,
+    address_field="device",
     file_kinds=(FileKind("Joulescope JLS", (".jls",), is_jls,
                          "energyrig.instruments.joulescope.jlsfile:open_jls"),),
 )

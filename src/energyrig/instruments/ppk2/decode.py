@@ -268,7 +268,7 @@ def _range_full_scale_a(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.f
 
 def range_steps(cal: Ppk2Calibration, vdd_mv: float) -> tuple[tuple[float, float], ...]:
     """``(full scale, A; current of one ADC code at half scale, A)`` of each range, from the
-    unit's own calibration: what :class:`~energyrig.instruments.family.Resolution` takes."""
+    unit's own calibration: what :class:`~energyrig.instruments.base.Resolution` takes."""
     o, k, gs, gi, ug, _ = conversion_table(cal, vdd_mv).T
     x = (ADC_FULL_SCALE * 4 / 2 - o) * k
     step = ug * (2 * gs * x + gi) * 4 * k  # dI/d(code) of ug * (gs x^2 + gi x + c)

@@ -40,8 +40,13 @@ from ppk2_api.ppk2_api import PPK2_API
 from energyrig.capture import Chunk
 from energyrig.domain import STREAM_LOSS
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
+from energyrig.instruments.base import (
+    ArmRequest,
+    InstrumentInfo,
+    Limits,
+    RecordedCapture,
+    Resolution,
+)
 from energyrig.instruments.ppk2.clock import StreamClock, StreamLoss
 from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, Ppk2Decoder, range_steps
@@ -57,10 +62,8 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
-from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.serialurl import open_serial
-from energyrig.instruments.streambuffer import StreamBuffer
-from energyrig.instruments.triggerscan import TriggerScan, cut_at
+from energyrig.instruments.streaming import StreamAcquisition
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +104,7 @@ def discover() -> str:
                           "to use in the fixture")
 
 
-class Ppk2(AcquisitionBase):
+class Ppk2(StreamAcquisition):
     """A PPK2 on a serial port, as a streaming :class:`~energyrig.instruments.base.Acquisition`.
 
     Parameters
@@ -120,11 +123,14 @@ class Ppk2(AcquisitionBase):
         :meth:`wait_received`), s (tests pass a fake one).
     """
 
+    product = "PPK2"
+
     def __init__(self, port: str | None = None, config: Ppk2Config | None = None, *,
                  transport: Transport | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self._now = clock
         self.config = config or Ppk2Config()
+        super().__init__(SAMPLE_RATE_HZ, self.config.history_s, self.config.buffer_s,
+                         clock=clock)
         self.port = port or ("<transport>" if transport is not None else discover())
         self.calibration: Ppk2Calibration | None = None
         self.metadata_text = ""
@@ -133,15 +139,9 @@ class Ppk2(AcquisitionBase):
         self._decoder: Ppk2Decoder | None = None
         self._clock = StreamClock(SAMPLE_RATE_HZ)
         self._losses: deque[StreamLoss] = deque(maxlen=64)
-        self._buffer = StreamBuffer()
-        self._cond = threading.Condition()
         self._reader: threading.Thread | None = None
         self._stop_reader = threading.Event()
         self._error: BaseException | None = None
-        self._arm: ArmRequest | None = None
-        self._arm_index = 0
-        self._scan_from = 0
-        self._last_fall = 0
         self.period_s = 1.0 / SAMPLE_RATE_HZ
 
     @property
@@ -275,17 +275,11 @@ class Ppk2(AcquisitionBase):
                 self._store(chunk, loss)
 
     def _store(self, chunk: Chunk, loss: StreamLoss | None = None) -> None:
-        history = round(self.config.history_s * SAMPLE_RATE_HZ)
-        capacity = round(self.config.buffer_s * SAMPLE_RATE_HZ)
+        """Keep ``chunk`` and the loss found with it, in one step under the lock."""
         with self._cond:
             if loss is not None:
                 self._losses.append(loss)
-            discarded = self._buffer.push(chunk, history,
-                                          None if self._arm is None else capacity)
-            if discarded:
-                log.error("%s: buffer full (%g s) while armed; %d samples discarded",
-                          self.source, self.config.buffer_s, discarded)
-            self._cond.notify_all()
+            super()._store(chunk)
 
     # -- acquisition -----------------------------------------------------------------------
     def _check_alive(self) -> None:
@@ -308,21 +302,7 @@ class Ppk2(AcquisitionBase):
         if pre_s > self.config.history_s:
             raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
                                   f"({self.config.history_s} s); raise history_s")
-        pre = round(pre_s * SAMPLE_RATE_HZ)
-        with self._cond:
-            # Right after start() the stream may not hold pre_s yet: wait for it.
-            self._wait_stream(lambda: self._newest() - self._oldest() >= pre,
-                              pre_s + _STREAM_START_S, f"{pre_s} s of samples")
-            chunks = self._buffer.chunks
-            newest = self._newest()
-            # Never reach back into the window collected last.
-            self._arm_index = max(newest - pre, self._last_fall)
-            # The last sample received was taken before arm() returned, so before the DUT
-            # ran: the window is the first rise after it (an earlier window inside pre_s is
-            # not mistaken for it).
-            self._scan_from = newest - 1 if chunks else newest
-            self._arm = request
-            self._buffer.overflow = 0
+        self._mark(request, _STREAM_START_S)
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for the trigger to rise and fall, plus ``post_s``; return the record.
@@ -330,112 +310,31 @@ class Ppk2(AcquisitionBase):
         The window is the first low-to-high transition after the newest sample received at
         :meth:`arm` (if the trigger was high then, a fall comes first).
 
-        ``timeout_s`` (s) counts twice, from the stream's progress, never from the call (a
-        loaded host reads the stream late, in bursts): the record must complete within
-        ``timeout_s`` of *stream* past the newest sample received at the call (the device's
-        own time: a stream that runs on without the window is a timeout, however slowly it
-        arrives), and the stream must not stall for ``timeout_s`` of host time
-        (:class:`~energyrig.instruments.progress.ProgressBound`, restarted by each new
-        sample: a PPK2 that stopped streaming is reported).
+        ``timeout_s`` (s) counts from the stream's progress, never from the call
+        (:meth:`~energyrig.instruments.streaming.StreamAcquisition._collect_window`): a
+        stream that runs on without the window is a timeout, a PPK2 that stopped streaming
+        is reported. A record reaching into a lag the host's clock found is waited on until
+        the lag resolves, and flagged ``stream_loss`` when it reaches into a loss.
         """
-        if self._arm is None:
-            raise InstrumentError(f"{self.source}: collect() without arm()")
-        request = self._arm
-        post = round(request.post_s * SAMPLE_RATE_HZ)
-        scan = TriggerScan(self.config.trigger_bit,
-                           round(self.config.min_pulse_s * SAMPLE_RATE_HZ),
-                           start=self._scan_from, post=post)
-        trigger = f"D{self.config.trigger_bit}"
-        stalled = ProgressBound(timeout_s, clock=self._now)
-        settle_deadline = self._now() + self._clock.settle_s
-        try:
-            with self._cond:
-                newest = self._newest()
-                stream_deadline = newest + round(timeout_s * SAMPLE_RATE_HZ)
-                while True:
-                    self._check_alive()
-                    self._buffer.check_overflow(self.source, self.config.buffer_s)
-                    scan.feed(self._buffer)
-                    newest = self._progress(newest, stalled)
-                    if scan.complete:
-                        assert scan.end is not None
-                        suspect = self._clock.suspect_from
-                        if suspect is None or suspect >= scan.end:
-                            break
-                        if self._now() > settle_deadline:
-                            break  # flagged below: the lag never settled
-                    else:
-                        settle_deadline = self._now() + self._clock.settle_s
-                        if newest >= stream_deadline:
-                            raise scan.timeout(self.source, timeout_s, trigger)
-                        if stalled.expired():
-                            raise self._stopped(timeout_s, f"the trigger window ({scan.seen} "
-                                                f"on {trigger})", newest)
-                    self._cond.wait(0.1)
-                chunks = self._buffer.since(self._arm_index)
-        finally:
-            self._arm = None
-        assert scan.fall is not None and scan.end is not None
-        self._last_fall = scan.fall
-        kept = cut_at(chunks, scan.end)
+        kept = self._collect_window(timeout_s, self.config.trigger_bit,
+                                    self.config.min_pulse_s, f"D{self.config.trigger_bit}")
         record = RecordedCapture(self.source, kept, trigger_bit=self.config.trigger_bit,
                                  flags=self._loss_flags(kept))
         if record.lost:
             log.warning("%s: %d samples lost inside the record", self.source, record.lost)
         return record
 
-    def wait_received(self, index: int, bound_s: float) -> None:
-        """Wait until the stream's samples before absolute ``index`` have been received.
+    def _suspect_from(self) -> int | None:
+        """Where a lag the host's clock found is still in doubt (the stream clock's)."""
+        return self._clock.suspect_from
 
-        The bound ``bound_s`` (s) counts from the newest sample received
-        (:class:`~energyrig.instruments.progress.ProgressBound`): a stream still arriving is
-        waited for however late this host reads it.
-
-        Raises
-        ------
-        InstrumentError
-            No sample came for ``bound_s``, or the stream failed.
-        """
-        with self._cond:
-            self._wait_stream(lambda: self._newest() >= index, bound_s, f"sample {index}")
-
-    def _wait_stream(self, ready: Callable[[], bool], bound_s: float, what: str) -> None:
-        """Wait until ``ready()`` (called with the lock held), the bound ``bound_s`` (s)
-        restarted by each new sample received."""
-        self._check_alive()
-        stalled = ProgressBound(bound_s, clock=self._now)
-        newest = self._newest()
-        while True:
-            self._check_alive()
-            if ready():
-                return
-            newest = self._progress(newest, stalled)
-            if stalled.expired():
-                raise self._stopped(bound_s, what, newest)
-            self._cond.wait(0.05)
-
-    def _progress(self, newest: int, stalled: ProgressBound) -> int:
-        """The absolute index after the newest sample received now, ``stalled`` restarted
-        when it moved past ``newest`` (call with the lock held)."""
-        now = self._newest()
-        if now > newest:
-            stalled.advance()
-        return now
-
-    def _stopped(self, bound_s: float, what: str, newest: int) -> InstrumentError:
-        """The error of a stream that sent no sample for ``bound_s`` (s) while waited on for
-        ``what``, received up to absolute index ``newest``."""
-        return InstrumentError(f"{self.source}: the stream stopped: no sample for "
-                               f"{bound_s:.1f} s while waiting for {what} (received up to "
-                               f"sample {newest}); is the PPK2 still streaming?")
-
-    def _oldest(self) -> int:
-        """The absolute index of the oldest sample kept (call with the lock held)."""
-        chunks = self._buffer.chunks
-        return chunks[0].start_index if chunks else self._newest()
+    def _settle_s(self) -> float:
+        """How long a lag may take to resolve, s (the stream clock's)."""
+        return self._clock.settle_s
 
     def _newest(self) -> int:
-        """The absolute index after the newest sample received (call with the lock held)."""
+        """The absolute index after the newest sample received (call with the lock held;
+        before any, the decoder's next)."""
         chunks = self._buffer.chunks
         if chunks:
             return chunks[-1].end_index

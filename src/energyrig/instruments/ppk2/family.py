@@ -43,7 +43,9 @@ FAMILY = Family(
     config=Ppk2Config,
     open=open_ppk2,
     scan=scan,
-    emulator="energyrig.instruments.sim.ppk2",
+    address_field="port",
+    labgrid_resource="NetworkSerialPort",
+    emulator="energyrig.instruments.ppk2.emulator",
     emulator_faults=frozenset(STREAM_FAULTS),
     # The rig's raw streams were named .ppk2 before the app's sessions were read: both
     # kinds claim it, and the content tells them apart.

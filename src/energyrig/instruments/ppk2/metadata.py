@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass, field
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.family import StatedCalibration
+from energyrig.instruments.base import StatedCalibration
 
 log = logging.getLogger(__name__)
 

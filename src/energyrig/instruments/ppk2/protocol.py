@@ -1,7 +1,7 @@
 """The PPK2 serial protocol: command bytes, their arguments, and the power modes.
 
 Shared by the driver (:mod:`energyrig.instruments.ppk2.driver`) and the emulator
-(:mod:`energyrig.instruments.sim.ppk2`). Command codes come from the ``ppk2-api`` package
+(:mod:`energyrig.instruments.ppk2.emulator`). Command codes come from the ``ppk2-api`` package
 (which took them from Nordic's ``pc-nrfconnect-ppk``); this module adds what that package
 does not have: how many argument bytes each command takes, so a device (or a byte-level
 test) can split a command stream, and the encoding of the regulator setting. The layout of

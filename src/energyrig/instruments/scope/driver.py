@@ -2,8 +2,8 @@
 
 Three layers:
 
-* **transport**: a PyVISA session, by default through the pure-Python ``pyvisa-py`` backend
-  (``pyvisa.ResourceManager("@py")``), on the resource string the fixture gives;
+* **transport**: a PyVISA session (:mod:`energyrig.instruments.visa`, by default through
+  the pure-Python ``pyvisa-py`` backend), on the resource string the fixture gives;
 * **protocol**: the family's :class:`~energyrig.instruments.scope.dialects.Dialect` row and
   the pure functions of :mod:`energyrig.instruments.scope.protocol`;
 * **processing**: :func:`~energyrig.instruments.scope.processing.to_chunk`, numpy over whole
@@ -29,26 +29,30 @@ from __future__ import annotations
 
 import logging
 import math
-import socket
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pyvisa
-import pyvisa.errors
 
 from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError, RecordTooShort
-from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
+from energyrig.instruments.base import (
+    AcquisitionBase,
+    ArmRequest,
+    InstrumentInfo,
+    Limits,
+    RecordedCapture,
+    Resolution,
+)
 from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
 from energyrig.instruments.scope.processing import to_chunk
 from energyrig.instruments.scope.protocol import RecordPlan, Vertical
+from energyrig.instruments.visa import VisaSession, open_session
 
 log = logging.getLogger(__name__)
 
@@ -56,50 +60,6 @@ log = logging.getLogger(__name__)
 POLL_S = 0.01
 #: The record's samples were taken below the asked-for sample rate (window too long).
 LOW_SAMPLE_RATE = "low_sample_rate"
-
-_VISA_ERRORS = (pyvisa.errors.Error, OSError, ValueError)
-
-
-def open_session(resource: str, visa_library: str = "@py",
-                 timeout_s: float = 10.0) -> tuple[pyvisa.ResourceManager, Any]:
-    """Open the PyVISA session of ``resource`` through the backend ``visa_library``
-    (terminations set, I/O timeout ``timeout_s`` in s).
-
-    Raises
-    ------
-    InstrumentError
-        The backend is missing or the resource does not open; the message says which.
-    """
-    try:
-        rm = pyvisa.ResourceManager(visa_library)
-    except _VISA_ERRORS as exc:
-        raise InstrumentError(f"VISA backend {visa_library!r} not available ({exc}); "
-                              "install pyvisa-py or name another visa_library") from exc
-    try:
-        inst = rm.open_resource(resource, timeout=int(timeout_s * 1000),
-                                read_termination="\n", write_termination="\n")
-    except _VISA_ERRORS as exc:
-        rm.close()
-        raise InstrumentError(f"scope {resource}: does not open ({exc}); check the "
-                              "address, that the scope is on the network/USB and not held by "
-                              "another program") from exc
-    _no_nagle(inst)
-    return rm, inst
-
-
-def _no_nagle(inst: Any) -> None:
-    """Turn Nagle's algorithm off on a pyvisa-py ``SOCKET`` session.
-
-    pyvisa-py leaves it on and its ``VI_ATTR_TCPIP_NODELAY`` setter raises UnknownAttribute
-    (pyvisa-py 0.8; reported in nominal-io/instro#156), so each small command written before
-    a query waits for the scope's delayed ACK: about 40 ms per query, 1 s per 6 Mpts read in
-    250 000-point parts. NI-VISA turns it off by default. Other sessions are left alone.
-    """
-    session = getattr(inst.visalib, "sessions", {}).get(inst.session)
-    sock = getattr(session, "interface", None)
-    if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
 
 class StateTimeout(Exception):
     """:func:`wait_for_state` gave up; ``last`` is the status the scope answered last."""
@@ -171,8 +131,7 @@ class Scope(AcquisitionBase):
         self.resource = address
         self.dialect: Dialect | None = DIALECTS.get(config.dialect)
         self.idn = ""
-        self._rm: pyvisa.ResourceManager | None = None
-        self._inst: Any = None
+        self._session: VisaSession | None = None
         self._verticals: tuple[Vertical, ...] = ()
         self._plan: RecordPlan | None = None
         self._pre_s = self._window_s = 0.0
@@ -182,31 +141,20 @@ class Scope(AcquisitionBase):
         return f"scope:{self.resource}"
 
     # -- transport -------------------------------------------------------------------------
-    def _io(self, what: str, call: Any, *args: Any, **kwargs: Any) -> Any:
-        if self._inst is None:
+    def _visa(self) -> VisaSession:
+        if self._session is None:
             raise InstrumentError(f"{self.source}: not started (use `with Scope(...)`)")
-        try:
-            return call(*args, **kwargs)
-        except pyvisa.errors.VisaIOError as exc:
-            raise InstrumentError(f"{self.source}: no answer to {what} ({exc.description})") \
-                from exc
-        except OSError as exc:
-            raise InstrumentError(f"{self.source}: cannot reach the scope ({exc}) sending "
-                                  f"{what}; check the address, the LAN/USB link and that no "
-                                  "other program holds it") from exc
-        except _VISA_ERRORS as exc:
-            raise InstrumentError(f"{self.source}: {what} failed ({exc})") from exc
+        return self._session
 
     def write(self, command: str) -> None:
-        self._io(command, self._inst.write, command)
+        self._visa().write(command)
 
     def query(self, command: str) -> str:
-        return str(self._io(command, self._inst.query, command)).strip()
+        return self._visa().query(command)
 
     def query_block(self, command: str, datatype: str) -> npt.NDArray[np.generic]:
         """A binary block reply as a numpy array (IEEE 488.2 definite length)."""
-        return self._io(command, self._inst.query_binary_values, command, datatype=datatype,
-                        container=np.ndarray, header_fmt="ieee", expect_termination=True)
+        return self._visa().query_block(command, datatype)
 
     def _check_errors(self, after: str) -> None:
         assert self.dialect is not None
@@ -230,10 +178,11 @@ class Scope(AcquisitionBase):
             The scope does not open or answer, answers as another family than the fixture's
             ``dialect``, or refuses the setup.
         """
-        if self._inst is not None:
+        if self._session is not None:
             return
-        self._rm, self._inst = open_session(self.resource, self.config.visa_library,
-                                            self.config.timeout_s)
+        self._session = open_session(self.resource, self.config.visa_library,
+                                     self.config.timeout_s, source=self.source,
+                                     product="scope")
         try:
             self.idn = self.query("*IDN?")
             found = dialect_for_idn(self.idn)
@@ -258,19 +207,10 @@ class Scope(AcquisitionBase):
 
     def stop(self) -> None:
         """Stop the acquisition and close the session. Safe to call twice."""
-        inst, rm = self._inst, self._rm
-        self._inst = self._rm = None
+        session, self._session = self._session, None
         self._plan = None
-        if inst is not None:
-            try:
-                if self.dialect is not None:
-                    inst.write(self.dialect.stop)
-            except _VISA_ERRORS as exc:
-                log.warning("%s: could not stop the acquisition at close (%s)", self.source, exc)
-            finally:
-                inst.close()
-        if rm is not None:
-            rm.close()
+        if session is not None:
+            session.close(None if self.dialect is None else self.dialect.stop)
 
     # -- measurement -----------------------------------------------------------------------
     @property
@@ -419,7 +359,7 @@ class Scope(AcquisitionBase):
         """Read the bytes the family sends after a block's termination (``data_trailer``)."""
         n = self._require_dialect().data_trailer
         if n:
-            extra = bytes(self._io("the block's trailer", self._inst.read_bytes, n))
+            extra = self._visa().read_bytes("the block's trailer", n)
             if extra.strip():
                 raise InstrumentError(f"{self.source}: CH{channel} block ends in {extra!r} "
                                       "where only line feeds were due")

@@ -55,16 +55,15 @@ def identify(resource: str, visa_library: str, timeout_s: float) -> Found:
     import pyvisa.errors
 
     from energyrig.instruments.scope.dialects import dialect_for_idn
-    from energyrig.instruments.scope.driver import open_session
+    from energyrig.instruments.visa import open_session
 
     dialect = "auto"
     try:
-        rm, inst = open_session(resource, visa_library, timeout_s)
+        session = open_session(resource, visa_library, timeout_s, product="scope")
         try:
-            idn = str(inst.query("*IDN?")).strip()
+            idn = str(session.inst.query("*IDN?")).strip()
         finally:
-            inst.close()
-            rm.close()
+            session.close()
         found = dialect_for_idn(idn)
         dialect = found.name if found is not None else "auto"
         description = idn + ("" if found else " (no dialect for it yet)")
@@ -85,7 +84,9 @@ FAMILY = Family(
     config=ScopeConfig,
     open=open_scope,
     scan=scan,
-    emulator="energyrig.instruments.sim.scope",
+    address_field="resource",
+    labgrid_resource="PyVISADevice",
+    emulator="energyrig.instruments.scope.emulator",
     emulator_args=emulator_args,
     program_fields=("visa_library",),  # a path loads that library, "@name" imports pyvisa_name
 )

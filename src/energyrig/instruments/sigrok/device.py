@@ -22,8 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
-from energyrig.instruments.family import InstrumentInfo, Limits
+from energyrig.instruments.base import (
+    AcquisitionBase,
+    ArmRequest,
+    InstrumentInfo,
+    Limits,
+    RecordedCapture,
+)
 from energyrig.instruments.sigrok import protocol
 from energyrig.instruments.sigrok.config import SIGROK_CLI, SigrokConfig
 from energyrig.instruments.sigrok.protocol import ScannedDevice

@@ -42,6 +42,7 @@ FAMILY = Family(
     config=SigrokConfig,
     open=open_device,
     scan=scan,
+    address_field="conn",
     file_kinds=(FileKind("sigrok session", (".sr",), _is_zip,
                          "energyrig.instruments.sigrok.srfile:open_sr"),),
     program_fields=("sigrok_cli",),

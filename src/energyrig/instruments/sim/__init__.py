@@ -1,11 +1,12 @@
-"""The simulated bench's instruments: emulators that speak the real wire protocols.
+"""What every emulator of the simulated bench shares; each emulator lives in its family's
+folder (``ppk2/emulator.py``: a PPK2 on a pty, ``scope/emulator.py``: a SCPI scope on loopback
+TCP), named by the family record's ``emulator``.
 
 - :mod:`~energyrig.instruments.sim.wire`: the virtual trigger wire (``firmware/TRIGGER_WIRE.md``)
   the host DUT publishes its edges on.
 - :mod:`~energyrig.instruments.sim.power`: the board's power model and instrument faults.
-- :mod:`~energyrig.instruments.sim.ppk2`: a PPK2 on a pty (``python -m
-  energyrig.instruments.sim.ppk2 --help``).
 - :mod:`~energyrig.instruments.sim.truth`: the ground-truth log of every window's energy.
+- :mod:`~energyrig.instruments.sim.switch`: the load switch a calibration routine flips.
 - :mod:`~energyrig.instruments.sim.process`: the command line all emulators share, and
   :class:`~energyrig.instruments.sim.process.EmulatorProcess` to run one in its own process.
 

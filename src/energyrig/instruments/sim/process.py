@@ -1,7 +1,7 @@
 """Emulators as processes: the command line they share, and starting one from Python.
 
-Every emulator module of the simulated bench (``energyrig.instruments.sim.ppk2``,
-``energyrig.instruments.sim.scope``) runs as ``python -m MODULE --model JSON [--wire PATH]
+Every emulator module of the simulated bench (``energyrig.instruments.ppk2.emulator``,
+``energyrig.instruments.scope.emulator``) runs as ``python -m MODULE --model JSON [--wire PATH]
 [--truth PATH] [--seed N] [-v] ...``, prints the address a client opens (a pty path, a VISA
 resource) on its first stdout line, and serves until SIGTERM/SIGINT or until its parent dies
 (a killed rig leaves no emulator behind). :func:`emulator_parser`,
@@ -156,7 +156,7 @@ def terminate(proc: subprocess.Popen[str] | subprocess.Popen[bytes], what: str,
 
 
 class EmulatorProcess:
-    """Run an emulator in its own process (``python -m energyrig.instruments.sim.ppk2``).
+    """Run an emulator in its own process (``python -m energyrig.instruments.ppk2.emulator``).
 
     Parameters
     ----------
@@ -172,7 +172,7 @@ class EmulatorProcess:
         (:class:`~energyrig.instruments.progress.ProgressBound`).
     module:
         The emulator module to run; any with the same command line and first stdout line
-        (``energyrig.instruments.sim.scope`` prints a VISA resource instead of a pty path).
+        (``energyrig.instruments.scope.emulator`` prints a VISA resource instead of a pty path).
 
     Use as a context manager; :attr:`port` is the first line the emulator printed (the pty
     path, the VISA resource) once entered.
@@ -181,7 +181,7 @@ class EmulatorProcess:
     def __init__(self, model: PowerModel, wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
                  start_timeout_s: float = 10.0,
-                 module: str = "energyrig.instruments.sim.ppk2") -> None:
+                 module: str = "energyrig.instruments.ppk2.emulator") -> None:
         self.argv = [*python_module(module),
                      "--model", json.dumps(model.as_dict())]
         if wire is not None:

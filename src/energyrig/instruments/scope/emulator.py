@@ -34,7 +34,7 @@ the windows inside it, so the bench matches a window to its truth as with the PP
 
 Run it in its own process::
 
-    python -m energyrig.instruments.sim.scope --wire /tmp/er.wire --truth truth.jsonl
+    python -m energyrig.instruments.scope.emulator --wire /tmp/er.wire --truth truth.jsonl
 
 prints the VISA resource (``TCPIP::127.0.0.1::<port>::SOCKET``) on its first stdout line and
 serves until SIGTERM/SIGINT.
@@ -753,7 +753,7 @@ def _compile(dialect: str) -> list[tuple[re.Pattern[str], Handler]]:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: serve until SIGTERM or SIGINT (or the parent is gone)."""
     parser = emulator_parser(
-        "energyrig.instruments.sim.scope",
+        "energyrig.instruments.scope.emulator",
         "Emulated SCPI oscilloscope on loopback TCP (shunt method: CH1 supply, CH2 shunt, "
         "CH3 trigger), driven by a power model and the virtual trigger wire. Prints the VISA "
         "resource on the first stdout line.")

@@ -30,7 +30,7 @@ model's ``measured_current``.
 
 Run it in its own process so the rig, the DUT and the emulator use separate cores::
 
-    python -m energyrig.instruments.sim.ppk2 --wire /tmp/er.wire --truth truth.jsonl
+    python -m energyrig.instruments.ppk2.emulator --wire /tmp/er.wire --truth truth.jsonl
 
 prints the pty path on its first stdout line and runs until SIGTERM/SIGINT or until its
 parent process dies; :class:`~energyrig.instruments.sim.process.EmulatorProcess` does
@@ -72,7 +72,6 @@ from energyrig.instruments.sim.power import (
 )
 from energyrig.instruments.sim.switch import LoadSwitch
 from energyrig.instruments.sim.process import (
-    EmulatorProcess,
     emulator_parser,
     parse_emulator_args,
     serve_until_stopped,
@@ -432,7 +431,7 @@ class Ppk2Emulator(OpenCloseBase):
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: serve until SIGTERM, SIGINT or the parent's death."""
     parser = emulator_parser(
-        "energyrig.instruments.sim.ppk2",
+        "energyrig.instruments.ppk2.emulator",
         "Emulated PPK2 on a pty, driven by a power model and the virtual trigger wire. "
         "Prints the pty path on the first line of stdout.")
     parser.add_argument("--latency-s", type=float, default=0.05,
@@ -452,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["DEFAULT_CALIBRATION", "SERIAL_BASE", "EmulatorProcess", "EmulatorStats", "Ppk2Emulator", "main"]
+__all__ = ["DEFAULT_CALIBRATION", "SERIAL_BASE", "EmulatorStats", "Ppk2Emulator", "main"]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,243 @@
+"""The base of streaming acquisitions (PPK2, Joulescope): :class:`StreamAcquisition`.
+
+A streaming instrument samples from ``start()`` on; its transport (a reader thread, a driver's
+callbacks) hands decoded chunks to :meth:`StreamAcquisition._store`, which keeps them in a
+:class:`~energyrig.instruments.streambuffer.StreamBuffer` (``history_s`` while not armed,
+``buffer_s`` while armed). The base owns what every stream does with them the same way:
+
+* :meth:`~StreamAcquisition._mark`: ``arm()``'s wait for ``pre_s`` of samples and its mark
+  ``pre_s`` before the newest one (never before the fall of the window collected last);
+* :meth:`~StreamAcquisition._collect_window`: ``collect()``'s wait for the first trigger
+  window after the mark plus ``post_s``, with
+  :class:`~energyrig.instruments.triggerscan.TriggerScan`;
+* :meth:`~StreamAcquisition.wait_received`: a wait for a given sample.
+
+Every wait is bounded by the stream's progress, never by the call
+(:class:`~energyrig.instruments.progress.ProgressBound`, restarted by each new sample): a
+loaded host reads a stream late and in bursts, and only a stream that stops is an error.
+
+A family implements ``start``/``stop`` (its transport), ``limits``/``describe``, its
+``arm``/``collect`` checks around the two steps above, and :attr:`StreamAcquisition.source`.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from energyrig.capture import Chunk
+from energyrig.errors import InstrumentError
+from energyrig.instruments.base import AcquisitionBase, ArmRequest
+from energyrig.instruments.progress import ProgressBound
+from energyrig.instruments.streambuffer import StreamBuffer
+from energyrig.instruments.triggerscan import TriggerScan, cut_at
+
+log = logging.getLogger(__name__)
+
+class StreamAcquisition(AcquisitionBase):
+    """A streaming :class:`~energyrig.instruments.base.Acquisition`'s buffer, marks and waits.
+
+    Parameters
+    ----------
+    rate_hz:
+        The stream's sample rate, Hz.
+    history_s, buffer_s:
+        Samples kept while not armed (what ``pre_s`` reaches back to) and while armed, s.
+    clock:
+        Monotonic clock of the bounds on the stream, s (tests pass a fake one).
+
+    Attributes
+    ----------
+    product:
+        What the instrument is called in the error of a stream that stopped (``"PPK2"``).
+    """
+
+    product = "instrument"
+
+    def __init__(self, rate_hz: float, history_s: float, buffer_s: float, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._rate_hz = rate_hz
+        self._history_s = history_s
+        self._buffer_s = buffer_s
+        self._now = clock
+        self._buffer = StreamBuffer()
+        self._cond = threading.Condition()
+        self._arm: ArmRequest | None = None
+        self._arm_index = self._scan_from = self._last_fall = 0
+
+    @property
+    def source(self) -> str:  # pragma: no cover - overridden
+        """The instrument as error messages name it (``"ppk2:/dev/ttyACM0"``)."""
+        raise NotImplementedError
+
+    # -- what the transport hands in ------------------------------------------------------
+    def _store(self, chunk: Chunk) -> None:
+        """Keep ``chunk`` (the transport's thread): ``history_s`` of samples while not armed,
+        up to ``buffer_s`` while armed (an overflow then fails the collect)."""
+        history = round(self._history_s * self._rate_hz)
+        capacity = round(self._buffer_s * self._rate_hz)
+        with self._cond:
+            discarded = self._buffer.push(chunk, history,
+                                          None if self._arm is None else capacity)
+            if discarded:
+                log.error("%s: buffer full (%g s) while armed; %d samples discarded",
+                          self.source, self._buffer_s, discarded)
+            self._cond.notify_all()
+
+    # -- hooks of a family ----------------------------------------------------------------
+    def _check_alive(self) -> None:
+        """Raise :class:`~energyrig.errors.InstrumentError` when the stream cannot deliver
+        any more (called with the lock held); the base knows of no such state."""
+
+    def _suspect_from(self) -> int | None:
+        """The absolute index from which the stream's timing is in doubt (a lag not yet
+        resolved), else ``None``; a record reaching past it is waited on for
+        :meth:`_settle_s` (called with the lock held)."""
+        return None
+
+    def _settle_s(self) -> float:
+        """How long a collect waits for a doubtful lag to resolve, s."""
+        return 0.0
+
+    def _window_stalled(self, scan: TriggerScan, bound_s: float, trigger: str,
+                        newest: int) -> InstrumentError:
+        """The error of a collect whose stream sent no sample for ``bound_s`` (s) while the
+        window on ``trigger`` was incomplete."""
+        return self._stopped(bound_s, f"the trigger window ({scan.seen} on {trigger})", newest)
+
+    # -- the stream's positions (call with the lock held) ---------------------------------
+    def _newest(self) -> int:
+        """The absolute index after the newest sample received."""
+        chunks = self._buffer.chunks
+        return chunks[-1].end_index if chunks else 0
+
+    def _oldest(self) -> int:
+        """The absolute index of the oldest sample kept."""
+        chunks = self._buffer.chunks
+        return chunks[0].start_index if chunks else self._newest()
+
+    # -- waits -----------------------------------------------------------------------------
+    def _stopped(self, bound_s: float, what: str, newest: int) -> InstrumentError:
+        """The error of a stream that sent no sample for ``bound_s`` (s) while waited on for
+        ``what``, received up to absolute index ``newest``."""
+        return InstrumentError(f"{self.source}: the stream stopped: no sample for "
+                               f"{bound_s:.1f} s while waiting for {what} (received up to "
+                               f"sample {newest}); is the {self.product} still streaming?")
+
+    def _progress(self, newest: int, stalled: ProgressBound) -> int:
+        """The absolute index after the newest sample received now, ``stalled`` restarted
+        when it moved past ``newest`` (call with the lock held)."""
+        now = self._newest()
+        if now > newest:
+            stalled.advance()
+        return now
+
+    def _wait_stream(self, ready: Callable[[], bool], bound_s: float, what: str) -> None:
+        """Wait until ``ready()`` (called with the lock held), the bound ``bound_s`` (s)
+        restarted by each new sample received."""
+        self._check_alive()
+        stalled = ProgressBound(bound_s, clock=self._now)
+        newest = self._newest()
+        while True:
+            self._check_alive()
+            if ready():
+                return
+            newest = self._progress(newest, stalled)
+            if stalled.expired():
+                raise self._stopped(bound_s, what, newest)
+            self._cond.wait(0.05)
+
+    def wait_received(self, index: int, bound_s: float) -> None:
+        """Wait until the stream's samples before absolute ``index`` have been received.
+
+        The bound ``bound_s`` (s) counts from the newest sample received
+        (:class:`~energyrig.instruments.progress.ProgressBound`): a stream still arriving is
+        waited for however late this host reads it.
+
+        Raises
+        ------
+        InstrumentError
+            No sample came for ``bound_s``, or the stream failed.
+        """
+        with self._cond:
+            self._wait_stream(lambda: self._newest() >= index, bound_s, f"sample {index}")
+
+    # -- arm and collect -------------------------------------------------------------------
+    def _mark(self, request: ArmRequest, start_s: float) -> None:
+        """``arm()`` after the family's checks: wait until the stream holds ``pre_s`` of
+        samples (the bound ``pre_s`` + ``start_s``, s, restarted by each new sample: right
+        after ``start()`` it may not yet), then mark the stream ``pre_s`` before the newest
+        sample, but not before the fall of the window collected last."""
+        pre = round(request.pre_s * self._rate_hz)
+        with self._cond:
+            self._wait_stream(lambda: self._newest() - self._oldest() >= pre,
+                              request.pre_s + start_s, f"{request.pre_s} s of samples")
+            chunks = self._buffer.chunks
+            newest = self._newest()
+            # Never reach back into the window collected last.
+            self._arm_index = max(newest - pre, self._last_fall)
+            # The last sample received was taken before arm() returned, so before the DUT
+            # ran: the window is the first rise after it (an earlier window inside pre_s is
+            # not mistaken for it).
+            self._scan_from = newest - 1 if chunks else newest
+            self._arm = request
+            self._buffer.overflow = 0
+
+    def _collect_window(self, timeout_s: float, trigger_bit: int, min_pulse_s: float,
+                        trigger: str) -> tuple[Chunk, ...]:
+        """``collect()``'s wait: the chunks from the mark to ``post_s`` after the first
+        trigger window after it (on logic bit ``trigger_bit``, named ``trigger`` in errors;
+        pulses shorter than ``min_pulse_s``, s, ignored). Disarms.
+
+        ``timeout_s`` (s) counts twice, from the stream's progress, never from the call (a
+        loaded host reads the stream late, in bursts): the record must complete within
+        ``timeout_s`` of *stream* past the newest sample received at the call (the device's
+        own time: a stream that runs on without the window is a timeout, however slowly it
+        arrives), and the stream must not stall for ``timeout_s`` of host time
+        (:class:`~energyrig.instruments.progress.ProgressBound`, restarted by each new
+        sample). A record reaching past :meth:`_suspect_from` is waited on for
+        :meth:`_settle_s` more.
+
+        Raises
+        ------
+        InstrumentError
+            Not armed, the buffer overflowed, the stream stopped, failed or ran on without a
+            window (:class:`~energyrig.errors.NoTriggerWindow` when the trigger never rose).
+        """
+        if self._arm is None:
+            raise InstrumentError(f"{self.source}: collect() without arm()")
+        post = round(self._arm.post_s * self._rate_hz)
+        scan = TriggerScan(trigger_bit, round(min_pulse_s * self._rate_hz),
+                           start=self._scan_from, post=post)
+        stalled = ProgressBound(timeout_s, clock=self._now)
+        settle_deadline = self._now() + self._settle_s()
+        try:
+            with self._cond:
+                newest = self._newest()
+                stream_deadline = newest + round(timeout_s * self._rate_hz)
+                while True:
+                    self._check_alive()
+                    self._buffer.check_overflow(self.source, self._buffer_s)
+                    scan.feed(self._buffer)
+                    newest = self._progress(newest, stalled)
+                    if scan.complete:
+                        assert scan.end is not None
+                        suspect = self._suspect_from()
+                        if suspect is None or suspect >= scan.end:
+                            break
+                        if self._now() > settle_deadline:
+                            break  # the family flags it: the lag never settled
+                    else:
+                        settle_deadline = self._now() + self._settle_s()
+                        if newest >= stream_deadline:
+                            raise scan.timeout(self.source, timeout_s, trigger)
+                        if stalled.expired():
+                            raise self._window_stalled(scan, timeout_s, trigger, newest)
+                    self._cond.wait(0.1)
+                chunks = self._buffer.since(self._arm_index)
+        finally:
+            self._arm = None
+        assert scan.fall is not None and scan.end is not None
+        self._last_fall = scan.fall
+        return cut_at(chunks, scan.end)

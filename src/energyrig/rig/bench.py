@@ -326,13 +326,16 @@ class SimBench(Bench):
             return
         # A streaming record starts pre_s before the newest sample received at its arm:
         # wait until the stream holds pre_s past the switch (in the stream's own time,
-        # however late this host reads it), so no record mixes the loads.
+        # however late this host reads it), so no record mixes the loads. The stream's time
+        # base is in the truth log once its first sample came (the emulator writes it before
+        # it sends one); a switch right after the bench opened may come before that.
+        bound_s = self.limits.stream_lag_s + SWITCH_SLACK_S
+        self.instrument.wait_received(1, bound_s)
         self.truth.read()
         stream = self.truth.stream
-        assert stream is not None  # the emulator logs it when the stream starts
+        assert stream is not None  # written before the first sample
         after = switched_ns + round(self.fixture.measure.pre_s * 1e9)
-        self.instrument.wait_received(math.ceil(stream.sample_index(after)),
-                                      self.limits.stream_lag_s + SWITCH_SLACK_S)
+        self.instrument.wait_received(math.ceil(stream.sample_index(after)), bound_s)
 
     def actual_ohms(self, nominal_ohms: float) -> float:
         """The actual value of the bench's reference resistor of ``nominal_ohms``: off its

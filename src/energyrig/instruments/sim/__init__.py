@@ -3,7 +3,7 @@
 - :mod:`~energyrig.instruments.sim.wire`: the virtual trigger wire (``firmware/TRIGGER_WIRE.md``)
   the host DUT publishes its edges on.
 - :mod:`~energyrig.instruments.sim.power`: the board's power model and instrument faults.
-- :mod:`~energyrig.instruments.sim.ppk2`: a PPK2 on a pty (``python -m
+- :mod:`~energyrig.instruments.sim.ppk2`: a PPK2 on a pty (``python -m energyrig.cli.emulate
   energyrig.instruments.sim.ppk2 --help``).
 - :mod:`~energyrig.instruments.sim.truth`: the ground-truth log of every window's energy.
 - :mod:`~energyrig.instruments.sim.process`: the command line all emulators share, and

@@ -135,7 +135,9 @@ class JsonLines:
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
-        self._lock = threading.Lock()
+        # reentrant: a stop request is reported from the signal handler, which may run in
+        # the main thread while it writes a line
+        self._lock = threading.RLock()
 
     def report(self, event: SweepEvent) -> None:
         """Write ``event`` as one line (a line at a time from the lanes' threads)."""

@@ -180,10 +180,10 @@ def register(app: typer.Typer) -> None:
         # the plan, the sweep and the results store (pandas, pyarrow): only here
         from rich.console import Console
 
+        from energyrig.cli.sweepview import JsonLines, SweepDisplay
         from energyrig.fixtures import load_fixture
         from energyrig.rig.pipeline import KEEP_CAPTURES
         from energyrig.rig.plan import load_plan
-        from energyrig.cli.sweepview import JsonLines, SweepDisplay
         from energyrig.rig.sweep.boards import calibrated_benches, plan_fixtures
         from energyrig.rig.sweep.dryrun import dry_run, time_ops
         from energyrig.rig.sweep.lab import Lab

@@ -59,7 +59,7 @@ firmware-zephyr:
 # catalogue, then each op alone (ER_OPS_ONLY), into $(ZEPHYR_BUILD)/footprint.json. The
 # build directory ends with the whole catalogue again.
 firmware-footprint: deps firmware-zephyr
-	$(PY) -m energyrig.rig.footprint $(ZEPHYR_BUILD)
+	$(PY) -m energyrig.cli.footprint $(ZEPHYR_BUILD)
 
 # The firmware and its C tests built against mbedTLS 3.6 LTS, the one Zephyr's module ships
 # (needs cargo: the source comes from a crates.io package). Not part of `make test`.

@@ -1,9 +1,9 @@
 """Benchmark: does the simulated PPK2 bench keep up in real time?
 
 Runs the three processes of the simulated bench on this machine — the PPK2 emulator
-(``python -m energyrig.instruments.ppk2.emulator``), the host firmware (``build/host/energyrig-dut``
-with ``--trigger-wire``) and the rig side (:class:`~energyrig.instruments.ppk2.driver.Ppk2`
-plus :func:`~energyrig.energy.windows.find_windows`, this process) — for ``--seconds``, measuring
+(``python -m energyrig.cli.emulate energyrig.instruments.ppk2.emulator``), the host firmware
+(``build/host/energyrig-dut`` with ``--trigger-wire``) and the rig side
+(:class:`~energyrig.instruments.ppk2.driver.Ppk2` plus :func:`~energyrig.energy.windows.find_windows`, this process) — for ``--seconds``, measuring
 one ``run n=N`` window after another, and reports:
 
 * samples lost anywhere (counter gaps seen by the driver, emulator transmit overflows),

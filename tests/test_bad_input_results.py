@@ -318,7 +318,7 @@ def test_the_store_and_the_report_leave_out_the_same_windows(tmp_path: Path) -> 
 
 def test_the_sweeps_rule_replaces_left_out_windows_within_max_windows(tmp_path: Path) -> None:
     from energyrig.rig.plan import load_plan
-    from energyrig.rig.sweep import enough_windows, target_met
+    from energyrig.rig.sweep.stopping import enough_windows, target_met
 
     (tmp_path / "plan.toml").write_text(
         "seed = 1\n[adaptive]\nmin_windows = 3\nmax_windows = 5\nci_target = 0.5\n"

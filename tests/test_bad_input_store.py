@@ -30,7 +30,7 @@ from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
 from energyrig.results import store
 from energyrig.results.store import PARTS
-from energyrig.rig import sweep
+from energyrig.rig.sweep import boards
 
 SEGMENT = "seg-000001.parquet"
 INDEX = "segments.json"
@@ -44,7 +44,7 @@ def _index(run_dir: Path) -> dict[str, Any]:
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBench:
     """`rig sweep` measures on a scripted bench (its fixture is fixtures/sim.toml)."""
     bench = ScriptedBench()
-    monkeypatch.setattr(sweep, "calibrated_benches", lambda calibration: factory(bench))
+    monkeypatch.setattr(boards, "calibrated_benches", lambda calibration: factory(bench))
     return bench
 
 

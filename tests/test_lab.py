@@ -41,7 +41,7 @@ from energyrig.lab.place import (
 from energyrig.rig.bench import open_bench
 from energyrig.rig.dut import open_dut
 from energyrig.rig.labsim import SimLab
-from energyrig.rig.lanes import place_slots
+from energyrig.rig.sweep.lanes import place_slots
 from energyrig.rig.pipeline import measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ process group) once it has stored a point; the sweep must go on, and the run mus
 every point of the plan exactly once, with the place and host it ran on, none lost, and no
 process of the lab or the sweep left behind.
 
-The lanes' decisions (:mod:`energyrig.rig.lanes`) are checked on local simulated benches
+The lanes' decisions (:mod:`energyrig.rig.sweep.lanes`) are checked on local simulated benches
 in ``tests/test_lanes.py``; this file is the whole path through labgrid.
 """
 from __future__ import annotations
@@ -25,14 +25,11 @@ import pytest
 from energyrig.results.store import PARTS, POINTS
 from energyrig.rig.labsim import SimLab
 from energyrig.rig.plan import load_plan
-from energyrig.rig.sweep import (
-    Lab,
-    StopRequest,
-    dry_run,
-    plan_fixtures,
-    resume_sweep,
-    start_sweep,
-)
+from energyrig.rig.sweep.boards import plan_fixtures
+from energyrig.rig.sweep.dryrun import dry_run
+from energyrig.rig.sweep.lab import Lab
+from energyrig.rig.sweep.run import resume_sweep, start_sweep
+from energyrig.rig.sweep.stopping import StopRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "plans" / "quick.toml"

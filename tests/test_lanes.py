@@ -1,4 +1,4 @@
-"""What the lanes of a lab sweep decide (:mod:`energyrig.rig.lanes`), on scripted benches.
+"""What the lanes of a lab sweep decide (:mod:`energyrig.rig.sweep.lanes`), on scripted benches.
 
 Each slot is a scripted bench (``tests/test_sweep.py``'s :class:`ScriptedBench`) that can
 "die": from its K-th point on, the point fails, the bench no longer opens and the slot is no
@@ -13,14 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from test_sweep import QUIET, SIM, ScriptedBench, factory, make_plan
+from test_sweep import SIM, ScriptedBench, factory, make_plan
 
 from energyrig.domain import Point
 from energyrig.errors import DutError, InstrumentError
 from energyrig.fixtures import load_fixture
 from energyrig.results import RunWriter, load
-from energyrig.rig.lanes import PointQueue
-from energyrig.rig.sweep import NO_PLACE_LEFT, StopRequest, execute, survey
+from energyrig.rig.sweep.boards import survey
+from energyrig.rig.sweep.execute import execute
+from energyrig.rig.sweep.lanes import PointQueue
+from energyrig.rig.sweep.state import NO_PLACE_LEFT
+from energyrig.rig.sweep.stopping import StopRequest
 
 PLAN = """
     [adaptive]
@@ -75,7 +78,7 @@ def lab_run(tmp_path: Path, slots: list[ScriptedSlot], plan_body: str = PLAN,
     plan = make_plan(tmp_path, plan_body).with_seed()
     boards = survey(plan, [load_fixture(SIM)], factory(ScriptedBench()))
     with RunWriter.create(tmp_path / "run", plan=plan.record(), seed=plan.seed) as writer:
-        outcome = execute(boards, writer, plan, stop=stop, console=QUIET,
+        outcome = execute(boards, writer, plan, stop=stop,
                           slots={"bench": slots})
     return outcome, load(tmp_path / "run").points
 

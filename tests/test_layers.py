@@ -1,9 +1,10 @@
 """The import graph runs one way (docs/ARCHITECTURE.md): cli → rig → {instruments, results,
 fixtures, calibration, lab} → energy → the bottom (domain, capture, config, units, bounded,
-errors, opfamilies); no circle anywhere.
+errors, opfamilies); no circle anywhere; only ``cli/`` draws (rich) or writes to the terminal.
 
-Every ``import`` counts, also those inside functions (a lazy import is still a dependency);
-imports under ``if TYPE_CHECKING:`` count for the layers but not for circles (they never run)."""
+Every ``import`` counts, also those inside functions (a lazy import is still a dependency)
+and those under ``if TYPE_CHECKING:`` (a circle the type checker sees is a circle in the
+design, even if it never runs)."""
 from __future__ import annotations
 
 import ast
@@ -39,23 +40,12 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
-    """The import nodes inside ``if TYPE_CHECKING:`` blocks."""
-    return {inner for node in ast.walk(tree)
-            if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-            and node.test.id == "TYPE_CHECKING"
-            for stmt in node.body for inner in ast.walk(stmt)}
-
-
-def _imports(path: Path, runtime: bool = False) -> set[str]:
+def _imports(path: Path) -> set[str]:
     """The energyrig modules ``path`` imports (``from a import b`` counts ``a.b`` when that
-    is a module, else ``a``); ``runtime``: without those under ``if TYPE_CHECKING:``."""
+    is a module, else ``a``)."""
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_only(tree) if runtime else set()
     for node in ast.walk(tree):
-        if node in skip:
-            continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("energyrig"))
         elif isinstance(node, ast.ImportFrom) and node.module and \
@@ -68,7 +58,6 @@ def _imports(path: Path, runtime: bool = False) -> set[str]:
 
 MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
 GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
-RUNTIME = {name: _imports(path, runtime=True) - {name} for name, path in MODULES.items()}
 
 
 def _part(module: str) -> str:
@@ -103,8 +92,8 @@ def test_no_circle() -> None:
 
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(RUNTIME.get(node, ())):
-            if nxt not in RUNTIME:
+        for nxt in sorted(GRAPH.get(node, ())):
+            if nxt not in GRAPH:
                 continue
             if state.get(nxt) == 1:
                 circle = path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
@@ -113,6 +102,31 @@ def test_no_circle() -> None:
                 visit(nxt, [*path, nxt])
         state[node] = 2
 
-    for module in sorted(RUNTIME):
+    for module in sorted(GRAPH):
         if module not in state:
             visit(module, [module])
+
+
+def _drawing(path: Path) -> list[str]:
+    """Where ``path`` imports rich, calls ``print`` or touches ``sys.stdout``/``sys.stderr``
+    (``line N: what``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        found += [f"line {node.lineno}: import {n}" for n in names
+                  if n == "rich" or n.startswith("rich.")]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "print":
+            found.append(f"line {node.lineno}: print()")
+        if isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr") and \
+                isinstance(node.value, ast.Name) and node.value.id == "sys":
+            found.append(f"line {node.lineno}: sys.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _part(m) != "cli"))
+def test_only_the_cli_draws(module: str) -> None:
+    """Presentation lives in ``cli/``: below it, code reports (events, return values,
+    logging) and a program's handshake on stdout is written by its entry point in ``cli/``."""
+    assert not _drawing(MODULES[module]), f"{module} draws: {_drawing(MODULES[module])}"

@@ -12,7 +12,7 @@ from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan, plan_from_record
-from energyrig.rig.sweep import read_target
+from energyrig.rig.sweep.dryrun import read_target
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = sorted((ROOT / "plans").glob("*.toml"))

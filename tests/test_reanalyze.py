@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import json
 import re
 import shutil
@@ -20,7 +19,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner
 
 import energyrig
@@ -34,7 +32,8 @@ from energyrig.results.versions import FIGURE_PACKAGES, figure_changes
 from energyrig.rig.dut import open_dut
 from energyrig.rig.plan import load_plan
 from energyrig.rig.reanalyze import TOLERANCE, reanalyze
-from energyrig.rig.sweep import calibrated_benches, start_sweep
+from energyrig.rig.sweep.boards import calibrated_benches
+from energyrig.rig.sweep.run import start_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -74,7 +73,7 @@ def kept_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (tmp / "plan.toml").write_text(PLAN, encoding="utf-8")
     outcome = start_sweep(load_plan(tmp / "plan.toml"), tmp / "run", fixture=fixture,
                           bench_factory=calibrated_benches(str(record)),
-                          console=Console(file=io.StringIO()), keep_captures="all")
+                          keep_captures="all")
     assert outcome.measured == 2 and outcome.failed == 0
     return tmp / "run"
 

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import psutil
 import pytest
-from rich.console import Console
 
 from energyrig.capture import Chunk
 from energyrig.errors import ConfigError, DutError
@@ -32,8 +31,10 @@ from energyrig.results.store import CAPTURES, capture_path
 from energyrig.results.footprint import Footprint, Memory, run_footprints, write_footprint
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
-from energyrig.rig.sweep import (OpTiming, StopRequest, dry_run, enough_windows, read_target,
-                                 resume_sweep, start_sweep, survey, time_ops)
+from energyrig.rig.sweep.boards import survey
+from energyrig.rig.sweep.dryrun import OpTiming, dry_run, read_target, time_ops
+from energyrig.rig.sweep.run import resume_sweep, start_sweep
+from energyrig.rig.sweep.stopping import StopRequest, enough_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -142,7 +143,6 @@ def make_plan(tmp_path: Path, body: str, head: str = "") -> Plan:
     return load_plan(path)
 
 
-QUIET = Console(stderr=True, quiet=True)
 HASHES = """
     [adaptive]
     min_windows = 3
@@ -155,7 +155,7 @@ HASHES = """
 
 def run(tmp_path: Path, plan: Plan, bench: ScriptedBench, **kw: Any):
     return start_sweep(plan, tmp_path / "run", fixture=load_fixture(SIM),
-                       bench_factory=factory(bench), console=QUIET, **kw)
+                       bench_factory=factory(bench), **kw)
 
 
 # --- the adaptive rule --------------------------------------------------------------------
@@ -246,11 +246,10 @@ def test_failed_points_are_measured_again_on_request_and_both_attempts_are_kept(
         """)
     first = run(tmp_path, plan, ScriptedBench())
     assert (first.complete, first.all_ok, first.failed) == (True, False, 2)
-    again = resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench()),
-                         console=QUIET)
+    again = resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench()))
     assert (again.measured, again.failed_before, again.all_ok) == (0, 2, False)
     fixed = ScriptedBench(broken=frozenset())
-    retried = resume_sweep(tmp_path / "run", bench_factory=factory(fixed), console=QUIET,
+    retried = resume_sweep(tmp_path / "run", bench_factory=factory(fixed),
                            retry_failed=True)
     assert (retried.measured, retried.failed, retried.all_ok) == (2, 0, True)
     assert sorted(fixed.prepared) == sorted(p for p in fixed.prepared if "op=broken" in p)
@@ -292,7 +291,7 @@ def test_a_stop_between_windows_then_resume_measures_each_point_once(
 
     second = ScriptedBench()
     again = resume_sweep(tmp_path / "run", fixture=load_fixture(SIM),
-                         bench_factory=factory(second), console=QUIET)
+                         bench_factory=factory(second))
     assert again.complete and again.already_done == outcome.measured
     assert set(second.prepared).isdisjoint(set(stored.points["point_key"]))
     final = load(tmp_path / "run")
@@ -312,7 +311,7 @@ def test_kept_captures_survive_a_stop_and_resume_once_each(tmp_path: Path) -> No
                   keep_captures="all")
     assert not outcome.complete
     resume_sweep(tmp_path / "run", fixture=load_fixture(SIM),
-                 bench_factory=factory(ScriptedBench()), console=QUIET)
+                 bench_factory=factory(ScriptedBench()))
     final = load(tmp_path / "run")
     assert final.manifest["keep_captures"] == "all"
     kept = sorted(p.relative_to(tmp_path / "run") for p in
@@ -362,8 +361,7 @@ def test_a_disk_too_full_for_the_captures_keeps_the_results(
     assert not (tmp_path / "run" / CAPTURES).exists()  # nothing flagged: nothing kept
     (tmp_path / "run2").mkdir()
     outcome = start_sweep(make_plan(tmp_path, HASHES), tmp_path / "run2",
-                          fixture=load_fixture(SIM), bench_factory=factory(ScriptedBench()),
-                          console=QUIET, keep_captures="all")
+                          fixture=load_fixture(SIM), bench_factory=factory(ScriptedBench()), keep_captures="all")
     assert outcome.complete and outcome.measured == 6
     assert len(load(tmp_path / "run2").points) == 6
     assert not list((tmp_path / "run2" / CAPTURES).iterdir())  # no partial file, no tmp
@@ -374,7 +372,7 @@ def test_resume_of_a_finished_run_measures_nothing(tmp_path: Path) -> None:
     run(tmp_path, plan, ScriptedBench())
     bench = ScriptedBench()
     again = resume_sweep(tmp_path / "run", fixture=load_fixture(SIM),
-                         bench_factory=factory(bench), console=QUIET)
+                         bench_factory=factory(bench))
     assert again.complete and again.measured == 0 and bench.prepared == []
 
 
@@ -417,7 +415,7 @@ def test_overwrite_replaces_a_run_and_refuses_a_live_one(tmp_path: Path) -> None
             run(tmp_path, plan, ScriptedBench(), overwrite=True)
         unopened = ScriptedBench()
         with pytest.raises(RunError, match="another sweep"):
-            resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+            resume_sweep(tmp_path / "run", bench_factory=factory(unopened))
         assert unopened.opened == 0
 
 def test_a_plan_or_a_run_directory_cannot_run_a_program_from_an_untrusted_fixture(
@@ -428,19 +426,19 @@ def test_a_plan_or_a_run_directory_cannot_run_a_program_from_an_untrusted_fixtur
     unopened = ScriptedBench()
     with pytest.raises(ConfigError, match=r"plan.toml: fixture: .*sim-x.toml runs a program "
                                           r"\(dut.command\) and is not in a trusted"):
-        start_sweep(plan, tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+        start_sweep(plan, tmp_path / "run", bench_factory=factory(unopened))
     assert unopened.opened == 0 and not (tmp_path / "run").exists()
     # Named by the operator it is fine; a resume then refuses what the manifest names ...
     start_sweep(plan, tmp_path / "run", fixture=elsewhere,
-                bench_factory=factory(ScriptedBench()), console=QUIET)
+                bench_factory=factory(ScriptedBench()))
     with pytest.raises(ConfigError, match="manifest.json: fixture.path: .*not in a trusted"):
-        resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+        resume_sweep(tmp_path / "run", bench_factory=factory(unopened))
     # ... and, trusted, refuses a fixture changed since the run began.
     monkeypatch.setenv(FIXTURE_DIRS_ENV, str(tmp_path))
     elsewhere.path.write_text(elsewhere.path.read_text() + "\n# edited\n")
     with pytest.raises(RunError, match="sim-x.toml changed since the run began; resume with "
                                        "--fixture FILE"):
-        resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+        resume_sweep(tmp_path / "run", bench_factory=factory(unopened))
     assert unopened.opened == 0
 
 
@@ -453,8 +451,7 @@ def test_a_sweep_never_writes_into_or_deletes_a_folder_with_files_it_did_not_wri
     (other / "notes.txt").write_text("mine")
     unopened = ScriptedBench()
     with pytest.raises(RunError, match=r"other: holds files .*\(notes.txt\)"):
-        start_sweep(plan, other, fixture=load_fixture(SIM), bench_factory=factory(unopened),
-                    console=QUIET, overwrite=overwrite)
+        start_sweep(plan, other, fixture=load_fixture(SIM), bench_factory=factory(unopened), overwrite=overwrite)
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"] and unopened.opened == 0
     # A run with the operator's notes put in it afterwards: --overwrite keeps both.
     run(tmp_path, plan, ScriptedBench())
@@ -475,8 +472,7 @@ def test_a_plan_over_two_fixtures_measures_each_board_on_its_bench(tmp_path: Pat
     stop = StopRequest()
     a = ScriptedBench(board="a", hello={"board": "a", "build": "1"}, stop=stop, stop_after=20)
     b = ScriptedBench(board="b", hello={"board": "b", "build": "2"})
-    outcome = start_sweep(plan, tmp_path / "run", bench_factory=factory(ScriptedBench(), a, b),
-                          console=QUIET, stop=stop)
+    outcome = start_sweep(plan, tmp_path / "run", bench_factory=factory(ScriptedBench(), a, b), stop=stop)
     assert outcome.total == 24 and outcome.measured == 6 and b.prepared == []
     manifest = load(tmp_path / "run").manifest
     assert manifest["firmware"]["boards"] == {"a": {"board": "a", "build": "1"},
@@ -484,8 +480,7 @@ def test_a_plan_over_two_fixtures_measures_each_board_on_its_bench(tmp_path: Pat
     assert [f["name"] for f in manifest["fixture"]["fixtures"]] == ["sim-a", "sim-b"]
 
     # The fixtures come back from the manifest (their paths) on resume.
-    again = resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench(), a, b),
-                         console=QUIET)
+    again = resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench(), a, b))
     assert again.complete and again.measured == 18
     points = load(tmp_path / "run").points
     assert points.groupby("board").size().to_dict() == {"a": 12, "b": 12}
@@ -503,7 +498,7 @@ def test_the_sweep_keeps_the_footprint_the_fixture_names(tmp_path: Path) -> None
     fixture.write_text(SIM.read_text(encoding="utf-8").replace(
         "[instrument]", 'footprint = "fp.json"\n\n[instrument]', 1), encoding="utf-8")
     start_sweep(make_plan(tmp_path, HASHES), tmp_path / "run", fixture=load_fixture(fixture),
-                bench_factory=factory(ScriptedBench()), console=QUIET)
+                bench_factory=factory(ScriptedBench()))
     assert run_footprints(tmp_path / "run") == {"bench": footprint}
 
 
@@ -754,7 +749,7 @@ def test_cli_resume_takes_the_run_directory_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize("metric", ["energy_per_op_j", "net_energy_per_op_j", "time_per_op_s"])
 def test_adaptive_metric_is_the_stores_per_op_column_times_the_batch(
         metric: str, tmp_path: Path) -> None:
-    from energyrig.rig.sweep import _metric
+    from energyrig.rig.sweep.stopping import _metric
 
     windows = [Window(0.1, 0.3, 2000, 4e-3, 5e-3), Window(0.5, 0.62, 1200, 2.5e-3, 4.5e-3)]
     with RunWriter.create(tmp_path / "run") as writer:

@@ -25,9 +25,10 @@ from energyrig.fixtures.loader import check_trusted, named_programs, resolve_com
 from energyrig.fixtures.paths import (FIXTURE_DIRS_ENV, FIXTURE_ENV, default_fixture_path,
                                       trusted_fixture_dirs)
 from energyrig.results import RunError, load
-from energyrig.rig.sweep import StopRequest, resume_sweep, start_sweep
+from energyrig.rig.sweep.run import resume_sweep, start_sweep
+from energyrig.rig.sweep.stopping import StopRequest
 from test_bad_input import GOOD_PLAN
-from test_sweep import HASHES, QUIET, ScriptedBench, factory, make_plan
+from test_sweep import HASHES, ScriptedBench, factory, make_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
@@ -164,7 +165,7 @@ def test_a_run_directory_cannot_make_the_rig_run_a_sigrok_cli_it_names(
     fixture (with its hash, so only the trust rule stands in the way)."""
     plan = make_plan(inbox, HASHES)
     start_sweep(plan, inbox / "run", fixture=load_fixture(trusted),
-                bench_factory=factory(ScriptedBench()), console=QUIET)
+                bench_factory=factory(ScriptedBench()))
     fixture = sigrok_fixture(inbox, plant(inbox / "bin" / "sigrok-cli", marker))
     manifest = inbox / "run" / "manifest.json"
     record = json.loads(manifest.read_text())
@@ -264,7 +265,7 @@ def test_a_manifest_without_the_fixtures_hash_is_not_resumed(
     stop = StopRequest()
     first = ScriptedBench(stop=stop, stop_after=12)
     outcome = start_sweep(plan, tmp_path / "run", fixture=load_fixture(trusted),
-                          bench_factory=factory(first), console=QUIET, stop=stop)
+                          bench_factory=factory(first), stop=stop)
     assert not outcome.complete
     measured = len(load(tmp_path / "run").points)
     trusted.write_text(trusted.read_text().replace("[sim.power]", "[sim.power]\ngain_error = 0.05"))
@@ -276,11 +277,11 @@ def test_a_manifest_without_the_fixtures_hash_is_not_resumed(
     with pytest.raises(RunError, match="no fixture.sha256, so whether the fixture changed "
                                        "since the run began cannot be checked; resume with "
                                        "--fixture FILE"):
-        resume_sweep(tmp_path / "run", bench_factory=factory(unopened), console=QUIET)
+        resume_sweep(tmp_path / "run", bench_factory=factory(unopened))
     assert unopened.opened == 0 and len(load(tmp_path / "run").points) == measured
     # The operator names the fixture: measured on it as it is now.
     outcome = resume_sweep(tmp_path / "run", fixture=load_fixture(trusted),
-                           bench_factory=factory(ScriptedBench()), console=QUIET)
+                           bench_factory=factory(ScriptedBench()))
     assert outcome.complete
 
 
@@ -289,11 +290,11 @@ def test_a_changed_fixture_can_be_resumed_on_by_naming_it(tmp_path: Path, truste
     plan = make_plan(tmp_path, HASHES)
     stop = StopRequest()
     start_sweep(plan, tmp_path / "run", fixture=load_fixture(trusted),
-                bench_factory=factory(ScriptedBench(stop=stop, stop_after=12)), console=QUIET,
+                bench_factory=factory(ScriptedBench(stop=stop, stop_after=12)),
                 stop=stop)
     trusted.write_text(trusted.read_text() + "\n# edited\n")
     with pytest.raises(RunError, match="changed since the run began"):
-        resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench()), console=QUIET)
+        resume_sweep(tmp_path / "run", bench_factory=factory(ScriptedBench()))
     outcome = resume_sweep(tmp_path / "run", fixture=load_fixture(trusted),
-                           bench_factory=factory(ScriptedBench()), console=QUIET)
+                           bench_factory=factory(ScriptedBench()))
     assert outcome.complete

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from energyrig.fixtures import load_fixture
 from energyrig.results import versions
-from energyrig.rig.sweep import BoardPlan, _programs
+from energyrig.rig.sweep.run import _programs
+from energyrig.rig.sweep.state import BoardPlan
 
 ROOT = Path(__file__).resolve().parents[1]
 

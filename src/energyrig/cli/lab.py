@@ -1,6 +1,6 @@
 """``rig lab status`` (the places of a labgrid lab) and ``rig lab sim`` (a simulated lab).
 
-A thin layer over :mod:`energyrig.lab.status` and :mod:`energyrig.rig.labsim`.
+A thin layer over :mod:`energyrig.lab.status` and :mod:`energyrig.cli.labsim`.
 """
 from __future__ import annotations
 
@@ -73,6 +73,6 @@ def register(app: typer.Typer) -> None:
                  "fixtures/sim.toml)."),
         seed: int = typer.Option(0, "--seed", help="Emulator seed of the first bench."),
     ) -> None:
-        from energyrig.rig.labsim import run
+        from energyrig.cli.labsim import run
 
         run(places, fixture, seed)

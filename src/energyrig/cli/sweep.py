@@ -1,9 +1,12 @@
 """``rig sweep PLAN``: measure every point of a plan into a run directory.
 
-A thin layer over :mod:`energyrig.rig.sweep`; durations are formatted only here.
+A thin layer over :mod:`energyrig.rig.sweep`; its events are shown by
+:mod:`energyrig.cli.sweepview` (rich, or JSON lines with ``--json``); durations are formatted
+only here.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from energyrig.domain import Point
-    from energyrig.rig.sweep import DryRun, SweepOutcome
+    from energyrig.rig.sweep.dryrun import DryRun
 
 
 def _default_out(title: str) -> Path:
@@ -66,25 +69,8 @@ def _print_dry_run(d: DryRun, console: Console) -> None:
         console.print(table)
 
 
-def _print_outcome(o: SweepOutcome, console: Console) -> None:
-    console.print(f"run {o.run_dir}: {o.measured} points measured, {o.failed} failed, "
-                  f"{o.skipped} skipped combinations listed"
-                  + (f", {o.already_done} stored before" if o.already_done else ""))
-    if o.handed_over:
-        console.print(f"[yellow]{o.handed_over} points were handed to another place after "
-                      "theirs died while measuring them[/]")
-    if o.target_not_met:
-        console.print(f"[yellow]{o.target_not_met} of {o.measured} points stopped at the plan's "
-                      "max_windows before their 95 % CI reached its ci_target: they are "
-                      "flagged ci_target_not_met (in points.parquet and the report); raise "
-                      "\\[adaptive] max_windows, or accept the wider intervals[/]")
-    if not o.complete:
-        console.print(f"[yellow]stopped ({o.stopped or 'interrupted'}) with {o.remaining} "
-                      f"points left; continue with: rig sweep --resume {o.run_dir}[/]")
-
-
 def _refuse_conflicts(*, resume: bool, plan: bool, out: bool, dry: bool, probe: bool,
-                      overwrite: bool, retry_failed: bool) -> None:
+                      overwrite: bool, retry_failed: bool, as_json: bool) -> None:
     """A usage error for options that contradict each other (none is ignored silently)."""
     conflicts = [
         (resume and plan, "--resume takes the run directory only (its plan and seed are in "
@@ -97,6 +83,7 @@ def _refuse_conflicts(*, resume: bool, plan: bool, out: bool, dry: bool, probe: 
                             "estimate)"),
         (dry and (out or overwrite), "--dry-run writes nothing: --out and --overwrite do "
                                      "not apply"),
+        (dry and as_json, "--json writes a sweep's events; --dry-run measures nothing"),
     ]
     for conflict, message in conflicts:
         if conflict:
@@ -151,6 +138,10 @@ def register(app: typer.Typer) -> None:
             None, "--places", metavar="P1,P2,...",
             help="With --lab: the places to hold for the sweep; each carries a board tag "
                  "naming a fixture's board. A place that dies hands its point to another."),
+        as_json: bool = typer.Option(
+            False, "--json", help="Write what the sweep does as JSON lines on stdout (one "
+                                  "object per event, its kind under \"event\"; docs/sweep.md) "
+                                  "instead of the progress bar."),
     ) -> None:
         """Measure every point of a plan on a bench into a run directory.
 
@@ -189,22 +180,19 @@ def register(app: typer.Typer) -> None:
         # the plan, the sweep and the results store (pandas, pyarrow): only here
         from rich.console import Console
 
+        from energyrig.cli.sweepview import JsonLines, SweepDisplay
         from energyrig.fixtures import load_fixture
         from energyrig.rig.pipeline import KEEP_CAPTURES
         from energyrig.rig.plan import load_plan
-        from energyrig.rig.sweep import (
-            NO_PLACE_LEFT,
-            Lab,
-            calibrated_benches,
-            dry_run,
-            plan_fixtures,
-            resume_sweep,
-            start_sweep,
-            time_ops,
-        )
+        from energyrig.rig.sweep.boards import calibrated_benches, plan_fixtures
+        from energyrig.rig.sweep.dryrun import dry_run, time_ops
+        from energyrig.rig.sweep.lab import Lab
+        from energyrig.rig.sweep.run import resume_sweep, start_sweep
+        from energyrig.rig.sweep.state import NO_PLACE_LEFT
 
         _refuse_conflicts(resume=resume is not None, plan=plan is not None, out=out is not None,
-                          dry=dry, probe=probe, overwrite=overwrite, retry_failed=retry_failed)
+                          dry=dry, probe=probe, overwrite=overwrite, retry_failed=retry_failed,
+                          as_json=as_json)
         if resume is not None and keep_captures is not None:
             raise typer.BadParameter("--resume keeps the policy the run began with (its "
                                      "manifest's keep_captures)", param_hint="--keep-captures")
@@ -220,26 +208,26 @@ def register(app: typer.Typer) -> None:
                                          "(a lab run's --resume goes back to its own lab "
                                          "without them)", param_hint="--lab/--places")
             held = Lab(lab, names, calibration)
-        console = Console(stderr=True)
         fx = load_fixture(fixture) if fixture is not None else None
+        p = load_plan(plan) if plan is not None else None
+        if p is not None and dry:
+            _print_dry_run(dry_run(p, plan_fixtures(p, fx), timer=time_ops if probe else None),
+                           Console())
+            return
         calibrated = {"bench_factory": calibrated_benches(calibration),
                       "require_calibration": not allow_uncalibrated}
-        if resume is not None:
-            outcome = resume_sweep(resume, fixture=fx, console=console,
-                                   retry_failed=retry_failed, lab=held,
-                                   calibration=calibration, **calibrated)
-        else:
-            assert plan is not None
-            p = load_plan(plan)
-            if dry:
-                _print_dry_run(dry_run(p, plan_fixtures(p, fx),
-                                       timer=time_ops if probe else None), Console())
-                return
-            outcome = start_sweep(p, out or _default_out(p.title), fixture=fx,
-                                  console=console, overwrite=overwrite,
-                                  keep_captures=keep_captures,  # type: ignore[arg-type]
-                                  lab=held, **calibrated)
-        _print_outcome(outcome, console)
+        with SweepDisplay(Console(stderr=True)) as display:
+            reporter = JsonLines(sys.stdout) if as_json else display
+            if p is None:
+                assert resume is not None
+                outcome = resume_sweep(resume, fixture=fx, reporter=reporter,
+                                       retry_failed=retry_failed, lab=held,
+                                       calibration=calibration, **calibrated)
+            else:
+                outcome = start_sweep(p, out or _default_out(p.title), fixture=fx,
+                                      reporter=reporter, overwrite=overwrite,
+                                      keep_captures=keep_captures,  # type: ignore[arg-type]
+                                      lab=held, **calibrated)
         if not outcome.complete:
             # stopped by Ctrl-C/SIGTERM, or a lab's places are gone: resumable either way
             raise typer.Exit(130 if outcome.stopped != NO_PLACE_LEFT else 4)

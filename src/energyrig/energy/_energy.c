@@ -686,7 +686,7 @@ static PyTypeObject er_energy_type = {
 
 static struct PyModuleDef er_energy_module = {
     PyModuleDef_HEAD_INIT, "_energy",
-    "Streaming trigger windows and v*i integration (see energyrig.rig.energy).", -1,
+    "Streaming trigger windows and v*i integration (see energyrig.energy.windows).", -1,
     NULL, NULL, NULL, NULL, NULL,
 };
 

@@ -5,5 +5,5 @@ fixture for it, release it, all through ``labgrid-client``) and their status
 
 It sits below the rig, which builds on it: a bench on a place
 (:class:`energyrig.rig.bench.PlaceBench`), the slots of a lab sweep
-(:func:`energyrig.rig.lanes.place_slots`) and the simulated lab (:mod:`energyrig.rig.labsim`).
+(:func:`energyrig.rig.sweep.lanes.place_slots`) and the simulated lab (:mod:`energyrig.rig.labsim`).
 """

@@ -4,7 +4,7 @@ are there, and the last calibration of its bench.
 The last calibration is found without opening the instrument (a held place cannot be, and
 opening a free one would take it from whoever acquires it next): in the calibration store of
 the fixture of the place's board (the fixture whose ``[dut] board`` is the place's ``board``
-tag, as :func:`energyrig.rig.lanes.place_slots` pairs them), the newest record measured on
+tag, as :func:`energyrig.rig.sweep.lanes.place_slots` pairs them), the newest record measured on
 that board with that instrument kind. The instrument's serial number is not known until it
 is opened, so two benches of one board and one instrument kind sharing a store show the same
 record; give each bench its own fixture (and store) to tell them apart.

@@ -307,7 +307,7 @@ POINT_SCHEMA = pa.schema([
     pa.field("host", pa.string()),
     pa.field("written_at", pa.timestamp("us", tz="UTC")),
 ])
-#: Where a point ran, in a lab run (:mod:`energyrig.rig.lanes`): the labgrid place and its
+#: Where a point ran, in a lab run (:mod:`energyrig.rig.sweep.lanes`): the labgrid place and its
 #: bench host; null in a run on one local bench.
 WHERE = ("place", "host")
 
@@ -793,7 +793,7 @@ class RunWriter:
             resume keeps the same.
         lab:
             The lab of a lab run (its coordinator and places, each with its board and
-            host: :class:`energyrig.rig.sweep.Lab`), so a resume goes back to it.
+            host: :class:`energyrig.rig.sweep.lab.Lab`), so a resume goes back to it.
         programs:
             The external programs the run uses (sigrok-cli, ser2net, qemu: names on PATH
             or paths), whose versions the manifest's ``versions`` records with the Python

@@ -1,4 +1,4 @@
-"""Build a firmware's footprint: ``python -m energyrig.rig.footprint BUILD_DIR``.
+"""Build a firmware's footprint (the program: ``python -m energyrig.cli.footprint BUILD_DIR``).
 
 ``make firmware-footprint BOARD=<target>`` configures the Zephyr build of ``BOARD`` and then
 runs this on it. On a configured CMake build directory of the firmware (Ninja), it builds:
@@ -15,11 +15,9 @@ is not listed.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import re
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -158,29 +156,3 @@ def build_footprint(build_dir: str | Path, *, elf: str = ZEPHYR_ELF, target: str
                           empty=empty, full=full, ops=tuple(entries))
     write_footprint(footprint, build_dir / FOOTPRINT)
     return footprint
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line (``make firmware-footprint``)."""
-    parser = argparse.ArgumentParser(prog="python -m energyrig.rig.footprint",
-                                     description="Build the firmware's footprint: flash and RAM "
-                                                 "without any op and per op.")
-    parser.add_argument("build_dir", type=Path, help="configured firmware build directory")
-    parser.add_argument("--elf", default=ZEPHYR_ELF, help=f"image (default: {ZEPHYR_ELF})")
-    parser.add_argument("--target", help="target that builds it (default: all)")
-    parser.add_argument("--ops", default="", help="comma-separated ops (default: all)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        fp = build_footprint(args.build_dir, elf=args.elf, target=args.target,
-                             ops=[o for o in args.ops.split(",") if o])
-    except ConfigError as exc:
-        print(f"footprint: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{args.build_dir / FOOTPRINT}: {fp.board}, empty {fp.empty.flash_bytes} B flash "
-          f"{fp.empty.ram_bytes} B RAM, {len(fp.ops)} ops")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,15 +3,15 @@ simulated bench, so the whole lab path runs on one machine.
 
 ::
 
-    python -m energyrig.rig.labsim --places 3        # or: rig lab sim --places 3
+    rig lab sim --places 3                         # or: python -m energyrig.cli.labsim
 
     with SimLab(places=2) as lab:                  # lab.coordinator: "127.0.0.1:PORT"
         with place_slots(lab.coordinator, lab.places, [load_fixture("fixtures/sim.toml")]) as s:
             ...
         lab.kill("bench-b")                        # a bench host dies
 
-Each bench is one *bench host*: a supervisor process (``python -m energyrig.rig.labsim --bench
-NAME``, the leader of its own process group) that starts the host DUT
+Each bench is one *bench host*: a supervisor process (``python -m energyrig.cli.labsim --bench
+NAME``, :func:`serve_bench`, the leader of its own process group) that starts the host DUT
 (``energyrig-dut --pty --trigger-wire W``) and an emulated PPK2 (the fixture's ``[sim]``
 power model, a seed of its own) on the same wire, both on ptys, and runs
 ``labgrid-exporter`` publishing them as ``RawSerialPort`` resources ``dut`` and
@@ -34,7 +34,6 @@ directory leaves it unlocked, and the next lab to start removes it
 """
 from __future__ import annotations
 
-import argparse
 import fcntl
 import json
 import logging
@@ -46,7 +45,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
@@ -70,6 +69,8 @@ START_TIMEOUT_S = 60.0
 WORKDIR_PREFIX = "rig-lab-"
 #: The file in it that its lab keeps locked (``flock``) while it runs.
 OWNER_LOCK = "owner.lock"
+#: The program of a bench host (it answers ``ready`` on its stdout once it serves).
+BENCH_PROGRAM = "energyrig.cli.labsim"
 
 
 def _claim(workdir: Path) -> int:
@@ -204,7 +205,7 @@ class SimLab:
         for i, name in enumerate(self.places):
             (workdir / name).mkdir()
             self._benches[name] = subprocess.Popen(
-                tethered([*python_module("energyrig.rig.labsim"), "--bench", name,
+                tethered([*python_module(BENCH_PROGRAM), "--bench", name,
                           "--coordinator", self.coordinator, "--dir", str(workdir / name),
                           "--fixture", str(self.fixture), "--seed", str(self.seed + i)]),
                 stdout=subprocess.PIPE, start_new_session=True)
@@ -278,9 +279,10 @@ def _create_place(client: LabClient, name: str, board: str) -> None:
 
 
 def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
-                seed: int) -> None:
+                seed: int, ready: Callable[[], None]) -> None:
     """Run one simulated bench host until SIGTERM: the emulator and the host DUT on one
-    trigger wire, exported to ``coordinator`` as exporter ``name``."""
+    trigger wire, exported to ``coordinator`` as exporter ``name``; ``ready()`` once they
+    run (the program's handshake with :class:`SimLab`)."""
     from energyrig.fixtures import load_fixture
     from energyrig.fixtures.loader import resolve_command
     from energyrig.instruments.registry import family
@@ -315,7 +317,7 @@ def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
                       "--hostname", "127.0.0.1", str(config)]), cwd=workdir,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         stack.callback(terminate, exporter, f"labgrid-exporter {name}", 5.0)
-        print("ready", flush=True)
+        ready()
         while not stop.wait(0.2):
             if exporter.poll() is not None:
                 log.error("bench %s: labgrid-exporter exited (code %s)", name, exporter.poll())
@@ -338,39 +340,3 @@ def _instrument_export(address: str) -> dict[str, object]:
     if address.startswith("TCPIP::"):
         return {"cls": "PyVISADevice", "type": "TCPIP", "url": address.removeprefix("TCPIP::")}
     return {"cls": "RawSerialPort", "port": address, "speed": 115200}
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m energyrig.rig.labsim",
-        description="A simulated labgrid lab on loopback: a coordinator and N exporters of "
-                    "simulated benches. Prints the coordinator's address and runs until "
-                    "Ctrl-C.")
-    parser.add_argument("--places", type=int, default=2, help="number of benches (places)")
-    parser.add_argument("--fixture", type=Path, default=None,
-                        help="the simulated fixture every bench runs")
-    parser.add_argument("--seed", type=int, default=0, help="emulator seed of the first bench")
-    parser.add_argument("--bench", help=argparse.SUPPRESS)  # one bench host (internal)
-    parser.add_argument("--coordinator", help=argparse.SUPPRESS)
-    parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.bench:
-        serve_bench(args.bench, args.coordinator, args.dir, args.fixture or default_fixture_path(),
-                    args.seed)
-        return
-    run(args.places, args.fixture, args.seed)
-
-
-def run(places: int, fixture: Path | None = None, seed: int = 0) -> None:
-    """Start a simulated lab, print its coordinator and places, serve until SIGINT/SIGTERM."""
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    with SimLab(places, fixture, seed) as lab:
-        print(f"coordinator {lab.coordinator}", flush=True)
-        print(f"places {','.join(lab.places)}", flush=True)
-        stop.wait()
-
-
-if __name__ == "__main__":
-    main()

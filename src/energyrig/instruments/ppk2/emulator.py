@@ -30,7 +30,7 @@ model's ``measured_current``.
 
 Run it in its own process so the rig, the DUT and the emulator use separate cores::
 
-    python -m energyrig.instruments.ppk2.emulator --wire /tmp/er.wire --truth truth.jsonl
+    python -m energyrig.cli.emulate energyrig.instruments.ppk2.emulator --wire /tmp/er.wire --truth truth.jsonl
 
 prints the pty path on its first stdout line and runs until SIGTERM/SIGINT or until its
 parent process dies; :class:`~energyrig.instruments.sim.process.EmulatorProcess` does
@@ -44,10 +44,10 @@ import os
 from pathlib import Path
 import select
 import struct
-import sys
 import threading
 import time
 import tty
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -428,8 +428,9 @@ class Ppk2Emulator(OpenCloseBase):
         self.stats.sent_bytes += sent
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry: serve until SIGTERM, SIGINT or the parent's death."""
+def main(argv: list[str], announce: Callable[[str], None]) -> int:
+    """Serve as the command line ``argv`` says, ``announce`` the pty path, until SIGTERM,
+    SIGINT or the parent's death (the program: ``python -m energyrig.cli.emulate``)."""
     parser = emulator_parser(
         "energyrig.instruments.ppk2.emulator",
         "Emulated PPK2 on a pty, driven by a power model and the virtual trigger wire. "
@@ -447,12 +448,9 @@ def main(argv: list[str] | None = None) -> int:
                       block_s=args.block_s, tx_buffer_s=args.tx_buffer_s,
                       metadata_split_s=args.metadata_split_s, seed=args.seed,
                       load_switch=args.load_switch) as emu:
-        serve_until_stopped(emu.port)
+        serve_until_stopped(emu.port, announce)
     return 0
 
 
 __all__ = ["DEFAULT_CALIBRATION", "SERIAL_BASE", "EmulatorStats", "Ppk2Emulator", "main"]
 
-
-if __name__ == "__main__":
-    sys.exit(main())

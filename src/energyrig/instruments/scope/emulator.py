@@ -34,7 +34,7 @@ the windows inside it, so the bench matches a window to its truth as with the PP
 
 Run it in its own process::
 
-    python -m energyrig.instruments.scope.emulator --wire /tmp/er.wire --truth truth.jsonl
+    python -m energyrig.cli.emulate energyrig.instruments.scope.emulator --wire /tmp/er.wire --truth truth.jsonl
 
 prints the VISA resource (``TCPIP::127.0.0.1::<port>::SOCKET``) on its first stdout line and
 serves until SIGTERM/SIGINT.
@@ -46,7 +46,6 @@ import os
 from pathlib import Path
 import re
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -750,8 +749,9 @@ def _compile(dialect: str) -> list[tuple[re.Pattern[str], Handler]]:
     return [(_pattern(notation), handler) for notation, handler in _COMMON + _TABLES[dialect]]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line entry: serve until SIGTERM or SIGINT (or the parent is gone)."""
+def main(argv: list[str], announce: Callable[[str], None]) -> int:
+    """Serve as the command line ``argv`` says, ``announce`` the VISA resource, until SIGTERM
+    or SIGINT (or the parent is gone; the program: ``python -m energyrig.cli.emulate``)."""
     parser = emulator_parser(
         "energyrig.instruments.scope.emulator",
         "Emulated SCPI oscilloscope on loopback TCP (shunt method: CH1 supply, CH2 shunt, "
@@ -770,9 +770,6 @@ def main(argv: list[str] | None = None) -> int:
                        shunt_ohms=args.shunt_ohms, adc_noise_lsb=args.adc_noise_lsb,
                        latency_s=args.latency_s, port=args.port, seed=args.seed,
                        load_switch=args.load_switch) as emu:
-        serve_until_stopped(emu.resource)
+        serve_until_stopped(emu.resource, announce)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

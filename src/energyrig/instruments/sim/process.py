@@ -1,12 +1,13 @@
 """Emulators as processes: the command line they share, and starting one from Python.
 
 Every emulator module of the simulated bench (``energyrig.instruments.ppk2.emulator``,
-``energyrig.instruments.scope.emulator``) runs as ``python -m MODULE --model JSON [--wire PATH]
-[--truth PATH] [--seed N] [-v] ...``, prints the address a client opens (a pty path, a VISA
-resource) on its first stdout line, and serves until SIGTERM/SIGINT or until its parent dies
-(a killed rig leaves no emulator behind). :func:`emulator_parser`,
-:func:`parse_emulator_args` and :func:`serve_until_stopped` give a module that command line;
-:class:`EmulatorProcess` starts one and reads its address.
+``energyrig.instruments.scope.emulator``) runs as ``python -m energyrig.cli.emulate MODULE --model
+JSON [--wire PATH] [--truth PATH] [--seed N] [-v] ...`` (the program, which calls the module's
+``main(argv, announce)``), prints the address a client opens (a pty path, a VISA resource) on
+its first stdout line, and serves until SIGTERM/SIGINT or until its parent dies (a killed rig
+leaves no emulator behind). :func:`emulator_parser`, :func:`parse_emulator_args` and
+:func:`serve_until_stopped` give a module that command line; :class:`EmulatorProcess` starts
+one and reads its address.
 
 :func:`tethered` runs any program so that it dies with the process that starts it, however
 that one dies (SIGKILL included): ``python -m energyrig.instruments.sim.process PARENT SIGNAL
@@ -25,7 +26,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
@@ -41,11 +42,16 @@ log = logging.getLogger(__name__)
 
 #: Interval between looks at a starting emulator, s.
 _START_POLL_S = 0.1
+#: The program every emulator runs in (``python -m EMULATOR_PROGRAM MODULE ...``).
+EMULATOR_PROGRAM = "energyrig.cli.emulate"
+#: Hands an emulator's address to whoever started it (the program prints it).
+Announce = Callable[[str], None]
 
 
 def emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
     """An argument parser with the options every emulator takes."""
-    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=description)
+    parser = argparse.ArgumentParser(prog=f"python -m {EMULATOR_PROGRAM} {module}",
+                                     description=description)
     parser.add_argument("--wire", type=Path, help="trigger wire socket to bind")
     parser.add_argument("--truth", type=Path, help="truth log (JSONL) to write")
     parser.add_argument("--model", default="{}",
@@ -73,13 +79,14 @@ def parse_emulator_args(parser: argparse.ArgumentParser,
     return args, model
 
 
-def serve_until_stopped(address: str) -> None:
-    """Print ``address`` for the parent, then wait for SIGTERM/SIGINT or the parent's death."""
+def serve_until_stopped(address: str, announce: Announce) -> None:
+    """``announce(address)`` for the parent, then wait for SIGTERM/SIGINT or the parent's
+    death."""
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    parent = os.getppid()  # before the print: the parent may die as soon as it reads it
-    print(address, flush=True)
+    parent = os.getppid()  # before the announce: the parent may die as soon as it reads it
+    announce(address)
     while not stop.wait(0.2):
         if os.getppid() != parent:
             log.warning("emulator at %s: its parent (pid %d) is gone; exiting", address, parent)
@@ -182,7 +189,7 @@ class EmulatorProcess:
                  truth: str | os.PathLike[str] | None = None, extra_args: list[str] | None = None,
                  start_timeout_s: float = 10.0,
                  module: str = "energyrig.instruments.ppk2.emulator") -> None:
-        self.argv = [*python_module(module),
+        self.argv = [*python_module(EMULATOR_PROGRAM), module,
                      "--model", json.dumps(model.as_dict())]
         if wire is not None:
             self.argv += ["--wire", os.fspath(wire)]

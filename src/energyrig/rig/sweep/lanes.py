@@ -4,9 +4,11 @@ A lab run (``rig sweep PLAN --lab COORDINATOR --places P1,P2``) measures the poi
 plan on every place that can take them, in parallel. Each :class:`Slot` (a held labgrid
 place, :class:`PlaceSlot`, from :func:`place_slots`) gets a *lane*: a thread that opens the
 slot's bench, takes the next point of its board from the shared :class:`PointQueue`,
-measures it with the sweep's own adaptive rule (:func:`energyrig.rig.sweep.measure_one`,
-handed in by the sweep) and hands the result to the one store. The benches are other machines; the threads here
-only wait on their links and decode their streams.
+measures it with the sweep's own adaptive rule (:func:`energyrig.rig.sweep.point.measure_one`)
+and hands the result to the one store. The benches are other machines; the threads here
+only wait on their links and decode their streams. Each lane reports what it does (its
+place opened, its points, its place gone) to the sweep's
+:class:`~energyrig.rig.sweep.events.Reporter`.
 
 What a lane decides when a point fails:
 
@@ -33,27 +35,21 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, ContextManager, Protocol
-
-from rich.progress import Progress, TaskID
+from typing import ContextManager, Protocol
 
 from energyrig.domain import Point
 from energyrig.errors import EnergyrigError, LabError
+from energyrig.fixtures.schema import Fixture
 from energyrig.lab.place import LabClient, PlaceInfo, acquired, fixture_for_place
 from energyrig.results.store import RunWriter
 from energyrig.rig.bench import Bench
 from energyrig.rig.pipeline import PointBench, PointResult
 from energyrig.rig.plan import Plan
-
-if TYPE_CHECKING:
-    from energyrig.fixtures.schema import Fixture
-    from energyrig.rig.sweep import StopRequest, SweepOutcome
-
-#: How a lane measures a point and how it stores a result: the sweep's own
-#: (:func:`energyrig.rig.sweep.measure_one`, :func:`energyrig.rig.sweep.store_result`),
-#: handed in by the sweep, which imports this module.
-Measure = Callable[..., PointResult]
-Store = Callable[..., bool]
+from energyrig.rig.sweep.events import (LaneClosed, LaneOpened, PlaceGone, PointStored,
+                                        Reporter)
+from energyrig.rig.sweep.point import measure_one, store_result
+from energyrig.rig.sweep.state import SweepOutcome
+from energyrig.rig.sweep.stopping import StopRequest
 
 log = logging.getLogger(__name__)
 
@@ -137,28 +133,26 @@ class PointQueue:
 class Lanes:
     """The lanes of one execution of a lab sweep (see the module docstring).
 
-    :func:`energyrig.rig.sweep.execute` builds it with the points not stored yet and runs it
-    (:meth:`run`) inside its progress display.
+    :func:`energyrig.rig.sweep.execute.execute` builds it with the points not stored yet
+    and runs it (:meth:`run`).
     """
 
     def __init__(self, slots: Mapping[str, Sequence[Slot]], points: Sequence[Point],
                  plan: Plan, writer: RunWriter, outcome: SweepOutcome, stop: StopRequest,
-                 progress: Progress, task: TaskID) -> None:
+                 reporter: Reporter) -> None:
         """``slots``: the slots of each board (the board's name as its points carry it)."""
         self.slots = [(board, slot) for board, group in slots.items() for slot in group]
         self.queue = PointQueue(points, {b: len(group) for b, group in slots.items()},
                                 stopped=lambda: bool(stop))
         self.plan, self.writer, self.outcome, self.stop = plan, writer, outcome, stop
-        self.progress, self.task = progress, task
+        self.reporter = reporter
         self._write = threading.Lock()
         self._error: BaseException | None = None
 
-    def run(self, measure: Measure, store: Store) -> None:
+    def run(self) -> None:
         """Run one lane per slot until the queue is empty, every lane is gone or a stop
-        comes (the main thread keeps taking signals meanwhile), each measuring with
-        ``measure`` and storing with ``store``; a lane's unexpected error stops the others
-        and is raised here."""
-        self._measure, self._store_result = measure, store
+        comes (the main thread keeps taking signals meanwhile); a lane's unexpected error
+        stops the others and is raised here."""
         threads = [threading.Thread(target=self._lane, args=(board, slot), daemon=True,
                                     name=f"lane-{slot.name}") for board, slot in self.slots]
         for t in threads:
@@ -170,7 +164,7 @@ class Lanes:
             raise self._error
 
     def _lane(self, board: str, slot: Slot) -> None:
-        task = self.progress.add_task(f"{slot.name}: opening", total=None, last="")
+        self.reporter.report(LaneOpened(slot.name))
         keep = self.writer.manifest.get("keep_captures") or "none"
         bench_open = contextlib.ExitStack()
         try:
@@ -184,8 +178,8 @@ class Lanes:
                     self.queue.done(board)  # stopped: the point stays unstored
                     break
                 first = False
-                result = self._measure(bench, point, self.plan, self.stop, self.progress,
-                                       task, keep=keep, prefix=f"{slot.name}: ")
+                result = measure_one(bench, point, self.plan, self.stop, self.reporter,
+                                     keep=keep, place=slot.name)
                 if result.status == "failed":
                     self._close(slot, bench_open)
                     bench = self._open(slot, bench_open)
@@ -194,22 +188,19 @@ class Lanes:
                         return
                 self._store(result, slot)
                 self.queue.done(board)
-                self.progress.advance(task)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             self._error = exc
             self.stop.set(f"lane {slot.name} failed: {exc}")
         finally:
             self._close(slot, bench_open)
-            done = next(t.completed for t in self.progress.tasks if t.id == task)
-            self.progress.update(task, description=f"{slot.name}: done", total=done, last="")
+            self.reporter.report(LaneClosed(slot.name))
 
     def _open(self, slot: Slot, stack: contextlib.ExitStack) -> PointBench | None:
         """The slot's bench, or None when it will not open (the place is gone)."""
         try:
             return stack.enter_context(slot.open())
         except (EnergyrigError, OSError) as exc:
-            self.progress.console.print(f"[red]place {slot.name} ({slot.host}) is gone[/]: "
-                                        f"{exc}")
+            self.reporter.report(PlaceGone(slot.name, slot.host, str(exc)))
             log.warning("place %s (%s) is gone: %s", slot.name, slot.host, exc)
             return None
 
@@ -226,20 +217,18 @@ class Lanes:
         if self.queue.give_back(board, point):
             with self._write:
                 self.outcome.handed_over += 1
-            self.progress.console.print(f"[yellow]place {slot.name} ({slot.host}) is gone; "
-                                        f"{point.label} goes to another place[/]")
+            self.reporter.report(PlaceGone(slot.name, slot.host, reason, handed_over=point))
             return
+        why = f"{reason}; place {slot.name} is gone and no place left can take board {board}"
         with self._write:
-            self.writer.write_failed(point, f"{reason}; place {slot.name} is gone and no "
-                                            f"place left can take board {board}",
-                                     where={"place": slot.name, "host": slot.host})
+            self.writer.write_failed(point, why, where={"place": slot.name, "host": slot.host})
             self.outcome.failed += 1
-            self.progress.advance(self.task)
+            self.reporter.report(PointStored(point, "failed", why, place=slot.name))
 
     def _store(self, result: PointResult, slot: Slot) -> None:
         with self._write:
-            self._store_result(result, self.plan, self.writer, self.outcome, self.progress,
-                               self.task, where={"place": slot.name, "host": slot.host})
+            store_result(result, self.plan, self.writer, self.outcome, self.reporter,
+                         where={"place": slot.name, "host": slot.host})
 
 
 # --- the slots of a labgrid lab -----------------------------------------------------------

@@ -19,7 +19,7 @@ SIM = ROOT / "fixtures" / "sim.toml"
 # A DUT that says hello, lists one op, then fails its self-test or hangs on run.
 FAKE_DUT = r"""
 while read cmd rest; do case "$cmd" in
-hello) echo '{"ok":true,"protocol":1,"board":"fake","cycle_hz":1000000000,"trigger_drops":0}';;
+hello) echo '{"ok":true,"protocol":1,"board":"fake","cycle_hz":1000000000,"trigger_drops":0,"families":["symmetric","hash","public-key","composite"]}';;
 ops) echo '{"ok":true,"ops":[{"name":"broken","family":"hash","backend":"software"},
  {"name":"slow","family":"hash","backend":"software"}]}' | tr -d '\n'; echo;;
 prep) case "$rest" in broken*)

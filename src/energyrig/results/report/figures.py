@@ -3,7 +3,8 @@
 Each ``figure_*`` function takes tables of :mod:`energyrig.results.report.tables` and returns
 a :class:`Drawing` — the :class:`~matplotlib.figure.Figure` and the data it shows, each point
 with the ends of its error bars — or None when there is nothing to draw; :func:`draw_figures`
-draws them all and writes the PNG files the page shows, each with its data beside it as JSON
+draws the figure of each section of the report
+(:data:`energyrig.results.report.sections.SECTIONS`) and writes the PNG files the page shows, each with its data beside it as JSON
 (``energy-time-hash.png``, ``energy-time-hash.json``), so what a figure shows can be checked
 without reading pixels. A per-op figure draws the 95 % confidence interval of each mean as
 error bars, and the expanded uncertainty (k = 2) where it is known as a thinner, lighter bar.
@@ -30,6 +31,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from energyrig.results.report.page import Images
 from energyrig.results.report.tables import (
     METRICS,
+    Drawn,
     ReportTables,
     config_label,
     op_verb,
@@ -398,20 +400,12 @@ def figure_allocation(alloc: pd.DataFrame) -> Drawing:
                              for r in alloc.itertuples()])
 
 
-def _save(drawing: Drawing, out_dir: Path, name: str) -> str:
+def _save(drawing: Drawn, out_dir: Path, name: str) -> str:
     """Write ``out_dir/<name>.png`` and its data ``out_dir/<name>.json``; the PNG's name."""
     drawing.figure.savefig(out_dir / f"{name}.png", dpi=DPI, bbox_inches="tight")
     (out_dir / f"{name}.json").write_text(json.dumps(drawing.data(), indent=1),
                                           encoding="utf-8")
     return f"{name}.png"
-
-
-def _save_all(figures: dict[str, Drawing | None], out_dir: Path,
-              prefix: str) -> dict[str, str]:
-    """Write each figure as ``out_dir/<prefix>-<family>.png`` (:func:`_save`); the file
-    names by family."""
-    return {family: _save(d, out_dir, f"{prefix}-{_file_safe(family)}")
-            for family, d in figures.items() if d is not None}
 
 
 def _file_safe(name: str) -> str:
@@ -421,23 +415,23 @@ def _file_safe(name: str) -> str:
 
 
 def draw_figures(tables: ReportTables, out_dir: Path) -> Images:
-    """Draw every figure of ``tables`` and write them as PNG files into ``out_dir``.
+    """Draw the figure of every section of ``tables`` (per op family for a per-family
+    section, once for the others) and write them as PNG files into ``out_dir``
+    (``<file>-<family>.png`` or ``<file>.png``, :attr:`~energyrig.results.report.tables
+    .Section.file_name`, each with its data as JSON, :func:`_save`).
 
     Returns
     -------
     Images
-        The file names (relative to ``out_dir``) of the figures drawn.
+        The file names (relative to ``out_dir``) of the figures drawn, by section and family.
     """
-    families = tables.families
-    allocation = None
-    if tables.factorial is not None:
-        allocation = _save(figure_allocation(tables.factorial.allocation), out_dir,
-                           "allocation")
-    return Images(
-        energy_time=_save_all({f: figure_energy_time(tables.summary, f) for f in families},
-                              out_dir, "energy-time"),
-        relative=_save_all({f: figure_relative(tables.relative, f) for f in families
-                            if tables.has_relative(f)}, out_dir, "relative"),
-        payload=_save_all({f: figure_payload(tables.ok, tables.fits, f) for f in families
-                           if tables.has_payload_fits(f)}, out_dir, "payload"),
-        allocation=allocation)
+    images = Images()
+    for section in tables.sections:
+        if section.figure is None or (section.measured and not tables.measured):
+            continue
+        for family in tables.families if section.per_family else [""]:
+            drawing = section.figure(tables, family)
+            if drawing is not None:
+                name = "-".join(filter(None, (section.file_name, _file_safe(family))))
+                images.setdefault(section.name, {})[family] = _save(drawing, out_dir, name)
+    return images

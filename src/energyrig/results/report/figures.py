@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,14 @@ def palette(n: int) -> list[str]:
     return colours
 
 
+def series_colours(series: Sequence[str]) -> dict[str, str]:
+    """Each series (an op configuration's label) → its colour (``#rrggbb``): the colour of
+    its place in ``series`` (:func:`palette`), so that one op has one colour in every figure
+    of a report, and in every report of the same plan
+    (:func:`~energyrig.results.report.tables.series_labels`)."""
+    return dict(zip(series, palette(len(series)), strict=True))
+
+
 def _bars(ax: Any, x: np.ndarray, y: np.ndarray, colour: Any, *,
           x_ci: tuple[np.ndarray, np.ndarray] | None = None,
           y_ci: tuple[np.ndarray, np.ndarray] | None = None,
@@ -154,7 +163,8 @@ def _where(row: pd.Series) -> str:
     return config_label(row).split(" · ", 1)[1]
 
 
-def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
+def figure_energy_time(summary: pd.DataFrame, family: str,
+                       colours: Mapping[str, str] | None = None) -> Drawing | None:
     """Energy against time, one panel per payload size (and, for public-key ops, per kind of
     op: keygen, sign, ...; see :data:`VERB_PANELS`), one point per configuration (colour:
     algorithm, marker: board and clock). The point nearest the origin, each axis scaled by
@@ -166,6 +176,9 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
         :func:`~energyrig.results.report.tables.summarise_workloads` (s, J).
     family:
         The op family drawn.
+    colours:
+        Each algorithm's colour (:func:`series_colours`); by default, those of the
+        algorithms drawn in their order.
     """
     fam = summary[summary["family"] == family].assign(
         verb=lambda d: d["op"].map(op_verb) if family in VERB_PANELS else "",
@@ -174,8 +187,8 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
     panels = list(fam.groupby(["verb", "payload_bytes"], dropna=False, sort=True))[:MAX_PANELS]
     if not panels:
         return None
-    algorithms = dict.fromkeys(fam["algorithm"])
-    colours = dict(zip(algorithms, palette(len(algorithms)), strict=True))
+    algorithms = list(dict.fromkeys(fam["algorithm"]))
+    colours = colours or series_colours(algorithms)
     markers = {w: "os^Dv<>p*h"[i % 10] for i, w in enumerate(dict.fromkeys(fam["where"]))}
     fig, axes = _grid(len(panels))
     drawing = Drawing(fig, f"error bars: {CI_BARS}")
@@ -206,8 +219,8 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
         _si_axis(ax, "x", "s")
         _si_axis(ax, "y", "J")
         ax.tick_params(labelsize=7)
-    handles = [Line2D([], [], color=c, marker="o", linestyle="", label=a)
-               for a, c in colours.items()]
+    handles = [Line2D([], [], color=colours[a], marker="o", linestyle="", label=a)
+               for a in algorithms]
     handles += [Line2D([], [], color=NEUTRAL, marker=m, linestyle="", label=w)
                 for w, m in markers.items()]
     if drawing.marks:
@@ -248,8 +261,8 @@ def _mark_best(ax: Any, x: np.ndarray, y: np.ndarray, best: int) -> dict[str, An
             "text_at": [float(v) for v in text_at]}
 
 
-def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
-                   family: str) -> Drawing | None:
+def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: str,
+                   colours: Mapping[str, str] | None = None) -> Drawing | None:
     """Time and net energy per op against payload size (a log axis: sizes from 16 B to
     many KiB) with the fitted lines, one column per board; the 95 % CI of each point and,
     where stated, its expanded uncertainty as error bars.
@@ -262,6 +275,9 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
         :attr:`~energyrig.results.report.tables.ReportTables.fits`.
     family:
         The op family drawn.
+    colours:
+        Each configuration's colour (:func:`series_colours`); by default, those of the
+        configurations drawn in their order.
     """
     fam = points[(points["family"] == family) & points["payload_bytes"].notna()]
     boards = list(dict.fromkeys(fam["board"]))
@@ -270,8 +286,8 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
     fig = Figure(figsize=(5.0 * len(boards), 6.4), layout="tight")
     axes = fig.subplots(2, len(boards), squeeze=False)
     drawing = Drawing(fig, f"error bars: {CI_BARS}; {U_BARS}")
-    series = list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows()))
-    colours = dict(zip(series, palette(len(series)), strict=True))
+    colours = colours or series_colours(
+        list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows())))
     for j, board in enumerate(boards):
         d = fam[fam["board"] == board]
         for i, (col, name) in enumerate(METRICS):

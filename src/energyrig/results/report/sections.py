@@ -41,6 +41,7 @@ from energyrig.results.report.tables import (
     payload_tables,
     recorded_supply_v,
     relative_tables,
+    series_labels,
     summarise_workloads,
     varying_factors,
     warmup_tables,
@@ -51,8 +52,11 @@ from energyrig.results.store import Run
 
 
 def _energy_time_figure(tables: ReportTables, family: str) -> Drawn | None:
-    from energyrig.results.report.figures import figure_energy_time  # matplotlib: only to draw
-    return figure_energy_time(tables.summary, family)
+    from energyrig.results.report.figures import (  # matplotlib: only to draw
+        figure_energy_time,
+        series_colours,
+    )
+    return figure_energy_time(tables.summary, family, series_colours(tables.series))
 
 
 def _relative_figure(tables: ReportTables, family: str) -> Drawn | None:
@@ -65,8 +69,11 @@ def _relative_figure(tables: ReportTables, family: str) -> Drawn | None:
 def _payload_figure(tables: ReportTables, family: str) -> Drawn | None:
     if not tables.has_payload_fits(family):
         return None
-    from energyrig.results.report.figures import figure_payload  # matplotlib: only to draw
-    return figure_payload(tables.ok, tables.fits, family)
+    from energyrig.results.report.figures import (  # matplotlib: only to draw
+        figure_payload,
+        series_colours,
+    )
+    return figure_payload(tables.ok, tables.fits, family, series_colours(tables.series))
 
 
 def _allocation_figure(tables: ReportTables, family: str) -> Drawn | None:
@@ -115,7 +122,8 @@ def report_tables(run: Run, sections: Sequence[Section] = SECTIONS) -> ReportTab
     summary = (with_current_and_charge(summarise_workloads(windows, ok), supply_v)
                if len(windows) else pd.DataFrame())
     tables = ReportTables(points=points, windows=windows, summary=summary, supply_v=supply_v,
-                          factors=varying_factors(points), sections=tuple(sections))
+                          factors=varying_factors(points), series=series_labels(points),
+                          sections=tuple(sections))
     for section in sections:
         if section.tables is not None and (tables.measured or not section.measured):
             tables.parts.update(section.tables(run, tables))

@@ -159,6 +159,15 @@ def varying_factors(points: pd.DataFrame) -> list[str]:
             if c == "op" or (c in points and points[c].nunique(dropna=False) > 1)]
 
 
+def series_labels(points: pd.DataFrame) -> tuple[str, ...]:
+    """The configurations (op, key size, curve: :func:`config_label` without the board) of
+    every point the plan expanded into, failed ones too (not those skipped), in factor order
+    (:func:`by_factor`): the same for every run of a plan, whatever failed."""
+    planned = by_factor(points[points["status"] != "skipped"])
+    return tuple(dict.fromkeys(config_label(r, with_board=False)
+                               for _, r in planned.iterrows()))
+
+
 def by_factor(df: pd.DataFrame) -> pd.DataFrame:
     """``df``'s rows sorted by factor (:data:`energyrig.domain.KEY_FACTORS`, in that order;
     missing values first), not in the order they were measured."""
@@ -392,6 +401,9 @@ class ReportTables:
         (:func:`recorded_supply_v`), V; None where unknown.
     factors:
         :func:`varying_factors` of the points: the columns of every table of points.
+    series:
+        :func:`series_labels` of the points: the per-op figures' series, each drawn in the
+        colour of its place here in every figure.
     sections:
         The report's sections, in the page's order
         (:data:`energyrig.results.report.sections.SECTIONS` unless told otherwise).
@@ -405,6 +417,7 @@ class ReportTables:
     summary: pd.DataFrame
     supply_v: float | None
     factors: list[str]
+    series: tuple[str, ...] = ()
     sections: tuple[Section, ...] = ()
     parts: dict[str, Any] = field(default_factory=dict)
 

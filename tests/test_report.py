@@ -28,13 +28,13 @@ from energyrig.results.report.figures import (
     figure_relative,
 )
 from energyrig.results.report.page import Images, page_html
+from energyrig.results.report.sections import report_tables
 from energyrig.results.report.tables import (
     auto_comparisons,
     comparisons,
     design_factors,
     factorial,
     relative_to_reference,
-    report_tables,
     summarise_workloads,
 )
 from energyrig.results.store import POINT_SCHEMA, RunError
@@ -80,7 +80,7 @@ def test_tables_and_page_need_no_matplotlib(full_run: Path) -> None:
 import sys
 from energyrig.results import load
 from energyrig.results.report.page import Images, page_html
-from energyrig.results.report.tables import report_tables
+from energyrig.results.report.sections import report_tables
 run = load({str(full_run)!r})
 page = page_html(run, report_tables(run), Images())
 assert "matplotlib" not in sys.modules, "matplotlib imported"

@@ -29,11 +29,8 @@ from energyrig.domain import (
 )
 from energyrig.results import RunWriter, load
 from energyrig.results.report import write_report
-from energyrig.results.report.tables import (
-    flag_legend,
-    report_tables,
-    summarise_workloads,
-)
+from energyrig.results.report.sections import report_tables
+from energyrig.results.report.tables import flag_legend, summarise_workloads
 
 BUDGET = [{"component": "repeatability", "type": "A", "u_j": 1.5e-9, "source": "windows"},
           {"component": "supply voltage", "type": "B", "u_j": 7e-9, "source": "fixture"}]

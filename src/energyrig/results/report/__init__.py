@@ -1,10 +1,15 @@
-"""The report of a run: ``report.html`` with PNG figures beside it, in three steps.
+"""The report of a run: ``report.html`` with PNG figures beside it, a page of sections.
 
-1. :mod:`~energyrig.results.report.tables`: the run's DataFrames in, the report's tables
-   out (pandas and the statistics of :mod:`energyrig.results.stats`; SI values);
-2. :mod:`~energyrig.results.report.figures`: matplotlib drawings of those tables, written as
-   PNG files (the only module that imports matplotlib);
-3. :mod:`~energyrig.results.report.page`: the HTML of the tables and the figures' names.
+Each section is one registered object holding its tables, its figure and its HTML
+(:data:`~energyrig.results.report.sections.SECTIONS`); three steps walk them:
+
+1. :func:`~energyrig.results.report.sections.report_tables`: the run's DataFrames in, the
+   report's tables out (:mod:`~energyrig.results.report.tables`: pandas and the statistics
+   of :mod:`energyrig.results.stats`; SI values);
+2. :func:`~energyrig.results.report.figures.draw_figures`: matplotlib drawings of those
+   tables, written as PNG files (the only module that imports matplotlib);
+3. :func:`~energyrig.results.report.page.page_html`: the HTML of the tables and the
+   figures' names.
 
 :mod:`~energyrig.results.report.traces` adds the traces of the windows worth a look when
 the sweep kept their samples.
@@ -21,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from energyrig.results.report.page import page_html
-from energyrig.results.report.tables import report_tables
+from energyrig.results.report.sections import report_tables
 from energyrig.results.outputs import OutputError
 from energyrig.results.store import RUN_ENTRIES, RunError, listed, load
 

@@ -3,7 +3,8 @@
 Each ``figure_*`` function takes tables of :mod:`energyrig.results.report.tables` and returns
 a :class:`Drawing` — the :class:`~matplotlib.figure.Figure` and the data it shows, each point
 with the ends of its error bars — or None when there is nothing to draw; :func:`draw_figures`
-draws them all and writes the PNG files the page shows, each with its data beside it as JSON
+draws the figure of each section of the report
+(:data:`energyrig.results.report.sections.SECTIONS`) and writes the PNG files the page shows, each with its data beside it as JSON
 (``energy-time-hash.png``, ``energy-time-hash.json``), so what a figure shows can be checked
 without reading pixels. A per-op figure draws the 95 % confidence interval of each mean as
 error bars, and the expanded uncertainty (k = 2) where it is known as a thinner, lighter bar.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from energyrig.opfamilies import OP_FAMILIES
 from energyrig.results.report.page import Images
 from energyrig.results.report.tables import (
     METRICS,
+    Drawn,
     ReportTables,
     config_label,
     op_verb,
@@ -113,6 +116,14 @@ def palette(n: int) -> list[str]:
     return colours
 
 
+def series_colours(series: Sequence[str]) -> dict[str, str]:
+    """Each series (an op configuration's label) → its colour (``#rrggbb``): the colour of
+    its place in ``series`` (:func:`palette`), so that one op has one colour in every figure
+    of a report, and in every report of the same plan
+    (:func:`~energyrig.results.report.tables.series_labels`)."""
+    return dict(zip(series, palette(len(series)), strict=True))
+
+
 def _bars(ax: Any, x: np.ndarray, y: np.ndarray, colour: Any, *,
           x_ci: tuple[np.ndarray, np.ndarray] | None = None,
           y_ci: tuple[np.ndarray, np.ndarray] | None = None,
@@ -154,7 +165,8 @@ def _where(row: pd.Series) -> str:
     return config_label(row).split(" · ", 1)[1]
 
 
-def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
+def figure_energy_time(summary: pd.DataFrame, family: str,
+                       colours: Mapping[str, str] | None = None) -> Drawing | None:
     """Energy against time, one panel per payload size (and, for public-key ops, per kind of
     op: keygen, sign, ...; see :data:`VERB_PANELS`), one point per configuration (colour:
     algorithm, marker: board and clock). The point nearest the origin, each axis scaled by
@@ -166,6 +178,9 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
         :func:`~energyrig.results.report.tables.summarise_workloads` (s, J).
     family:
         The op family drawn.
+    colours:
+        Each algorithm's colour (:func:`series_colours`); by default, those of the
+        algorithms drawn in their order.
     """
     fam = summary[summary["family"] == family].assign(
         verb=lambda d: d["op"].map(op_verb) if family in VERB_PANELS else "",
@@ -174,8 +189,8 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
     panels = list(fam.groupby(["verb", "payload_bytes"], dropna=False, sort=True))[:MAX_PANELS]
     if not panels:
         return None
-    algorithms = dict.fromkeys(fam["algorithm"])
-    colours = dict(zip(algorithms, palette(len(algorithms)), strict=True))
+    algorithms = list(dict.fromkeys(fam["algorithm"]))
+    colours = colours or series_colours(algorithms)
     markers = {w: "os^Dv<>p*h"[i % 10] for i, w in enumerate(dict.fromkeys(fam["where"]))}
     fig, axes = _grid(len(panels))
     drawing = Drawing(fig, f"error bars: {CI_BARS}")
@@ -206,8 +221,8 @@ def figure_energy_time(summary: pd.DataFrame, family: str) -> Drawing | None:
         _si_axis(ax, "x", "s")
         _si_axis(ax, "y", "J")
         ax.tick_params(labelsize=7)
-    handles = [Line2D([], [], color=c, marker="o", linestyle="", label=a)
-               for a, c in colours.items()]
+    handles = [Line2D([], [], color=colours[a], marker="o", linestyle="", label=a)
+               for a in algorithms]
     handles += [Line2D([], [], color=NEUTRAL, marker=m, linestyle="", label=w)
                 for w, m in markers.items()]
     if drawing.marks:
@@ -248,8 +263,8 @@ def _mark_best(ax: Any, x: np.ndarray, y: np.ndarray, best: int) -> dict[str, An
             "text_at": [float(v) for v in text_at]}
 
 
-def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
-                   family: str) -> Drawing | None:
+def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: str,
+                   colours: Mapping[str, str] | None = None) -> Drawing | None:
     """Time and net energy per op against payload size (a log axis: sizes from 16 B to
     many KiB) with the fitted lines, one column per board; the 95 % CI of each point and,
     where stated, its expanded uncertainty as error bars.
@@ -262,6 +277,9 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
         :attr:`~energyrig.results.report.tables.ReportTables.fits`.
     family:
         The op family drawn.
+    colours:
+        Each configuration's colour (:func:`series_colours`); by default, those of the
+        configurations drawn in their order.
     """
     fam = points[(points["family"] == family) & points["payload_bytes"].notna()]
     boards = list(dict.fromkeys(fam["board"]))
@@ -270,8 +288,8 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame],
     fig = Figure(figsize=(5.0 * len(boards), 6.4), layout="tight")
     axes = fig.subplots(2, len(boards), squeeze=False)
     drawing = Drawing(fig, f"error bars: {CI_BARS}; {U_BARS}")
-    series = list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows()))
-    colours = dict(zip(series, palette(len(series)), strict=True))
+    colours = colours or series_colours(
+        list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows())))
     for j, board in enumerate(boards):
         d = fam[fam["board"] == board]
         for i, (col, name) in enumerate(METRICS):
@@ -400,20 +418,12 @@ def figure_allocation(alloc: pd.DataFrame) -> Drawing:
                              for r in alloc.itertuples()])
 
 
-def _save(drawing: Drawing, out_dir: Path, name: str) -> str:
+def _save(drawing: Drawn, out_dir: Path, name: str) -> str:
     """Write ``out_dir/<name>.png`` and its data ``out_dir/<name>.json``; the PNG's name."""
     drawing.figure.savefig(out_dir / f"{name}.png", dpi=DPI, bbox_inches="tight")
     (out_dir / f"{name}.json").write_text(json.dumps(drawing.data(), indent=1),
                                           encoding="utf-8")
     return f"{name}.png"
-
-
-def _save_all(figures: dict[str, Drawing | None], out_dir: Path,
-              prefix: str) -> dict[str, str]:
-    """Write each figure as ``out_dir/<prefix>-<family>.png`` (:func:`_save`); the file
-    names by family."""
-    return {family: _save(d, out_dir, f"{prefix}-{_file_safe(family)}")
-            for family, d in figures.items() if d is not None}
 
 
 def _file_safe(name: str) -> str:
@@ -423,23 +433,23 @@ def _file_safe(name: str) -> str:
 
 
 def draw_figures(tables: ReportTables, out_dir: Path) -> Images:
-    """Draw every figure of ``tables`` and write them as PNG files into ``out_dir``.
+    """Draw the figure of every section of ``tables`` (per op family for a per-family
+    section, once for the others) and write them as PNG files into ``out_dir``
+    (``<file>-<family>.png`` or ``<file>.png``, :attr:`~energyrig.results.report.tables
+    .Section.file_name`, each with its data as JSON, :func:`_save`).
 
     Returns
     -------
     Images
-        The file names (relative to ``out_dir``) of the figures drawn.
+        The file names (relative to ``out_dir``) of the figures drawn, by section and family.
     """
-    families = tables.families
-    allocation = None
-    if tables.factorial is not None:
-        allocation = _save(figure_allocation(tables.factorial.allocation), out_dir,
-                           "allocation")
-    return Images(
-        energy_time=_save_all({f: figure_energy_time(tables.summary, f) for f in families},
-                              out_dir, "energy-time"),
-        relative=_save_all({f: figure_relative(tables.relative, f) for f in families
-                            if tables.has_relative(f)}, out_dir, "relative"),
-        payload=_save_all({f: figure_payload(tables.ok, tables.fits, f) for f in families
-                           if tables.has_payload_fits(f)}, out_dir, "payload"),
-        allocation=allocation)
+    images = Images()
+    for section in tables.sections:
+        if section.figure is None or (section.measured and not tables.measured):
+            continue
+        for family in tables.families if section.per_family else [""]:
+            drawing = section.figure(tables, family)
+            if drawing is not None:
+                name = "-".join(filter(None, (section.file_name, _file_safe(family))))
+                images.setdefault(section.name, {})[family] = _save(drawing, out_dir, name)
+    return images

@@ -1,15 +1,18 @@
 """The report's page: the HTML of a run's tables, with the figures' PNG files beside it.
 
 :func:`page_html` takes the tables of :mod:`energyrig.results.report.tables` and the file
-names of the figures drawn (:class:`Images`; none are needed) and returns the whole page.
-SI values become text here, through :mod:`energyrig.units`.
+names of the figures drawn (:class:`Images`; none are needed) and returns the whole page:
+its head (the run, its manifest and conditions), then each section's HTML (the ``*_html``
+functions here, which :mod:`energyrig.results.report.sections` registers), in the order of
+the sections the tables were computed for. SI values become text here, through
+:mod:`energyrig.units`.
 """
 from __future__ import annotations
 
 import html
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,23 +30,11 @@ from energyrig.results.store import Run
 from energyrig.units import format_charge, format_si, format_wh
 
 
-@dataclass(frozen=True)
-class Images:
-    """The PNG files the page shows, as names relative to the page (none drawn: no image).
-
-    Attributes
-    ----------
-    energy_time, relative, payload:
-        Per op family: energy against time, ratios to the family's reference, time and
-        energy against payload size.
-    allocation:
-        The allocation of variation of a 2^k design.
-    """
-
-    energy_time: dict[str, str] = field(default_factory=dict)
-    relative: dict[str, str] = field(default_factory=dict)
-    payload: dict[str, str] = field(default_factory=dict)
-    allocation: str | None = None
+class Images(dict[str, dict[str, str]]):
+    """The PNG files the page shows, as names relative to the page, by section
+    (:attr:`~energyrig.results.report.tables.Section.name`: ``energy_time``, ``relative``,
+    ``payload``, ``factorial``, ...), then by op family (``""`` for a figure of the whole
+    run): ``Images(energy_time={"hash": "energy-time-hash.png"})``. None drawn: no image."""
 
 
 @dataclass(frozen=True)
@@ -303,7 +294,8 @@ LEGEND_COLUMNS = (
 )
 
 
-def _legend_html(tables: ReportTables) -> list[str]:
+def legend_html(run: Run, tables: ReportTables, family: str,
+                images: Mapping[str, str]) -> list[str]:
     """The flags of the run's points and windows, each explained once
     (:data:`energyrig.domain.FLAG_NOTES`); the tables name them in their first column."""
     if tables.flags.empty:
@@ -376,33 +368,48 @@ def _img(name: str | None, alt: str) -> str:
     return f"<img src='{html.escape(name)}' alt='{html.escape(alt)}'>" if name else ""
 
 
-def _families_html(tables: ReportTables, images: Images) -> list[str]:
-    summary = tables.summary
-    parts = [("<p class='note'>95 % CI: Student t interval of the mean over the windows; "
-              "where it does not fit (a positive figure whose t interval reaches 0, or a "
-              f"sample skewness beyond ±{SKEW_LIMIT:g}, as one long warm-up window among few "
-              "makes), the percentile bootstrap interval, given as its ends and named.</p>"),
-             ("<p class='note'>Mean current and charge per op at the fixture's supply of "
-              f"{format_si(tables.supply_v, 'V')}: mean power and net energy per op divided "
-              "by it.</p>") if tables.supply_v else
-             "<p class='note'>No supply voltage recorded: no current or charge.</p>"]
-    for family in tables.families:
-        fam = summary[summary["family"] == family]
-        parts.append(f"<h2>{html.escape(family)}</h2>")
-        truth = fam["true_net_energy_per_op_j_mean"].notna().any()
-        parts.append(_table(fam, (*WORKLOAD_COLUMNS, TRUTH_COLUMN) if truth
-                            else WORKLOAD_COLUMNS))
-        parts.append(_img(images.energy_time.get(family), f"{family} energy-time"))
-        if tables.has_relative(family):
-            parts.append("<h3>Relative to the reference</h3>")
-            parts.append(_img(images.relative.get(family), f"{family} relative"))
-        if tables.has_payload_fits(family):
-            parts.append("<h3>Against payload size</h3>")
-            parts.append(_img(images.payload.get(family), f"{family} payload"))
-            fits = tables.family_fits(family)
-            for col, name in METRICS:
-                parts.append(f"<p>{html.escape(name)} per op = intercept + slope × bytes</p>")
-                parts.append(_table(fits[col], _fit_columns(_unit(col))))
+def estimates_html(run: Run, tables: ReportTables, family: str,
+                  images: Mapping[str, str]) -> list[str]:
+    """How the figures of the tables below are made: the confidence interval's method, and
+    the supply voltage currents and charges are derived at."""
+    return [("<p class='note'>95 % CI: Student t interval of the mean over the windows; "
+             "where it does not fit (a positive figure whose t interval reaches 0, or a "
+             f"sample skewness beyond ±{SKEW_LIMIT:g}, as one long warm-up window among few "
+             "makes), the percentile bootstrap interval, given as its ends and named.</p>"),
+            ("<p class='note'>Mean current and charge per op at the fixture's supply of "
+             f"{format_si(tables.supply_v, 'V')}: mean power and net energy per op divided "
+             "by it.</p>") if tables.supply_v else
+            "<p class='note'>No supply voltage recorded: no current or charge.</p>"]
+
+
+def workloads_html(run: Run, tables: ReportTables, family: str,
+                   images: Mapping[str, str]) -> list[str]:
+    """The workloads of ``family`` (against the truth where the bench knows it) and their
+    energy against time."""
+    fam = tables.summary[tables.summary["family"] == family]
+    truth = fam["true_net_energy_per_op_j_mean"].notna().any()
+    return [_table(fam, (*WORKLOAD_COLUMNS, TRUTH_COLUMN) if truth else WORKLOAD_COLUMNS),
+            _img(images.get(family), f"{family} energy-time")]
+
+
+def relative_html(run: Run, tables: ReportTables, family: str,
+                  images: Mapping[str, str]) -> list[str]:
+    """The ops of ``family`` relative to its reference, where one was compared."""
+    if not tables.has_relative(family):
+        return []
+    return ["<h3>Relative to the reference</h3>", _img(images.get(family), f"{family} relative")]
+
+
+def payload_html(run: Run, tables: ReportTables, family: str,
+                 images: Mapping[str, str]) -> list[str]:
+    """The ops of ``family`` against payload size, and their fits, where there are some."""
+    if not tables.has_payload_fits(family):
+        return []
+    parts = ["<h3>Against payload size</h3>", _img(images.get(family), f"{family} payload")]
+    fits = tables.family_fits(family)
+    for col, name in METRICS:
+        parts.append(f"<p>{html.escape(name)} per op = intercept + slope × bytes</p>")
+        parts.append(_table(fits[col], _fit_columns(_unit(col))))
     return parts
 
 
@@ -413,7 +420,8 @@ WARMUP_COLUMNS = (
 )
 
 
-def _warmups_html(tables: ReportTables) -> list[str]:
+def warmups_html(run: Run, tables: ReportTables, family: str,
+                 images: Mapping[str, str]) -> list[str]:
     """The first windows that are warm-up outliers, apart (they stay in the tables)."""
     if tables.warmups.empty:
         return []
@@ -426,7 +434,9 @@ def _warmups_html(tables: ReportTables) -> list[str]:
             _table(tables.warmups, _point_columns(tables.factors, *WARMUP_COLUMNS))]
 
 
-def _comparisons_html(tables: ReportTables) -> list[str]:
+def comparisons_html(run: Run, tables: ReportTables, family: str,
+                     images: Mapping[str, str]) -> list[str]:
+    """The paired comparisons, their method and the pairs that could not be compared."""
     chosen = ("The pairs the plan names" if tables.planned_comparisons
               else "Each configuration against its family's reference")
     table = tables.comparisons
@@ -441,14 +451,16 @@ def _comparisons_html(tables: ReportTables) -> list[str]:
     return parts
 
 
-def _factorial_html(tables: ReportTables, images: Images) -> list[str]:
+def factorial_html(run: Run, tables: ReportTables, family: str,
+                   images: Mapping[str, str]) -> list[str]:
+    """The 2^k design of the ok points, if they form one: its allocation of variation."""
     design = tables.factorial
     if design is None:
         return []
     return [f"<h2>2<sup>{len(design.factors)}</sup> factorial design</h2>",
             "<p>Factors (low, high): " + html.escape("; ".join(
                 f"{f} ({lo}, {hi})" for f, (lo, hi) in design.levels.items())) + "</p>",
-            _img(images.allocation, "allocation of variation"),
+            _img(images.get(""), "allocation of variation"),
             "<p class='note'>Each cell: the fraction of the variation the term explains, and "
             "its effect q (half the change from the low to the high level; in decades on the "
             "log10 scale) with its 95 % CI where the design is replicated.</p>",
@@ -475,7 +487,8 @@ UNCERTAINTY_COLUMNS = (
 )
 
 
-def _uncertainty_html(tables: ReportTables) -> list[str]:
+def uncertainty_html(run: Run, tables: ReportTables, family: str,
+                     images: Mapping[str, str]) -> list[str]:
     """Each measured point's expanded uncertainty and its budget (docs/calibration.md); a
     run written before the budget existed has none."""
     ok = tables.ok
@@ -497,7 +510,8 @@ FOOTPRINT_COLUMNS = (
 )
 
 
-def _footprint_html(tables: ReportTables) -> list[str]:
+def footprint_html(run: Run, tables: ReportTables, family: str,
+                   images: Mapping[str, str]) -> list[str]:
     """Flash and RAM per op from the footprint of each board's firmware the run keeps
     (``make firmware-footprint``; absent for a fixture that names none)."""
     parts: list[str] = []
@@ -521,6 +535,39 @@ def _footprint_html(tables: ReportTables) -> list[str]:
              "constants and initial values; RAM is static RAM only (the op's buffers come from "
              "the arena, its stack is the run's <code>stack_bytes</code>). Ops sharing code "
              "each count it.</p>"), *parts]
+
+
+def problems_html(run: Run, tables: ReportTables, family: str,
+                  images: Mapping[str, str]) -> list[str]:
+    """The points that failed or were skipped, and why."""
+    problems = tables.points[tables.points["status"] != "ok"]
+    return ["<h2>Failed and skipped points</h2>",
+            _table(problems, _problem_columns(tables.factors)) if len(problems)
+            else "<p>None.</p>"]
+
+
+def sections_html(run: Run, tables: ReportTables, images: Images) -> list[str]:
+    """The HTML of every section of ``tables`` (:attr:`~energyrig.results.report.tables
+    .ReportTables.sections`), in order: the per-family ones together under each family's
+    heading, at the place of the first of them; in place of the first that needs a measured
+    point, where none was, a sentence that says so."""
+    per_family = [s for s in tables.sections if s.per_family]
+    parts: list[str] = []
+    unmeasured = False
+    for section in tables.sections:
+        if section.measured and not tables.measured:
+            if not unmeasured:
+                parts.append("<p>No measured point yet.</p>" if run.in_progress
+                             else "<p>No point was measured.</p>")
+            unmeasured = True
+        elif not section.per_family:
+            parts.extend(section.html(run, tables, "", images.get(section.name, {})))
+        elif section is per_family[0]:
+            for family in tables.families:
+                parts.append(f"<h2>{html.escape(family)}</h2>")
+                for each in per_family:
+                    parts.extend(each.html(run, tables, family, images.get(each.name, {})))
+    return parts
 
 
 def page_html(run: Run, tables: ReportTables, images: Images) -> str:
@@ -551,21 +598,7 @@ def page_html(run: Run, tables: ReportTables, images: Images) -> str:
     parts.append("<p>Points: " + ", ".join(f"{counts.get(s, 0)} {s}"
                                            for s in ("ok", "failed", "skipped"))
                  + f"; {len(tables.windows)} windows.</p>")
-    parts.extend(_legend_html(tables))
-    if tables.summary.empty:
-        parts.append("<p>No measured point yet.</p>" if run.in_progress
-                     else "<p>No point was measured.</p>")
-    else:
-        parts.extend(_families_html(tables, images))
-        parts.extend(_warmups_html(tables))
-        parts.extend(_comparisons_html(tables))
-        parts.extend(_factorial_html(tables, images))
-        parts.extend(_uncertainty_html(tables))
-    parts.extend(_footprint_html(tables))
-    problems = tables.points[tables.points["status"] != "ok"]
-    parts.append("<h2>Failed and skipped points</h2>")
-    parts.append(_table(problems, _problem_columns(tables.factors)) if len(problems)
-                 else "<p>None.</p>")
+    parts.extend(sections_html(run, tables, images))
     return ("<!doctype html><html><head><meta charset='utf-8'>"
             f"<title>energyrig: {html.escape(_title(run))}</title><style>{CSS}</style></head>"
             "<body>" + "\n".join(parts) + f"<script>{SORT_JS}</script></body></html>")

@@ -1,15 +1,17 @@
 """The report's tables: a run's DataFrames in, DataFrames out (no matplotlib, no HTML).
 
-:func:`report_tables` computes everything the figures and the page show: per-workload
-summaries, each op relative to its family's reference, payload regressions, paired
-comparisons (the plan's ``[[compare]]`` pairs, else automatic ones) and the 2^k allocation of
-variation. Values stay SI; they become text only in the page and the figures.
+What the figures and the page show: per-workload summaries, each op relative to its
+family's reference, payload regressions, paired comparisons (the plan's ``[[compare]]``
+pairs, else automatic ones) and the 2^k allocation of variation; the ``*_tables`` functions
+give each section its own (:class:`Section`, registered in
+:mod:`energyrig.results.report.sections`, whose ``report_tables`` gathers them in a
+:class:`ReportTables`). Values stay SI; they become text only in the page and the figures.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -142,6 +144,15 @@ def varying_factors(points: pd.DataFrame) -> list[str]:
     among ``points``: the columns that tell a run's points apart in the report's tables."""
     return [c for c in KEY_FACTORS
             if c == "op" or (c in points and points[c].nunique(dropna=False) > 1)]
+
+
+def series_labels(points: pd.DataFrame) -> tuple[str, ...]:
+    """The configurations (op, key size, curve: :func:`config_label` without the board) of
+    every point the plan expanded into, failed ones too (not those skipped), in factor order
+    (:func:`by_factor`): the same for every run of a plan, whatever failed."""
+    planned = by_factor(points[points["status"] != "skipped"])
+    return tuple(dict.fromkeys(config_label(r, with_board=False)
+                               for _, r in planned.iterrows()))
 
 
 def by_factor(df: pd.DataFrame) -> pd.DataFrame:
@@ -360,7 +371,8 @@ class Factorial:
 
 @dataclass(frozen=True)
 class ReportTables:
-    """Everything the report shows of a run, as tables (SI values).
+    """Everything the report shows of a run, as tables (SI values): what every section
+    reads, and each section's own tables (:attr:`parts`, read as attributes).
 
     Attributes
     ----------
@@ -370,51 +382,45 @@ class ReportTables:
     windows:
         The windows of the ok points.
     summary:
-        :func:`summarise_workloads` of those windows; empty when there is none, and then
-        every table below is empty too.
-    fits:
-        Per metric column (``time_per_op_s``, ``net_energy_per_op_j``): the payload
-        regressions of :func:`~energyrig.results.stats.payload_regression`.
-    relative:
-        :func:`relative_to_reference`.
-    comparisons:
-        :func:`comparisons` of the plan's pairs, else of :func:`auto_comparisons`.
-    comparison_notes:
-        Why some pairs could not be compared.
-    planned_comparisons:
-        Whether the pairs are the plan's (``[[compare]]``).
-    factorial:
-        The 2^k design of the ok points, if they form one.
-    footprints:
-        The footprint of each board's firmware the run keeps, by board.
-    footprint:
-        :func:`footprint_table` of the points.
+        :func:`summarise_workloads` of those windows; empty when there is none, and then no
+        section that needs a measured point (:attr:`Section.measured`) has tables.
     supply_v:
         The supply voltage the currents and charges are derived at
         (:func:`recorded_supply_v`), V; None where unknown.
-    warmups:
-        :func:`warmup_outliers` of the windows.
     factors:
         :func:`varying_factors` of the points: the columns of every table of points.
-    flags:
-        :func:`flag_legend` of every point and window of the run.
+    series:
+        :func:`series_labels` of the points: the per-op figures' series, each drawn in the
+        colour of its place here in every figure.
+    sections:
+        The report's sections, in the page's order
+        (:data:`energyrig.results.report.sections.SECTIONS` unless told otherwise).
+    parts:
+        Each section's own tables by name (:attr:`Section.tables`), also read as attributes:
+        ``tables.relative``, ``tables.fits``, ``tables.comparisons`` ...
     """
 
     points: pd.DataFrame
     windows: pd.DataFrame
     summary: pd.DataFrame
-    fits: dict[str, pd.DataFrame]
-    relative: pd.DataFrame
-    comparisons: pd.DataFrame
-    comparison_notes: list[str]
-    planned_comparisons: bool
-    factorial: Factorial | None
-    footprints: dict[str, Footprint] = field(default_factory=dict)
-    footprint: pd.DataFrame = field(default_factory=pd.DataFrame)
-    supply_v: float | None = None
-    warmups: pd.DataFrame = field(default_factory=pd.DataFrame)
-    factors: list[str] = field(default_factory=lambda: ["op"])
-    flags: pd.DataFrame = field(default_factory=pd.DataFrame)
+    supply_v: float | None
+    factors: list[str]
+    series: tuple[str, ...] = ()
+    sections: tuple[Section, ...] = ()
+    parts: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        """A section's table by its name (:attr:`parts`)."""
+        parts = self.__dict__.get("parts", {})
+        if name in parts:
+            return parts[name]
+        raise AttributeError(f"the report has no table {name!r} (no section computed one, "
+                             "or the run has no measured point)")
+
+    @property
+    def measured(self) -> bool:
+        """Whether some point was measured (the summary has a row)."""
+        return not self.summary.empty
 
     @property
     def ok(self) -> pd.DataFrame:
@@ -427,7 +433,7 @@ class ReportTables:
         return family_order(self.summary["family"]) if len(self.summary) else []
 
     def family_fits(self, family: str) -> dict[str, pd.DataFrame]:
-        """:attr:`fits` of the ops of ``family``."""
+        """The payload regressions (``fits``) of the ops of ``family``."""
         ops = self.summary.loc[self.summary["family"] == family, "op"]
         return {col: fit[fit["op"].isin(ops)] for col, fit in self.fits.items()}
 
@@ -440,41 +446,59 @@ class ReportTables:
         return family in set(self.relative.get("family", ()))
 
 
-def report_tables(run: Run) -> ReportTables:
-    """The tables of ``run`` (finished or still being written: what is there).
+class Drawn(Protocol):
+    """A section's figure as drawn (:class:`energyrig.results.report.figures.Drawing`)."""
 
-    Raises
-    ------
-    ConfigError
-        The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
+    figure: Any
+
+    def data(self) -> dict[str, Any]:
+        """What the figure shows, written beside its PNG as JSON."""
+        ...
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the report, registered once: its tables, its figure and its HTML.
+
+    Attributes
+    ----------
+    name:
+        What the section is; its figures are named by it (:class:`~energyrig.results.report
+        .page.Images`) and written as ``<file>-<family>.png`` (per family) or
+        ``<file>.png``.
+    html:
+        Its part of the page: ``html(run, tables, family, images)`` → HTML pieces; ``family``
+        is ``""`` for a section of the whole run; ``images``: its figures' file names by
+        family (``""`` for the run's), those drawn.
+    tables:
+        Its own tables, from the run and the tables computed before it (those of every
+        section earlier in the order): ``tables(run, report_tables)`` → tables by name;
+        pandas only. None: it shows tables other sections or the run already have.
+    figure:
+        Its figure: ``figure(tables, family)`` → a drawing or None (nothing to draw); it
+        imports matplotlib inside, so that only drawing loads it. None: no figure.
+    per_family:
+        Shown once per op family, under the family's heading, with the other per-family
+        sections (at the place of the first of them); else once for the run.
+    measured:
+        Shown (and its tables computed) only when some point was measured; the page says
+        that none was in place of the first such section.
+    file:
+        Its figures' file name (before the family); ``name`` with ``-`` for ``_`` when empty.
     """
-    points = by_factor(run.points.assign(family=with_family(run.points)))
-    ok = points[points["status"] == "ok"]
-    windows = run.windows[run.windows["point_key"].isin(ok["point_key"])]
-    supply_v = recorded_supply_v(run.manifest)
-    summary = (with_current_and_charge(summarise_workloads(windows, ok), supply_v)
-               if len(windows) else pd.DataFrame())
-    footprints = run_footprints(run.path)
-    sizes = {"footprints": footprints, "footprint": footprint_table(points, footprints),
-             "supply_v": supply_v,
-             "warmups": warmup_outliers(windows) if len(windows) else pd.DataFrame(),
-             "factors": varying_factors(points),
-             "flags": flag_legend(points, run.windows)}
-    if summary.empty:
-        return ReportTables(points=points, windows=windows, summary=summary, fits={},
-                            relative=pd.DataFrame(), comparisons=pd.DataFrame(),
-                            comparison_notes=[], planned_comparisons=False, factorial=None,
-                            **sizes)
-    planned = recorded_comparisons(run.manifest.get("plan") or {}, run.path / "manifest.json")
-    pairs = [c.selectors() for c in planned] or auto_comparisons(ok)
-    table, notes = comparisons(ok, pairs)
-    factors = design_factors(ok)
-    design = Factorial(factors, *factorial(ok, factors)) if factors else None
-    return ReportTables(points=points, windows=windows, summary=summary,
-                        fits={col: payload_regression(ok, f"{col}_mean") for col, _ in METRICS},
-                        relative=relative_to_reference(summary), comparisons=table,
-                        comparison_notes=notes, planned_comparisons=bool(planned),
-                        factorial=design, **sizes)
+
+    name: str
+    html: Callable[[Run, ReportTables, str, Mapping[str, str]], list[str]]
+    tables: Callable[[Run, ReportTables], Mapping[str, Any]] | None = None
+    figure: Callable[[ReportTables, str], Drawn | None] | None = None
+    per_family: bool = False
+    measured: bool = False
+    file: str = ""
+
+    @property
+    def file_name(self) -> str:
+        """Its figures' file name, before the family and ``.png``."""
+        return self.file or self.name.replace("_", "-")
 
 
 def footprint_table(points: pd.DataFrame, footprints: dict[str, Footprint]) -> pd.DataFrame:
@@ -490,3 +514,57 @@ def footprint_table(points: pd.DataFrame, footprints: dict[str, Footprint]) -> p
                   "flash_bytes": o.flash_bytes, "ram_bytes": o.ram_bytes}
                  for o in footprint.ops if (o.op, o.backend) in pairs]
     return pd.DataFrame(rows, columns=["board", "op", "backend", "flash_bytes", "ram_bytes"])
+
+
+def flag_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
+    """The flags section's table: ``flags``, the :func:`flag_legend` of every point and
+    window of the run."""
+    return {"flags": flag_legend(tables.points, run.windows)}
+
+
+def relative_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
+    """``relative``: :func:`relative_to_reference` of the summary."""
+    return {"relative": relative_to_reference(tables.summary)}
+
+
+def payload_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
+    """``fits``: per metric column (``time_per_op_s``, ``net_energy_per_op_j``), the payload
+    regressions of :func:`~energyrig.results.stats.payload_regression` over the ok points."""
+    return {"fits": {col: payload_regression(tables.ok, f"{col}_mean") for col, _ in METRICS}}
+
+
+def warmup_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
+    """``warmups``: :func:`warmup_outliers` of the windows."""
+    return {"warmups": warmup_outliers(tables.windows)}
+
+
+def comparison_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
+    """``comparisons``: :func:`comparisons` of the plan's pairs, else of
+    :func:`auto_comparisons`; ``comparison_notes``: why some pairs could not be compared;
+    ``planned_comparisons``: whether the pairs are the plan's (``[[compare]]``).
+
+    Raises
+    ------
+    ConfigError
+        The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
+    """
+    planned = recorded_comparisons(run.manifest.get("plan") or {}, run.path / "manifest.json")
+    pairs = [c.selectors() for c in planned] or auto_comparisons(tables.ok)
+    table, notes = comparisons(tables.ok, pairs)
+    return {"comparisons": table, "comparison_notes": notes,
+            "planned_comparisons": bool(planned)}
+
+
+def factorial_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
+    """``factorial``: the 2^k design of the ok points (:class:`Factorial`), if they form
+    one, else None."""
+    factors = design_factors(tables.ok)
+    return {"factorial": Factorial(factors, *factorial(tables.ok, factors)) if factors
+            else None}
+
+
+def footprint_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
+    """``footprints``: the footprint of each board's firmware the run keeps, by board;
+    ``footprint``: :func:`footprint_table` of the points."""
+    footprints = run_footprints(run.path)
+    return {"footprints": footprints, "footprint": footprint_table(tables.points, footprints)}

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
-from energyrig.domain import Point, Window, describe
+from energyrig.domain import Point, Window
 from energyrig.errors import ConfigError
 from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
@@ -37,6 +37,7 @@ from energyrig.results.report.tables import (
     report_tables,
     summarise_workloads,
 )
+from energyrig.results.stats import describe
 from energyrig.results.store import POINT_SCHEMA, RunError
 from energyrig.rig.plan import Plan
 from energyrig.units import format_si, format_wh

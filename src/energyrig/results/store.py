@@ -46,7 +46,7 @@ All quantities are SI (s, J, W); per-op columns are the window's figure divided 
 ``batch_n``.
 
 Flagged windows: the statistics of a point in ``points.parquet`` are taken over the windows
-of its estimate (:func:`energyrig.domain.summarise_per_op`, as ``rig run`` and the report
+of its estimate (:func:`energyrig.results.stats.summarise_per_op`, as ``rig run`` and the report
 take them): every window but those that failed an integrity check
 (:func:`energyrig.domain.in_estimate`: corrupt samples, an uncounted loss, a baseline at the
 floor), which ``windows_excluded`` counts and ``excluded_reason`` names (each flag's
@@ -86,23 +86,20 @@ import pyarrow.parquet as pq
 from energyrig.bounded import read_bytes
 from energyrig.capture import Chunk, save_chunks, write_csv
 from energyrig.domain import (
-    AVERAGED,
     FACTORS,
     PER_OP,
-    STAT_SUFFIXES,
     STATUSES,
-    SUMMARISED,
     Point,
     Status,
     Window,
     excluded,
     join_flags,
     key_id,
-    summarise_per_op,
     windows_frame,
 )
 from energyrig.errors import DiskFullError, EnergyrigError
 from energyrig.results import versions
+from energyrig.results.stats import AVERAGED, STAT_SUFFIXES, SUMMARISED, summarise_per_op
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ import pandas as pd
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Capture, Chunk, plausible_chunks
 from energyrig.errors import CaptureError
-from energyrig.domain import (Window, describe_finite, finite_or_none, take_out_overhead,
-                              windows_frame)
+from energyrig.domain import Window, finite_or_none, take_out_overhead, windows_frame
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
+from energyrig.results.stats import describe_finite
 from energyrig.results.trace import Trace, window_trace
 from energyrig.rig.energy import (Glitch, UnpairedEdge, WindowFinder, WindowSettings,
                                   find_windows, windows_stream_flags)

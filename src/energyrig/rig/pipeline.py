@@ -59,10 +59,11 @@ from energyrig.calibration.routines import CalibrationBench
 from energyrig.capture import Chunk
 from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
                               MAX_FLAGGED_FRACTION, Point, Window, estimate, excluded,
-                              finite_or_none, summarise_per_op, take_out_overhead,
-                              window_problems, windows_frame)
+                              finite_or_none, take_out_overhead, window_problems,
+                              windows_frame)
 from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
                               RecordTooShort)
+from energyrig.results.stats import summarise_per_op
 from energyrig.results.trace import cut
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows, stream_flags, window_stats
@@ -530,7 +531,7 @@ class PointResult:
     def figures(self) -> dict[str, Any]:
         """The result as one JSON-ready object (``rig run --json``): per-op figures are
         means over the windows of the :attr:`estimate`
-        (:func:`~energyrig.domain.summarise_per_op`), ``*_ci95_*`` the Student-t 95 %
+        (:func:`~energyrig.results.stats.summarise_per_op`), ``*_ci95_*`` the Student-t 95 %
         interval of the mean, ``*_u_*`` the expanded uncertainty (k = 2) of
         :meth:`uncertainty`; ``reps`` counts the windows of the estimate,
         ``windows_excluded`` those left out and ``excluded_reason`` why; ``windows`` lists

@@ -8,7 +8,7 @@ the functions the point pipeline uses (:func:`~energyrig.rig.energy.find_windows
 longest window, :func:`~energyrig.rig.pipeline.window_figures`) and what the manifest
 recorded of the bench: the fixture's window settings and supply tolerance, the calibration's
 window overhead and the instrument's ADC steps. A point whose windows were all recomputed
-gets its summary (:func:`~energyrig.domain.summarise_per_op`) and uncertainty
+gets its summary (:func:`~energyrig.results.stats.summarise_per_op`) and uncertainty
 (:func:`~energyrig.rig.pipeline.point_uncertainty`) again.
 
 The comparison is a long table, one row per figure: ``reanalysis/figures.csv`` (``table``
@@ -33,10 +33,10 @@ import pandas as pd
 
 from energyrig.calibration.budget import Supply
 from energyrig.capture import load_chunks
-from energyrig.domain import (PER_OP, STAT_SUFFIXES, SUMMARISED, Window, estimate,
-                              summarise_per_op, windows_frame)
+from energyrig.domain import PER_OP, Window, estimate, windows_frame
 from energyrig.instruments.family import Resolution
 from energyrig.results import versions
+from energyrig.results.stats import STAT_SUFFIXES, SUMMARISED, summarise_per_op
 from energyrig.results.store import RunError, capture_path, load
 from energyrig.rig.energy import WindowSettings, find_windows
 from energyrig.rig.pipeline import longest, point_uncertainty, window_figures

@@ -49,8 +49,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from energyrig.domain import (CI_TARGET_NOT_MET, PER_OP, Point, Window, describe_finite,
-                              estimate)
+from energyrig.domain import CI_TARGET_NOT_MET, PER_OP, Point, Window, estimate
 from energyrig.errors import ConfigError, DutError
 from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
@@ -60,6 +59,7 @@ from energyrig.results.footprint import (
     run_footprint_path,
     write_footprint,
 )
+from energyrig.results.stats import describe_finite
 from energyrig.results.store import (
     MANIFEST,
     RunError,

@@ -15,14 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.domain import SKEW_LIMIT
 from energyrig.results.report.tables import (
     METRICS,
     WARMUP_SPREAD,
     ReportTables,
     config_label,
 )
-from energyrig.results.stats import PAIRED_METHOD
+from energyrig.results.stats import PAIRED_METHOD, SKEW_LIMIT
 from energyrig.results.store import Run
 from energyrig.units import format_charge, format_si, format_wh
 

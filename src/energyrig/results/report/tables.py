@@ -20,7 +20,6 @@ from energyrig.domain import (
     at_supply,
     excluded,
     join_flags,
-    summarise_per_op,
 )
 from energyrig.results.compare import recorded_comparisons
 from energyrig.results.footprint import Footprint, run_footprints
@@ -33,6 +32,7 @@ from energyrig.results.stats import (
     paired_comparison,
     payload_regression,
     select,
+    summarise_per_op,
 )
 from energyrig.results.store import Run
 from energyrig.units import format_si
@@ -109,7 +109,7 @@ def summarise_workloads(windows: pd.DataFrame,
     ``windows_excluded`` and ``excluded_reason`` (left out of it, and why:
     :func:`energyrig.domain.excluded`), ``n_points``, ``flags`` (its windows' and, given
     ``points``, its points' own: ``ci_target_not_met`` ..., joined as the tables join them),
-    and the per-op summary of its windows (:func:`energyrig.domain.summarise_per_op`, over
+    and the per-op summary of its windows (:func:`energyrig.results.stats.summarise_per_op`, over
     the same estimate: ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``,
     ``mean_power_w_mean``, ...).
     """

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.domain import EDGE_ERROR, Point, WindowSettings, integrity_problems
+from energyrig.domain import Point, WindowSettings, integrity_problems
 from energyrig.fixtures import load_fixture
 from energyrig.results.store import RunWriter, load
 from energyrig.rig.bench import Bench, open_bench
+from energyrig.rig.flags import EDGE_ERROR
 from energyrig.rig.pipeline import PointResult, measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -28,6 +28,7 @@ from energyrig.results.footprint import (
     write_footprint,
 )
 from energyrig.results.report import write_report
+from energyrig.rig.flags import FLAGS
 from energyrig.rig.footprint import build_footprint, build_with, catalogue_ids
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,9 +176,9 @@ def test_rig_ops_shows_flash_and_ram_with_a_footprint(tmp_path: Path) -> None:
 
 def test_the_report_has_a_footprint_table(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run")
-    assert "<h2>Footprint</h2>" not in write_report(run).read_text()
+    assert "<h2>Footprint</h2>" not in write_report(run, flags=FLAGS).read_text()
     write_footprint(_footprint("nrf52840dk/nrf52840"), run_footprint_path(run, "nrf52840dk"))
-    page = write_report(run).read_text()
+    page = write_report(run, flags=FLAGS).read_text()
     assert "<h2>Footprint</h2>" in page and "nrf52840dk/nrf52840: build abc1234" in page
     assert "34,538 B of flash" in page and "<td class='num'>3,012 B</td>" in page
     assert "aes-ecb-encrypt (hardware)" not in page  # the run measured it in software

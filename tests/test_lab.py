@@ -26,7 +26,7 @@ from energyrig.calibration.store import (
     new_record,
 )
 from energyrig.cli.app import app
-from energyrig.domain import DURATION_MISMATCH, Point
+from energyrig.domain import Point
 from energyrig.errors import DutError, LabError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.serialurl import Rfc2217Serial
@@ -40,6 +40,7 @@ from energyrig.lab.place import (
 )
 from energyrig.rig.bench import open_bench
 from energyrig.rig.dut import open_dut
+from energyrig.rig.flags import DURATION_MISMATCH
 from energyrig.rig.labsim import SimLab
 from energyrig.rig.lanes import place_slots
 from energyrig.rig.pipeline import measure_point, reps_done

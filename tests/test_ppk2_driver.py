@@ -24,8 +24,8 @@ from energyrig.instruments.sim.ppk2 import (DEFAULT_CALIBRATION, SERIAL_BASE, Em
                                             Ppk2Emulator)
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
-from energyrig.domain import (CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS,
-                              STREAM_LOSS, Window)
+from energyrig.domain import Window
+from energyrig.flags import CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS, STREAM_LOSS
 from energyrig.rig.energy import WindowSettings, find_windows, stream_flags
 
 #: Flags a real PPK2 raises too (none of the simulated bench's).

@@ -14,7 +14,7 @@ The per-op summary of a set of windows (Student t and bootstrap intervals) is
 :func:`energyrig.results.stats.summarise_per_op`.
 
 Everything here sits beside :mod:`energyrig.capture` at the bottom of the package: it imports
-no other energyrig module, so instruments, the energy math, the store and the report can all
+no other energyrig module but :mod:`energyrig.flags` (the flags its rules read), so instruments, the energy math, the store and the report can all
 use it; it loads pandas only inside the function that builds a table, so the CLI can name
 points and flags without it. SI units throughout (s, J, W).
 """
@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Literal, TypeVar
+
+from energyrig.flags import BASELINE_AFTER, BENCH_FLAGS, INTEGRITY_FLAGS
 
 if TYPE_CHECKING:  # pandas loads where a table is built
     import numpy as np
@@ -224,137 +226,9 @@ def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:
     return energy_j - baseline_w * duration_s
 
 
-# -- window flags: every problem a window can carry, named once -------------------------------
-# Seen in the samples by the energy math (energyrig.rig.energy):
-TOO_FEW_SAMPLES = "too_few_samples"
-DROPPED_SAMPLES = "dropped_samples"
-SATURATED = "saturated"
-GLITCH = "glitch"
-NO_BASELINE = "no_baseline"
-BASELINE_AFTER = "baseline_after"
-ENERGY_FLAGS = (TOO_FEW_SAMPLES, DROPPED_SAMPLES, SATURATED, GLITCH, NO_BASELINE, BASELINE_AFTER)
-# Added by the point pipeline's checks (energyrig.rig.pipeline):
-EDGE_ERROR = "edge_error_over_bound"      # the edge error bound exceeds measure.max_edge_error
-DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with the firmware's
-EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
-PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
-# The stream's own integrity, seen by the instrument's decoder and its clock: a real
-# instrument raises them exactly as an emulated one (energyrig.rig.energy.stream_flags, the
-# PPK2 driver). A point whose windows mostly carry one is stored as failed (the pipeline).
-CORRUPT = "corrupt_samples"               # the window or its baseline holds words no healthy
-                                          # instrument sends (a PPK2: bit 17, range > 4, a
-                                          # counter that skips and returns, one-sample logic,
-                                          # range or ADC excursions)
-STREAM_LOSS = "stream_loss"               # the record falls where the stream lost samples its
-                                          # counter could not count (fewer samples than the
-                                          # host's clock says the instrument took)
-BASELINE_CLIPPED = "baseline_clipped"     # most of the baseline span reads the instrument's
-                                          # floor (a PPK2: ADC 0 in range 0; a negative offset
-                                          # larger than the idle current)
-INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED)
-# A window carrying one of INTEGRITY_FLAGS stays in windows.parquet, flagged, but out of its
-# point's estimate and statistics (in_estimate, excluded). Not among them: dropped_samples
-# (a loss the counter counted, bridged by the energy math on the right time base), and the
-# flags of a window's own signal (saturated, glitch, ...), which its samples show truly.
-#: A point whose windows carry an integrity flag more often than this is stored as failed.
+#: A point whose windows carry an integrity flag (:data:`energyrig.flags.INTEGRITY_FLAGS`)
+#: more often than this is stored as failed.
 MAX_FLAGGED_FRACTION = 0.5
-# Added by the simulated bench (energyrig.rig.bench.SimBench):
-TRUTH_LATE = "truth_late"                 # an edge reached the emulator late
-NO_TRUTH = "no_truth"                     # no truth window matches this window
-TRIGGER_DROPS = "trigger_drops"           # the DUT could not publish trigger edges
-TIME_SHIFT = "stream_time_shift"          # the window is off its true edges (an uncounted
-                                          # loss the host's clock missed: sim only)
-SIM_FLAGS = (TRUTH_LATE, NO_TRUTH, TRIGGER_DROPS, TIME_SHIFT)
-# Added by the correction stage (energyrig.calibration.correction):
-UNCALIBRATED = "uncalibrated"             # no complete, valid calibration was applied
-CI_TARGET_NOT_MET = "ci_target_not_met"   # a point stopped at max_windows before its CI
-                                          # reached the plan's ci_target (rig sweep)
-CALIBRATION_FLAGS = (UNCALIBRATED,)
-#: Flags about the bench or the point, not one window's samples: a window carrying only
-#: these is not a suspicious one (its trace is not kept for ``--keep-captures flagged``).
-BENCH_FLAGS = (*CALIBRATION_FLAGS, CI_TARGET_NOT_MET)
-
-
-@dataclass(frozen=True)
-class FlagNote:
-    """What a flag says of a window or a point, and what the operator can do about it."""
-
-    meaning: str
-    action: str
-
-
-#: Every flag above, explained once: the report's legend (energyrig.results.report) and
-#: whatever else names flags to a person read it here.
-FLAG_NOTES: dict[str, FlagNote] = {
-    TOO_FEW_SAMPLES: FlagNote(
-        "the window holds fewer samples than the fixture's windows.min_samples: one sample "
-        "at each edge weighs too much",
-        "run more ops per window (the plan's batch) or record at a higher rate"),
-    DROPPED_SAMPLES: FlagNote(
-        "the instrument lost samples its counter counted; the energy bridges them on the "
-        "right time base and the window stays in the estimate",
-        "if many windows carry it: a lower sample rate, or the instrument on its own USB "
-        "port"),
-    SATURATED: FlagNote(
-        "the current reached the end of the instrument's range: the energy reads low",
-        "a larger range or a smaller shunt"),
-    GLITCH: FlagNote(
-        "the trigger line chattered (a pulse shorter than windows.min_pulse_s, or edges "
-        "that do not pair)",
-        "check the trigger wire and its ground; raise the fixture's windows.min_pulse_s"),
-    NO_BASELINE: FlagNote(
-        "no idle span of windows.baseline_s before or after the window: no net energy",
-        "shorten the fixture's windows.baseline_s or windows.guard_s, or leave more idle "
-        "time around each batch (the fixture's measure.pre_s, post_s)"),
-    BASELINE_AFTER: FlagNote(
-        "the idle baseline was taken after the window, there being no room before it",
-        "none needed; to take it before, raise the fixture's measure.pre_s"),
-    EDGE_ERROR: FlagNote(
-        "the bound of the edge error exceeds the fixture's measure.max_edge_error of the "
-        "window's energy: the window is short for the sample rate",
-        "run more ops per window (batch) or record at a higher rate"),
-    DURATION_MISMATCH: FlagNote(
-        "the window's length disagrees with the firmware's own timing of the batch",
-        "check the trigger wiring (a slow or loaded line) and the instrument's clock"),
-    EXTRA_WINDOWS: FlagNote(
-        "the record held more than one trigger window; the first was taken",
-        "check that only the DUT drives the trigger line and that it does not chatter"),
-    CORRUPT: FlagNote(
-        "the window or its baseline holds words no healthy instrument sends; the window is "
-        "left out of its point's estimate",
-        "check the instrument's USB cable, port and hub; if it repeats, update or replace "
-        "the instrument"),
-    STREAM_LOSS: FlagNote(
-        "the stream lost samples its counter could not count; the window is left out of "
-        "its point's estimate",
-        "a lower sample rate, the instrument on its own USB port, a less loaded host"),
-    BASELINE_CLIPPED: FlagNote(
-        "most of the baseline reads the instrument's floor (an offset larger than the idle "
-        "current); the window is left out of its point's estimate",
-        "calibrate the offset (rig calibrate zero) or use a more sensitive range"),
-    TRUTH_LATE: FlagNote(
-        "simulated bench: a trigger edge reached the emulator late",
-        "a less loaded host; the figures stay valid, the comparison with the truth less so"),
-    NO_TRUTH: FlagNote(
-        "simulated bench: no true window matches this window, so it has no true energy",
-        "a less loaded host; rerun the point"),
-    TRIGGER_DROPS: FlagNote(
-        "simulated bench: the DUT could not publish some trigger edges",
-        "a less loaded host; rerun the point"),
-    TIME_SHIFT: FlagNote(
-        "simulated bench: the window lies off its true edges (a loss the host's clock "
-        "missed)",
-        "a less loaded host; rerun the point"),
-    UNCALIBRATED: FlagNote(
-        "no complete, valid calibration was applied: no gain, offset or skew correction and "
-        "no uncertainty from them",
-        "run rig calibrate all on this instrument, then measure again"),
-    CI_TARGET_NOT_MET: FlagNote(
-        "the point stopped at the plan's max_windows before its 95 % CI reached the plan's "
-        "ci_target",
-        "raise adaptive.max_windows or ci_target in the plan, or quieten the bench (its "
-        "spread is in the CI columns)"),
-}
 
 
 def integrity_problems(flags: Iterable[str] | str) -> tuple[str, ...]:
@@ -410,7 +284,7 @@ class Window:
     edge_error_j:
         Bound on the energy error from edge quantisation (one sample at each edge), J.
     flags:
-        Names of the problems seen (:data:`energyrig.rig.energy.FLAGS` such as
+        Names of the problems seen (:data:`energyrig.flags.ENERGY_FLAGS` such as
         ``dropped_samples``, ``saturated``, ``glitch``, and those the bench adds).
     cycles:
         The firmware's cycle count of the whole batch, if the bench ran it.

@@ -24,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.capture import Chunk
-from energyrig.domain import BASELINE_AFTER, Window, WindowSettings
+from energyrig.domain import Window, WindowSettings
+from energyrig.flags import BASELINE_AFTER
 
 #: Samples kept and drawn beyond the window and its baseline span on either side, s.
 MARGIN_S = 1e-3

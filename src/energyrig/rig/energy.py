@@ -71,14 +71,15 @@ import numpy.typing as npt
 
 from energyrig.calibration.budget import WindowStats
 from energyrig.capture import NO_GAPS, Capture, Chunk
-from energyrig.domain import (BASELINE_AFTER, BASELINE_CLIPPED, CORRUPT, DROPPED_SAMPLES, GLITCH,
-                              NO_BASELINE, SATURATED, TOO_FEW_SAMPLES, Window, WindowSettings)
+from energyrig.domain import Window, WindowSettings
 from energyrig.errors import CaptureError, ChannelError
+from energyrig.flags import (BASELINE_AFTER, BASELINE_CLIPPED, CORRUPT, DROPPED_SAMPLES, GLITCH,
+                             NO_BASELINE, SATURATED, TOO_FEW_SAMPLES)
 from energyrig.rig import _energy
 
 log = logging.getLogger(__name__)
 
-# The flags this module sets are named in energyrig.domain (ENERGY_FLAGS).
+# The flags this module sets are declared in energyrig.flags (ENERGY_FLAGS).
 
 _EV_WINDOW, _EV_GLITCH, _EV_UNPAIRED_FALL, _EV_UNPAIRED_RISE = range(4)
 _BASE_AFTER, _BASE_NONE = 1, 2

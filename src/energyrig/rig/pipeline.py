@@ -57,16 +57,17 @@ from energyrig.calibration.budget import (K, combined, edge_timing_u, energy_bud
                                          Supply, time_budget, window_budget)
 from energyrig.calibration.routines import CalibrationBench
 from energyrig.capture import Chunk
-from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
-                              MAX_FLAGGED_FRACTION, Point, Window, estimate, excluded,
+from energyrig.domain import (MAX_FLAGGED_FRACTION, Point, Window, estimate, excluded,
                               finite_or_none, take_out_overhead, window_problems,
                               windows_frame)
 from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
                               RecordTooShort)
+from energyrig.flags import DROPPED_SAMPLES
 from energyrig.results.stats import summarise_per_op
 from energyrig.results.trace import cut
 from energyrig.rig.dut import DutRefused
 from energyrig.rig.energy import WindowSettings, find_windows, stream_flags, window_stats
+from energyrig.rig.flags import DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS
 from energyrig.units import format_si
 
 if TYPE_CHECKING:

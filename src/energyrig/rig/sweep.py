@@ -49,8 +49,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from energyrig.domain import CI_TARGET_NOT_MET, PER_OP, Point, Window, estimate
+from energyrig.domain import PER_OP, Point, Window, estimate
 from energyrig.errors import ConfigError, DutError
+from energyrig.flags import CI_TARGET_NOT_MET
 from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.footprint import (

@@ -38,8 +38,8 @@ import serial
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.capture import Chunk
-from energyrig.domain import STREAM_LOSS
 from energyrig.errors import InstrumentError
+from energyrig.flags import STREAM_LOSS
 from energyrig.instruments.base import AcquisitionBase, ArmRequest, RecordedCapture
 from energyrig.instruments.family import InstrumentInfo, Limits, Resolution
 from energyrig.instruments.ppk2.clock import StreamClock, StreamLoss

@@ -47,6 +47,7 @@ from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
+from energyrig.instruments.scope.flags import LOW_SAMPLE_RATE
 from energyrig.instruments.scope.processing import to_chunk
 from energyrig.instruments.scope.protocol import RecordPlan, Vertical
 
@@ -54,8 +55,6 @@ log = logging.getLogger(__name__)
 
 #: Interval between trigger status polls, s.
 POLL_S = 0.01
-#: The record's samples were taken below the asked-for sample rate (window too long).
-LOW_SAMPLE_RATE = "low_sample_rate"
 
 _VISA_ERRORS = (pyvisa.errors.Error, OSError, ValueError)
 

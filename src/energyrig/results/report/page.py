@@ -100,7 +100,7 @@ def _unit(col: str) -> str:
 
 
 def _flags(row: pd.Series) -> str:
-    """A row's flags, one a line (:data:`energyrig.domain.FLAG_NOTES` explains them in the
+    """A row's flags, one a line (:data:`energyrig.rig.flags.FLAGS` explains them in the
     page's legend), and how many of its windows were left out of the estimate and why."""
     lines = [f for f in str(row.get("flags") or "").split(",") if f]
     left_out = row.get("windows_excluded")
@@ -304,7 +304,7 @@ LEGEND_COLUMNS = (
 
 def _legend_html(tables: ReportTables) -> list[str]:
     """The flags of the run's points and windows, each explained once
-    (:data:`energyrig.domain.FLAG_NOTES`); the tables name them in their first column."""
+    (:data:`energyrig.rig.flags.FLAGS`); the tables name them in their first column."""
     if tables.flags.empty:
         return ["<h2 id='flags'>Flags</h2><p>No point or window carries a flag.</p>"]
     return ["<h2 id='flags'>Flags</h2>",

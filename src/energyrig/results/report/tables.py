@@ -7,7 +7,7 @@ variation. Values stay SI; they become text only in the page and the figures.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 
 from energyrig.domain import (
-    FLAG_NOTES,
     KEY_FACTORS,
     at_supply,
     excluded,
     join_flags,
 )
+from energyrig.flags import Flag
 from energyrig.results.compare import recorded_comparisons
 from energyrig.results.footprint import Footprint, run_footprints
 from energyrig.results.stats import (
@@ -164,19 +164,21 @@ def by_factor(df: pd.DataFrame) -> pd.DataFrame:
                           kind="stable", ignore_index=True)
 
 
-def flag_legend(points: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
-    """Every flag the run's points or windows carry, one row each in the order of
-    :data:`energyrig.domain.FLAG_NOTES` (then flags it does not know, by name): ``flag``,
-    ``points`` and ``windows`` (how many carry it), ``meaning`` and ``action``
-    (:class:`~energyrig.domain.FlagNote`; empty for a flag it does not know)."""
+def flag_legend(points: pd.DataFrame, windows: pd.DataFrame,
+                flags: Mapping[str, Flag]) -> pd.DataFrame:
+    """Every flag the run's points or windows carry, one row each in the order of ``flags``
+    (the registry of every layer's flags, :data:`energyrig.rig.flags.FLAGS`; then flags it
+    does not know, by name): ``flag``, ``points`` and ``windows`` (how many carry it),
+    ``meaning`` and ``action`` (the :class:`~energyrig.flags.Flag`'s note; empty for a flag
+    it does not know)."""
     def counts(flags: pd.Series) -> pd.Series:
         split = flags.fillna("").str.split(",").explode()
         return split[split != ""].value_counts()
 
     by_point, by_window = counts(points["flags"]), counts(windows["flags"])
     present = set(by_point.index) | set(by_window.index)
-    order = [f for f in FLAG_NOTES if f in present] + sorted(present - set(FLAG_NOTES))
-    notes = [FLAG_NOTES.get(f) for f in order]
+    order = [f for f in flags if f in present] + sorted(present - set(flags))
+    notes = [flags.get(f) for f in order]
     return pd.DataFrame({"flag": order,
                          "points": [int(by_point.get(f, 0)) for f in order],
                          "windows": [int(by_window.get(f, 0)) for f in order],
@@ -452,8 +454,9 @@ class ReportTables:
         return family in set(self.relative.get("family", ()))
 
 
-def report_tables(run: Run) -> ReportTables:
-    """The tables of ``run`` (finished or still being written: what is there).
+def report_tables(run: Run, flags: Mapping[str, Flag]) -> ReportTables:
+    """The tables of ``run`` (finished or still being written: what is there); ``flags``
+    explain the flags its legend lists (:func:`flag_legend`).
 
     Raises
     ------
@@ -471,7 +474,7 @@ def report_tables(run: Run) -> ReportTables:
              "supply_v": supply_v,
              "warmups": warmup_outliers(windows) if len(windows) else pd.DataFrame(),
              "factors": varying_factors(points),
-             "flags": flag_legend(points, run.windows)}
+             "flags": flag_legend(points, run.windows, flags)}
     if summary.empty:
         return ReportTables(points=points, windows=windows, summary=summary, fits={},
                             relative=pd.DataFrame(), comparisons=pd.DataFrame(),

@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from energyrig.rig.labsim import SimLab
-from energyrig.results.store import POINTS, WINDOWS
+from energyrig.results.store.layout import POINTS, WINDOWS
 from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep import Lab, start_sweep
 

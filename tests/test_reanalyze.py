@@ -30,7 +30,7 @@ from energyrig.calibration.store import CalibrationStore, Identity, Measured, ne
 from energyrig.cli.app import app
 from energyrig.fixtures import load_fixture
 from energyrig.results import load
-from energyrig.results.store import read_manifest
+from energyrig.results.store.read import read_manifest
 from energyrig.results.versions import FIGURE_PACKAGES, figure_changes
 from energyrig.rig.dut import open_dut
 from energyrig.rig.plan import load_plan

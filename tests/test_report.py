@@ -38,7 +38,7 @@ from energyrig.results.report.tables import (
     summarise_workloads,
 )
 from energyrig.results.stats import describe
-from energyrig.results.store import POINT_SCHEMA, RunError
+from energyrig.results.store.layout import POINT_SCHEMA, RunError
 from energyrig.rig.flags import FLAGS
 from energyrig.rig.plan import Plan
 from energyrig.units import format_si, format_wh

@@ -28,7 +28,7 @@ from energyrig.fixtures.paths import FIXTURE_DIRS_ENV
 from energyrig.fixtures.schema import Fixture
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
-from energyrig.results.store import CAPTURES, capture_path
+from energyrig.results.store.layout import CAPTURES, capture_path
 from energyrig.results.footprint import Footprint, Memory, run_footprints, write_footprint
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
@@ -351,13 +351,13 @@ def test_a_disk_too_full_for_the_captures_keeps_the_results(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
-    from energyrig.results import store
+    from energyrig.results.store import write as store_write
 
     def full(chunks: Any, path: Path, trigger_bit: int = 0) -> int:
         Path(path).write_text("time_s,cur")
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(store, "write_csv", full)
+    monkeypatch.setattr(store_write, "write_csv", full)
     run(tmp_path, make_plan(tmp_path, HASHES), ScriptedBench(), keep_captures="flagged")
     assert not (tmp_path / "run" / CAPTURES).exists()  # nothing flagged: nothing kept
     (tmp_path / "run2").mkdir()

@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         """
         # pandas, statsmodels and matplotlib load only when a report is written
         from energyrig.results.report import write_report
-        from energyrig.results.store import read_manifest
+        from energyrig.results.store.read import read_manifest
         from energyrig.results.versions import figure_changes
         from energyrig.rig.flags import FLAGS
 

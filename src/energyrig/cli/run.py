@@ -269,7 +269,7 @@ def register(app: typer.Typer) -> None:
                                        on_progress=progress,
                                        keep=keep_captures)  # type: ignore[arg-type]
         if result.captures:
-            from energyrig.results.store import write_captures
+            from energyrig.results.store.write import write_captures
 
             where = captures_dir / result.point.part_id
             try:

@@ -37,7 +37,8 @@ from energyrig.domain import PER_OP, Window, estimate, windows_frame
 from energyrig.instruments.family import Resolution
 from energyrig.results import versions
 from energyrig.results.stats import STAT_SUFFIXES, SUMMARISED, summarise_per_op
-from energyrig.results.store import RunError, capture_path, load
+from energyrig.results.store.layout import RunError, capture_path
+from energyrig.results.store.read import load
 from energyrig.rig.energy import WindowSettings, find_windows
 from energyrig.rig.pipeline import longest, point_uncertainty, window_figures
 

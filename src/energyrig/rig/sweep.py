@@ -61,16 +61,15 @@ from energyrig.results.footprint import (
     write_footprint,
 )
 from energyrig.results.stats import describe_finite
-from energyrig.results.store import (
+from energyrig.results.store.layout import (
     MANIFEST,
     RunError,
-    RunWriter,
     check_new_run_dir,
-    delete_run,
     foreign_entries,
     listed,
-    read_manifest,
 )
+from energyrig.results.store.read import read_manifest
+from energyrig.results.store.write import RunWriter, delete_run
 from energyrig.rig.dut import open_dut
 from energyrig.rig.pipeline import KeepCaptures, PointBench, PointResult, measure_point
 from energyrig.rig.plan import (
@@ -648,7 +647,7 @@ def remove_run(run_dir: Path, console: Console | None = None) -> None:
     Refused (:class:`RunError`), deleting nothing, while a sweep is writing it, or when
     the directory holds any file the run did not write, at any depth (the operator's notes
     in it or in one of its folders, or no run at all): ``--overwrite`` deletes only what
-    the run's records name (:func:`energyrig.results.store.delete_run`)."""
+    the run's records name (:func:`energyrig.results.store.write.delete_run`)."""
     if not run_dir.exists():
         return
     if not (run_dir / MANIFEST).exists():

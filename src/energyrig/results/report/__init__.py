@@ -25,7 +25,8 @@ from energyrig.flags import Flag
 from energyrig.results.report.page import page_html
 from energyrig.results.report.tables import report_tables
 from energyrig.results.outputs import OutputError
-from energyrig.results.store import RUN_ENTRIES, RunError, listed, load
+from energyrig.results.store.layout import RUN_ENTRIES, RunError, listed
+from energyrig.results.store.read import load
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from energyrig.results.report.tables import (
     config_label,
 )
 from energyrig.results.stats import PAIRED_METHOD, SKEW_LIMIT
-from energyrig.results.store import Run
+from energyrig.results.store.read import Run
 from energyrig.units import format_charge, format_si, format_wh
 
 

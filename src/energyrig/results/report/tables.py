@@ -34,7 +34,7 @@ from energyrig.results.stats import (
     select,
     summarise_per_op,
 )
-from energyrig.results.store import Run
+from energyrig.results.store.read import Run
 from energyrig.units import format_si
 
 WORKLOAD: tuple[str, ...] = (*CONFIG, "payload_bytes")

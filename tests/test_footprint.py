@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import struct
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -149,7 +150,8 @@ def test_a_bad_footprint_file_names_the_field(tmp_path: Path) -> None:
         read_footprint(tmp_path / "none.json")
 
 
-def test_rig_ops_shows_flash_and_ram_with_a_footprint(tmp_path: Path) -> None:
+def test_rig_ops_shows_flash_and_ram_with_a_footprint(
+        tmp_path: Path, sim_fixture: Callable[..., Path]) -> None:
     path = write_footprint(_footprint(), tmp_path / FOOTPRINT)
     plain = CliRunner().invoke(app, ["ops", "--fixture", str(SIM)])
     assert plain.exit_code == 0 and "flash" not in plain.stdout
@@ -165,10 +167,7 @@ def test_rig_ops_shows_flash_and_ram_with_a_footprint(tmp_path: Path) -> None:
     assert by_name["sha256"]["flash_bytes"] == 3012 and by_name["sha256"]["ram_bytes"] == 0
     assert by_name["md5"]["flash_bytes"] is None  # not in the footprint
     # the fixture's dut.footprint, relative to the fixture file
-    fixture = tmp_path / "bench.toml"
-    fixture.write_text(SIM.read_text().replace(
-        'command = ["../build/host/energyrig-dut"]',
-        f'command = ["{ROOT}/build/host/energyrig-dut"]\nfootprint = "{FOOTPRINT}"'))
+    fixture = sim_fixture(**{"dut.footprint": str(FOOTPRINT)})
     assert load_fixture(fixture).footprint_path == tmp_path / FOOTPRINT
     via_fixture = CliRunner().invoke(app, ["ops", "--fixture", str(fixture)])
     assert via_fixture.exit_code == 0 and "3 012" in via_fixture.stdout

@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from serial import rfc2217
+from support.fixtures import write_fixture
 from support.lab import rig_lab_sim
 from typer.testing import CliRunner
 
@@ -47,7 +48,6 @@ from energyrig.rig.pipeline import measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
-LAB_SIM = ROOT / "fixtures" / "lab-sim.toml"
 #: The simulated board's power in a hash window: fixtures/sim.toml's nrf52840 profile,
 #: 3.6 mA at 3.0 V (energyrig.instruments.sim.power.PROFILES).
 HASH_POWER_W = 3.6e-3 * 3.0
@@ -189,9 +189,7 @@ def lab_fixture(tmp_path: Path, lab: SimLab, place: str,
     """fixtures/lab-sim.toml naming ``place`` of ``lab`` (the coordinator from the
     environment, as labgrid's own tools take it)."""
     monkeypatch.setenv(COORDINATOR_ENV, lab.coordinator)
-    path = tmp_path / "lab.toml"
-    path.write_text(LAB_SIM.read_text().replace('place = "bench-a"', f'place = "{place}"'))
-    return path
+    return write_fixture(tmp_path / "lab.toml", "lab-sim.toml", **{"lab.place": place})
 
 
 def status(lab: SimLab) -> dict[str, dict[str, object]]:

@@ -20,6 +20,7 @@ import numpy as np
 import psutil
 import pytest
 from rich.console import Console
+from support.fixtures import write_fixture
 
 from energyrig.capture import Chunk
 from energyrig.errors import ConfigError, DutError
@@ -128,12 +129,8 @@ def _trust_test_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 def board_fixture(tmp_path: Path, board: str) -> Fixture:
     """fixtures/sim.toml as another board (a file, so a resume finds it again)."""
-    text = SIM.read_text(encoding="utf-8")
-    text = text.replace('board = "host"', f'board = "{board}"').replace(
-        'name = "sim"', f'name = "sim-{board}"')
-    path = tmp_path / f"sim-{board}.toml"
-    path.write_text(text, encoding="utf-8")
-    return load_fixture(path)
+    return load_fixture(write_fixture(tmp_path / f"sim-{board}.toml", **{
+        "dut.board": board, "name": f"sim-{board}"}))
 
 
 def make_plan(tmp_path: Path, body: str, head: str = "") -> Plan:
@@ -499,9 +496,7 @@ def test_the_sweep_keeps_the_footprint_the_fixture_names(tmp_path: Path) -> None
                           build_id="t", empty=Memory(flash_bytes=100, ram_bytes=10),
                           full=Memory(flash_bytes=300, ram_bytes=10), ops=())
     write_footprint(footprint, tmp_path / "fp.json")
-    fixture = tmp_path / "bench.toml"
-    fixture.write_text(SIM.read_text(encoding="utf-8").replace(
-        "[instrument]", 'footprint = "fp.json"\n\n[instrument]', 1), encoding="utf-8")
+    fixture = write_fixture(tmp_path / "bench.toml", **{"dut.footprint": "fp.json"})
     start_sweep(make_plan(tmp_path, HASHES), tmp_path / "run", fixture=load_fixture(fixture),
                 bench_factory=factory(ScriptedBench()), console=QUIET)
     assert run_footprints(tmp_path / "run") == {"bench": footprint}

@@ -65,8 +65,9 @@ def test_each_sample_takes_its_ranges_offset_and_gain() -> None:
 def test_gain_per_range_is_recovered_and_a_window_across_ranges_reads_the_truth(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sim_fixture: Callable[..., Path]) -> None:
     monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(tmp_path / "cal"))
-    fixture = load_fixture(sim_fixture(to="sim.toml", **{"sim.power.range_gain_error": list(GAIN),
-                                                        "sim.power.range_offset_a": list(OFFSET)}))
+    path = sim_fixture(to="sim.toml", **{"sim.power.range_gain_error": list(GAIN),
+                                         "sim.power.range_offset_a": list(OFFSET)})
+    fixture = load_fixture(path)
     # the fixture's references: two in each range
     assert fixture.calibration.reference_ohms == REFERENCES
     with open_bench(fixture) as bench:

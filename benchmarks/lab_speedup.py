@@ -30,9 +30,10 @@ from pathlib import Path
 import pandas as pd
 
 from energyrig.rig.labsim import SimLab
-from energyrig.results.store import POINTS, WINDOWS
+from energyrig.results.store.layout import POINTS, WINDOWS
 from energyrig.rig.plan import load_plan
-from energyrig.rig.sweep import Lab, start_sweep
+from energyrig.rig.sweep.lab import Lab
+from energyrig.rig.sweep.run import start_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The figures compared with the 1-place run's: the host DUT's ops run on this machine's

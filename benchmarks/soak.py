@@ -36,9 +36,9 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from accuracy import CASES  # noqa: E402  (a sibling benchmark's cases)
 
-from energyrig.domain import UNCALIBRATED  # noqa: E402
+from energyrig.flags import UNCALIBRATED  # noqa: E402
 from energyrig.fixtures import load_fixture  # noqa: E402
-from energyrig.results.store import RunWriter  # noqa: E402
+from energyrig.results.store.write import RunWriter  # noqa: E402
 from energyrig.rig.bench import open_bench  # noqa: E402
 from energyrig.rig.pipeline import measure_point, reps_done  # noqa: E402
 

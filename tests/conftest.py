@@ -1,11 +1,33 @@
 """Every test sees an empty calibration store and an empty cache unless it sets its own: a
 record an operator keeps in fixtures/calibration must not change what the tests measure. Set
-at import, so the environment copies test modules make when they are imported carry it too."""
+at import, so the environment copies test modules make when they are imported carry it too.
+
+A test that needs a bench unlike fixtures/sim.toml builds it in code: ``sim_fixture(**{
+"sim.power.gain_error": 0.05})`` (dotted keys, :func:`support.fixtures.write_fixture`), never
+by editing the fixture's text."""
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.fixtures import write_fixture
 
 os.environ["ENERGYRIG_CALIBRATION_DIR"] = tempfile.mkdtemp(prefix="rig-test-calibration-")
 # Nor may the catalogue `rig ops` keeps in the operator's cache (energyrig.rig.opscache).
 os.environ["ENERGYRIG_CACHE_DIR"] = tempfile.mkdtemp(prefix="rig-test-cache-")
+
+
+@pytest.fixture
+def sim_fixture(tmp_path: Path) -> Callable[..., Path]:
+    """A builder of fixture files: ``sim_fixture(**{"sim.power.gain_error": 0.05})`` writes
+    fixtures/sim.toml with that override as ``tmp_path/bench.toml`` (:func:`~support.fixtures.write_fixture`;
+    ``base=`` another fixture of fixtures/, ``to=`` another path or name in tmp_path) and
+    returns its path."""
+    def build(base: str = "sim.toml", to: str | Path = "bench.toml", **overrides: Any) -> Path:
+        return write_fixture(tmp_path / to, base, **overrides)
+
+    return build

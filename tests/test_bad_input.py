@@ -8,18 +8,19 @@ where the input is read.
 """
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from support.fixtures import fixture_text
 from support.synthetic import make_run
 
 from energyrig.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[1]
-GOOD_FIXTURE = (ROOT / "fixtures" / "sim.toml").read_text(encoding="utf-8").replace(
-    '"../build/host/energyrig-dut"', f'"{ROOT / "build" / "host" / "energyrig-dut"}"')
+GOOD_FIXTURE = fixture_text()
 GOOD_PLAN = """seed = 1
 fixture = "{fixture}"
 [adaptive]
@@ -33,34 +34,28 @@ CSV_HEAD = "time_s,current_a,voltage_v,trigger\n"
 CSV_ROWS = "".join(f"{i * 1e-5:.5f},2e-3,3.0,{int(100 <= i < 200)}\n" for i in range(400))
 
 
-def _fixture(edit: tuple[str, str] | None = None, add: str = "") -> str:
-    text = GOOD_FIXTURE if edit is None else GOOD_FIXTURE.replace(*edit)
-    assert edit is None or text != GOOD_FIXTURE, edit
-    return text.replace("[sim.power]\n", f"[sim.power]\n{add}") if add else text
-
-
 # (case id, files to write {name: text or bytes}, argv; FIX, PLAN, CSV, RUN name files)
 FIXTURE_CASES = [
-    ("offset-nan", _fixture(add="offset_a = nan\n"), "sim.power.offset_a: input should be a finite number"),
-    ("noise-inf", _fixture(("noise_a = 0.2e-6", "noise_a = inf")), "sim.power.noise_a: input should be a finite number"),
-    ("supply-negative", _fixture(add="supply_v = -3\n"), "sim.power.supply_v: input should be greater than 0"),
-    ("seed-negative", _fixture(("seed = 0", "seed = -1")), "sim.seed: input should be greater than or equal to 0"),
-    ("unknown-key", _fixture(("timeout_s = 5.0", "timeout_s = 5.0\ntimout_s = 1")), "dut.timout_s: unknown field"),
-    ("unknown-kind", _fixture(('kind = "ppk2"', 'kind = "ppk3"')), "instrument.kind: unknown kind 'ppk3'"),
-    ("bad-link", _fixture(('link = "pty"', 'link = "usb"')), "dut.link: input should be"),
-    ("supply-range", _fixture(("supply_v = 3.0", "supply_v = 7.5")), "instrument.supply_v: must be between 0.8 and 5.0 V"),
-    ("latency-zero", _fixture(("latency_s = 0.05", "latency_s = 0")), "sim.latency_s: input should be greater than 0"),
-    ("guard-negative", _fixture(("guard_s = 1.0e-3", "guard_s = -1.0e-3")), "windows.guard_s: input should be greater than or equal to 0"),
-    ("baseline-zero", _fixture(("baseline_s = 10.0e-3", "baseline_s = 0")), "windows.baseline_s: input should be greater than 0"),
-    ("reps-zero", _fixture(("reps = 10", "reps = 0")), "measure.reps: input should be greater than or equal to 1"),
-    ("edge-error-nan", _fixture(("max_edge_error = 1.0e-3", "max_edge_error = nan")), "measure.max_edge_error: input should be a finite number"),
-    ("pre-too-short", _fixture(("pre_s = 0.02", "pre_s = 0.001")), "must hold windows.guard_s + windows.baseline_s"),
-    ("trigger-bit", _fixture(("trigger_bit = 0", "trigger_bit = 9")), "instrument.trigger_bit"),
-    ("gain-error-range", _fixture(add="gain_error = 1.5\n"), "sim.power.gain_error: input should be less than 1"),
-    ("tolerance-range", _fixture(("reference_tolerance = 0.001", "reference_tolerance = 0.7")), "calibration.reference_tolerance: input should be less than 0.5"),
-    ("duty-range", _fixture(add="loads = [{ amplitude_a = 1e-3, period_s = 0.1, duty = 2 }]\n"), "sim.power.loads[0].duty: input should be less than or equal to 1"),
+    ("offset-nan", fixture_text(**{"sim.power.offset_a": math.nan}), "sim.power.offset_a: input should be a finite number"),
+    ("noise-inf", fixture_text(**{"sim.power.noise_a": math.inf}), "sim.power.noise_a: input should be a finite number"),
+    ("supply-negative", fixture_text(**{"sim.power.supply_v": -3}), "sim.power.supply_v: input should be greater than 0"),
+    ("seed-negative", fixture_text(**{"sim.seed": -1}), "sim.seed: input should be greater than or equal to 0"),
+    ("unknown-key", fixture_text(**{"dut.timout_s": 1}), "dut.timout_s: unknown field"),
+    ("unknown-kind", fixture_text(**{"instrument.kind": "ppk3"}), "instrument.kind: unknown kind 'ppk3'"),
+    ("bad-link", fixture_text(**{"dut.link": "usb"}), "dut.link: input should be"),
+    ("supply-range", fixture_text(**{"instrument.supply_v": 7.5}), "instrument.supply_v: must be between 0.8 and 5.0 V"),
+    ("latency-zero", fixture_text(**{"sim.latency_s": 0}), "sim.latency_s: input should be greater than 0"),
+    ("guard-negative", fixture_text(**{"windows.guard_s": -1.0e-3}), "windows.guard_s: input should be greater than or equal to 0"),
+    ("baseline-zero", fixture_text(**{"windows.baseline_s": 0}), "windows.baseline_s: input should be greater than 0"),
+    ("reps-zero", fixture_text(**{"measure.reps": 0}), "measure.reps: input should be greater than or equal to 1"),
+    ("edge-error-nan", fixture_text(**{"measure.max_edge_error": math.nan}), "measure.max_edge_error: input should be a finite number"),
+    ("pre-too-short", fixture_text(**{"measure.pre_s": 0.001}), "must hold windows.guard_s + windows.baseline_s"),
+    ("trigger-bit", fixture_text(**{"instrument.trigger_bit": 9}), "instrument.trigger_bit"),
+    ("gain-error-range", fixture_text(**{"sim.power.gain_error": 1.5}), "sim.power.gain_error: input should be less than 1"),
+    ("tolerance-range", fixture_text(**{"calibration.reference_tolerance": 0.7}), "calibration.reference_tolerance: input should be less than 0.5"),
+    ("duty-range", fixture_text(**{"sim.power.loads": [{"amplitude_a": 1e-3, "period_s": 0.1, "duty": 2}]}), "sim.power.loads[0].duty: input should be less than or equal to 1"),
     ("not-toml", "name = \n", "not valid TOML"),
-    ("wrong-type", _fixture(("reps = 10", 'reps = "ten"')), "measure.reps: input should be a valid integer"),
+    ("wrong-type", fixture_text(**{"measure.reps": "ten"}), "measure.reps: input should be a valid integer"),
 ]
 
 PLAN_CASES = [

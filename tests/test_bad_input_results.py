@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -168,10 +168,9 @@ def test_a_calibration_dir_env_naming_a_file_is_said_to_be_one(
 
 
 def test_a_fixtures_calibration_dir_that_is_a_file_names_the_fixture_and_field(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sim_fixture: Callable[..., Path]) -> None:
     monkeypatch.delenv(CALIBRATION_DIR_ENV)
-    text = SIM.read_text(encoding="utf-8").replace('dir = "calibration"', 'dir = "records"')
-    (tmp_path / "bench.toml").write_text(text, encoding="utf-8")
+    sim_fixture(**{"calibration.dir": "records"})
     (tmp_path / "records").write_text("not a folder", encoding="utf-8")
     fixture = load_fixture(tmp_path / "bench.toml")
     with pytest.raises(ConfigError) as caught:

@@ -28,8 +28,8 @@ from test_sweep import HASHES, SIM, ScriptedBench, factory, make_plan, run
 
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
-from energyrig.results import store
-from energyrig.results.store import PARTS
+from energyrig.results.store import write as store_write
+from energyrig.results.store.layout import PARTS
 from energyrig.rig.sweep import boards
 
 SEGMENT = "seg-000001.parquet"
@@ -157,18 +157,18 @@ def test_a_merge_interrupted_before_its_index_loses_and_repeats_nothing(
     writer = RunWriter.create(run_dir, consolidate_every=2)
     writer.write_point(Point(op="x", board="b", key_bits=1), [Window(0.0, 0.1, 10, 1e-3, 1e-3)],
                        batch_n=1)
-    real = store._sha256
+    real = store_write.sha256
 
     def crash(path: Path) -> str:  # both segments are in place: the crash is in the listing
         if path.parent.name == "points.parquet":
             raise KeyboardInterrupt
         return real(path)
 
-    monkeypatch.setattr(store, "_sha256", crash)
+    monkeypatch.setattr(store_write, "sha256", crash)
     with pytest.raises(KeyboardInterrupt):
         writer.write_point(Point(op="x", board="b", key_bits=2),
                            [Window(0.0, 0.1, 10, 1e-3, 1e-3)], batch_n=1)
-    monkeypatch.setattr(store, "_sha256", real)
+    monkeypatch.setattr(store_write, "sha256", real)
     os.close(writer._lock_fd)  # type: ignore[arg-type] # the process died: its lock is released
     assert (run_dir / "points.parquet" / SEGMENT).exists()
     assert _index(run_dir)["pending"] == {"windows.parquet": SEGMENT,
@@ -249,7 +249,7 @@ def test_a_full_disk_exits_75_keeps_every_stored_point_and_the_run_resumes(
         tmp_path: Path, full_at: int, stored: int, scripted: ScriptedBench,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     make_plan(tmp_path, HASHES)
-    real = store.pq.write_table
+    real = store_write.pq.write_table
     calls = 0
 
     def filling(table: object, where: object, *args: object, **kw: object) -> None:
@@ -260,7 +260,7 @@ def test_a_full_disk_exits_75_keeps_every_stored_point_and_the_run_resumes(
             raise OSError(errno.ENOSPC, "No space left on device", str(where))
         real(table, where, *args, **kw)
 
-    monkeypatch.setattr(store.pq, "write_table", filling)
+    monkeypatch.setattr(store_write.pq, "write_table", filling)
     monkeypatch.chdir(tmp_path)
     code, err = _rig(_sweep_argv(), capsys, tmp_path)
     errors = [line for line in err.splitlines() if line.startswith("rig: error:")]
@@ -271,7 +271,7 @@ def test_a_full_disk_exits_75_keeps_every_stored_point_and_the_run_resumes(
     run_dir = tmp_path / "run"
     kept = load(run_dir)
     assert len(kept.points) == stored and kept.in_progress
-    monkeypatch.setattr(store.pq, "write_table", real)  # space freed
+    monkeypatch.setattr(store_write.pq, "write_table", real)  # space freed
     measured_before = len(scripted.prepared)
     code, err = _rig(["sweep", "--resume", "run", "--allow-uncalibrated"], capsys, tmp_path)
     assert code == 0, err

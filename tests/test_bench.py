@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from energyrig.domain import EDGE_ERROR, Point, WindowSettings, integrity_problems
+from energyrig.domain import Point, WindowSettings, integrity_problems
 from energyrig.fixtures import load_fixture
-from energyrig.results.store import RunWriter, load
+from energyrig.results.store.read import load
+from energyrig.results.store.write import RunWriter
 from energyrig.rig.bench import Bench, open_bench
+from energyrig.rig.flags import EDGE_ERROR
 from energyrig.rig.pipeline import PointResult, measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,7 +187,7 @@ def test_a_corrupt_stream_fails_the_point_with_flags_a_real_ppk2_raises() -> Non
 
 def test_kept_samples_are_read_back_by_rig_analyze_with_the_same_window(
         bench: Bench, tmp_path: Path) -> None:
-    from energyrig.results.store import capture_path
+    from energyrig.results.store.layout import capture_path
     from energyrig.rig.analysis import analyze_file
 
     result = measure_reps(bench, Point(op="sha256", board=bench.board, payload_bytes=64),

@@ -21,9 +21,10 @@ from energyrig.calibration.store import (CALIBRATION_DIR_ENV, Calibration, Calib
                                          Identity, Measured, build_of, calibration_dir,
                                          from_file, load_record, new_record, select)
 from energyrig.capture import Chunk
-from energyrig.domain import UNCALIBRATED, Window
+from energyrig.domain import Window
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
+from energyrig.flags import UNCALIBRATED
 from energyrig.instruments.base import RecordedCapture
 from energyrig.energy.windows import WindowSettings, find_windows
 

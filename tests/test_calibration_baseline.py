@@ -15,6 +15,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -134,14 +135,6 @@ def test_the_gain_is_checked_against_what_the_ppk2s_metadata_allows() -> None:
 bench = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
 
 
-def _fixture(tmp_path: Path, base: str, power: str = "") -> Path:
-    text = (ROOT / "fixtures" / base).read_text().replace("../build/host/energyrig-dut",
-                                                           str(DUT))
-    path = tmp_path / base
-    path.write_text(text.replace("[sim.power]\n", "[sim.power]\n" + power, 1))
-    return path
-
-
 def _rig(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ENERGYRIG_CALIBRATION_DIR": str(store), "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "energyrig.cli.app", *args],
@@ -157,11 +150,10 @@ def _one_line_exit_2(out: subprocess.CompletedProcess[str], store: Path) -> None
 
 @bench
 def test_a_slow_periodic_load_gets_a_longer_baseline_on_the_ppk2_bench(
-        tmp_path: Path) -> None:
-    quiet = load_fixture(_fixture(tmp_path, "sim.toml"))
-    (tmp_path / "load").mkdir()
-    loaded = load_fixture(_fixture(tmp_path / "load", "sim.toml", "loads = [{ amplitude_a = "
-                                   "2.0e-3, period_s = 0.05, duty = 0.02 }]\n"))
+        sim_fixture: Callable[..., Path]) -> None:
+    quiet = load_fixture(sim_fixture(to="sim.toml"))
+    loaded = load_fixture(sim_fixture(to="load/sim.toml", **{"sim.power.loads": [
+        {"amplitude_a": 2.0e-3, "period_s": 0.05, "duty": 0.02}]}))
     found = {}
     for name, fixture in (("quiet", quiet), ("loaded", loaded)):
         with open_bench(fixture) as b:
@@ -175,9 +167,9 @@ def test_a_slow_periodic_load_gets_a_longer_baseline_on_the_ppk2_bench(
 @bench
 @pytest.mark.parametrize("base", ["sim.toml", "sim-scope.toml"])
 def test_rig_calibrate_baseline_stores_its_advice_and_prints_the_fixture_lines(
-        tmp_path: Path, base: str) -> None:
+        tmp_path: Path, base: str, sim_fixture: Callable[..., Path]) -> None:
     store = tmp_path / "cal"
-    out = _rig("calibrate", "baseline", "--yes", "-f", str(_fixture(tmp_path, base)),
+    out = _rig("calibrate", "baseline", "--yes", "-f", str(sim_fixture(base=base, to=base)),
                store=store)
     assert out.returncode == 0, out.stderr
     assert "[windows]\nguard_s = " in out.stdout and "\nbaseline_s = " in out.stdout
@@ -194,12 +186,13 @@ def test_rig_calibrate_baseline_stores_its_advice_and_prints_the_fixture_lines(
 
 
 @bench
-def test_an_idle_too_unsteady_for_the_precision_is_refused(tmp_path: Path) -> None:
+def test_an_idle_too_unsteady_for_the_precision_is_refused(
+        tmp_path: Path, sim_fixture: Callable[..., Path]) -> None:
     """A load switching every half second: no span up to a quarter of the record averages it
     out."""
     store = tmp_path / "cal"
-    out = _rig("calibrate", "baseline", "--yes", "-f", str(_fixture(
-        tmp_path, "sim.toml", "loads = [{ amplitude_a = 1.0e-3, period_s = 1.0, duty = 0.5 }]\n")),
+    out = _rig("calibrate", "baseline", "--yes", "-f", str(sim_fixture(to="sim.toml", **{
+        "sim.power.loads": [{"amplitude_a": 1.0e-3, "period_s": 1.0, "duty": 0.5}]})),
                store=store)
     _one_line_exit_2(out, store)
     assert "no idle span up to" in out.stderr and "not steady enough" in out.stderr
@@ -210,14 +203,13 @@ def test_an_idle_too_unsteady_for_the_precision_is_refused(tmp_path: Path) -> No
 
 @bench
 def test_a_gain_far_off_a_calibrated_ppk2s_metadata_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sim_fixture: Callable[..., Path]) -> None:
     store = tmp_path / "cal"
     out = _rig("calibrate", "gain", "--yes", "-f",
-               str(_fixture(tmp_path, "sim.toml", "gain_error = 0.1\n")), store=store)
+               str(sim_fixture(to="sim.toml", **{"sim.power.gain_error": 0.1})), store=store)
     _one_line_exit_2(out, store)
     assert "says it is calibrated" in out.stderr and "broken unit" in out.stderr
-    (tmp_path / "warn").mkdir()
-    fixture = load_fixture(_fixture(tmp_path / "warn", "sim.toml", "gain_error = 0.03\n"))
+    fixture = load_fixture(sim_fixture(to="warn/sim.toml", **{"sim.power.gain_error": 0.03}))
     monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(store))
     with open_bench(fixture) as b:
         record, _ = calibrate(b, b.connect, ["gain"])

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,14 +29,9 @@ pytestmark = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (ma
 
 
 @pytest.fixture
-def faulty(tmp_path: Path) -> Path:
+def faulty(sim_fixture: Callable[..., Path]) -> Path:
     """sim.toml with the instrument faults switched on."""
-    text = (ROOT / "fixtures" / "sim.toml").read_text().replace("../build/host/energyrig-dut",
-                                                                 str(DUT))
-    faults = "".join(f"{k} = {v!r}\n" for k, v in FAULTS.items())
-    path = tmp_path / "faulty.toml"
-    path.write_text(text.replace("[sim.power]\n", "[sim.power]\n" + faults, 1))
-    return path
+    return sim_fixture(to="faulty.toml", **{f"sim.power.{k}": v for k, v in FAULTS.items()})
 
 
 def _rig(*args: str, store: Path) -> subprocess.CompletedProcess[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ DUT = ROOT / "build" / "host" / "energyrig-dut"
 GAIN = (-0.01, 0.02)
 OFFSET = (2e-6, -5e-6)
 #: Two references in each range: 30 µA and 0.3 mA (range 0), 1 mA and 6 mA (range 1) at 3 V.
-REFERENCES = "reference_ohms = [100000.0, 10000.0, 3000.0, 500.0]"
+REFERENCES = (100000.0, 10000.0, 3000.0, 500.0)
 
 
 def _chunk(current: list[float], ranges: list[int] | None) -> Chunk:
@@ -62,15 +63,13 @@ def test_each_sample_takes_its_ranges_offset_and_gain() -> None:
 
 @pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
 def test_gain_per_range_is_recovered_and_a_window_across_ranges_reads_the_truth(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sim_fixture: Callable[..., Path]) -> None:
     monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(tmp_path / "cal"))
-    text = (ROOT / "fixtures" / "sim.toml").read_text().replace(
-        "../build/host/energyrig-dut", str(DUT))
-    assert REFERENCES in text  # the fixture's references: two in each range
-    faults = f"range_gain_error = {list(GAIN)!r}\nrange_offset_a = {list(OFFSET)!r}\n"
-    path = tmp_path / "sim.toml"
-    path.write_text(text.replace("[sim.power]\n", "[sim.power]\n" + faults, 1))
+    path = sim_fixture(to="sim.toml", **{"sim.power.range_gain_error": list(GAIN),
+                                         "sim.power.range_offset_a": list(OFFSET)})
     fixture = load_fixture(path)
+    # the fixture's references: two in each range
+    assert fixture.calibration.reference_ohms == REFERENCES
     with open_bench(fixture) as bench:
         record, _ = calibrate(bench, bench.connect, ["gain"])  # no skew, no overhead here
     gain, offset = record.values["gain"], record.values["offset_a"]

@@ -9,6 +9,7 @@ open reference, a step that never comes, one reference without an offset — ref
 CalibrationError and stores nothing."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,16 +30,14 @@ DUT = ROOT / "build" / "host" / "energyrig-dut"
 pytestmark = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
 
 
-def _faulty(tmp_path: Path, base: str, *, one_reference: bool = False, **faults: float) -> Path:
-    text = (ROOT / "fixtures" / base).read_text().replace("../build/host/energyrig-dut",
-                                                           str(DUT))
+def _faulty(sim_fixture: Callable[..., Path], base: str, to: str = "", *,
+            one_reference: bool = False, **faults: float) -> Path:
+    """``base`` with ``faults`` of the power model (and one reference resistor), written as
+    ``to``/``base``."""
+    overrides = {f"sim.power.{k}": v for k, v in faults.items()}
     if one_reference:
-        text = text.replace("reference_ohms = [100000.0, 10000.0, 3000.0, 500.0]",
-                            "reference_ohms = [1000.0]")
-    lines = "".join(f"{k} = {v!r}\n" for k, v in faults.items())
-    path = tmp_path / base
-    path.write_text(text.replace("[sim.power]\n", "[sim.power]\n" + lines, 1))
-    return path
+        overrides["calibration.reference_ohms"] = [1000.0]
+    return sim_fixture(base=base, to=f"{to}{base}", **overrides)
 
 
 @pytest.fixture
@@ -56,9 +55,9 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CalibrationStore:
      {"offset_a": 100e-6, "gain": 3e-3, "skew_s": 3e-6}),
 ])
 def test_all_finds_the_faults_and_run_then_reads_the_truth(
-        tmp_path: Path, store: CalibrationStore, base: str, faults: dict[str, float],
-        tol: dict[str, float]) -> None:
-    fixture = load_fixture(_faulty(tmp_path, base, **faults))
+        sim_fixture: Callable[..., Path], store: CalibrationStore, base: str,
+        faults: dict[str, float], tol: dict[str, float]) -> None:
+    fixture = load_fixture(_faulty(sim_fixture, base, **faults))
     with open_bench(fixture) as bench:
         record, path = calibrate(bench, bench.connect, ORDER)
     assert path.parent == store.directory and [p for p, _ in store.records()] == [path]
@@ -88,9 +87,9 @@ def test_all_finds_the_faults_and_run_then_reads_the_truth(
                                                           fig["net_energy_per_op_u_j"])
 
 
-def test_nonsense_is_refused_and_nothing_is_stored(tmp_path: Path,
+def test_nonsense_is_refused_and_nothing_is_stored(sim_fixture: Callable[..., Path],
                                                    store: CalibrationStore) -> None:
-    fixture = load_fixture(_faulty(tmp_path, "sim.toml", one_reference=True, offset_a=5e-6))
+    fixture = load_fixture(_faulty(sim_fixture, "sim.toml", one_reference=True, offset_a=5e-6))
     with open_bench(fixture) as bench:
         with pytest.raises(CalibrationError, match="follows the firmware's trigger"):
             calibrate(bench, lambda load, ohms=0: bench.connect("dut"), ["zero"])  # board on
@@ -106,8 +105,7 @@ def test_nonsense_is_refused_and_nothing_is_stored(tmp_path: Path,
     assert [p for p, _ in store.records()] == [path]
     # A PPK2 cannot show a current below zero: the open input cannot give a negative offset,
     # the line through two references can.
-    (tmp_path / "below").mkdir()
-    below = load_fixture(_faulty(tmp_path / "below", "sim.toml", offset_a=-20e-6))
+    below = load_fixture(_faulty(sim_fixture, "sim.toml", "below/", offset_a=-20e-6))
     with open_bench(below) as bench:
         with pytest.raises(CalibrationError, match="bottom of the range"):
             calibrate(bench, bench.connect, ["zero"])

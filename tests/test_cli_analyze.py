@@ -122,7 +122,7 @@ def test_lost_rows_and_glitches_are_flagged(tmp_path: Path) -> None:
 def test_frame_joins_flags_as_the_results_store_does() -> None:
     from energyrig.rig.analysis import Analysis
     from energyrig.domain import Window
-    from energyrig.domain import DROPPED_SAMPLES, GLITCH
+    from energyrig.flags import DROPPED_SAMPLES, GLITCH
 
     w = Window(0.0, 1.0, 100, 2.0, 0.5, 0.01, (DROPPED_SAMPLES, GLITCH), lost_samples=3)
     frame = Analysis("x.csv", (w,), (), ()).frame()

@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -71,20 +72,16 @@ def test_ops_lists_the_catalogue() -> None:
             "key_bits": [], "curves": ["p256", "x25519"], "payload": None} in doc
 
 
-def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(tmp_path: Path) -> None:
+def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(
+        sim_fixture: Callable[..., Path]) -> None:
     # A stream too corrupt to trust fails the point after the bench has measured it.
-    corrupt = tmp_path / "corrupt.toml"
-    corrupt.write_text(Path(SIM).read_text()
-                       .replace('"../build/host/energyrig-dut"',
-                                f'"{ROOT / "build" / "host" / "energyrig-dut"}"')
-                       .replace('profile = "nrf52840"', 'profile = "nrf52840"\ncorrupt_rate = 0.01'))
+    corrupt = sim_fixture(to="corrupt.toml", **{"sim.power.corrupt_rate": 0.01})
     failed = rig("run", "--op", "sha256", "--payload-bytes", "64", "--reps", "2",
                  "--fixture", str(corrupt), "--json")
     assert failed.returncode == 1
     doc = json.loads(failed.stdout)
     assert doc["status"] == "failed" and "integrity checks" in doc["reason"]
-    bad = tmp_path / "bad.toml"
-    bad.write_text(Path(SIM).read_text().replace("supply_v = 3.0", "supply_v = 9.0"))
+    bad = sim_fixture(to="bad.toml", **{"instrument.supply_v": 9.0})
     out = rig("run", "--op", "sha256", "--fixture", str(bad))
     assert out.returncode == 2
     assert f"{bad}: instrument.supply_v: must be between 0.8 and 5.0 V" in out.stderr
@@ -115,14 +112,13 @@ def test_run_checks_the_point_against_the_catalogue_before_the_bench_opens(
 
 
 def test_ops_keeps_the_catalogue_of_a_program_until_a_file_it_came_from_changes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        sim_fixture: Callable[..., Path]) -> None:
     from energyrig.rig.opscache import CACHE_ENV, firmware_catalogue
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     program = tmp_path / "dut"
     shutil.copy2(ROOT / "build" / "host" / "energyrig-dut", program)
-    fixture = tmp_path / "sim.toml"
-    fixture.write_text(Path(SIM).read_text().replace('"../build/host/energyrig-dut"',
-                                                     f'"{program}"'))
+    fixture = sim_fixture(to="sim.toml", **{"dut.command": [str(program)]})
     first = firmware_catalogue(fixture)
     assert first.source == "dut" and "sha256" in {o.name for o in first.ops}
     again = firmware_catalogue(fixture)

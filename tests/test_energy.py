@@ -10,9 +10,10 @@ from numpy.polynomial import Polynomial
 from energy_traces import inside, sample
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
-from energyrig.domain import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE, SATURATED,
-                              TOO_FEW_SAMPLES, Window, windows_frame)
+from energyrig.domain import Window, windows_frame
 from energyrig.energy.windows import WindowFinder, WindowSettings, find_windows
+from energyrig.flags import (BASELINE_AFTER, DROPPED_SAMPLES, GLITCH, NO_BASELINE, SATURATED,
+                             TOO_FEW_SAMPLES)
 
 T = 1e-5            # 100 kS/s, the PPK2's rate
 IDLE_A = 2e-3

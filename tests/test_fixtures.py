@@ -1,6 +1,8 @@
 """Fixture loading: the default fixture, and errors that name the file and the field."""
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -146,30 +148,26 @@ def test_sigrok_trigger_level_errors_name_the_field(tmp_path: Path, keys: str, f
     assert info.value.field == field and problem in str(info.value)
 
 
-@pytest.mark.parametrize("fault", ["drop_rate = 1e-4", "corrupt_rate = 1e-4",
-                                   "disconnect_after_s = 5.0"])
-def test_a_fault_the_scope_emulator_does_not_emulate_is_refused(tmp_path: Path,
-                                                                fault: str) -> None:
-    text = (ROOT / "fixtures" / "sim-scope.toml").read_text(encoding="utf-8")
-    path = tmp_path / "scope.toml"
-    path.write_text(text.replace("[sim.power]", f"[sim.power]\n{fault}"), encoding="utf-8")
+@pytest.mark.parametrize(("fault", "value"), [("drop_rate", 1e-4), ("corrupt_rate", 1e-4),
+                                              ("disconnect_after_s", 5.0)])
+def test_a_fault_the_scope_emulator_does_not_emulate_is_refused(
+        sim_fixture: Callable[..., Path], fault: str, value: float) -> None:
+    path = sim_fixture(base="sim-scope.toml", to="scope.toml", **{f"sim.power.{fault}": value})
     with pytest.raises(ConfigError) as info:
         load_fixture(path)
-    assert info.value.field == f"sim.power.{fault.split()[0]}"
+    assert info.value.field == f"sim.power.{fault}"
     assert "the scope emulator does not emulate this fault" in str(info.value)
 
 
-@pytest.mark.parametrize(("line", "field", "problem"), [
-    ("offset_a = nan", "sim.power.offset_a", "finite number"),
-    ("idle_a = inf", "sim.power.idle_a", "finite number"),
-    ("supply_v = -3", "sim.power.supply_v", "greater than 0"),
-    ("gain_error = nan", "sim.power.gain_error", "finite number"),
+@pytest.mark.parametrize(("value", "field", "problem"), [
+    (math.nan, "sim.power.offset_a", "finite number"),
+    (math.inf, "sim.power.idle_a", "finite number"),
+    (-3, "sim.power.supply_v", "greater than 0"),
+    (math.nan, "sim.power.gain_error", "finite number"),
 ])
-def test_non_finite_and_out_of_range_model_numbers_are_refused(tmp_path: Path, line: str,
-                                                               field: str, problem: str) -> None:
-    text = (ROOT / "fixtures" / "sim.toml").read_text(encoding="utf-8")
-    path = tmp_path / "sim.toml"
-    path.write_text(text.replace("[sim.power]", f"[sim.power]\n{line}"), encoding="utf-8")
+def test_non_finite_and_out_of_range_model_numbers_are_refused(
+        sim_fixture: Callable[..., Path], value: float, field: str, problem: str) -> None:
+    path = sim_fixture(to="sim.toml", **{field: value})
     with pytest.raises(ConfigError) as info:
         load_fixture(path)
     assert info.value.field == field and problem in str(info.value)

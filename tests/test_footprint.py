@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import struct
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from energyrig.results.footprint import (
     write_footprint,
 )
 from energyrig.results.report import write_report
+from energyrig.rig.flags import FLAGS
 from energyrig.rig.footprint import build_footprint, build_with, catalogue_ids
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,7 +150,8 @@ def test_a_bad_footprint_file_names_the_field(tmp_path: Path) -> None:
         read_footprint(tmp_path / "none.json")
 
 
-def test_rig_ops_shows_flash_and_ram_with_a_footprint(tmp_path: Path) -> None:
+def test_rig_ops_shows_flash_and_ram_with_a_footprint(
+        tmp_path: Path, sim_fixture: Callable[..., Path]) -> None:
     path = write_footprint(_footprint(), tmp_path / FOOTPRINT)
     plain = CliRunner().invoke(app, ["ops", "--fixture", str(SIM)])
     assert plain.exit_code == 0 and "flash" not in plain.stdout
@@ -164,10 +167,7 @@ def test_rig_ops_shows_flash_and_ram_with_a_footprint(tmp_path: Path) -> None:
     assert by_name["sha256"]["flash_bytes"] == 3012 and by_name["sha256"]["ram_bytes"] == 0
     assert by_name["md5"]["flash_bytes"] is None  # not in the footprint
     # the fixture's dut.footprint, relative to the fixture file
-    fixture = tmp_path / "bench.toml"
-    fixture.write_text(SIM.read_text().replace(
-        'command = ["../build/host/energyrig-dut"]',
-        f'command = ["{ROOT}/build/host/energyrig-dut"]\nfootprint = "{FOOTPRINT}"'))
+    fixture = sim_fixture(**{"dut.footprint": str(FOOTPRINT)})
     assert load_fixture(fixture).footprint_path == tmp_path / FOOTPRINT
     via_fixture = CliRunner().invoke(app, ["ops", "--fixture", str(fixture)])
     assert via_fixture.exit_code == 0 and "3 012" in via_fixture.stdout
@@ -175,9 +175,9 @@ def test_rig_ops_shows_flash_and_ram_with_a_footprint(tmp_path: Path) -> None:
 
 def test_the_report_has_a_footprint_table(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run")
-    assert "<h2>Footprint</h2>" not in write_report(run).read_text()
+    assert "<h2>Footprint</h2>" not in write_report(run, flags=FLAGS).read_text()
     write_footprint(_footprint("nrf52840dk/nrf52840"), run_footprint_path(run, "nrf52840dk"))
-    page = write_report(run).read_text()
+    page = write_report(run, flags=FLAGS).read_text()
     assert "<h2>Footprint</h2>" in page and "nrf52840dk/nrf52840: build abc1234" in page
     assert "34,538 B of flash" in page and "<td class='num'>3,012 B</td>" in page
     assert "aes-ecb-encrypt (hardware)" not in page  # the run measured it in software

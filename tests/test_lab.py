@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from serial import rfc2217
+from support.fixtures import write_fixture
 from support.lab import rig_lab_sim
 from typer.testing import CliRunner
 
@@ -26,7 +27,7 @@ from energyrig.calibration.store import (
     new_record,
 )
 from energyrig.cli.app import app
-from energyrig.domain import DURATION_MISMATCH, Point
+from energyrig.domain import Point
 from energyrig.errors import DutError, LabError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.serialurl import Rfc2217Serial
@@ -40,13 +41,13 @@ from energyrig.lab.place import (
 )
 from energyrig.rig.bench import open_bench
 from energyrig.rig.dut import open_dut
+from energyrig.rig.flags import DURATION_MISMATCH
 from energyrig.rig.labsim import SimLab
 from energyrig.rig.sweep.lanes import place_slots
 from energyrig.rig.pipeline import measure_point, reps_done
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
-LAB_SIM = ROOT / "fixtures" / "lab-sim.toml"
 #: The simulated board's power in a hash window: fixtures/sim.toml's nrf52840 profile,
 #: 3.6 mA at 3.0 V (energyrig.instruments.sim.power.PROFILES).
 HASH_POWER_W = 3.6e-3 * 3.0
@@ -188,9 +189,7 @@ def lab_fixture(tmp_path: Path, lab: SimLab, place: str,
     """fixtures/lab-sim.toml naming ``place`` of ``lab`` (the coordinator from the
     environment, as labgrid's own tools take it)."""
     monkeypatch.setenv(COORDINATOR_ENV, lab.coordinator)
-    path = tmp_path / "lab.toml"
-    path.write_text(LAB_SIM.read_text().replace('place = "bench-a"', f'place = "{place}"'))
-    return path
+    return write_fixture(tmp_path / "lab.toml", "lab-sim.toml", **{"lab.place": place})
 
 
 def status(lab: SimLab) -> dict[str, dict[str, object]]:

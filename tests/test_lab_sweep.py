@@ -22,7 +22,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from energyrig.results.store import PARTS, POINTS
+from energyrig.results.store.layout import PARTS, POINTS
 from energyrig.rig.labsim import SimLab
 from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep.boards import plan_fixtures

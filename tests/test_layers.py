@@ -17,10 +17,12 @@ PACKAGE = SRC / "energyrig"
 
 # What each part may import (besides itself and the bottom).
 BOTTOM = {"energyrig", "energyrig.errors", "energyrig.domain", "energyrig.capture",
-          "energyrig.config", "energyrig.units", "energyrig.bounded", "energyrig.opfamilies"}
-#: What the bottom may import: the errors, and the bounded reader of configuration files
-#: (itself importing only the errors), which config.py reads TOML through.
-BOTTOM_BASE = ("energyrig", "energyrig.errors", "energyrig.bounded")
+          "energyrig.config", "energyrig.units", "energyrig.bounded", "energyrig.opfamilies",
+          "energyrig.flags"}
+#: What the bottom may import: the errors, the bounded reader of configuration files
+#: (itself importing only the errors), which config.py reads TOML through, and the flags
+#: (importing nothing), whose rules domain.py applies.
+BOTTOM_BASE = ("energyrig", "energyrig.errors", "energyrig.bounded", "energyrig.flags")
 ALLOWED: dict[str, set[str]] = {
     # The energy of a window: what it needs of a bench and an instrument are its own
     # Protocols, so it imports only the bottom.

@@ -17,9 +17,10 @@ import pytest
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Chunk
-from energyrig.domain import UNCALIBRATED, Point, Window
+from energyrig.domain import Point, Window
 from energyrig.errors import DutError, RecordTooShort
 from energyrig.fixtures import load_fixture
+from energyrig.flags import UNCALIBRATED
 from energyrig.instruments.base import Limits, RecordedCapture, Resolution
 from energyrig.rig.dut import OpInfo, RunReply
 from energyrig.rig.pipeline import Measurement, measure_point, no_correction, reps_done

@@ -23,9 +23,9 @@ from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION, SERIAL_BASE
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
-from energyrig.domain import (CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS,
-                              STREAM_LOSS, Window)
+from energyrig.domain import Window
 from energyrig.energy.windows import WindowSettings, find_windows, stream_flags
+from energyrig.flags import CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS, STREAM_LOSS
 
 #: Flags a real PPK2 raises too (none of the simulated bench's).
 INSTRUMENT_FLAGS = {*ENERGY_FLAGS, *INTEGRITY_FLAGS}

@@ -23,11 +23,12 @@ from typer.testing import CliRunner
 
 import energyrig
 import energyrig.domain
+import energyrig.results.stats
 from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.cli.app import app
 from energyrig.fixtures import load_fixture
 from energyrig.results import load
-from energyrig.results.store import read_manifest
+from energyrig.results.store.read import read_manifest
 from energyrig.results.versions import FIGURE_PACKAGES, figure_changes
 from energyrig.rig.dut import open_dut
 from energyrig.rig.plan import load_plan
@@ -141,14 +142,14 @@ def test_unchanged_code_reproduces_every_figure(run_copy: Path) -> None:
 
 def test_a_changed_statistic_is_reported_with_the_figures_it_moved(
         run_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fitted = energyrig.domain.fitted_interval
+    fitted = energyrig.results.stats.fitted_interval
 
     def wider(values, confidence=0.95):  # a statistic "improved": the interval 1 % wider
         s = fitted(values, confidence)
         half = (s.ci_high - s.ci_low) / 2 * 0.01
         return dataclasses.replace(s, ci_low=s.ci_low - half, ci_high=s.ci_high + half)
 
-    monkeypatch.setattr(energyrig.domain, "fitted_interval", wider)
+    monkeypatch.setattr(energyrig.results.stats, "fitted_interval", wider)
     result = CliRunner().invoke(app, ["reanalyze", str(run_copy)])
     assert result.exit_code == 4, result.output
     moved = pd.read_csv(run_copy / "reanalysis" / "figures.csv").query("rel_diff > 1e-12")

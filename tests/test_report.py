@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from support.synthetic import BOARDS, OPS, make_factorial_run, make_run
 
-from energyrig.domain import Point, Window, describe
+from energyrig.domain import Point, Window
 from energyrig.errors import ConfigError
 from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
@@ -37,7 +37,9 @@ from energyrig.results.report.tables import (
     relative_to_reference,
     summarise_workloads,
 )
-from energyrig.results.store import POINT_SCHEMA, RunError
+from energyrig.results.stats import describe
+from energyrig.results.store.layout import POINT_SCHEMA, RunError
+from energyrig.rig.flags import FLAGS
 from energyrig.rig.plan import Plan
 from energyrig.units import format_si, format_wh
 
@@ -49,7 +51,7 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def full_report(full_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_report(full_run, tmp_path_factory.mktemp("report"))
+    return write_report(full_run, tmp_path_factory.mktemp("report"), flags=FLAGS)
 
 
 def _cost(op: str, key_bits: int | None = None, curve: str | None = None) -> float:
@@ -58,7 +60,7 @@ def _cost(op: str, key_bits: int | None = None, curve: str | None = None) -> flo
 
 
 def test_tables_are_dataframes_of_si_values(full_run: Path) -> None:
-    tables = report_tables(load(full_run))
+    tables = report_tables(load(full_run), FLAGS)
     assert tables.families == ["symmetric", "hash", "public-key"]
     assert set(tables.ok["status"]) == {"ok"} and len(tables.points) > len(tables.ok)
     aes = tables.summary[(tables.summary["op"] == "aes-ecb-encrypt")
@@ -81,8 +83,9 @@ import sys
 from energyrig.results import load
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.sections import report_tables
+from energyrig.rig.flags import FLAGS
 run = load({str(full_run)!r})
-page = page_html(run, report_tables(run), Images())
+page = page_html(run, report_tables(run, FLAGS), Images())
 assert "matplotlib" not in sys.modules, "matplotlib imported"
 assert "<img" not in page and ">Paired comparisons<" in page and ">hash<" in page, page
 """
@@ -93,7 +96,7 @@ assert "<img" not in page and ">Paired comparisons<" in page and ">hash<" in pag
 
 def test_the_page_shows_the_images_it_is_given(full_run: Path) -> None:
     run = load(full_run)
-    page = page_html(run, report_tables(run), Images(energy_time={"hash": "e.png"},
+    page = page_html(run, report_tables(run, FLAGS), Images(energy_time={"hash": "e.png"},
                                                      payload={"hash": "p.png"}))
     assert re.findall(r"<img src='([^']+)'", page) == ["e.png", "p.png"]
 
@@ -103,7 +106,7 @@ def test_the_page_lists_the_firmwares_measurement_conditions(tmp_path: Path) -> 
                                                    "regulator": "dcdc", "caches": "icache"}}
     with RunWriter.create(tmp_path / "one", firmware=hello):
         pass
-    page = write_report(tmp_path / "one").read_text()
+    page = write_report(tmp_path / "one", flags=FLAGS).read_text()
     section = page[page.index("<h2>Measurement conditions</h2>"):]
     for name, value in hello["conditions"].items():
         assert f"<tr><td>{name}</td><td>{value}</td></tr>" in section
@@ -111,12 +114,12 @@ def test_the_page_lists_the_firmwares_measurement_conditions(tmp_path: Path) -> 
         "regulator": "ldo"}}}}
     with RunWriter.create(tmp_path / "two", firmware=two):
         pass
-    page = write_report(tmp_path / "two").read_text()
+    page = write_report(tmp_path / "two", flags=FLAGS).read_text()
     assert "<tr><td>regulator</td><td>dcdc</td><td>ldo</td></tr>" in page
     assert "<tr><td>caches</td><td>icache</td><td>–</td></tr>" in page
     with RunWriter.create(tmp_path / "old", firmware={"board": "host"}):
         pass
-    assert "did not report its conditions" in write_report(tmp_path / "old").read_text()
+    assert "did not report its conditions" in write_report(tmp_path / "old", flags=FLAGS).read_text()
 
 
 def test_the_cli_loads_no_report_module_before_it_writes_one() -> None:
@@ -182,7 +185,7 @@ def test_payload_figures_have_a_log_axis_and_stated_uncertainties(tmp_path: Path
     pq.write_table(pa.Table.from_pandas(points, schema=POINT_SCHEMA, preserve_index=False),
                    segment)
     (run / "segments.json").unlink()  # a segment edited by hand no longer matches its index
-    out = write_report(run, tmp_path / "report").parent
+    out = write_report(run, tmp_path / "report", flags=FLAGS).parent
     data = json.loads((out / "payload-hash.json").read_text())
     energy = [p for p in data["points"] if "net energy" in p["panel"]]
     assert energy and all(p["y_u"][1] - p["y_u"][0] == pytest.approx(0.02 * p["y"])
@@ -223,7 +226,7 @@ def test_table_headings_units_and_title_say_what_they_are(full_report: Path,
         window = Window(0.0, 0.01, 100, 5.1e-12, 0.0, true_net_energy_j=5.1e-12 * 1.00001)
         writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
                            [window] * 3, batch_n=10)
-    page = write_report(tmp_path / "folder").read_text()
+    page = write_report(tmp_path / "folder", flags=FLAGS).read_text()
     assert "<h1>energyrig report: night plan</h1>" in page
     assert ">0.00 %<" in page and "-0.00 %" not in page
     assert format_wh(5.1e-13) in page and "fWh" in page
@@ -239,12 +242,12 @@ def test_current_and_charge_stand_beside_power_and_energy(full_report: Path,
         window = Window(0.0, 0.01, 100, 1.5e-5, 2.5e-4)
         writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
                            [window] * 3, batch_n=10)
-    tables = report_tables(load(tmp_path / "volts"))
+    tables = report_tables(load(tmp_path / "volts"), FLAGS)
     row = tables.summary.iloc[0]
     assert tables.supply_v == 2.5
     assert row["mean_current_a_mean"] == pytest.approx(1.5e-3 / 2.5)  # 600 µA
     assert row["net_charge_per_op_c_mean"] == pytest.approx(1.25e-6 / 2.5)  # 500 nC
-    page = write_report(tmp_path / "volts").read_text()
+    page = write_report(tmp_path / "volts", flags=FLAGS).read_text()
     assert ">mean current<" in page and ">600 µA<" in page
     assert ">net charge / op<" in page and ">500 nC<br>(139 pAh)<" in page
     assert "supply of 2.5 V" in page
@@ -267,7 +270,7 @@ def _many_ops_run(run_dir: Path, n: int) -> Path:
 
 
 def test_best_is_marked_on_its_own_point_and_colours_never_repeat(tmp_path: Path) -> None:
-    report = write_report(_many_ops_run(tmp_path / "many", 23)).parent
+    report = write_report(_many_ops_run(tmp_path / "many", 23), flags=FLAGS).parent
     energy_time = json.loads((report / "energy-time-symmetric.json").read_text())
     payload = json.loads((report / "payload-symmetric.json").read_text())
     for data in (energy_time, payload):
@@ -285,7 +288,7 @@ def test_best_is_marked_on_its_own_point_and_colours_never_repeat(tmp_path: Path
 
 
 def test_best_is_not_marked_on_a_panel_of_one_point(tmp_path: Path) -> None:
-    tables = report_tables(load(_many_ops_run(tmp_path / "one", 1)))
+    tables = report_tables(load(_many_ops_run(tmp_path / "one", 1)), FLAGS)
     drawing = figure_energy_time(tables.summary, "symmetric")
     assert drawing is not None and drawing.data()["marks"] == []
     legend = [t.get_text() for t in drawing.figure.legends[0].get_texts()]
@@ -293,7 +296,7 @@ def test_best_is_not_marked_on_a_panel_of_one_point(tmp_path: Path) -> None:
 
 
 def test_payload_panels_have_axis_titles_and_readable_legends(tmp_path: Path) -> None:
-    tables = report_tables(load(_many_ops_run(tmp_path / "many", 3)))
+    tables = report_tables(load(_many_ops_run(tmp_path / "many", 3)), FLAGS)
     drawing = figure_payload(tables.ok, tables.fits, "symmetric")
     assert drawing is not None
     axes = [ax for ax in drawing.figure.axes if ax.get_visible()]
@@ -319,7 +322,7 @@ def test_a_skewed_point_gets_a_fitting_interval_and_its_warm_up_is_shown(
         writer.write_point(Point(op="sha1", family="hash", board="b", payload_bytes=64),
                            [Window(0.0, t, 100, t * 1e-3, 1e-4)
                             for t in (0.0010, 0.0020, 0.0020, 0.0020)], batch_n=1)
-    tables = report_tables(load(tmp_path / "warm"))
+    tables = report_tables(load(tmp_path / "warm"), FLAGS)
     sha256 = tables.summary[tables.summary["op"] == "sha256"].iloc[0]
     assert describe(times).ci_low < 0  # what the report used to print
     assert sha256["time_per_op_s_ci_method"] == "bootstrap"
@@ -332,7 +335,7 @@ def test_a_skewed_point_gets_a_fitting_interval_and_its_warm_up_is_shown(
     warm = tables.warmups.iloc[0]
     assert warm["time_per_op_s"] == pytest.approx(0.079)
     assert warm["others_median_s"] == pytest.approx(0.00115)
-    page = write_report(tmp_path / "warm").read_text()
+    page = write_report(tmp_path / "warm", flags=FLAGS).read_text()
     assert ">Warm-up windows<" in page and ">79 ms<" in page and ">1.15 ms<" in page
     assert "<br>(bootstrap)<" in page
     assert f">{format_si(sha256['time_per_op_s_ci_low'], 's')} … " in page
@@ -386,7 +389,7 @@ def test_the_comparisons_state_their_method_and_one_verdict(full_report: Path,
             writer.write_point(Point(op=op, family="symmetric", board="b", key_bits=128,
                                      payload_bytes=64), [Window(0.0, 0.01, 100, e, 1e-3)] * 2,
                                batch_n=10)
-    page = write_report(tmp_path / "one").read_text()
+    page = write_report(tmp_path / "one", flags=FLAGS).read_text()
     assert "No pair could be compared" in page
     assert "under 1 common condition(s) (same board, cpu_hz, payload_bytes, rep)" in page
     assert "[" not in re.sub(r"<script.*?</script>|<style.*?</style>", "",
@@ -401,7 +404,7 @@ def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
                                    {"a": {"op": "ecdsa-verify", "curve": "p256"},
                                     "b": {"op": "rsa-verify", "key_bits": 2048}}]
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    page = write_report(run_dir).read_text()
+    page = write_report(run_dir, flags=FLAGS).read_text()
     assert "The pairs the plan names" in page
     rows = re.findall(r"<tr><td class=''>([^<]+)</td><td class=''>([^<]+)</td>", page)
     assert ("sha3-256", "sha512") in rows and ("ecdsa-verify p256", "rsa-verify 2048") in rows
@@ -410,7 +413,7 @@ def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ConfigError,
                        match=r"manifest.json: plan.compare\[0\]: needs an a and a b .*b: Field"):
-        write_report(run_dir)
+        write_report(run_dir, flags=FLAGS)
 
 
 def test_factorial_run_gets_its_allocation_of_variation(tmp_path: Path) -> None:
@@ -427,17 +430,17 @@ def test_factorial_run_gets_its_allocation_of_variation(tmp_path: Path) -> None:
     log_time = alloc[(alloc["response"] == "time") & (alloc["scale"] == "log10")]
     interactions = log_time[log_time["term"].str.contains(":")]
     assert interactions["fraction"].sum() < 0.01
-    page = write_report(run_dir).read_text()
+    page = write_report(run_dir, flags=FLAGS).read_text()
     assert "2<sup>3</sup> factorial design" in page and "allocation.png" in page
 
 
 def test_a_run_in_progress_reports_what_is_there(tmp_path: Path) -> None:
     run_dir = tmp_path / "partial"
     with RunWriter.create(run_dir, plan={"name": "overnight"}) as writer:
-        assert "No measured point yet" in write_report(run_dir).read_text()
+        assert "No measured point yet" in write_report(run_dir, flags=FLAGS).read_text()
         writer.write_point(Point(op="sha256", family="hash", board="b", payload_bytes=64),
                            [Window(0.0, 0.01, 100, 2e-4, 1e-3)] * 3, batch_n=100)
-        page = write_report(run_dir).read_text()
+        page = write_report(run_dir, flags=FLAGS).read_text()
         assert "a sweep is still writing it" in page
         assert "1 ok, 0 failed, 0 skipped" in page
         assert ">sha256 · b<" in page
@@ -448,7 +451,7 @@ def test_unknown_family_is_inferred_from_the_op_name(tmp_path: Path) -> None:
         for i, op in enumerate(("sha512", "sha256")):
             writer.write_point(Point(op=op, board="b", payload_bytes=64),
                                [Window(0.0, 0.01, 100, 2e-4 * (i + 1), 1e-3)] * 2, batch_n=10)
-    page = write_report(tmp_path / "run").read_text()
+    page = write_report(tmp_path / "run", flags=FLAGS).read_text()
     assert ">hash<" in page and "relative-hash.png" in page
 
 
@@ -559,7 +562,7 @@ def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
                            [Window(0.0, 0.01, 100, 2e-4, 1e-3)] * 3, batch_n=100,
                            uncertainty={"net_energy_per_op_u_j": 5e-9, "time_per_op_u_s": 1e-6,
                                         "uncertainty_budget": budget})
-    page = write_report(tmp_path / "run").read_text()
+    page = write_report(tmp_path / "run", flags=FLAGS).read_text()
     assert "Uncertainty of the net energy per op" in page
     section = page[page.index("Uncertainty of the net energy per op"):]
     assert ">5 nJ<" in section and ">1.5 nJ<" in section and ">2 nJ<" in section
@@ -571,7 +574,7 @@ def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
 def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = make_run(tmp_path / "run", reps=1, n_windows=2)
-    first = write_report(run)
+    first = write_report(run, flags=FLAGS)
     before = {p.name: p.read_bytes() for p in first.parent.iterdir()}
     def full_disk(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
@@ -579,7 +582,7 @@ def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full_disk)
     with pytest.raises(RunError, match="cannot write the report in .*report: No space left on "
                                        "device; the previous report, if any, is unchanged"):
-        write_report(run)
+        write_report(run, flags=FLAGS)
     assert {p.name: p.read_bytes() for p in first.parent.iterdir()} == before
     assert sorted(p.name for p in run.iterdir() if p.name.startswith(".report")) == []
 
@@ -597,7 +600,7 @@ def test_a_family_with_a_slash_still_gets_its_figures(tmp_path: Path) -> None:
     pq.write_table(table.set_column(table.schema.get_field_index("family"), "family", family),
                    windows)
     (run / "segments.json").unlink()  # segments edited by hand no longer match their index
-    page = write_report(run)
+    page = write_report(run, flags=FLAGS)
     assert (page.parent / "energy-time-hash_sha.png").exists()
 
 
@@ -621,7 +624,7 @@ def test_the_report_links_the_traces_of_flagged_and_extreme_kept_windows(
                "windows": {"guard_s": 2e-3, "baseline_s": 5e-3, "min_samples": 20}}
     with RunWriter.create(tmp_path / "run", fixture=fixture, keep_captures="all") as writer:
         writer.write_point(point, windows, batch_n=10, captures=captures)
-    page = write_report(tmp_path / "run", tmp_path / "report").read_text()
+    page = write_report(tmp_path / "run", tmp_path / "report", flags=FLAGS).read_text()
     section = page[page.index("<h2 id='traces'>"):]
     links = re.findall(r"<a href='([^']+)'>trace</a>", section)
     # window 1 flagged, 2 the most net energy, 3 the least; 0 and 4 are neither

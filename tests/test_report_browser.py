@@ -12,6 +12,7 @@ from support.browser import chromium, open_page
 from support.synthetic import BOARDS, make_run
 
 from energyrig.results.report import write_report
+from energyrig.rig.flags import FLAGS
 
 # Figures whose points are means with a 95 % CI (the others show ratios or fractions).
 PER_OP_FIGURES = ("energy-time-", "payload-")
@@ -27,7 +28,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("baseline_s", "gain", "guard_s", "idle_drift_a_per_s", "idle_noise_a", "offset_a",
          "overhead_j", "overhead_s", "skew_s"))
     (run / "manifest.json").write_text(json.dumps(manifest))
-    return write_report(run)
+    return write_report(run, flags=FLAGS)
 
 
 @pytest.fixture(scope="module")

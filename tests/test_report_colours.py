@@ -8,6 +8,7 @@ from pathlib import Path
 from energyrig.domain import Point, Window
 from energyrig.results import RunWriter
 from energyrig.results.report import write_report
+from energyrig.rig.flags import FLAGS
 
 # A family whose first op has no payload (it is in the energy-time figure, not in the payload
 # one), then two ops with payloads, on two boards.
@@ -45,14 +46,14 @@ def _colours(report: Path) -> dict[str, set[str]]:
 
 def test_an_op_has_one_colour_in_every_figure_and_every_run_of_its_plan(
         tmp_path: Path) -> None:
-    report = write_report(_run(tmp_path / "all")).parent
+    report = write_report(_run(tmp_path / "all"), flags=FLAGS).parent
     colours = _colours(report)
     assert set(colours) == {"aes-ecb-keyexpand 128", "aes-ecb-encrypt 128",
                             "aes-ecb-encrypt 256", "rc6-ecb-encrypt 128"}
     assert all(len(c) == 1 for c in colours.values()), colours
     assert len({c for cs in colours.values() for c in cs}) == len(colours)  # never shared
     # another run of the plan, where one op failed: the others keep their colours
-    again = _colours(write_report(_run(tmp_path / "failed", failed="aes-ecb-keyexpand"))
+    again = _colours(write_report(_run(tmp_path / "failed", failed="aes-ecb-keyexpand"), flags=FLAGS)
                      .parent)
     assert set(again) == set(colours) - {"aes-ecb-keyexpand 128"}
     assert all(again[label] == colours[label] for label in again), (again, colours)

@@ -17,20 +17,16 @@ from playwright.sync_api import Browser, Page
 from support.browser import chromium, open_page
 from support.synthetic import BOARDS, make_run
 
-from energyrig.domain import (
-    BENCH_FLAGS,
-    ENERGY_FLAGS,
-    FLAG_NOTES,
-    INTEGRITY_FLAGS,
-    PIPELINE_FLAGS,
-    SIM_FLAGS,
-    Point,
-    Window,
-)
+from energyrig.domain import Point, Window
+from energyrig.flags import BENCH_FLAGS, ENERGY_FLAGS, INTEGRITY_FLAGS
+from energyrig.instruments.scope.flags import SCOPE_FLAGS
+from energyrig.instruments.sigrok.flags import SIGROK_FLAGS
+from energyrig.instruments.sim.flags import SIM_FLAGS
 from energyrig.results import RunWriter, load
 from energyrig.results.report import write_report
 from energyrig.results.report.sections import report_tables
 from energyrig.results.report.tables import flag_legend, summarise_workloads
+from energyrig.rig.flags import FLAGS, PIPELINE_FLAGS
 
 BUDGET = [{"component": "repeatability", "type": "A", "u_j": 1.5e-9, "source": "windows"},
           {"component": "supply voltage", "type": "B", "u_j": 7e-9, "source": "fixture"}]
@@ -71,7 +67,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(run_dir: Path) -> Path:
-    return write_report(run_dir)
+    return write_report(run_dir, flags=FLAGS)
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +137,7 @@ def test_every_flag_is_on_the_page_and_explained_in_its_legend(
     by_flag = {row[0]: row for row in rows}
     assert set(by_flag) == carried
     for flag, row in by_flag.items():
-        note = FLAG_NOTES.get(flag)
+        note = FLAGS.get(flag)
         assert row[3] == (note.meaning if note else
                           "not described (a flag this version of energyrig does not know)")
         assert row[4] == (note.action if note else "")
@@ -219,14 +215,14 @@ def test_tables_of_points_show_every_varying_factor_sorted_by_factor(tmp_path: P
                                        for f in (1.0, 1.01, 0.99)], batch_n=10,
                                uncertainty={"net_energy_per_op_u_j": 1e-9, "time_per_op_u_s": 1e-6,
                                             "uncertainty_budget": BUDGET})
-    tables = report_tables(load(tmp_path / "run"))
+    tables = report_tables(load(tmp_path / "run"), FLAGS)
     assert tables.factors == ["op", "key_bits", "payload_bytes", "rep"]  # board is one
     got = list(tables.points[["op", "key_bits", "payload_bytes", "rep"]].itertuples(
         index=False, name=None))
     expected = sorted(((p.op, p.key_bits, p.payload_bytes, p.rep) for p in points),
                       key=lambda p: (p[0], -1 if p[1] is None else p[1], p[2], p[3]))
     assert [tuple(None if pd.isna(v) else v for v in row) for row in got] == expected
-    page = write_report(tmp_path / "run").read_text()
+    page = write_report(tmp_path / "run", flags=FLAGS).read_text()
     section = page[page.index("Uncertainty of the net energy per op"):]
     heads = re.findall(r"<th title='click to sort'>([^<]+)</th>", section)
     assert heads[:5] == ["flags", "op", "key bits", "payload", "rep"]
@@ -248,13 +244,14 @@ def test_a_workload_lists_its_points_own_flags_and_its_windows_left_out(
     row = summarise_workloads(run.windows, run.points).iloc[0]
     assert row["flags"] == "ci_target_not_met,glitch,stream_loss"
     assert (row["windows_excluded"], row["excluded_reason"]) == (1, "stream_loss 1")
-    legend = flag_legend(run.points, run.windows).set_index("flag")
+    legend = flag_legend(run.points, run.windows, FLAGS).set_index("flag")
     assert list(legend.index) == ["glitch", "stream_loss", "ci_target_not_met"]  # notes' order
     assert list(legend["points"]) == [1, 1, 1] and list(legend["windows"]) == [1, 1, 0]
-    assert legend.loc["glitch", "meaning"] == FLAG_NOTES["glitch"].meaning
+    assert legend.loc["glitch", "meaning"] == FLAGS["glitch"].meaning
 
 
 def test_every_flag_the_rig_raises_has_a_note() -> None:
-    named = {*ENERGY_FLAGS, *PIPELINE_FLAGS, *INTEGRITY_FLAGS, *SIM_FLAGS, *BENCH_FLAGS}
-    assert set(FLAG_NOTES) == named
-    assert all(n.meaning and n.action for n in FLAG_NOTES.values())
+    named = {*ENERGY_FLAGS, *PIPELINE_FLAGS, *INTEGRITY_FLAGS, *SCOPE_FLAGS, *SIGROK_FLAGS,
+             *SIM_FLAGS, *BENCH_FLAGS}
+    assert set(FLAGS) == named
+    assert all(n.meaning and n.action for n in FLAGS.values())

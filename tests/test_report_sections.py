@@ -18,7 +18,8 @@ from energyrig.results.report.figures import Drawing, draw_figures
 from energyrig.results.report.page import page_html
 from energyrig.results.report.sections import SECTIONS, report_tables
 from energyrig.results.report.tables import ReportTables, Section
-from energyrig.results.store import Run
+from energyrig.results.store.read import Run
+from energyrig.rig.flags import FLAGS
 
 
 def _run(run_dir: Path) -> Run:
@@ -74,7 +75,7 @@ TOY_FAMILY = Section("toy_family", _family_html, figure=_family_figure, per_fami
 
 
 def _report(run: Run, sections: tuple[Section, ...], out: Path) -> tuple[ReportTables, str]:
-    tables = report_tables(run, sections)
+    tables = report_tables(run, FLAGS, sections)
     out.mkdir()
     return tables, page_html(run, tables, draw_figures(tables, out))
 

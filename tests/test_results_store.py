@@ -18,8 +18,9 @@ from scipy import stats
 from energyrig.domain import Point, Window
 from energyrig.errors import DiskFullError
 from energyrig.results import RunError, RunWriter, load, load_many, query
-from energyrig.results import store
-from energyrig.results.store import PARTS
+from energyrig.results.store import read as store_read
+from energyrig.results.store import write as store_write
+from energyrig.results.store.layout import PARTS
 
 AES = Point(op="aes-ecb-encrypt", family="symmetric", board="nrf52840dk", key_bits=128,
             payload_bytes=1024, cpu_hz=64_000_000)
@@ -192,18 +193,18 @@ def test_a_reader_racing_a_consolidation_still_sees_every_point(
     writer = RunWriter.create(run_dir)
     writer.write_point(AES, windows(), batch_n=10)
     writer.write_point(SHA, windows(), batch_n=10)
-    real_read = store._read
+    real_read = store_read.read_table
     calls = []
 
     def read_after_consolidation(*args: object) -> pd.DataFrame:
         calls.append(args)
         if len(calls) == 1:  # the parts were listed; the writer folds them in before we read
-            monkeypatch.setattr(store, "_read", real_read)
+            monkeypatch.setattr(store_read, "read_table", real_read)
             writer.consolidate()
-            monkeypatch.setattr(store, "_read", read_after_consolidation)
+            monkeypatch.setattr(store_read, "read_table", read_after_consolidation)
         return real_read(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "_read", read_after_consolidation)
+    monkeypatch.setattr(store_read, "read_table", read_after_consolidation)
     run = load(run_dir)
     assert len(calls) == 3  # the first read failed on a vanished part; then both tables
     assert len(run.points) == 2 and len(run.windows) == 12
@@ -232,8 +233,8 @@ def test_a_merge_reads_only_the_new_parts_and_a_run_from_before_segments_is_kept
     run_dir = tmp_path / "run"
     with RunWriter.create(run_dir, consolidate_every=2) as w:
         read: list[list[Path]] = []
-        real_read = store._read
-        monkeypatch.setattr(store, "_read", lambda d, paths, *args: read.append(paths)
+        real_read = store_write.read_table
+        monkeypatch.setattr(store_write, "read_table", lambda d, paths, *args: read.append(paths)
                             or real_read(d, paths, *args))
         for kb in range(1, 7):
             w.write_point(Point(op="x", board="b", key_bits=kb), windows(2), batch_n=1)
@@ -334,13 +335,13 @@ def test_a_full_disk_stores_nothing_half_and_keeps_the_points_before(
     run_dir = tmp_path / "run"
     writer = RunWriter.create(run_dir)
     writer.write_point(AES, windows(), batch_n=10)
-    real = store.pq.write_table
+    real = store_write.pq.write_table
 
     def full(table: object, where: object, *args: object, **kw: object) -> None:
         real(table, where, *args, **kw)  # a partial file, then the error
         raise OSError(28, "No space left on device", str(where))
 
-    monkeypatch.setattr(store.pq, "write_table", full)
+    monkeypatch.setattr(store_write.pq, "write_table", full)
     with pytest.raises(DiskFullError, match=r"run: disk full; free space and --resume: cannot "
                                             r"store point sha256 64 B \(.*: No space left on "
                                             r"device\); every point stored before is intact"):
@@ -348,7 +349,7 @@ def test_a_full_disk_stores_nothing_half_and_keeps_the_points_before(
     assert not list((run_dir / PARTS).glob(".*"))  # no temporary directory or file left
     with pytest.raises(RuntimeError), writer:  # a sweep ended by an error: one error only
         raise RuntimeError("the sweep's own error")
-    monkeypatch.setattr(store.pq, "write_table", real)
+    monkeypatch.setattr(store_write.pq, "write_table", real)
     with RunWriter.resume(run_dir) as again:
         assert again.done() == {AES.key}
         again.write_point(SHA, windows(), batch_n=10)

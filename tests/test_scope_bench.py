@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -28,7 +29,8 @@ def test_rig_run_on_the_scope_bench_meets_the_truth() -> None:
     assert all("no_truth" not in w["flags"] for w in fig["windows"])
 
 
-def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None:
+def test_auto_batch_keeps_the_window_in_the_scope_memory(
+        sim_fixture: Callable[..., Path]) -> None:
     """At 100 MSa/s the DS1000Z's 6 Mpts (3 channels) hold a 60 ms screen: with pre 20 ms,
     post 5 ms and the x2 margin, windows up to 17.5 ms. Asking for 5 M samples per window
     (50 ms) must give a batch that fits, not a record that misses its falling edge.
@@ -38,11 +40,9 @@ def test_auto_batch_keeps_the_window_in_the_scope_memory(tmp_path: Path) -> None
     points per record on the same two cores), which is what the x2 margin of the record is
     for, and a batch that outlasts it anyway is timed anew and measured again: every window
     must lie whole inside its record."""
-    text = SIM_SCOPE.read_text().replace("sample_rate_hz = 1.0e6", "sample_rate_hz = 1.0e8")
-    text = text.replace("min_window_samples = 10000", "min_window_samples = 5000000")
-    fixture = tmp_path / "deep.toml"
-    fixture.write_text(text.replace('"../build/host/energyrig-dut"',
-                                    f'"{ROOT / "build/host/energyrig-dut"}"'))
+    fixture = sim_fixture(base="sim-scope.toml", to="deep.toml",
+                          **{"instrument.sample_rate_hz": 1.0e8,
+                             "measure.min_window_samples": 5000000})
     with open_bench(load_fixture(fixture)) as bench:
         limit = bench.limits.max_window_s(0.02, 0.005)
         assert 0.017 < limit < 0.018

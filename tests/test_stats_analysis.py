@@ -12,9 +12,12 @@ from scipy import stats
 from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.weightstats import DescrStatsW
 
-from energyrig.domain import _skewness, describe, describe_finite, fitted_interval
 from energyrig.results.stats import (
+    _skewness,
     allocation_of_variation,
+    describe,
+    describe_finite,
+    fitted_interval,
     is_two_level_design,
     paired_comparison,
     payload_regression,

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import psutil
 import pytest
+from support.fixtures import write_fixture
 
 from energyrig.capture import Chunk
 from energyrig.errors import ConfigError, DutError
@@ -27,7 +28,7 @@ from energyrig.fixtures.paths import FIXTURE_DIRS_ENV
 from energyrig.fixtures.schema import Fixture
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
-from energyrig.results.store import CAPTURES, capture_path
+from energyrig.results.store.layout import CAPTURES, capture_path
 from energyrig.results.footprint import Footprint, Memory, run_footprints, write_footprint
 from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan
@@ -129,12 +130,8 @@ def _trust_test_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 def board_fixture(tmp_path: Path, board: str) -> Fixture:
     """fixtures/sim.toml as another board (a file, so a resume finds it again)."""
-    text = SIM.read_text(encoding="utf-8")
-    text = text.replace('board = "host"', f'board = "{board}"').replace(
-        'name = "sim"', f'name = "sim-{board}"')
-    path = tmp_path / f"sim-{board}.toml"
-    path.write_text(text, encoding="utf-8")
-    return load_fixture(path)
+    return load_fixture(write_fixture(tmp_path / f"sim-{board}.toml", **{
+        "dut.board": board, "name": f"sim-{board}"}))
 
 
 def make_plan(tmp_path: Path, body: str, head: str = "") -> Plan:
@@ -350,13 +347,13 @@ def test_a_disk_too_full_for_the_captures_keeps_the_results(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
-    from energyrig.results import store
+    from energyrig.results.store import write as store_write
 
     def full(chunks: Any, path: Path, trigger_bit: int = 0) -> int:
         Path(path).write_text("time_s,cur")
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(store, "write_csv", full)
+    monkeypatch.setattr(store_write, "write_csv", full)
     run(tmp_path, make_plan(tmp_path, HASHES), ScriptedBench(), keep_captures="flagged")
     assert not (tmp_path / "run" / CAPTURES).exists()  # nothing flagged: nothing kept
     (tmp_path / "run2").mkdir()
@@ -494,9 +491,7 @@ def test_the_sweep_keeps_the_footprint_the_fixture_names(tmp_path: Path) -> None
                           build_id="t", empty=Memory(flash_bytes=100, ram_bytes=10),
                           full=Memory(flash_bytes=300, ram_bytes=10), ops=())
     write_footprint(footprint, tmp_path / "fp.json")
-    fixture = tmp_path / "bench.toml"
-    fixture.write_text(SIM.read_text(encoding="utf-8").replace(
-        "[instrument]", 'footprint = "fp.json"\n\n[instrument]', 1), encoding="utf-8")
+    fixture = write_fixture(tmp_path / "bench.toml", **{"dut.footprint": "fp.json"})
     start_sweep(make_plan(tmp_path, HASHES), tmp_path / "run", fixture=load_fixture(fixture),
                 bench_factory=factory(ScriptedBench()))
     assert run_footprints(tmp_path / "run") == {"bench": footprint}

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from energyrig.capture import Chunk, write_csv
-from energyrig.domain import BASELINE_AFTER, Window, WindowSettings
+from energyrig.domain import Window, WindowSettings
 from energyrig.energy.cut import cut
+from energyrig.flags import BASELINE_AFTER
 from energyrig.results.trace import plot_trace, window_trace
 
 T = 1e-5

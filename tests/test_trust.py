@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.fixtures import write_fixture
 
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
@@ -223,8 +224,7 @@ def test_the_working_directorys_fixtures_are_data(tmp_path: Path, marker: Path,
     (archive / "energyrig/instruments/ppk2/emulator.py").write_text("")
     (archive / "fixtures").mkdir(parents=True)
     for name in ("sim.toml", "bench.toml"):
-        (archive / "fixtures" / name).write_text(
-            SIM.read_text().replace('"../build/host/energyrig-dut"', '"../evil"'))
+        write_fixture(archive / "fixtures" / name, **{"dut.command": ["../evil"]})
     (archive / "plan.toml").write_text(one_point_plan("fixtures/bench.toml"))
     (archive / "mine.toml").write_text(one_point_plan(None))
     monkeypatch.chdir(archive)
@@ -268,7 +268,8 @@ def test_a_manifest_without_the_fixtures_hash_is_not_resumed(
                           bench_factory=factory(first), stop=stop)
     assert not outcome.complete
     measured = len(load(tmp_path / "run").points)
-    trusted.write_text(trusted.read_text().replace("[sim.power]", "[sim.power]\ngain_error = 0.05"))
+    write_fixture(trusted, **{"dut.command": ["../build/host/energyrig-dut"],
+                              "sim.power.gain_error": 0.05})
     manifest = tmp_path / "run" / "manifest.json"
     record = json.loads(manifest.read_text())
     del record["fixture"]["sha256"]

@@ -58,7 +58,7 @@ def test_only_what_can_change_figures_is_a_change() -> None:
 
 def test_a_resume_with_other_versions_says_so(tmp_path: Path) -> None:
     from energyrig.results import RunWriter
-    from energyrig.results.store import read_manifest
+    from energyrig.results.store.read import read_manifest
 
     RunWriter.create(tmp_path / "run").close()
     assert "resumed_with" not in read_manifest(tmp_path / "run")

@@ -6,15 +6,17 @@
 - :class:`Window` — one trigger window: what the energy math measured in a capture, plus what
   the bench adds (the firmware's cycle count, the emulator's truth), with the derived
   duration, net energy and mean power computed in one place (:func:`net_energy`).
-- :data:`PER_OP` — the per-op columns (a window column divided by the batch size).
-- :func:`describe` / :func:`describe_finite` and :func:`summarise_per_op` — the one per-op
-  summary (mean, median, std, Student-t 95 % interval) that ``rig run``, the results store,
-  ``rig analyze`` and the report all show.
+- :data:`PER_OP` — the per-op columns (a window column divided by the batch size), and
+  :func:`windows_frame`, the windows as a table with them.
+- The estimate rule: which windows of a point enter its figures (:func:`in_estimate`).
+
+The per-op summary of a set of windows (Student t and bootstrap intervals) is
+:func:`energyrig.results.stats.summarise_per_op`.
 
 Everything here sits beside :mod:`energyrig.capture` at the bottom of the package: it imports
-no other energyrig module, so instruments, the energy math, the store and the report can all
-use it; it loads numpy, scipy and pandas only inside the functions that compute with them, so
-the CLI can name points and flags without them. SI units throughout (s, J, W).
+no other energyrig module but :mod:`energyrig.flags` (the flags its rules read), so instruments, the energy math, the store and the report can all
+use it; it loads pandas only inside the function that builds a table, so the CLI can name
+points and flags without it. SI units throughout (s, J, W).
 """
 from __future__ import annotations
 
@@ -22,10 +24,12 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-if TYPE_CHECKING:  # numpy, scipy and pandas load where a summary is computed
+from energyrig.flags import BASELINE_AFTER, BENCH_FLAGS, INTEGRITY_FLAGS
+
+if TYPE_CHECKING:  # pandas loads where a table is built
     import numpy as np
     import numpy.typing as npt
     import pandas as pd
@@ -222,137 +226,9 @@ def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:
     return energy_j - baseline_w * duration_s
 
 
-# -- window flags: every problem a window can carry, named once -------------------------------
-# Seen in the samples by the energy math (energyrig.energy.windows):
-TOO_FEW_SAMPLES = "too_few_samples"
-DROPPED_SAMPLES = "dropped_samples"
-SATURATED = "saturated"
-GLITCH = "glitch"
-NO_BASELINE = "no_baseline"
-BASELINE_AFTER = "baseline_after"
-ENERGY_FLAGS = (TOO_FEW_SAMPLES, DROPPED_SAMPLES, SATURATED, GLITCH, NO_BASELINE, BASELINE_AFTER)
-# Added by the point pipeline's checks (energyrig.rig.pipeline):
-EDGE_ERROR = "edge_error_over_bound"      # the edge error bound exceeds measure.max_edge_error
-DURATION_MISMATCH = "duration_mismatch"   # the window's length disagrees with the firmware's
-EXTRA_WINDOWS = "extra_windows"           # the record held more than one window
-PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
-# The stream's own integrity, seen by the instrument's decoder and its clock: a real
-# instrument raises them exactly as an emulated one (energyrig.energy.windows.stream_flags, the
-# PPK2 driver). A point whose windows mostly carry one is stored as failed (the pipeline).
-CORRUPT = "corrupt_samples"               # the window or its baseline holds words no healthy
-                                          # instrument sends (a PPK2: bit 17, range > 4, a
-                                          # counter that skips and returns, one-sample logic,
-                                          # range or ADC excursions)
-STREAM_LOSS = "stream_loss"               # the record falls where the stream lost samples its
-                                          # counter could not count (fewer samples than the
-                                          # host's clock says the instrument took)
-BASELINE_CLIPPED = "baseline_clipped"     # most of the baseline span reads the instrument's
-                                          # floor (a PPK2: ADC 0 in range 0; a negative offset
-                                          # larger than the idle current)
-INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED)
-# A window carrying one of INTEGRITY_FLAGS stays in windows.parquet, flagged, but out of its
-# point's estimate and statistics (in_estimate, excluded). Not among them: dropped_samples
-# (a loss the counter counted, bridged by the energy math on the right time base), and the
-# flags of a window's own signal (saturated, glitch, ...), which its samples show truly.
-#: A point whose windows carry an integrity flag more often than this is stored as failed.
+#: A point whose windows carry an integrity flag (:data:`energyrig.flags.INTEGRITY_FLAGS`)
+#: more often than this is stored as failed.
 MAX_FLAGGED_FRACTION = 0.5
-# Added by the simulated bench (energyrig.rig.bench.SimBench):
-TRUTH_LATE = "truth_late"                 # an edge reached the emulator late
-NO_TRUTH = "no_truth"                     # no truth window matches this window
-TRIGGER_DROPS = "trigger_drops"           # the DUT could not publish trigger edges
-TIME_SHIFT = "stream_time_shift"          # the window is off its true edges (an uncounted
-                                          # loss the host's clock missed: sim only)
-SIM_FLAGS = (TRUTH_LATE, NO_TRUTH, TRIGGER_DROPS, TIME_SHIFT)
-# Added by the correction stage (energyrig.calibration.correction):
-UNCALIBRATED = "uncalibrated"             # no complete, valid calibration was applied
-CI_TARGET_NOT_MET = "ci_target_not_met"   # a point stopped at max_windows before its CI
-                                          # reached the plan's ci_target (rig sweep)
-CALIBRATION_FLAGS = (UNCALIBRATED,)
-#: Flags about the bench or the point, not one window's samples: a window carrying only
-#: these is not a suspicious one (its trace is not kept for ``--keep-captures flagged``).
-BENCH_FLAGS = (*CALIBRATION_FLAGS, CI_TARGET_NOT_MET)
-
-
-@dataclass(frozen=True)
-class FlagNote:
-    """What a flag says of a window or a point, and what the operator can do about it."""
-
-    meaning: str
-    action: str
-
-
-#: Every flag above, explained once: the report's legend (energyrig.results.report) and
-#: whatever else names flags to a person read it here.
-FLAG_NOTES: dict[str, FlagNote] = {
-    TOO_FEW_SAMPLES: FlagNote(
-        "the window holds fewer samples than the fixture's windows.min_samples: one sample "
-        "at each edge weighs too much",
-        "run more ops per window (the plan's batch) or record at a higher rate"),
-    DROPPED_SAMPLES: FlagNote(
-        "the instrument lost samples its counter counted; the energy bridges them on the "
-        "right time base and the window stays in the estimate",
-        "if many windows carry it: a lower sample rate, or the instrument on its own USB "
-        "port"),
-    SATURATED: FlagNote(
-        "the current reached the end of the instrument's range: the energy reads low",
-        "a larger range or a smaller shunt"),
-    GLITCH: FlagNote(
-        "the trigger line chattered (a pulse shorter than windows.min_pulse_s, or edges "
-        "that do not pair)",
-        "check the trigger wire and its ground; raise the fixture's windows.min_pulse_s"),
-    NO_BASELINE: FlagNote(
-        "no idle span of windows.baseline_s before or after the window: no net energy",
-        "shorten the fixture's windows.baseline_s or windows.guard_s, or leave more idle "
-        "time around each batch (the fixture's measure.pre_s, post_s)"),
-    BASELINE_AFTER: FlagNote(
-        "the idle baseline was taken after the window, there being no room before it",
-        "none needed; to take it before, raise the fixture's measure.pre_s"),
-    EDGE_ERROR: FlagNote(
-        "the bound of the edge error exceeds the fixture's measure.max_edge_error of the "
-        "window's energy: the window is short for the sample rate",
-        "run more ops per window (batch) or record at a higher rate"),
-    DURATION_MISMATCH: FlagNote(
-        "the window's length disagrees with the firmware's own timing of the batch",
-        "check the trigger wiring (a slow or loaded line) and the instrument's clock"),
-    EXTRA_WINDOWS: FlagNote(
-        "the record held more than one trigger window; the first was taken",
-        "check that only the DUT drives the trigger line and that it does not chatter"),
-    CORRUPT: FlagNote(
-        "the window or its baseline holds words no healthy instrument sends; the window is "
-        "left out of its point's estimate",
-        "check the instrument's USB cable, port and hub; if it repeats, update or replace "
-        "the instrument"),
-    STREAM_LOSS: FlagNote(
-        "the stream lost samples its counter could not count; the window is left out of "
-        "its point's estimate",
-        "a lower sample rate, the instrument on its own USB port, a less loaded host"),
-    BASELINE_CLIPPED: FlagNote(
-        "most of the baseline reads the instrument's floor (an offset larger than the idle "
-        "current); the window is left out of its point's estimate",
-        "calibrate the offset (rig calibrate zero) or use a more sensitive range"),
-    TRUTH_LATE: FlagNote(
-        "simulated bench: a trigger edge reached the emulator late",
-        "a less loaded host; the figures stay valid, the comparison with the truth less so"),
-    NO_TRUTH: FlagNote(
-        "simulated bench: no true window matches this window, so it has no true energy",
-        "a less loaded host; rerun the point"),
-    TRIGGER_DROPS: FlagNote(
-        "simulated bench: the DUT could not publish some trigger edges",
-        "a less loaded host; rerun the point"),
-    TIME_SHIFT: FlagNote(
-        "simulated bench: the window lies off its true edges (a loss the host's clock "
-        "missed)",
-        "a less loaded host; rerun the point"),
-    UNCALIBRATED: FlagNote(
-        "no complete, valid calibration was applied: no gain, offset or skew correction and "
-        "no uncertainty from them",
-        "run rig calibrate all on this instrument, then measure again"),
-    CI_TARGET_NOT_MET: FlagNote(
-        "the point stopped at the plan's max_windows before its 95 % CI reached the plan's "
-        "ci_target",
-        "raise adaptive.max_windows or ci_target in the plan, or quieten the bench (its "
-        "spread is in the CI columns)"),
-}
 
 
 def integrity_problems(flags: Iterable[str] | str) -> tuple[str, ...]:
@@ -408,7 +284,7 @@ class Window:
     edge_error_j:
         Bound on the energy error from edge quantisation (one sample at each edge), J.
     flags:
-        Names of the problems seen (:data:`energyrig.domain.ENERGY_FLAGS` such as
+        Names of the problems seen (:data:`energyrig.flags.ENERGY_FLAGS` such as
         ``dropped_samples``, ``saturated``, ``glitch``, and those the bench adds).
     cycles:
         The firmware's cycle count of the whole batch, if the bench ran it.
@@ -481,116 +357,6 @@ PER_OP: dict[str, str] = {
     "true_energy_per_op_j": "true_energy_j",
     "true_net_energy_per_op_j": "true_net_energy_j",
 }
-# Per-op figures summarised with describe_finite().
-SUMMARISED: tuple[str, ...] = ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j")
-# Figures summarised by their mean only.
-AVERAGED: tuple[str, ...] = ("cycles_per_op", "mean_power_w", "true_energy_per_op_j",
-                             "true_net_energy_per_op_j")
-STAT_SUFFIXES: tuple[str, ...] = ("mean", "median", "std", "ci_low", "ci_high")
-
-
-#: |Sample skewness| above which the Student t interval of a mean is not trusted (a long
-#: warm-up window among few: :func:`fitted_interval`).
-SKEW_LIMIT = 2.0
-#: Resamples of the bootstrap interval (:func:`fitted_interval`); its seed is fixed so a
-#: summary is the same every time it is computed.
-BOOTSTRAP_RESAMPLES = 4000
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """n, mean, median, sample std (ddof=1) and an interval of the mean: Student t
-    (``ci_method`` ``"t"``) or, where :func:`fitted_interval` found it does not fit, the
-    percentile bootstrap (``"bootstrap"``)."""
-
-    n: int
-    mean: float
-    median: float
-    std: float
-    ci_low: float
-    ci_high: float
-    ci_method: str = "t"
-
-    @property
-    def ci_halfwidth_rel(self) -> float:
-        """Half-width of the interval relative to the mean (0.01 = ±1 %)."""
-        return (self.ci_high - self.ci_low) / 2.0 / abs(self.mean) if self.mean else math.inf
-
-    @property
-    def stats(self) -> tuple[float, ...]:
-        """The values named by :data:`STAT_SUFFIXES`, in that order."""
-        return (self.mean, self.median, self.std, self.ci_low, self.ci_high)
-
-
-def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
-    """Summary of a sample with the Student-t interval of its mean (scipy.stats.t).
-
-    One value has std and interval NaN; the unit is that of ``values``.
-    """
-    import numpy as np
-
-    x = np.asarray(values, dtype=np.float64)
-    if x.size == 0:
-        raise ValueError("describe needs at least one value")
-    mean = float(x.mean())
-    if x.size < 2:
-        return Summary(1, mean, mean, np.nan, np.nan, np.nan)
-    std = float(x.std(ddof=1))
-    if std == 0.0:  # identical values: the interval is the point (scipy would give NaN)
-        low = high = mean
-    else:
-        from scipy import stats  # scipy only where an interval is computed
-
-        low, high = stats.t.interval(confidence, x.size - 1, loc=mean,
-                                     scale=std / np.sqrt(x.size))
-    return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
-
-
-def fitted_interval(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
-    """:func:`describe`, with the percentile-bootstrap interval of the mean in place of the
-    Student t one where the t interval does not fit the data: positive values (a time, a
-    gross energy) whose t interval reaches 0 or below, or at least 3 values whose sample
-    skewness exceeds :data:`SKEW_LIMIT` in magnitude (one long warm-up window among few).
-    The bootstrap's ends lie within the values' range, so a positive figure keeps a
-    positive interval; ``ci_method`` says which was used."""
-    import numpy as np
-
-    x = np.asarray(values, dtype=np.float64)
-    d = describe(x, confidence)
-    if x.size < 2 or not d.std > 1e-12 * abs(d.mean):  # identical to rounding: no shape
-        return d
-    skewed = x.size >= 3 and abs(_skewness(x)) > SKEW_LIMIT
-    if not (skewed or ((x > 0).all() and d.ci_low <= 0)):
-        return d
-    rng = np.random.default_rng(0)
-    means = x[rng.integers(0, x.size, (BOOTSTRAP_RESAMPLES, x.size))].mean(axis=1)
-    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return replace(d, ci_low=float(low), ci_high=float(high), ci_method="bootstrap")
-
-
-def _skewness(x: npt.NDArray[np.float64]) -> float:
-    """The adjusted Fisher-Pearson sample skewness G1 of 3 or more values (scipy.stats.skew
-    with ``bias=False``)."""
-    n = x.size
-    dev = x - x.mean()
-    g1 = float((dev ** 3).mean() / (dev ** 2).mean() ** 1.5)
-    return g1 * math.sqrt(n * (n - 1)) / (n - 2)
-
-
-def describe_finite(values: npt.ArrayLike, confidence: float = 0.95,
-                    fit: bool = False) -> Summary | None:
-    """:func:`describe` (with ``fit``, :func:`fitted_interval`) of the finite values only
-    (NaN, e.g. the net energy of a window without a baseline, and ±inf left out); ``None``
-    when no value is finite."""
-    import numpy as np
-
-    x = np.asarray(values, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    if not x.size:
-        return None
-    return fitted_interval(x, confidence) if fit else describe(x, confidence)
-
-
 def at_supply(value: float | None, supply_v: float | None) -> float:
     """A power, W, or an energy, J, drawn at the supply voltage ``supply_v``, V, as the
     current, A, or the charge, C, it takes (``value / supply_v``, as a battery sees it); NaN
@@ -654,26 +420,3 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     for per_op, source in PER_OP.items():
         df[per_op] = df[source].astype("float64") / batch_n
     return df
-
-
-def summarise_per_op(frame: pd.DataFrame) -> dict[str, float | str]:
-    """The one per-op summary of a set of windows (rows of :func:`windows_frame`, possibly of
-    several points): ``{col}_{stat}`` for each :data:`SUMMARISED` column and
-    :data:`STAT_SUFFIXES` stat (finite values only, NaN where none; the interval of
-    :func:`fitted_interval`, its method in ``{col}_ci_method``), and ``{col}_mean`` for
-    each :data:`AVERAGED` column. Windows that failed an integrity check are left out
-    (:func:`in_estimate` of their ``flags``)."""
-    import numpy as np
-
-    if "flags" in frame.columns:
-        frame = frame.loc[np.array(in_estimate(frame["flags"].fillna("")), dtype=bool)]
-    out: dict[str, float | str] = {}
-    for col in SUMMARISED:
-        d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan), fit=True)
-        values = d.stats if d is not None else (np.nan,) * len(STAT_SUFFIXES)
-        out.update({f"{col}_{s}": float(v) for s, v in zip(STAT_SUFFIXES, values, strict=True)})
-        out[f"{col}_ci_method"] = d.ci_method if d is not None else ""
-    for col in AVERAGED:
-        values = frame[col].dropna()
-        out[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan
-    return out

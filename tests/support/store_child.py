@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from energyrig.domain import Point, Window
-from energyrig.results import store
-from energyrig.results.store import MANIFEST, RunWriter
+from energyrig.results.store import write as store_write
+from energyrig.results.store.layout import MANIFEST
+from energyrig.results.store.write import RunWriter
 
 POINTS = tuple(Point(op="sha256", board="b", payload_bytes=16 * (i + 1)) for i in range(7))
 WINDOWS = 3
 TARGETS: dict[str, tuple[Any, str]] = {
-    "write_table": (store.pq, "write_table"), "rename": (os, "rename"),
-    "replace": (os, "replace"), "rmtree": (store.shutil, "rmtree"), "fsync": (os, "fsync"),
+    "write_table": (store_write.pq, "write_table"), "rename": (os, "rename"),
+    "replace": (os, "replace"), "rmtree": (store_write.shutil, "rmtree"), "fsync": (os, "fsync"),
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from energyrig.domain import Point, Window
-from energyrig.results.store import RunWriter
+from energyrig.results.store.write import RunWriter
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from energyrig.calibration.store import Calibration, Measured
 from energyrig.capture import Chunk
-from energyrig.domain import UNCALIBRATED
+from energyrig.flags import UNCALIBRATED
 from energyrig.instruments.base import RecordedCapture
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from energyrig.domain import CALIBRATION_FLAGS, ENERGY_FLAGS, INTEGRITY_FLAGS, WindowSettings
+from energyrig.domain import WindowSettings
+from energyrig.flags import CALIBRATION_FLAGS, ENERGY_FLAGS, INTEGRITY_FLAGS
 from energyrig.units import in_unit
 
 if TYPE_CHECKING:

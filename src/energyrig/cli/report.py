@@ -39,15 +39,16 @@ def register(app: typer.Typer) -> None:
         """
         # pandas, statsmodels and matplotlib load only when a report is written
         from energyrig.results.report import write_report
-        from energyrig.results.store import read_manifest
+        from energyrig.results.store.read import read_manifest
         from energyrig.results.versions import figure_changes
+        from energyrig.rig.flags import FLAGS
 
         if changes := figure_changes(read_manifest(run_dir)):
             typer.echo(f"rig: warning: {run_dir} was measured with other versions of what "
                        f"computes its figures ({'; '.join(changes)}): `rig reanalyze "
                        f"{run_dir}` shows whether they move", err=True)
 
-        path = write_report(run_dir, out, csv=csv, force=force)
+        path = write_report(run_dir, out, flags=FLAGS, csv=csv, force=force)
         typer.echo(f"report written: {path}")
         if csv:
             typer.echo(f"tables written: {path.with_name('points.csv')}, "

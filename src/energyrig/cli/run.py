@@ -15,15 +15,10 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from energyrig.cli.calibrate import CALIBRATION_HELP
-from energyrig.domain import (
-    CALIBRATION_FLAGS,
-    ENERGY_FLAGS,
-    PIPELINE_FLAGS,
-    SIM_FLAGS,
-    Point,
-    at_supply,
-    finite_or_none,
-)
+from energyrig.domain import Point, at_supply, finite_or_none
+from energyrig.flags import CALIBRATION_FLAGS, ENERGY_FLAGS
+from energyrig.instruments.sim.flags import SIM_FLAGS
+from energyrig.rig.flags import PIPELINE_FLAGS
 from energyrig.units import format_charge, format_nwh, format_si
 
 if TYPE_CHECKING:
@@ -274,7 +269,7 @@ def register(app: typer.Typer) -> None:
                                        on_progress=progress,
                                        keep=keep_captures)  # type: ignore[arg-type]
         if result.captures:
-            from energyrig.results.store import write_captures
+            from energyrig.results.store.write import write_captures
 
             where = captures_dir / result.point.part_id
             try:

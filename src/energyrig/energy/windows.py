@@ -70,14 +70,15 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.capture import NO_GAPS, Capture, Chunk
-from energyrig.domain import (BASELINE_AFTER, BASELINE_CLIPPED, CORRUPT, DROPPED_SAMPLES, GLITCH,
-                              NO_BASELINE, SATURATED, TOO_FEW_SAMPLES, Window, WindowSettings)
+from energyrig.domain import Window, WindowSettings
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.energy import _energy
+from energyrig.flags import (BASELINE_AFTER, BASELINE_CLIPPED, CORRUPT, DROPPED_SAMPLES, GLITCH,
+                             NO_BASELINE, SATURATED, TOO_FEW_SAMPLES)
 
 log = logging.getLogger(__name__)
 
-# The flags this module sets are named in energyrig.domain (ENERGY_FLAGS).
+# The flags this module sets are declared in energyrig.flags (ENERGY_FLAGS).
 
 _EV_WINDOW, _EV_GLITCH, _EV_UNPAIRED_FALL, _EV_UNPAIRED_RISE = range(4)
 _BASE_AFTER, _BASE_NONE = 1, 2

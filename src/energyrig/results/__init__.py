@@ -14,6 +14,6 @@ __all__ = ["Run", "RunError", "RunWriter", "load", "load_many", "query"]
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'energyrig.results' has no attribute {name!r}")
-    from energyrig.results import store
+    from energyrig.results.store import layout, read, write
 
-    return getattr(store, name)
+    return getattr({"RunError": layout, "RunWriter": write}.get(name, read), name)

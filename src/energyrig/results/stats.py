@@ -1,5 +1,8 @@
-"""Statistics of the literature, as a library: per-point summaries, paired comparisons,
-regressions against payload size and the 2^k factorial allocation of variation.
+"""Statistics of the literature, as a library: the one per-op summary of a set of windows
+(mean, median, std and the 95 % interval of the mean: Student t, or the percentile bootstrap
+where t does not fit) that ``rig run``, the results store, ``rig analyze``, ``rig sweep``'s
+stopping rule and the report all show, paired comparisons, regressions against payload size
+and the 2^k factorial allocation of variation.
 
 Every function takes plain pandas/numpy data (the tables of :mod:`energyrig.results.store`
 or anything with the same columns) and returns a dataclass or a DataFrame; the report and
@@ -10,19 +13,142 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
 
-from energyrig.domain import describe
+from energyrig.domain import in_estimate
 
 log = logging.getLogger(__name__)
+
+# Per-op figures summarised with describe_finite().
+SUMMARISED: tuple[str, ...] = ("time_per_op_s", "energy_per_op_j", "net_energy_per_op_j")
+# Figures summarised by their mean only.
+AVERAGED: tuple[str, ...] = ("cycles_per_op", "mean_power_w", "true_energy_per_op_j",
+                             "true_net_energy_per_op_j")
+STAT_SUFFIXES: tuple[str, ...] = ("mean", "median", "std", "ci_low", "ci_high")
+
+
+#: |Sample skewness| above which the Student t interval of a mean is not trusted (a long
+#: warm-up window among few: :func:`fitted_interval`).
+SKEW_LIMIT = 2.0
+#: Resamples of the bootstrap interval (:func:`fitted_interval`); its seed is fixed so a
+#: summary is the same every time it is computed.
+BOOTSTRAP_RESAMPLES = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """n, mean, median, sample std (ddof=1) and an interval of the mean: Student t
+    (``ci_method`` ``"t"``) or, where :func:`fitted_interval` found it does not fit, the
+    percentile bootstrap (``"bootstrap"``)."""
+
+    n: int
+    mean: float
+    median: float
+    std: float
+    ci_low: float
+    ci_high: float
+    ci_method: str = "t"
+
+    @property
+    def ci_halfwidth_rel(self) -> float:
+        """Half-width of the interval relative to the mean (0.01 = ±1 %)."""
+        return (self.ci_high - self.ci_low) / 2.0 / abs(self.mean) if self.mean else math.inf
+
+    @property
+    def stats(self) -> tuple[float, ...]:
+        """The values named by :data:`STAT_SUFFIXES`, in that order."""
+        return (self.mean, self.median, self.std, self.ci_low, self.ci_high)
+
+
+def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
+    """Summary of a sample with the Student-t interval of its mean (scipy.stats.t).
+
+    One value has std and interval NaN; the unit is that of ``values``.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        raise ValueError("describe needs at least one value")
+    mean = float(x.mean())
+    if x.size < 2:
+        return Summary(1, mean, mean, np.nan, np.nan, np.nan)
+    std = float(x.std(ddof=1))
+    if std == 0.0:  # identical values: the interval is the point (scipy would give NaN)
+        low = high = mean
+    else:
+        low, high = stats.t.interval(confidence, x.size - 1, loc=mean,
+                                     scale=std / np.sqrt(x.size))
+    return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
+
+
+def fitted_interval(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
+    """:func:`describe`, with the percentile-bootstrap interval of the mean in place of the
+    Student t one where the t interval does not fit the data: positive values (a time, a
+    gross energy) whose t interval reaches 0 or below, or at least 3 values whose sample
+    skewness exceeds :data:`SKEW_LIMIT` in magnitude (one long warm-up window among few).
+    The bootstrap's ends lie within the values' range, so a positive figure keeps a
+    positive interval; ``ci_method`` says which was used."""
+    x = np.asarray(values, dtype=np.float64)
+    d = describe(x, confidence)
+    if x.size < 2 or not d.std > 1e-12 * abs(d.mean):  # identical to rounding: no shape
+        return d
+    skewed = x.size >= 3 and abs(_skewness(x)) > SKEW_LIMIT
+    if not (skewed or ((x > 0).all() and d.ci_low <= 0)):
+        return d
+    rng = np.random.default_rng(0)
+    means = x[rng.integers(0, x.size, (BOOTSTRAP_RESAMPLES, x.size))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return replace(d, ci_low=float(low), ci_high=float(high), ci_method="bootstrap")
+
+
+def _skewness(x: npt.NDArray[np.float64]) -> float:
+    """The adjusted Fisher-Pearson sample skewness G1 of 3 or more values (scipy.stats.skew
+    with ``bias=False``)."""
+    n = x.size
+    dev = x - x.mean()
+    g1 = float((dev ** 3).mean() / (dev ** 2).mean() ** 1.5)
+    return g1 * math.sqrt(n * (n - 1)) / (n - 2)
+
+
+def describe_finite(values: npt.ArrayLike, confidence: float = 0.95,
+                    fit: bool = False) -> Summary | None:
+    """:func:`describe` (with ``fit``, :func:`fitted_interval`) of the finite values only
+    (NaN, e.g. the net energy of a window without a baseline, and ±inf left out); ``None``
+    when no value is finite."""
+    x = np.asarray(values, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if not x.size:
+        return None
+    return fitted_interval(x, confidence) if fit else describe(x, confidence)
+
+
+def summarise_per_op(frame: pd.DataFrame) -> dict[str, float | str]:
+    """The one per-op summary of a set of windows (rows of :func:`windows_frame`, possibly of
+    several points): ``{col}_{stat}`` for each :data:`SUMMARISED` column and
+    :data:`STAT_SUFFIXES` stat (finite values only, NaN where none; the interval of
+    :func:`fitted_interval`, its method in ``{col}_ci_method``), and ``{col}_mean`` for
+    each :data:`AVERAGED` column. Windows that failed an integrity check are left out
+    (:func:`in_estimate` of their ``flags``)."""
+    if "flags" in frame.columns:
+        frame = frame.loc[np.array(in_estimate(frame["flags"].fillna("")), dtype=bool)]
+    out: dict[str, float | str] = {}
+    for col in SUMMARISED:
+        d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan), fit=True)
+        values = d.stats if d is not None else (np.nan,) * len(STAT_SUFFIXES)
+        out.update({f"{col}_{s}": float(v) for s, v in zip(STAT_SUFFIXES, values, strict=True)})
+        out[f"{col}_ci_method"] = d.ci_method if d is not None else ""
+    for col in AVERAGED:
+        values = frame[col].dropna()
+        out[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan
+    return out
+
 
 # Columns that tell one configuration of an op from another (the point's factors less rep).
 CONFIG: tuple[str, ...] = ("board", "op", "key_bits", "curve", "backend", "cpu_hz")
@@ -184,6 +310,9 @@ def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_byt
         ``intercept`` (with the same), ``r2``, and ``slope_significant`` /
         ``intercept_significant`` (False where the interval contains zero).
     """
+    import statsmodels.api as sm  # statsmodels only where a line is fitted (the store
+                                  # imports this module for its summaries)
+
     by = [c for c in by if c in df.columns]
     rows: list[dict[str, Any]] = []
     data = df.dropna(subset=[x, response])

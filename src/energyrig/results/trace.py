@@ -25,8 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.capture import Chunk
-from energyrig.domain import BASELINE_AFTER, Window, WindowSettings
+from energyrig.domain import Window, WindowSettings
 from energyrig.energy.cut import MARGIN_S, cut
+from energyrig.flags import BASELINE_AFTER
 
 @dataclass(frozen=True)
 class Trace:

@@ -17,14 +17,14 @@ import pandas as pd
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Capture, Chunk, plausible_chunks
-from energyrig.errors import CaptureError
-from energyrig.domain import (Window, WindowSettings, describe_finite, finite_or_none,
-                              windows_frame)
+from energyrig.domain import Window, WindowSettings, finite_or_none, windows_frame
 from energyrig.energy.figures import take_out_overhead
 from energyrig.energy.windows import (Glitch, UnpairedEdge, WindowFinder, find_windows,
                                       windows_stream_flags)
+from energyrig.errors import CaptureError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
+from energyrig.results.stats import describe_finite
 from energyrig.results.trace import Trace, window_trace
 
 log = logging.getLogger(__name__)

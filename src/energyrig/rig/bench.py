@@ -37,20 +37,14 @@ import psutil
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.calibration.store import Calibration, Identity, build_of, select
-from energyrig.domain import (
-    NO_TRUTH,
-    TIME_SHIFT,
-    TRIGGER_DROPS,
-    TRUTH_LATE,
-    Point,
-    Window,
-)
+from energyrig.domain import Point, Window
 from energyrig.errors import DutError
 from energyrig.fixtures.schema import Fixture
 from energyrig.instruments.base import Acquisition, AcquisitionBase, Limits
 from energyrig.instruments.progress import cpu_time_s
 from energyrig.instruments.registry import family
 from energyrig.instruments.sim.power import PowerModel
+from energyrig.instruments.sim.flags import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.switch import Load, LoadKind, set_load
 from energyrig.instruments.sim.truth import TruthFollower

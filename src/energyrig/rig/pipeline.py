@@ -57,10 +57,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from energyrig.calibration.routines.bench import CalibrationBench
 from energyrig.capture import Chunk
-from energyrig.domain import (DROPPED_SAMPLES, DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS,
-                              MAX_FLAGGED_FRACTION, Point, Window, WindowSettings, estimate,
-                              excluded, finite_or_none, summarise_per_op, window_problems,
-                              windows_frame)
+from energyrig.domain import (MAX_FLAGGED_FRACTION, Point, Window, WindowSettings, estimate,
+                              excluded, finite_or_none, window_problems, windows_frame)
 from energyrig.energy.budget import K, Supply, combined, energy_budget, time_budget
 from energyrig.energy.cut import cut
 from energyrig.energy.figures import window_figures
@@ -68,7 +66,10 @@ from energyrig.energy.record import WindowRequest, record_window
 from energyrig.energy.windows import find_windows, longest, stream_flags
 from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
                               RecordTooShort)
+from energyrig.flags import DROPPED_SAMPLES
+from energyrig.results.stats import summarise_per_op
 from energyrig.rig.dut import DutRefused, RunReply
+from energyrig.rig.flags import DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
@@ -514,7 +515,7 @@ class PointResult:
     def figures(self) -> dict[str, Any]:
         """The result as one JSON-ready object (``rig run --json``): per-op figures are
         means over the windows of the :attr:`estimate`
-        (:func:`~energyrig.domain.summarise_per_op`), ``*_ci95_*`` the Student-t 95 %
+        (:func:`~energyrig.results.stats.summarise_per_op`), ``*_ci95_*`` the Student-t 95 %
         interval of the mean, ``*_u_*`` the expanded uncertainty (k = 2) of
         :meth:`uncertainty`; ``reps`` counts the windows of the estimate,
         ``windows_excluded`` those left out and ``excluded_reason`` why; ``windows`` lists

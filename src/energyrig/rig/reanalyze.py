@@ -8,7 +8,7 @@ the functions the point pipeline uses (:func:`~energyrig.energy.windows.find_win
 longest window, :func:`~energyrig.energy.figures.window_figures`) and what the manifest
 recorded of the bench: the fixture's window settings and supply tolerance, the calibration's
 window overhead and the instrument's ADC steps. A point whose windows were all recomputed
-gets its summary (:func:`~energyrig.domain.summarise_per_op`) and uncertainty
+gets its summary (:func:`~energyrig.results.stats.summarise_per_op`) and uncertainty
 (:func:`~energyrig.rig.pipeline.point_uncertainty`) again.
 
 The comparison is a long table, one row per figure: ``reanalysis/figures.csv`` (``table``
@@ -32,14 +32,15 @@ import numpy as np
 import pandas as pd
 
 from energyrig.capture import load_chunks
-from energyrig.domain import (PER_OP, STAT_SUFFIXES, SUMMARISED, Window, WindowSettings,
-                              estimate, summarise_per_op, windows_frame)
+from energyrig.domain import PER_OP, Window, WindowSettings, estimate, windows_frame
 from energyrig.energy.budget import Supply
 from energyrig.energy.figures import window_figures
 from energyrig.energy.windows import find_windows, longest
 from energyrig.instruments.base import Resolution
 from energyrig.results import versions
-from energyrig.results.store import RunError, capture_path, load
+from energyrig.results.stats import STAT_SUFFIXES, SUMMARISED, summarise_per_op
+from energyrig.results.store.layout import RunError, capture_path
+from energyrig.results.store.read import load
 from energyrig.rig.pipeline import point_uncertainty
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,10 @@ import numpy as np
 from energyrig.calibration.routines.bench import CalibrationBench, Connect
 from energyrig.calibration.routines.marks import record_request
 from energyrig.calibration.store import Measured, Quantity, build_of
-from energyrig.domain import NO_BASELINE, Window, WindowSettings
+from energyrig.domain import Window, WindowSettings
 from energyrig.energy.windows import WindowFinder, find_windows
 from energyrig.errors import CalibrationError, NoTriggerWindow
+from energyrig.flags import NO_BASELINE
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import RecordedCapture

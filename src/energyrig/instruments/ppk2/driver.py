@@ -38,8 +38,8 @@ import serial
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.capture import Chunk
-from energyrig.domain import STREAM_LOSS
 from energyrig.errors import InstrumentError
+from energyrig.flags import STREAM_LOSS
 from energyrig.instruments.base import (
     ArmRequest,
     InstrumentInfo,

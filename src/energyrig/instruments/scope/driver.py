@@ -50,6 +50,7 @@ from energyrig.instruments.progress import ProgressBound
 from energyrig.instruments.scope import protocol
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, Scaling, State, dialect_for_idn
+from energyrig.instruments.scope.flags import LOW_SAMPLE_RATE
 from energyrig.instruments.scope.processing import to_chunk
 from energyrig.instruments.scope.protocol import RecordPlan, Vertical
 from energyrig.instruments.visa import VisaSession, open_session
@@ -58,8 +59,6 @@ log = logging.getLogger(__name__)
 
 #: Interval between trigger status polls, s.
 POLL_S = 0.01
-#: The record's samples were taken below the asked-for sample rate (window too long).
-LOW_SAMPLE_RATE = "low_sample_rate"
 
 class StateTimeout(Exception):
     """:func:`wait_for_state` gave up; ``last`` is the status the scope answered last."""

@@ -31,6 +31,7 @@ from energyrig.instruments.base import (
 )
 from energyrig.instruments.sigrok import protocol
 from energyrig.instruments.sigrok.config import SIGROK_CLI, SigrokConfig
+from energyrig.instruments.sigrok.flags import SHORT_CAPTURE
 from energyrig.instruments.sigrok.protocol import ScannedDevice
 from energyrig.instruments.sigrok.srfile import SrCapture, SrOptions
 
@@ -38,7 +39,6 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.02
 STOP_GRACE_S = 5.0
-SHORT_CAPTURE = "short_capture"  # RecordedCapture flag: the device sent fewer samples than asked
 
 
 def _tail(text: str, lines: int = 12) -> str:

@@ -23,12 +23,15 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
+from energyrig.flags import Flag
 from energyrig.results.report.page import page_html
 from energyrig.results.report.sections import report_tables
 from energyrig.results.outputs import OutputError
-from energyrig.results.store import RUN_ENTRIES, RunError, listed, load
+from energyrig.results.store.layout import RUN_ENTRIES, RunError, listed
+from energyrig.results.store.read import load
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +64,7 @@ def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
 
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
-                 csv: bool = False, force: bool = False) -> Path:
+                 flags: Mapping[str, Flag], csv: bool = False, force: bool = False) -> Path:
     """Write ``report.html`` and its PNG figures for a run (and, with ``csv``, the run's
     points and windows tables as ``points.csv`` and ``windows.csv`` beside it).
 
@@ -71,6 +74,10 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
         The run directory (finished or still being written: what is there is reported).
     out_dir:
         Where to write; ``run_dir/report`` by default.
+    flags:
+        What each flag the run carries means, for the page's legend: the registry of every
+        layer's flags (:data:`energyrig.rig.flags.FLAGS`, which the results layer cannot
+        import).
     csv:
         Also write every point and every window as CSV (one row each, SI units as the
         column names say), for spreadsheets.
@@ -98,7 +105,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     run = load(run_dir)
     out = Path(out_dir) if out_dir is not None else run.path / "report"
     check_report_dir(out, run.path, force=force)
-    tables = report_tables(run)
+    tables = report_tables(run, flags)
     out.parent.mkdir(parents=True, exist_ok=True)
     # Written beside, then swapped in: a full disk or an error leaves the previous report
     # as it was and no half-written page or 0-byte figure.

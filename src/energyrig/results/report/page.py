@@ -18,15 +18,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyrig.domain import SKEW_LIMIT
 from energyrig.results.report.tables import (
     METRICS,
     WARMUP_SPREAD,
     ReportTables,
     config_label,
 )
-from energyrig.results.stats import PAIRED_METHOD
-from energyrig.results.store import Run
+from energyrig.results.stats import PAIRED_METHOD, SKEW_LIMIT
+from energyrig.results.store.read import Run
 from energyrig.units import format_charge, format_si, format_wh
 
 
@@ -92,7 +91,7 @@ def _unit(col: str) -> str:
 
 
 def _flags(row: pd.Series) -> str:
-    """A row's flags, one a line (:data:`energyrig.domain.FLAG_NOTES` explains them in the
+    """A row's flags, one a line (:data:`energyrig.rig.flags.FLAGS` explains them in the
     page's legend), and how many of its windows were left out of the estimate and why."""
     lines = [f for f in str(row.get("flags") or "").split(",") if f]
     left_out = row.get("windows_excluded")
@@ -297,7 +296,7 @@ LEGEND_COLUMNS = (
 def legend_html(run: Run, tables: ReportTables, family: str,
                 images: Mapping[str, str]) -> list[str]:
     """The flags of the run's points and windows, each explained once
-    (:data:`energyrig.domain.FLAG_NOTES`); the tables name them in their first column."""
+    (:data:`energyrig.rig.flags.FLAGS`); the tables name them in their first column."""
     if tables.flags.empty:
         return ["<h2 id='flags'>Flags</h2><p>No point or window carries a flag.</p>"]
     return ["<h2 id='flags'>Flags</h2>",

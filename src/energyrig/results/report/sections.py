@@ -12,7 +12,7 @@ draws, never before.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -48,7 +48,8 @@ from energyrig.results.report.tables import (
     with_current_and_charge,
     with_family,
 )
-from energyrig.results.store import Run
+from energyrig.flags import Flag
+from energyrig.results.store.read import Run
 
 
 def _energy_time_figure(tables: ReportTables, family: str) -> Drawn | None:
@@ -104,11 +105,13 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
-def report_tables(run: Run, sections: Sequence[Section] = SECTIONS) -> ReportTables:
+def report_tables(run: Run, flags: Mapping[str, Flag],
+                  sections: Sequence[Section] = SECTIONS) -> ReportTables:
     """The tables of ``run`` (finished or still being written: what is there): those every
     section reads, then each section's own (:attr:`~energyrig.results.report.tables.Section
     .tables`, in the order of ``sections``; a section that needs a measured point has none
-    without one).
+    without one). ``flags`` explain the flags the legend lists (the registry of every
+    layer's flags, :data:`energyrig.rig.flags.FLAGS`).
 
     Raises
     ------
@@ -123,7 +126,7 @@ def report_tables(run: Run, sections: Sequence[Section] = SECTIONS) -> ReportTab
                if len(windows) else pd.DataFrame())
     tables = ReportTables(points=points, windows=windows, summary=summary, supply_v=supply_v,
                           factors=varying_factors(points), series=series_labels(points),
-                          sections=tuple(sections))
+                          sections=tuple(sections), flag_notes=flags)
     for section in sections:
         if section.tables is not None and (tables.measured or not section.measured):
             tables.parts.update(section.tables(run, tables))

@@ -17,13 +17,12 @@ import numpy as np
 import pandas as pd
 
 from energyrig.domain import (
-    FLAG_NOTES,
     KEY_FACTORS,
     at_supply,
     excluded,
     join_flags,
-    summarise_per_op,
 )
+from energyrig.flags import Flag
 from energyrig.opfamilies import BY_NAME, NAMES, OP_FAMILIES
 from energyrig.results.compare import recorded_comparisons
 from energyrig.results.footprint import Footprint, run_footprints
@@ -36,8 +35,9 @@ from energyrig.results.stats import (
     paired_comparison,
     payload_regression,
     select,
+    summarise_per_op,
 )
-from energyrig.results.store import Run
+from energyrig.results.store.read import Run
 from energyrig.units import format_si
 
 WORKLOAD: tuple[str, ...] = (*CONFIG, "payload_bytes")
@@ -98,7 +98,7 @@ def summarise_workloads(windows: pd.DataFrame,
     ``windows_excluded`` and ``excluded_reason`` (left out of it, and why:
     :func:`energyrig.domain.excluded`), ``n_points``, ``flags`` (its windows' and, given
     ``points``, its points' own: ``ci_target_not_met`` ..., joined as the tables join them),
-    and the per-op summary of its windows (:func:`energyrig.domain.summarise_per_op`, over
+    and the per-op summary of its windows (:func:`energyrig.results.stats.summarise_per_op`, over
     the same estimate: ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``,
     ``mean_power_w_mean``, ...).
     """
@@ -162,19 +162,21 @@ def by_factor(df: pd.DataFrame) -> pd.DataFrame:
                           kind="stable", ignore_index=True)
 
 
-def flag_legend(points: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
-    """Every flag the run's points or windows carry, one row each in the order of
-    :data:`energyrig.domain.FLAG_NOTES` (then flags it does not know, by name): ``flag``,
-    ``points`` and ``windows`` (how many carry it), ``meaning`` and ``action``
-    (:class:`~energyrig.domain.FlagNote`; empty for a flag it does not know)."""
+def flag_legend(points: pd.DataFrame, windows: pd.DataFrame,
+                flags: Mapping[str, Flag]) -> pd.DataFrame:
+    """Every flag the run's points or windows carry, one row each in the order of ``flags``
+    (the registry of every layer's flags, :data:`energyrig.rig.flags.FLAGS`; then flags it
+    does not know, by name): ``flag``, ``points`` and ``windows`` (how many carry it),
+    ``meaning`` and ``action`` (the :class:`~energyrig.flags.Flag`'s note; empty for a flag
+    it does not know)."""
     def counts(flags: pd.Series) -> pd.Series:
         split = flags.fillna("").str.split(",").explode()
         return split[split != ""].value_counts()
 
     by_point, by_window = counts(points["flags"]), counts(windows["flags"])
     present = set(by_point.index) | set(by_window.index)
-    order = [f for f in FLAG_NOTES if f in present] + sorted(present - set(FLAG_NOTES))
-    notes = [FLAG_NOTES.get(f) for f in order]
+    order = [f for f in flags if f in present] + sorted(present - set(flags))
+    notes = [flags.get(f) for f in order]
     return pd.DataFrame({"flag": order,
                          "points": [int(by_point.get(f, 0)) for f in order],
                          "windows": [int(by_window.get(f, 0)) for f in order],
@@ -395,6 +397,10 @@ class ReportTables:
     sections:
         The report's sections, in the page's order
         (:data:`energyrig.results.report.sections.SECTIONS` unless told otherwise).
+    flag_notes:
+        What each flag means (the registry of every layer's flags,
+        :data:`energyrig.rig.flags.FLAGS`, which the results layer cannot import): the
+        flags section's legend (:func:`flag_legend`).
     parts:
         Each section's own tables by name (:attr:`Section.tables`), also read as attributes:
         ``tables.relative``, ``tables.fits``, ``tables.comparisons`` ...
@@ -407,6 +413,7 @@ class ReportTables:
     factors: list[str]
     series: tuple[str, ...] = ()
     sections: tuple[Section, ...] = ()
+    flag_notes: Mapping[str, Flag] = field(default_factory=dict)
     parts: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
@@ -519,7 +526,7 @@ def footprint_table(points: pd.DataFrame, footprints: dict[str, Footprint]) -> p
 def flag_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
     """The flags section's table: ``flags``, the :func:`flag_legend` of every point and
     window of the run."""
-    return {"flags": flag_legend(tables.points, run.windows)}
+    return {"flags": flag_legend(tables.points, run.windows, tables.flag_notes)}
 
 
 def relative_tables(run: Run, tables: ReportTables) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 sweep kept (``rig sweep --keep-captures``).
 
 For every point: its flagged windows and its windows of least and most net energy, when
-their samples were kept (:func:`energyrig.results.store.capture_path`), each drawn by
+their samples were kept (:func:`energyrig.results.store.layout.capture_path`), each drawn by
 :func:`energyrig.results.trace.plot_trace` into ``traces/`` beside the page (PNG and its
 JSON), and listed with links in a section of their own (:func:`traces_html`).
 """
@@ -22,7 +22,8 @@ import pandas as pd
 from energyrig.capture import CSV_COLUMNS, Chunk
 from energyrig.domain import Window, WindowSettings, key_id, window_problems
 from energyrig.results.report.tables import by_factor
-from energyrig.results.store import Run, capture_path
+from energyrig.results.store.layout import capture_path
+from energyrig.results.store.read import Run
 from energyrig.results.trace import plot_trace, window_trace
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from energyrig.domain import Point
-from energyrig.results.store import RunWriter
+from energyrig.results.store.write import RunWriter
 from energyrig.rig.plan import Plan
 from energyrig.rig.sweep.boards import BenchFactory, open_bench
 from energyrig.rig.sweep.events import SILENT, Reporter, SweepFinished, SweepStarted

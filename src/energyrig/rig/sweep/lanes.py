@@ -24,7 +24,7 @@ left resumable (``rig sweep --resume RUN`` measures them when a place is back), 
 what an operator who comes in after a night with a dead bench host wants, rather than a
 night of points marked failed that were never tried.
 
-Writes are serialised by one lock around the :class:`~energyrig.results.store.RunWriter`
+Writes are serialised by one lock around the :class:`~energyrig.results.store.write.RunWriter`
 (it is not thread-safe; a point's write is a few milliseconds against seconds of
 measuring), so every point is stored once, atomically, as in a local sweep.
 """
@@ -41,7 +41,7 @@ from energyrig.domain import Point
 from energyrig.errors import EnergyrigError, LabError
 from energyrig.fixtures.schema import Fixture
 from energyrig.lab.place import LabClient, PlaceInfo, acquired, fixture_for_place
-from energyrig.results.store import RunWriter
+from energyrig.results.store.write import RunWriter
 from energyrig.rig.bench import Bench
 from energyrig.rig.pipeline import PointBench, PointResult
 from energyrig.rig.plan import Plan

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from energyrig.domain import CI_TARGET_NOT_MET, Point
-from energyrig.results.store import RunWriter
+from energyrig.domain import Point
+from energyrig.flags import CI_TARGET_NOT_MET
+from energyrig.results.store.write import RunWriter
 from energyrig.rig.pipeline import KeepCaptures, PointBench, PointResult, Readout, measure_point
 from energyrig.rig.plan import Plan
 from energyrig.rig.sweep.events import PointStarted, PointStored, Reporter, WindowMeasured

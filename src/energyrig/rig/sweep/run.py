@@ -11,16 +11,15 @@ from typing import Any
 from energyrig.fixtures.loader import check_trusted, fixture_digest, load_fixture
 from energyrig.fixtures.schema import Fixture
 from energyrig.results.footprint import run_footprint_path, write_footprint
-from energyrig.results.store import (
+from energyrig.results.store.layout import (
     MANIFEST,
     RunError,
-    RunWriter,
     check_new_run_dir,
-    delete_run,
     foreign_entries,
     listed,
-    read_manifest,
 )
+from energyrig.results.store.read import read_manifest
+from energyrig.results.store.write import RunWriter, delete_run
 from energyrig.rig.pipeline import KeepCaptures
 from energyrig.rig.plan import Plan, plan_from_record
 from energyrig.rig.sweep.boards import (

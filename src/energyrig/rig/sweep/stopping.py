@@ -9,7 +9,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from types import FrameType
 
-from energyrig.domain import PER_OP, Window, describe_finite, estimate
+from energyrig.domain import PER_OP, Window, estimate
+from energyrig.results.stats import describe_finite
 from energyrig.rig.plan import Plan
 from energyrig.rig.sweep.events import SILENT, Reporter, StopRequested
 

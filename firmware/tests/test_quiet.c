@@ -9,15 +9,22 @@
 
 static uint8_t arena_buf[256];
 
-static void test_batch_runs_and_window_are_quiet(void)
+/* A batch of the fake op @p name on a fresh fake port; returns er_runner_run's result. */
+static int run_batch(const char *name, uint32_t n, uint32_t settle_ms, struct er_batch_s *batch)
 {
 	struct er_arena_s arena;
-	struct er_batch_s batch;
-	const struct er_op_s *op = er_registry_find(&er_fake_registry, "count", -1);
 
 	er_fake_reset();
 	er_arena_init(&arena, arena_buf, sizeof(arena_buf));
-	ER_CHECK_INT(er_runner_run(op, 5, 3, &arena, &batch), 0);
+	return er_runner_run(er_registry_find(&er_fake_registry, name, -1), n, settle_ms, &arena,
+			     batch);
+}
+
+static void test_batch_runs_and_window_are_quiet(void)
+{
+	struct er_batch_s batch;
+
+	ER_CHECK_INT(run_batch("count", 5, 3, &batch), 0);
 	ER_CHECK_INT(batch.n_done, 5);
 	ER_CHECK_INT(er_fake.runs, 6);      /* the warm-up run and the five recorded ones */
 	ER_CHECK_INT(er_fake.loud_runs, 0); /* none of them with interrupts on */
@@ -30,13 +37,9 @@ static void test_batch_runs_and_window_are_quiet(void)
 
 static void test_failed_batch_ends_its_span(void)
 {
-	struct er_arena_s arena;
 	struct er_batch_s batch;
-	const struct er_op_s *op = er_registry_find(&er_fake_registry, "fails-at-3", -1);
 
-	er_fake_reset();
-	er_arena_init(&arena, arena_buf, sizeof(arena_buf));
-	(void)er_runner_run(op, 10, 0, &arena, &batch);
+	(void)run_batch("fails-at-3", 10, 0, &batch);
 	ER_CHECK_INT(batch.status, -5);
 	ER_CHECK_INT(er_fake.loud_runs, 0);
 	ER_CHECK_INT(er_fake.quiet, 0);

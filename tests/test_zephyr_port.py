@@ -6,6 +6,7 @@ shown on a copy of the tree with that one mistake made.
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 from pathlib import Path
 
@@ -134,9 +135,11 @@ def test_an_unverified_symbol_in_sample_yaml_extra_args_is_caught(tree: Path):
 
 
 def test_an_unverified_symbol_in_the_port_c_is_caught(tree: Path):
-    _edit(tree / "port" / "zephyr" / "er_port_zephyr.c", "#if defined(CONFIG_ARCH_POSIX)", "#if defined(CONFIG_SOC_POSIX)")
+    for name in ("er_port_zephyr.c", "er_port_conditions.c"):  # every use of it
+        source = tree / "port" / "zephyr" / name
+        source.write_text(source.read_text().replace("CONFIG_ARCH_POSIX", "CONFIG_SOC_POSIX"))
     problems = check_port.check(tree)
-    assert any(p.startswith("CONFIG_SOC_POSIX (er_port_zephyr.c)") for p in problems)
+    assert any(p.startswith("CONFIG_SOC_POSIX (er_port_conditions.c, er_port_zephyr.c)") for p in problems)
     assert "VERIFIED.md: CONFIG_ARCH_POSIX is listed but used nowhere" in problems
 
 
@@ -225,3 +228,105 @@ def test_cycles_come_from_the_cpu_cycle_counter_except_on_native_sim():
     for board in ("nrf52840dk_nrf52840", "nrf5340dk_nrf5340_cpuapp", "nucleo_f401re"):
         assert _conf(f"boards/{board}.conf")["CONFIG_CORTEX_M_DWT"] == "y"
     assert "CONFIG_CORTEX_M_DWT" not in _conf("boards/esp32_devkitc_procpu.conf")
+
+
+# ---- issue 22: what a window holds on a board, read in the port's source ----
+
+PORT = FIRMWARE / "port" / "zephyr"
+
+
+def _code(path: Path) -> str:
+    """C source without comments."""
+    return check_port._strip_c_comments(path.read_text())
+
+
+def _function(path: Path, name: str) -> str:
+    """The body of a C function defined at file level in path (comments left out)."""
+    match = re.search(rf"^\w[\w \*]*\b{name}\([^)]*\)\n\{{\n(.*?)^\}}\n", _code(path),
+                      re.MULTILINE | re.DOTALL)
+    assert match, f"{name} not defined in {path.name}"
+    return match[1]
+
+
+def _branch(body: str, condition: str) -> str:
+    """The lines of body under `#if defined(<condition>)`, up to its #else/#elif/#endif."""
+    match = re.search(rf"#if defined\({condition}\)\n(.*?)^#(?:else|elif|endif)", body,
+                      re.MULTILINE | re.DOTALL)
+    assert match, f"no #if defined({condition}) branch"
+    return match[1]
+
+
+def test_interrupts_are_masked_in_quiet_spans_where_the_cycle_counter_needs_none():
+    begin = _function(PORT / "er_port_zephyr.c", "er_port_quiet_begin")
+    end = _function(PORT / "er_port_zephyr.c", "er_port_quiet_end")
+    assert "return irq_lock();" in _branch(begin, "CONFIG_TIMING_FUNCTIONS")
+    assert "irq_unlock(key);" in _branch(end, "CONFIG_TIMING_FUNCTIONS")
+
+
+def test_the_runner_opens_the_quiet_span_before_the_rising_edge_and_closes_it_after_the_falling():
+    body = _function(FIRMWARE / "core" / "er_runner.c", "batch_window")
+    order = [m[0] for m in re.finditer(r"er_port_quiet_begin|er_port_quiet_end|run\(\)|"
+                                       r"er_port_idle_ms|er_port_trigger\(1|er_port_trigger\(0",
+                                       body)]
+    assert order == ["er_port_quiet_begin", "run()", "er_port_quiet_end", "er_port_idle_ms",
+                     "er_port_quiet_begin", "er_port_trigger(1", "run()", "er_port_trigger(0",
+                     "er_port_quiet_end"]
+
+
+def test_a_masked_window_takes_its_time_from_the_cpu_cycles():
+    """The SysTick loses its reload periods while its interrupt is masked: not the window's time."""
+    span = _branch(_function(PORT / "er_port_zephyr.c", "er_port_span"), "CONFIG_TIMING_FUNCTIONS")
+    assert "*elapsed_ns = mul_div(*cycles, ER_NS_PER_S, info.cycle_hz);" in span
+
+
+def test_hello_says_whether_interrupts_reach_a_window():
+    conditions = _code(PORT / "er_port_conditions.c")
+    assert '{"window_irqs", "masked", 0}' in _branch(conditions, "CONFIG_TIMING_FUNCTIONS")
+    assert '{"window_irqs", "enabled", 0}' in conditions
+    assert '{"window_irqs", "none", 0}' in conditions
+
+
+def test_every_condition_of_the_port_is_explained_in_the_readme():
+    names = re.findall(r'\{"(\w+)", (?:"[^"]*"|ER_\w+), 0\}', _code(PORT / "er_port_conditions.c"))
+    readme = (FIRMWARE / "README.md").read_text()
+    assert "window_irqs" in names and "cpu_clock_source" in names
+    for name in names:
+        assert f"\n| `{name}` |" in readme, name
+
+
+def test_the_readme_says_the_stack_mark_holds_no_exception_frame_of_the_window():
+    readme = " ".join((FIRMWARE / "README.md").read_text().split())
+    assert "no exception frame is stacked on the batch's stack while an op" in readme
+    assert "interrupts (UART receive, the widening timer of `mark`) still do" not in readme
+
+
+def test_the_nrf_port_requests_the_crystal_at_start_up():
+    source = PORT / "er_port_zephyr.c"
+    request = _function(source, "request_hfxo")
+    assert "z_nrf_clock_control_get_onoff(CLOCK_CONTROL_NRF_SUBSYS_HF)" in request
+    assert "onoff_request(mgr, &hfxo_client)" in request
+    assert "sys_notify_fetch_result(&hfxo_client.notify, &result) == -EAGAIN" in request
+    init = _function(source, "er_port_zephyr_init")
+    assert "request_hfxo();" in _branch(init, "CONFIG_CLOCK_CONTROL_NRF")
+    # Before the counters start, so that cpu_hz and the timing API see the crystal's clock.
+    assert init.index("request_hfxo();") < init.index("counters_init()")
+    # hello records the outcome as it records the RC case.
+    assert '"hfxo" : "hfint-rc"' in _code(PORT / "er_port_conditions.c")
+
+
+def test_an_unverified_nrf_clock_api_is_caught(tree: Path):
+    _edit(tree / "port" / "zephyr" / "er_port_zephyr.c", "if (onoff_request(mgr, &hfxo_client) < 0)",
+          "if (onoff_sync_request(mgr, &hfxo_client) < 0)")
+    assert check_port.check(tree) == ["onoff_sync_request (er_port_zephyr.c): not in VERIFIED.md's API table"]
+
+
+def test_native_sim_times_a_batch_with_the_host_clock():
+    source = PORT / "er_port_zephyr.c"
+    assert "return er_native_clock_ns();" in _branch(_function(source, "sys_cycles"), "CONFIG_ARCH_POSIX")
+    assert "sys_hz = ER_NS_PER_S;" in _branch(_function(source, "counters_init"), "CONFIG_ARCH_POSIX")
+    assert "k_busy_wait" not in _code(source)  # the simulated microsecond per reading is gone
+    bottom = _code(PORT / "er_native_clock_bottom.c")
+    assert "clock_gettime(CLOCK_MONOTONIC, &ts)" in bottom and "zephyr/" not in bottom
+    cmake = (FIRMWARE / "CMakeLists.txt").read_text()
+    assert re.search(r"if\(CONFIG_NATIVE_LIBRARY\)\s+target_sources\(native_simulator INTERFACE\s+"
+                     r"\$\{CMAKE_CURRENT_SOURCE_DIR\}/port/zephyr/er_native_clock_bottom\.c\)", cmake)

@@ -43,6 +43,19 @@ const struct er_port_info_s *er_port_info(void);
  */
 void er_port_trigger(int high, int accel);
 
+/**
+ * @brief Keep interrupts out of what follows until er_port_quiet_end(): no interrupt adds its
+ * cycles, its energy or its exception frame (to the painted stack) to an op. The core brackets
+ * each op run a batch holds with it: the warm-up run and the trigger window (er_runner.c); it
+ * never sleeps or idles inside. A port whose counters need their interrupt to keep counting
+ * through a window may leave interrupts on, and says so in its platform conditions.
+ * @return the key to hand to er_port_quiet_end()
+ */
+unsigned int er_port_quiet_begin(void);
+
+/** @brief End what er_port_quiet_begin() began; @p key is what it returned. */
+void er_port_quiet_end(unsigned int key);
+
 /** @brief Free-running cycle counter, widened to 64 bits (callers subtract as uint64_t). */
 uint64_t er_port_cycles(void);
 

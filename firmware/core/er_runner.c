@@ -20,7 +20,8 @@ struct batch_ctx_s {
  * first recorded run starts, so every recorded run does the same work. Then settle_ms of
  * idle, so the span just before the rising edge, where the host takes the idle baseline,
  * holds no part of that run. Then the window: trigger high, raw counter reads around the
- * loop, trigger low; the readings are converted after the trigger falls.
+ * loop, trigger low; the readings are converted after the trigger falls. The warm-up run and
+ * the window are quiet (er_port_quiet_begin): the idle between them is not, it sleeps.
  */
 static int batch_window(void *arg)
 {
@@ -31,12 +32,15 @@ static int batch_window(void *arg)
 	struct er_port_stamp_s s0;
 	struct er_port_stamp_s s1;
 	uint32_t i = 0;
+	unsigned int key = er_port_quiet_begin();
 	int status = n > 0 ? run() : 0;
 
+	er_port_quiet_end(key);
 	if (status == 0 && ctx->settle_ms > 0) {
 		er_port_idle_ms(ctx->settle_ms);
 	}
 	if (status == 0) {
+		key = er_port_quiet_begin();
 		er_port_trigger(1, ctx->op->backend == ER_BACKEND_HARDWARE);
 		er_port_stamp(&s0);
 		for (; i < n; i++) {
@@ -47,6 +51,7 @@ static int batch_window(void *arg)
 		}
 		er_port_stamp(&s1);
 		er_port_trigger(0, 0);
+		er_port_quiet_end(key);
 		er_port_span(&s0, &s1, &batch->cycles, &batch->elapsed_ns);
 	}
 	batch->n_done = i;
@@ -69,6 +74,7 @@ void er_runner_mark(uint64_t cycles, uint64_t *measured, uint64_t *elapsed_ns)
 {
 	struct er_port_stamp_s s0;
 	struct er_port_stamp_s s1;
+	unsigned int key = er_port_quiet_begin();
 
 	er_port_trigger(1, 0);
 	er_port_stamp(&s0);
@@ -78,6 +84,7 @@ void er_runner_mark(uint64_t cycles, uint64_t *measured, uint64_t *elapsed_ns)
 	}
 	er_port_stamp(&s1);
 	er_port_trigger(0, 0);
+	er_port_quiet_end(key);
 	er_port_span(&s0, &s1, measured, elapsed_ns);
 }
 

@@ -42,8 +42,19 @@ void er_port_trigger(int high, int accel)
 	if (er_fake.n_edges < ER_FAKE_EDGES_MAX) {
 		er_fake.edges[er_fake.n_edges++] =
 			(struct er_fake_edge_s){.level = high, .accel = accel, .runs = er_fake.runs,
-						.since_run = er_fake.now - er_fake.run_at};
+						.since_run = er_fake.now - er_fake.run_at,
+						.quiet = er_fake.quiet > 0};
 	}
+}
+
+unsigned int er_port_quiet_begin(void)
+{
+	return (unsigned int)er_fake.quiet++;
+}
+
+void er_port_quiet_end(unsigned int key)
+{
+	er_fake.quiet = (int)key;
 }
 
 uint64_t er_port_cycles(void)
@@ -93,6 +104,7 @@ void er_port_write(const char *buf, size_t len)
 
 void er_port_idle_ms(uint32_t ms)
 {
+	er_fake.quiet_idles += er_fake.quiet > 0;
 	er_fake.now += (uint64_t)ms * 1000000u;
 }
 
@@ -152,6 +164,7 @@ static int run_count(void)
 		return -ECANCELED;
 	}
 	er_fake.runs++;
+	er_fake.loud_runs += er_fake.quiet == 0;
 	er_fake.run_at = er_fake.now;
 	return 0;
 }

@@ -22,6 +22,7 @@ struct er_fake_edge_s {
 	int accel;
 	uint32_t runs;      /**< er_fake.runs when the edge happened */
 	uint64_t since_run; /**< clock ticks since the last run of a test op began */
+	int quiet;          /**< inside er_port_quiet_begin() .. er_port_quiet_end() */
 };
 
 struct er_fake_s {
@@ -32,6 +33,9 @@ struct er_fake_s {
 	uint32_t run_limit; /**< test ops fail with -ECANCELED beyond this many runs */
 	uint32_t releases;  /**< calls of a test op's release */
 	int init_status;    /**< what er_port_info() reports as the port's start-up result */
+	int quiet;          /**< depth of er_port_quiet_begin() calls not yet ended */
+	uint32_t loud_runs; /**< runs of the test ops outside a quiet span */
+	uint32_t quiet_idles; /**< er_port_idle_ms() calls inside a quiet span */
 	struct er_fake_edge_s edges[ER_FAKE_EDGES_MAX];
 	size_t n_edges;
 	char out[ER_FAKE_OUT_BYTES + 1]; /**< replies, NUL-terminated */

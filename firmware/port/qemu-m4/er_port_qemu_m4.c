@@ -189,6 +189,17 @@ uint32_t er_port_trigger_drops(void)
 	return 0;
 }
 
+/* Bare metal with no interrupt enabled (startup.c): every span is quiet already. */
+unsigned int er_port_quiet_begin(void)
+{
+	return 0;
+}
+
+void er_port_quiet_end(unsigned int key)
+{
+	(void)key;
+}
+
 /* ---- arena, idle ---- */
 
 void er_port_arena(uint8_t **base, size_t *size)

@@ -44,11 +44,12 @@ PINNED_REVISION = re.compile(r"^(v\d+\.\d+\.\d+(-rc\d+)?|[0-9a-f]{40})$")
 CONFIG_SYMBOL = re.compile(r"\bCONFIG_[A-Z0-9_]+\b")
 TRIGGER_PROPERTY = re.compile(r"trigger-gpios\s*=\s*<\s*&\w+\s+\d+\s+[^>]+>\s*;")
 #: Names of Zephyr's C API by prefix (kernel, timing, GPIO, UART, devices, devicetree, IRQ,
-#: system clock, crypto); the port's own names use none of them.
+#: system clock, crypto, nRF clock control, on-off services, notifications); the port's own
+#: names use none of them.
 ZEPHYR_API_NAME = re.compile(
     r"\b(?:k_\w+|K_[A-Z0-9_]+|timing_\w+|gpio_\w+|GPIO_[A-Z0-9_]+|uart_\w+|device_\w+"
     r"|DEVICE_[A-Z0-9_]+|DT_[A-Z0-9_]+|irq_\w+|sys_clock_\w+|cipher_\w+|CAP_[A-Z0-9_]+"
-    r"|CRYPTO_[A-Z0-9_]+)\b")
+    r"|CRYPTO_[A-Z0-9_]+|z_nrf_\w+|CLOCK_CONTROL_[A-Z0-9_]+|onoff_\w+|sys_notify_\w+)\b")
 C_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 

@@ -44,6 +44,7 @@ enum {
 	ER_COND_CACHES,
 	ER_COND_TRACE,
 	ER_COND_IDLE,
+	ER_COND_WINDOW_IRQS,
 	ER_COND_COUNT,
 };
 
@@ -54,6 +55,14 @@ static struct er_condition_s conditions[ER_COND_COUNT + 1] = {
 	[ER_COND_CACHES] = {"caches", "unknown", 0},
 	[ER_COND_TRACE] = {"trace_unit", "none", 0},
 	[ER_COND_IDLE] = {"idle", "k_msleep", 0},
+	/* Interrupts in a window and a batch's op runs (er_port_quiet_begin, er_port_zephyr.c). */
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	[ER_COND_WINDOW_IRQS] = {"window_irqs", "masked", 0},
+#elif defined(CONFIG_ARCH_POSIX)
+	[ER_COND_WINDOW_IRQS] = {"window_irqs", "none", 0},
+#else
+	[ER_COND_WINDOW_IRQS] = {"window_irqs", "enabled", 0},
+#endif
 };
 
 static void read_soc(void)

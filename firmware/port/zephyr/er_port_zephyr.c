@@ -19,6 +19,14 @@
 #if defined(CONFIG_TIMING_FUNCTIONS)
 #include <zephyr/timing/timing.h>
 #endif
+#if defined(CONFIG_CLOCK_CONTROL_NRF)
+#include <zephyr/drivers/clock_control/nrf_clock_control.h>
+#include <zephyr/sys/notify.h>
+#include <zephyr/sys/onoff.h>
+#endif
+#if defined(CONFIG_ARCH_POSIX)
+#include "er_native_clock_bottom.h"
+#endif
 
 #include "er_ops_conditions.h"
 #include "er_port.h"
@@ -51,10 +59,13 @@ static struct er_port_info_s info = {
 /*
  * Two counters. Cycles (er_port_cycles, cycle_hz): with CONFIG_TIMING_FUNCTIONS the timing
  * API's counter, the CPU's own cycle counter (DWT CYCCNT on Cortex-M, CCOUNT on Xtensa);
- * without it (native_sim) the kernel's hardware cycle counter. Time (er_port_time_ns): the
- * kernel's hardware cycle counter (the system timer), which keeps counting while the CPU
- * sleeps in idle, where the DWT stops; its resolution is the system timer's (30.5 us on the
- * nRF RTC), so a batch's finer time is cycles / cycle_hz.
+ * without it the time counter. Time (er_port_time_ns): the kernel's hardware cycle counter
+ * (the system timer), which keeps counting while the CPU sleeps in idle, where the DWT stops;
+ * its resolution is the system timer's (30.5 us on the nRF RTC), so a batch's finer time is
+ * cycles / cycle_hz. On native_sim the time counter is the host's monotonic clock in ns
+ * (er_native_clock_bottom.c): its CPU is infinitely fast, simulated time passes only while it
+ * sleeps or busy-waits, so a batch took no simulated time at all (cycles:0, elapsed_ns:0).
+ * Times there are the host's, not a board's.
  *
  * A 32-bit counter is widened to 64 bits by summing the intervals between reads, each of
  * which may hold one wrap at most: a timer reads every such counter four times per wrap
@@ -70,26 +81,17 @@ static uint64_t mul_div(uint64_t a, uint32_t b, uint32_t c)
 
 static uint32_t sys_hz;
 
-#if !defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+#if !defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER) && !defined(CONFIG_ARCH_POSIX)
+#define ER_SYS_WIDENED 1
 static uint32_t sys_last;
 static uint64_t sys_total;
 #endif
 
-/*
- * native_sim's CPU is infinitely fast: simulated time moves only when the CPU sleeps or
- * busy-waits, so a loop that polls the counter (mark) would never end. Each read by the
- * core costs one simulated microsecond; times on native_sim are not measurements.
- */
-static void let_simulated_time_pass(void)
-{
-#if defined(CONFIG_ARCH_POSIX)
-	k_busy_wait(1);
-#endif
-}
-
 static uint64_t sys_cycles(void)
 {
-#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+#if defined(CONFIG_ARCH_POSIX)
+	return er_native_clock_ns();
+#elif defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
 	return k_cycle_get_64();
 #else
 	unsigned int key = irq_lock();
@@ -139,8 +141,12 @@ static uint32_t counters_init(void)
 {
 	uint32_t fastest_32bit = 0;
 
+#if defined(CONFIG_ARCH_POSIX)
+	sys_hz = ER_NS_PER_S;
+#else
 	sys_hz = (uint32_t)sys_clock_hw_cycles_per_sec();
-#if !defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+#endif
+#if defined(ER_SYS_WIDENED)
 	fastest_32bit = sys_hz;
 #endif
 #if defined(CONFIG_TIMING_FUNCTIONS)
@@ -187,15 +193,41 @@ uint64_t er_port_cycles(void)
 #if defined(CONFIG_TIMING_FUNCTIONS)
 	return cpu_cycles();
 #else
-	let_simulated_time_pass();
 	return sys_cycles();
 #endif
 }
 
 uint64_t er_port_time_ns(void)
 {
-	let_simulated_time_pass();
 	return mul_div(sys_cycles(), ER_NS_PER_S, sys_hz);
+}
+
+/*
+ * Quiet spans (core/er_port.h): with the timing API, interrupts are masked (irq_lock), so no
+ * UART receive interrupt, no system timer interrupt and no counter widening (widen_tick)
+ * lands in a window or a batch's run, in its cycles, its energy or its stack mark: the CPU's
+ * cycle counter needs no interrupt to count. Without the timing API the cycles are the system
+ * timer's, and a SysTick counts past one reload period (2^24 cycles) only through its
+ * interrupt: interrupts stay on there (mps2/an385 on QEMU). native_sim needs no mask: no
+ * interrupt preempts code that runs, its CPU being infinitely fast. hello's "window_irqs"
+ * condition says which.
+ */
+unsigned int er_port_quiet_begin(void)
+{
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	return irq_lock();
+#else
+	return 0;
+#endif
+}
+
+void er_port_quiet_end(unsigned int key)
+{
+#if defined(CONFIG_TIMING_FUNCTIONS)
+	irq_unlock(key);
+#else
+	(void)key;
+#endif
 }
 
 /*
@@ -203,7 +235,11 @@ uint64_t er_port_time_ns(void)
  * window). Time: the kernel's 64-bit counter, or its 32-bit one widened (a short IRQ lock
  * and an addition: the SysTick's 32 bits wrap every 172 s at 25 MHz, within a long batch).
  * Cycles: the 32-bit timing counter as read; its wraps (every 67 s at 64 MHz) are counted
- * from the time span, which is exact to far better than one wrap.
+ * from the time span. A window is quiet (interrupts masked) with the timing API: the CPU
+ * runs through it without sleeping, so its time is cycles / cycle_hz; the system timer,
+ * whose SysTick loses its reload periods while its interrupt is masked, only counts the
+ * wraps, which it does for any window shorter than 2^32 cycles (67 s at 64 MHz, 51 s at
+ * 84 MHz); longer ones only where the system timer keeps counting masked (the nRF RTC).
  */
 void er_port_stamp(struct er_port_stamp_s *stamp)
 {
@@ -218,7 +254,6 @@ void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp
 {
 	uint64_t sys = to->time - from->time;
 
-	*elapsed_ns = mul_div(sys, ER_NS_PER_S, sys_hz);
 #if defined(CONFIG_TIMING_FUNCTIONS)
 	timing_t c0 = (timing_t)from->cycles;
 	timing_t c1 = (timing_t)to->cycles;
@@ -227,8 +262,10 @@ void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp
 	uint64_t wraps = expected > within_wrap ? (expected - within_wrap + (1ULL << 31)) >> 32 : 0;
 
 	*cycles = within_wrap + (wraps << 32);
+	*elapsed_ns = mul_div(*cycles, ER_NS_PER_S, info.cycle_hz);
 #else
 	*cycles = sys;
+	*elapsed_ns = mul_div(sys, ER_NS_PER_S, sys_hz);
 #endif
 }
 
@@ -277,7 +314,8 @@ static void measured_entry(void *p1, void *p2, void *p3)
 	(void)p2;
 	(void)p3;
 	/* No other thread (the system work queue is cooperative at a higher priority) takes
-	 * the CPU during the batch; interrupts (UART receive, the counter widening) still run. */
+	 * the CPU during the batch, the settle idle included; interrupts are kept out of the op
+	 * runs and the window by the core's quiet spans (er_port_quiet_begin). */
 	k_sched_lock();
 	m->ret = m->fn(m->arg);
 	k_sched_unlock();
@@ -392,11 +430,41 @@ size_t er_port_zephyr_read(uint8_t *buf, size_t cap)
 }
 #endif
 
+#if defined(CONFIG_CLOCK_CONTROL_NRF)
+/*
+ * The nRF's HFCLK runs from its RC oscillator (HFINT) unless someone requests the crystal:
+ * times computed as cycles / cpu_hz would then be nominal and the energy that of RC
+ * operation. The request is held for good and spin-waits for the crystal to start (under a
+ * millisecond). Nothing else is told of a failure: hello's cpu_clock_source reads the clock's
+ * state on each hello ("hfxo", or "hfint-rc" when the crystal did not start).
+ */
+static struct onoff_client hfxo_client;
+
+static void request_hfxo(void)
+{
+	struct onoff_manager *mgr = z_nrf_clock_control_get_onoff(CLOCK_CONTROL_NRF_SUBSYS_HF);
+	int result = 0;
+
+	if (mgr == NULL) {
+		return;
+	}
+	sys_notify_init_spinwait(&hfxo_client.notify);
+	if (onoff_request(mgr, &hfxo_client) < 0) {
+		return;
+	}
+	while (sys_notify_fetch_result(&hfxo_client.notify, &result) == -EAGAIN) {
+	}
+}
+#endif
+
 int er_port_zephyr_init(void)
 {
 	if (!device_is_ready(console)) {
 		return -ENODEV;
 	}
+#if defined(CONFIG_CLOCK_CONTROL_NRF)
+	request_hfxo();
+#endif
 	int ret = console_rx_init();
 
 	if (ret != 0) {

@@ -14,6 +14,7 @@ import json
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -83,13 +84,18 @@ def test_the_fall_is_placed_by_the_boards_cycles_and_the_reply_waits_for_it(
     assert abs(spans[0] - spans[1]) <= 1e-4 * spans[0]
 
 
-def test_rig_run_on_the_emulated_board_measures_the_boards_timeline() -> None:
+def _rig_run_sha256() -> dict[str, Any]:
     """issue 22's "Done means": `rig run -f fixtures/sim-m4.toml --op sha256
-    --payload-bytes 1024 --reps 5 --json`."""
+    --payload-bytes 1024 --reps 5 --json`, its document."""
     result = CliRunner().invoke(app, ["run", "-f", str(SIM_M4), "--op", "sha256",
                                       "--payload-bytes", "1024", "--reps", "5", "--json"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def test_rig_run_on_the_emulated_board_measures_the_boards_timeline() -> None:
+    doc = _rig_run_sha256()
     assert doc["status"] == "ok" and doc["windows_excluded"] == 0
     assert set(doc["flags"]) <= {"uncalibrated"}, doc["flags"]
     windows = doc["windows"]
@@ -118,3 +124,8 @@ def test_rig_run_on_the_emulated_board_measures_the_boards_timeline() -> None:
     assert doc["family"] == "hash"
     modelled_w = profile["families"]["hash"].active_a * doc["supply_v"]
     assert abs(doc["true_energy_per_op_j"] / (modelled_w * board_per_op_s) - 1) < 1e-2
+    # The same on every run: the batch from the firmware's cycles, the time per op to the
+    # edges' samples.
+    again = _rig_run_sha256()
+    assert again["batch_n"] == doc["batch_n"]
+    assert abs(again["time_per_op_s"] - doc["time_per_op_s"]) <= 2 * PERIOD_S / doc["batch_n"]

@@ -26,18 +26,13 @@ SIM = ROOT / "fixtures" / "sim.toml"
 SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
 ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
 
-#: Two points of plans/quick.toml, with its adaptive rule (1 % CI target, 3 to 6 windows).
+#: Two points of plans/quick.toml, with its adaptive rule (the default: energy per op to a
+#: 1 % CI target; 3 to 6 windows) and its batch (the default: auto), one repetition each.
 PLAN = """
 name = "m4-two"
 seed = 22
 fixture = "{fixture}"
-repetitions = 1
-batch = "auto"
-[adaptive]
-metric = "energy_per_op_j"
-ci_target = 0.01
-min_windows = 3
-max_windows = 6
+adaptive = {{ min_windows = 3, max_windows = 6 }}
 [[factors]]
 op = ["sha256"]
 payload_bytes = [1024]
@@ -67,6 +62,7 @@ def test_a_sweep_on_the_emulated_board_meets_its_ci_target(tmp_path: Path) -> No
     path = tmp_path / "plan.toml"
     path.write_text(PLAN.format(fixture=SIM_M4), encoding="utf-8")
     plan = load_plan(path)
+    assert (plan.adaptive.metric, plan.adaptive.ci_target) == ("energy_per_op_j", 0.01)
     outcome = start_sweep(plan, tmp_path / "run")
     assert outcome.failed == 0
     run = load(tmp_path / "run")

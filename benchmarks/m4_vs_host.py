@@ -35,8 +35,8 @@ from pathlib import Path
 import pandas as pd
 
 from energyrig.calibration.store import CALIBRATION_DIR_ENV
-from energyrig.domain import CI_TARGET_NOT_MET
-from energyrig.results.store import POINTS, WINDOWS
+from energyrig.flags import CI_TARGET_NOT_MET
+from energyrig.results.store.layout import POINTS, WINDOWS
 from energyrig.rig.plan import load_plan
 
 ROOT = Path(__file__).resolve().parents[1]

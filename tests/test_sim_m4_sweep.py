@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from energyrig.calibration.store import CALIBRATION_DIR_ENV, calibration_dir
-from energyrig.domain import CI_TARGET_NOT_MET
+from energyrig.flags import CI_TARGET_NOT_MET
 from energyrig.fixtures.loader import load_fixture
 from energyrig.instruments.ppk2.emulator import SERIAL_BASE
-from energyrig.results.store import load
+from energyrig.results.store.read import load
 from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep.run import start_sweep
 

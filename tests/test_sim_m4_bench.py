@@ -21,6 +21,8 @@ import pytest
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
+from energyrig.domain import in_estimate
+from energyrig.flags import INTEGRITY_FLAGS
 from energyrig.fixtures.loader import load_fixture
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ
 from energyrig.instruments.sim.power import PROFILES
@@ -96,9 +98,15 @@ def _rig_run_sha256() -> dict[str, Any]:
 
 def test_rig_run_on_the_emulated_board_measures_the_boards_timeline() -> None:
     doc = _rig_run_sha256()
-    assert doc["status"] == "ok" and doc["windows_excluded"] == 0
-    assert set(doc["flags"]) <= {"uncalibrated"}, doc["flags"]
-    windows = doc["windows"]
+    assert doc["status"] == "ok"
+    # On a loaded host the emulated PPK2 may lose samples the host did not read in time: such
+    # windows carry an integrity flag, are left out of the estimate and replaced (what the
+    # rig decided); the five in the estimate are the board's.
+    keep = in_estimate(w["flags"] for w in doc["windows"])
+    windows = [w for w, kept in zip(doc["windows"], keep) if kept]
+    assert doc["windows_excluded"] == keep.count(False)
+    assert set(doc["flags"]) <= {"uncalibrated", *INTEGRITY_FLAGS}, doc["flags"]
+    assert all(set(w["flags"]) <= {"uncalibrated", "stream_time_shift"} for w in windows)
     assert len(windows) == 5
     durations = np.array([w["end_s"] - w["start_s"] for w in windows])
     # The five windows agree within 0.1 % (here: within one sample).

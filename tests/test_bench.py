@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.domain import Point, WindowSettings, integrity_problems
 from energyrig.fixtures import load_fixture
@@ -15,7 +16,6 @@ from energyrig.rig.bench import Bench, open_bench
 from energyrig.rig.flags import EDGE_ERROR
 from energyrig.rig.pipeline import PointResult, measure_point, reps_done
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 
 # A DUT that says hello, lists one op, then fails its self-test or hangs on run.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import SIM
 
 from energyrig.energy.budget import combined, energy_budget, time_budget
 from energyrig.calibration.correction import CurrentCorrection
@@ -28,7 +29,6 @@ from energyrig.flags import UNCALIBRATED
 from energyrig.instruments.base import RecordedCapture
 from energyrig.energy.windows import WindowSettings, find_windows
 
-SIM = Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml"
 PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)", address="/dev/pts/3")
 SCOPE = Identity(kind="scope", name="RIGOL TECHNOLOGIES,DS1104Z,DS1ZA000000000,00.04.04.SP4")
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.routines.baseline import (
     Precision,
@@ -36,7 +37,6 @@ from energyrig.instruments.ppk2.metadata import stated_calibration
 from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION, SERIAL_BASE
 from energyrig.rig.bench import open_bench
 
-ROOT = Path(__file__).resolve().parents[1]
 DUT = ROOT / "build" / "host" / "energyrig-dut"
 PERIOD = 1e-5
 RNG = np.random.default_rng(7)

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.fixtures import load_fixture
 from energyrig.rig.dut import open_dut
 
-ROOT = Path(__file__).resolve().parents[1]
 DUT = ROOT / "build" / "host" / "energyrig-dut"
 FAULTS = {"offset_a": 30e-6, "gain_error": 0.03, "skew_s": 60e-6}
 SIM_PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.calibration.routines.calibrate import calibrate
@@ -26,7 +27,6 @@ from energyrig.fixtures import load_fixture
 from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
 
-ROOT = Path(__file__).resolve().parents[1]
 DUT = ROOT / "build" / "host" / "energyrig-dut"
 #: Range 0 (up to 0.65 mA on the emulated unit) reads 1 % low and 2 µA high, range 1 (up to
 #: 6.4 mA) 2 % high and 5 µA low: the nRF52840's idle (3 µA) is in range 0, its ops in range 1.

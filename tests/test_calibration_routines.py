@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.quantities import ORDER
 from energyrig.calibration.routines.calibrate import calibrate
@@ -24,7 +25,6 @@ from energyrig.instruments.sim.power import PROFILES
 from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
 
-ROOT = Path(__file__).resolve().parents[1]
 DUT = ROOT / "build" / "host" / "energyrig-dut"
 
 pytestmark = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")

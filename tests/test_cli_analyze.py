@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.paths import DATA, ROOT
 from typer.testing import CliRunner
 
 from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
@@ -17,7 +18,6 @@ from energyrig.cli.app import app
 from energyrig.fixtures import load_fixture
 from energyrig.rig.analysis import JSON_FIELDS, analyze_file
 
-DATA = Path(__file__).parent / "data"
 CAPTURE = DATA / "synthetic-capture.csv"
 TRUTH = json.loads((DATA / "synthetic-capture.truth.json").read_text())
 
@@ -135,7 +135,7 @@ def test_a_calibration_is_applied_as_rig_run_applies_it(
     def measured(value: float) -> Measured:
         return Measured(value=value, u=0.0, method="test")
 
-    fx = load_fixture(Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml")
+    fx = load_fixture(ROOT / "fixtures" / "sim.toml")
     store = CalibrationStore(tmp_path / "cal")
     ppk2 = Identity(kind="ppk2", name="PPK2 (serial 1)")
     path = store.save(new_record(fx, ppk2, {"board": "nrf52840dk"}, {

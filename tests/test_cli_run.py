@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = str(ROOT / "fixtures" / "sim.toml")
 REQUIRED = ("op", "params", "batch_n", "reps", "time_per_op_s", "time_per_op_ci95_s",
             "energy_per_op_j", "energy_per_op_ci95_j", "net_energy_per_op_j", "baseline_w",

@@ -8,11 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.errors import DutError
 from energyrig.rig.dut import Dut, DutProcess, DutRefused, SerialTransport
 
-ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = (str(ROOT / "build" / "host" / "energyrig-dut"),)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numpy.polynomial import Polynomial
 
-from energy_traces import inside, sample
+from support.energy_traces import inside, sample
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.domain import Window, windows_frame

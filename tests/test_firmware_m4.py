@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 
 from energyrig.rig.dut import Dut, ProcessTransport
-from test_zephyr_firmware import check_crypto, smallest_prep, wait_until_listening
+from support.zephyr import check_crypto, smallest_prep, wait_until_listening
 
-ROOT = Path(__file__).resolve().parents[1]
 ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
 #: One instruction is 2^5 ns of virtual time; a SysTick cycle (25 MHz) is 40 ns.
 ICOUNT_SHIFT = 5

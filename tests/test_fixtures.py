@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
@@ -16,7 +17,6 @@ from energyrig.instruments.registry import family
 from energyrig.instruments.ppk2.driver import Ppk2
 from energyrig.instruments.sigrok.device import SigrokDevice
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 
 GOOD = """

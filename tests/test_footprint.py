@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 from support.synthetic import make_run
 from typer.testing import CliRunner
 
@@ -32,7 +33,6 @@ from energyrig.results.report import write_report
 from energyrig.rig.flags import FLAGS
 from energyrig.rig.footprint import build_footprint, build_with, catalogue_ids
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 DUT = "energyrig-dut"
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
@@ -14,7 +15,6 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.ppk2.emulator import Ppk2Emulator
 from energyrig.instruments.scope.emulator import ScopeEmulator
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 REAL_DUT = """

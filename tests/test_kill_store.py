@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.paths import ROOT
 from support import store_child
 from support.store_child import POINTS, WINDOWS
 
@@ -34,7 +35,7 @@ CONTEXT.set_forkserver_preload(["support.store_child", "scipy.stats"])
 @pytest.fixture(scope="module", autouse=True)
 def _forkserver() -> None:
     """Start the server with tests/ on its path, so that it can preload the writer."""
-    tests = str(Path(__file__).resolve().parent)
+    tests = str(ROOT / "tests")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])))
         forkserver.ensure_running()

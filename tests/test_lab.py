@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.paths import ROOT
 from serial import rfc2217
 from support.fixtures import write_fixture
 from support.lab import rig_lab_sim
@@ -46,7 +47,6 @@ from energyrig.rig.labsim import SimLab
 from energyrig.rig.sweep.lanes import place_slots
 from energyrig.rig.pipeline import measure_point, reps_done
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 #: The simulated board's power in a hash window: fixtures/sim.toml's nrf52840 profile,
 #: 3.6 mA at 3.0 V (energyrig.instruments.sim.power.PROFILES).

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import psutil
 import pytest
+from support.paths import ROOT
 
 from energyrig.results.store.layout import PARTS, POINTS
 from energyrig.rig.labsim import SimLab
@@ -31,7 +32,6 @@ from energyrig.rig.sweep.lab import Lab
 from energyrig.rig.sweep.run import resume_sweep, start_sweep
 from energyrig.rig.sweep.stopping import StopRequest
 
-ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / "plans" / "quick.toml"
 
 pytestmark = pytest.mark.timeout(600)

@@ -7,16 +7,12 @@ longer alive, as a place whose exporter host was killed. The whole path through 
 """
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from test_sweep import SIM, ScriptedBench, factory, make_plan
+from support.sweep import SIM, DyingBench, ScriptedBench, ScriptedSlot, factory, make_plan
 
 from energyrig.domain import Point
-from energyrig.errors import DutError, InstrumentError
 from energyrig.fixtures import load_fixture
 from energyrig.results import RunWriter, load
 from energyrig.rig.sweep.boards import survey
@@ -33,44 +29,6 @@ PLAN = """
     op = ["sha256", "md5"]
     payload_bytes = [16, 64, 256]
     """
-
-
-@dataclass
-class DyingBench(ScriptedBench):
-    """A scripted bench whose place dies when it prepares its ``dies_at``-th point."""
-
-    dies_at: int | None = None
-    slot: ScriptedSlot | None = None
-
-    def prepare(self, point: Point, **kwargs):  # type: ignore[no-untyped-def]
-        if self.dies_at is not None and len(self.prepared) + 1 >= self.dies_at:
-            assert self.slot is not None
-            self.slot.dead = True
-            raise DutError("DUT rfc2217://10.0.0.7:4000: read failed (connection lost)")
-        return super().prepare(point, **kwargs)
-
-
-@dataclass
-class ScriptedSlot:
-    name: str
-    bench: DyingBench
-    board: str = "bench"
-    dead: bool = False
-    host: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.host = f"host-{self.name}"
-        self.bench.slot = self
-
-    @contextlib.contextmanager
-    def open(self) -> Iterator[DyingBench]:
-        if self.dead:
-            raise InstrumentError(f"ppk2 at {self.name}: connection refused")
-        self.bench.opened += 1
-        yield self.bench
-
-    def alive(self) -> bool:
-        return not self.dead
 
 
 def lab_run(tmp_path: Path, slots: list[ScriptedSlot], plan_body: str = PLAN,

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.routines.marks import record_marks
 from energyrig.capture import Chunk
@@ -33,7 +33,6 @@ from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.rig.bench import open_bench
 from energyrig.energy.windows import find_windows
 
-ROOT = Path(__file__).resolve().parents[1]
 METADATA = format_metadata(DEFAULT_CALIBRATION).encode()
 PIECE = 1000  # samples per piece of the stream (10 ms)
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 BRIDGE = ROOT / "firmware" / "port" / "qemu-m4" / "energyrig-m4-dut"
 ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
 

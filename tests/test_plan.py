@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.errors import ConfigError
 from energyrig.fixtures import load_fixture
@@ -14,7 +15,6 @@ from energyrig.rig.dut import OpInfo
 from energyrig.rig.plan import Plan, Target, expand, load_plan, plan_from_record
 from energyrig.rig.sweep.dryrun import read_target
 
-ROOT = Path(__file__).resolve().parents[1]
 PLANS = sorted((ROOT / "plans").glob("*.toml"))
 
 

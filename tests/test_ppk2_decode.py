@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import DATA
 
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, InstrumentError
@@ -25,7 +26,7 @@ from energyrig.instruments.ppk2.rawfile import (
 )
 from support.ppk2_reference import reference_api
 
-DEVICE_TEXT = (Path(__file__).parent / "data" / "ppk2-metadata.txt").read_text()
+DEVICE_TEXT = (DATA / "ppk2-metadata.txt").read_text()
 CAL = parse_metadata(DEVICE_TEXT)
 VDD_MV = 3300
 

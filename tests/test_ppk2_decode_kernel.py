@@ -4,7 +4,8 @@
 chunking, with and without the spike filter."""
 from __future__ import annotations
 
-from pathlib import Path
+from support.paths import DATA
+
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -15,7 +16,7 @@ from energyrig.instruments.ppk2.decode import ADC_FULL_SCALE, Ppk2Decoder, conve
 from energyrig.instruments.ppk2.metadata import parse_metadata
 from support.ppk2_checks import ReferenceChecks, excursions, jump_limits, jumps
 
-CAL = parse_metadata((Path(__file__).parent / "data" / "ppk2-metadata.txt").read_text())
+CAL = parse_metadata((DATA / "ppk2-metadata.txt").read_text())
 VDD_MV = 3300
 CHECKS = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
+from support.paths import DATA
 from ppk2_api.ppk2_api import PPK2_API
 
 from energyrig.errors import InstrumentError
@@ -16,7 +16,7 @@ from energyrig.instruments.ppk2.metadata import (
 )
 from support.ppk2_reference import reference_api
 
-DEVICE_TEXT = (Path(__file__).parent / "data" / "ppk2-metadata.txt").read_text()
+DEVICE_TEXT = (DATA / "ppk2-metadata.txt").read_text()
 
 
 def test_parse_device_text():

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 import energyrig
@@ -36,7 +37,6 @@ from energyrig.rig.reanalyze import TOLERANCE, reanalyze
 from energyrig.rig.sweep.boards import calibrated_benches
 from energyrig.rig.sweep.run import start_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 SIM_PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)")
 #: A complete calibration with a window overhead, so the overhead is taken out and every

@@ -9,6 +9,7 @@ import typing
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 from pydantic import TypeAdapter
 
 from energyrig.errors import ConfigError, InstrumentError
@@ -144,7 +145,7 @@ def test_loading_a_fixture_imports_no_instrument_driver() -> None:
     code = ("import sys; from energyrig.fixtures import load_fixture; "
             "load_fixture('fixtures/sim.toml'); "
             "print(sorted(m for m in ('numpy', 'serial', 'pyvisa') if m in sys.modules))")
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=root, check=True)
     assert done.stdout.strip() == "[]"

@@ -1,6 +1,8 @@
 """The simulated scope bench end to end: host DUT, emulated scope, rig run, truth."""
 from __future__ import annotations
 
+from support.paths import ROOT
+
 import json
 import statistics
 from collections.abc import Callable
@@ -13,7 +15,6 @@ from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
 from energyrig.rig.bench import open_bench
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM_SCOPE = ROOT / "fixtures" / "sim-scope.toml"
 
 

@@ -16,7 +16,7 @@ from energyrig.instruments.scope.family import identify
 from energyrig.instruments.scope.driver import Scope
 from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.energy.windows import WindowSettings, find_windows
-from scope_fake import ExpectedProtocol, Script, ieee_block
+from support.scope_fake import ExpectedProtocol, Script, ieee_block
 
 # pre 20 ms, window 3 ms (x1.3 margin), post 5 ms -> 28.9 ms to hold; 1 MSa/s wanted.
 PRE, WINDOW, POST = 0.02, 0.003, 0.005

@@ -14,7 +14,7 @@ from energyrig.instruments.base import Acquisition, InstrumentInfo, Limits
 from energyrig.instruments.sigrok.device import SigrokDevice, list_devices
 from energyrig.instruments.sigrok.config import SigrokConfig
 from energyrig.energy.windows import find_windows
-from test_sigrok_srfile import ANALOG_PRINT_TOLERANCE_V, sigrok_analog, sigrok_bits, sigrok_show
+from support.sigrok_cli import ANALOG_PRINT_TOLERANCE_V, sigrok_analog, sigrok_bits, sigrok_show
 
 RATE = 100_000
 DEMO = SigrokConfig(driver="demo", channels=("D0", "D1", "A0", "A1"), samplerate_hz=RATE,

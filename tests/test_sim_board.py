@@ -3,9 +3,9 @@ wire, emulated PPK2), ops of two families draw their own family's current, so th
 in mean power, not only in time."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
+from support.paths import SIM
 
 from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
@@ -13,7 +13,6 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
 
-SIM = Path(__file__).resolve().parents[1] / "fixtures" / "sim.toml"
 
 
 def test_two_families_draw_their_own_mean_power() -> None:

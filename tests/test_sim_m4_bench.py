@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
@@ -29,7 +30,6 @@ from energyrig.instruments.sim.power import PROFILES
 from energyrig.instruments.sim.wire import EdgeArray, TriggerWire
 from energyrig.rig.dut import open_dut
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
 ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
 #: The port's window holds the batch and the writes of its edge lines on UART1: about 330

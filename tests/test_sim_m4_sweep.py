@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.store import CALIBRATION_DIR_ENV, calibration_dir
 from energyrig.flags import CI_TARGET_NOT_MET
@@ -21,7 +22,6 @@ from energyrig.results.store.read import load
 from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep.run import start_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
 ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"

@@ -3,9 +3,10 @@ in the truth log yet: a calibration routine may switch right after the bench ope
 the emulator has logged the stream's start (it logs it before its first sample)."""
 from __future__ import annotations
 
+from support.paths import ROOT
+
 import math
 import time
-from pathlib import Path
 
 from energyrig.fixtures.loader import load_fixture
 from energyrig.instruments.base import Limits
@@ -14,7 +15,6 @@ from energyrig.instruments.sim.truth import TruthFollower, TruthRecorder
 from energyrig.instruments.streaming import StreamAcquisition
 from energyrig.rig.bench import SimBench
 
-ROOT = Path(__file__).resolve().parents[1]
 PERIOD_NS = 10_000
 
 

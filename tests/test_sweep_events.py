@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from test_lanes import DyingBench, ScriptedSlot
-from test_sweep import SIM, ScriptedBench, factory, make_plan
+from support.sweep import DyingBench, ScriptedSlot
+from support.sweep import SIM, ScriptedBench, factory, make_plan
 
 from energyrig.cli.app import main as rig_main
 from energyrig.cli.sweepview import SweepDisplay

@@ -3,6 +3,8 @@ the external programs a sweep runs, each with its version and Debian package, an
 recorded versions can change a run's figures."""
 from __future__ import annotations
 
+from support.paths import ROOT
+
 import json
 import shutil
 import subprocess
@@ -14,7 +16,6 @@ from energyrig.results import versions
 from energyrig.rig.sweep.run import _programs
 from energyrig.rig.sweep.state import BoardPlan
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _board(fixture: str) -> BoardPlan:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shutil
 import struct
 import subprocess
@@ -24,10 +23,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
+from support.zephyr import check_crypto, smallest_prep, wait_until_listening
 
-from energyrig.rig.dut import Dut, DutRefused, OpInfo, ProcessTransport, SerialTransport
+from energyrig.rig.dut import Dut, DutRefused, ProcessTransport, SerialTransport
 
-ROOT = Path(__file__).resolve().parents[1]
 ZEPHYR_BASE = os.environ.get("ZEPHYR_BASE", "")
 
 pytestmark = [
@@ -39,16 +39,6 @@ pytestmark = [
     pytest.mark.timeout(3600),
 ]
 
-#: The speed options every board must build Mbed TLS with (README "Conditions").
-INTENDED_CRYPTO = {
-    "mbedtls_ecp_nist_optim": "on",
-    "mbedtls_have_asm": "on",
-    "mbedtls_aes_tables": "full-ram",
-    "mbedtls_sha256": "full",
-    "sha3_impl": "mbedtls",
-}
-
-#: Largest share of each memory region a board's build may take (the linker's report).
 FLASH_SHARE_MAX = 0.75
 RAM_SHARE_MAX = 0.95
 
@@ -111,37 +101,6 @@ def elf_conditions(elf: Path) -> dict[str, str | int]:
         if name_ptr:
             conditions[cstr(name_ptr)] = cstr(text_ptr) if text_ptr else number
     return conditions
-
-
-def smallest_prep(dut: Dut, op: OpInfo) -> dict:
-    args = {"backend": op.backend}
-    if op.key_bits:
-        args["key_bits"] = op.key_bits[0]
-    if op.curves:
-        args["curve"] = op.curves[0]
-    if op.payload:
-        lo, _, multiple = op.payload
-        args["payload_bytes"] = -(-lo // multiple) * multiple
-    return dut.prep(op.name, timeout_s=600, **args)
-
-
-def check_crypto(conditions: dict) -> None:
-    wrong = {k: conditions.get(k) for k, v in INTENDED_CRYPTO.items() if conditions.get(k) != v}
-    assert not wrong, f"Mbed TLS built otherwise than intended: {wrong}"
-
-
-def wait_until_listening(proc: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
-    """Bytes that reach the UART before the firmware has set it up are lost: send empty
-    lines until one is answered, then drop any further answers."""
-    assert proc.stdin is not None and proc.stdout is not None
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        proc.stdin.write(b"\n")
-        if select.select([proc.stdout], [], [], 1.0)[0]:
-            while select.select([proc.stdout], [], [], 0.5)[0]:
-                os.read(proc.stdout.fileno(), 4096)
-            return
-    raise AssertionError(f"the firmware did not answer within {timeout_s} s")
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 import yaml
 
-FIRMWARE = Path(__file__).resolve().parents[1] / "firmware"
+FIRMWARE = ROOT / "firmware"
 
 
 def _load_checker():

@@ -5,7 +5,7 @@ limits, and a ``[[compare]]`` side is checked like the factors.
 
 Each case exits 2 with one line ``rig: error: ...`` naming the file and field (or the
 option), with no traceback, and leaves every file as it was (``assert_refused`` of
-``tests/test_bad_input.py``). No case reads a device or a large file: a special file is
+``tests/support/bad_input.py``). No case reads a device or a large file: a special file is
 refused before it is read, and the size cases use a small limit.
 """
 from __future__ import annotations

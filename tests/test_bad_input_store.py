@@ -9,7 +9,7 @@ lost, nothing missing unseen, one `rig: error:` line with the right exit code.
 - a damaged segment, a folder put into ``parts/``: exit 2 naming the file;
 - a full disk: exit 75, every point stored before kept, and ``--resume`` finishes the run.
 
-The CLI runs in this process (``cli.app.main``) on the scripted bench of tests/test_sweep.py.
+The CLI runs in this process (``cli.app.main``) on the scripted bench of tests/support/sweep.py.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ every point of the plan exactly once, with the place and host it ran on, none lo
 process of the lab or the sweep left behind.
 
 The lanes' decisions (:mod:`energyrig.rig.sweep.lanes`) are checked on local simulated benches
-in ``tests/test_lanes.py``; this file is the whole path through labgrid.
+in ``tests/rig/sweep/test_lanes.py``; this file is the whole path through labgrid.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The report's page as its reader meets it (issue 23): every flag shown where its figure is
 and explained once, every table sorting on every heading, tables of points that tell their
 points apart by factor, status and flags in sight at 800 px. In Debian's headless Chromium
-driven by Playwright (as tests/test_report_browser.py), on synthetic runs
+driven by Playwright (as tests/results/report/test_report_browser.py), on synthetic runs
 (tests/support/synthetic.py), and on the tables alone."""
 from __future__ import annotations
 

@@ -229,7 +229,7 @@ def test_a_correction_of_an_incomplete_calibration_applies_what_it_has() -> None
 
 
 # -- the uncertainty budget of a point ----------------------------------------------------------
-# (a window's budget: tests/test_uncertainty.py)
+# (a window's budget: tests/energy/test_uncertainty.py)
 
 def _window(net_j: float, duration_s: float = 0.05, gain_u_j: float = 1e-7) -> Window:
     """A window of 5000 samples, 1 mW idle, whose net energy is ``net_j``."""

@@ -1,9 +1,9 @@
 """What the lanes of a lab sweep decide (:mod:`energyrig.rig.sweep.lanes`), on scripted benches.
 
-Each slot is a scripted bench (``tests/test_sweep.py``'s :class:`ScriptedBench`) that can
+Each slot is a scripted bench (:class:`support.sweep.ScriptedBench`, tests/support/sweep.py) that can
 "die": from its K-th point on, the point fails, the bench no longer opens and the slot is no
 longer alive, as a place whose exporter host was killed. The whole path through labgrid is
-``tests/test_lab_sweep.py``.
+``tests/rig/sweep/test_lab_sweep.py``.
 """
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ firmware-host:
 
 # The firmware for QEMU's MPS2 AN386 (Cortex-M4), bare metal (firmware/port/qemu-m4): Debian's
 # arm-none-eabi GCC and newlib, Mbed TLS 3.6 from crates.io (cargo's cache; fetched once,
-# when the build directory is configured). tests/test_firmware_m4.py runs it on QEMU.
+# when the build directory is configured). tests/firmware/test_firmware_m4.py runs it on QEMU.
 firmware-qemu:
 	@test -f $(QEMU_BUILD)/build.ninja || cmake -S firmware/port/qemu-m4 -B $(QEMU_BUILD) -G Ninja \
 	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/firmware/port/qemu-m4/arm-none-eabi.cmake \

@@ -10,26 +10,15 @@ from __future__ import annotations
 
 import math
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from support.bad_input import GOOD_FIXTURE, GOOD_PLAN, assert_refused
+from support.paths import ROOT
 from support.fixtures import fixture_text
 from support.synthetic import make_run
 
-from energyrig.cli.app import main
 
-ROOT = Path(__file__).resolve().parents[1]
-GOOD_FIXTURE = fixture_text()
-GOOD_PLAN = """seed = 1
-fixture = "{fixture}"
-[adaptive]
-min_windows = 2
-max_windows = 3
-[[factors]]
-op = ["sha256"]
-payload_bytes = [64]
-"""
 CSV_HEAD = "time_s,current_a,voltage_v,trigger\n"
 CSV_ROWS = "".join(f"{i * 1e-5:.5f},2e-3,3.0,{int(100 <= i < 200)}\n" for i in range(400))
 
@@ -136,39 +125,6 @@ RUN_CASES = [
 ]
 
 
-def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def _rig(argv: list[str], capsys: pytest.CaptureFixture[str], cwd: Path) -> tuple[int, str]:
-    """Run ``rig ARGV`` in ``cwd`` as the console script does; its exit code and stderr."""
-    capsys.readouterr()
-    old_argv = sys.argv
-    sys.argv = ["rig", *argv]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = old_argv
-    return code, capsys.readouterr().err
-
-
-def _assert_refused(argv: list[str], expected: str, tmp_path: Path,
-                    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    before = _snapshot(tmp_path)
-    code, err = _rig(argv, capsys, tmp_path)
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2, err
-    assert len(lines) == 1 and lines[0].startswith("rig: error: "), err
-    assert expected in lines[0], lines[0]
-    assert "Traceback" not in err
-    assert _snapshot(tmp_path) == before, "a refused command changed files"
-
-
 @pytest.mark.parametrize(("text", "expected"), [c[1:] for c in FIXTURE_CASES],
                          ids=[c[0] for c in FIXTURE_CASES])
 def test_a_bad_fixture(tmp_path: Path, text: str, expected: str,
@@ -176,7 +132,7 @@ def test_a_bad_fixture(tmp_path: Path, text: str, expected: str,
     (tmp_path / "bench.toml").write_text(text, encoding="utf-8")
     for argv in (["run", "--op", "sha256", "--payload-bytes", "16", "-f", "bench.toml"],
                  ["calibrate", "zero", "--yes", "-f", "bench.toml"]):
-        _assert_refused(argv, f"bench.toml: {expected}" if ":" in expected.split()[0] else expected,
+        assert_refused(argv, f"bench.toml: {expected}" if ":" in expected.split()[0] else expected,
                         tmp_path, capsys, monkeypatch)
 
 
@@ -187,7 +143,7 @@ def test_a_bad_plan_factor(tmp_path: Path, body: str, expected: str,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     plan = GOOD_PLAN.format(fixture=ROOT / "fixtures" / "sim.toml").split("[[factors]]")[0]
     (tmp_path / "plan.toml").write_text(f"{plan}[[factors]]\n{body}\n", encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"], f"plan.toml: {expected}", tmp_path,
+    assert_refused(["sweep", "plan.toml", "--dry-run"], f"plan.toml: {expected}", tmp_path,
                     capsys, monkeypatch)
 
 
@@ -210,7 +166,7 @@ def test_a_bad_plan_setting(tmp_path: Path, head: str, expected: str,
     (tmp_path / "plan.toml").write_text(
         f"{top}[adaptive]\n{adapt}[[factors]]\nop = [\"sha256\"]\npayload_bytes = [64]\n",
         encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"], expected, tmp_path, capsys, monkeypatch)
+    assert_refused(["sweep", "plan.toml", "--dry-run"], expected, tmp_path, capsys, monkeypatch)
 
 
 def test_an_op_not_in_the_catalogue_is_refused_with_the_nearest_names(
@@ -218,7 +174,7 @@ def test_an_op_not_in_the_catalogue_is_refused_with_the_nearest_names(
         monkeypatch: pytest.MonkeyPatch) -> None:
     plan = GOOD_PLAN.format(fixture=ROOT / "fixtures" / "sim.toml")
     (tmp_path / "plan.toml").write_text(plan.replace('"sha256"', '"sha265"'), encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+    assert_refused(["sweep", "plan.toml", "--dry-run"],
                     "plan.toml: factors.op: 'sha265' is not in the firmware's catalogue on host; "
                     "did you mean sha256", tmp_path, capsys, monkeypatch)
 
@@ -230,7 +186,7 @@ def test_a_plan_cannot_run_a_fixture_from_an_untrusted_directory(
     (tmp_path / "elsewhere" / "bench.toml").write_text(GOOD_FIXTURE, encoding="utf-8")
     plan = GOOD_PLAN.format(fixture="elsewhere/bench.toml")
     (tmp_path / "plan.toml").write_text(plan, encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+    assert_refused(["sweep", "plan.toml", "--dry-run"],
                     "plan.toml: fixture: elsewhere/bench.toml runs a program", tmp_path, capsys,
                     monkeypatch)
 
@@ -252,7 +208,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_bad_option(workspace: Path, argv: list[str], expected: str,
                       capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     names = {"CSV": "c.csv", "PLAN": "plan.toml", "RUN": "run"}
-    _assert_refused([names.get(a, a) for a in argv], expected, workspace, capsys, monkeypatch)
+    assert_refused([names.get(a, a) for a in argv], expected, workspace, capsys, monkeypatch)
 
 
 @pytest.mark.parametrize(("name", "content", "expected"), [c[1:] for c in CAPTURE_CASES],
@@ -264,7 +220,7 @@ def test_a_bad_capture(tmp_path: Path, name: str, content: str | bytes | None, e
         (tmp_path / name).write_bytes(content)
     elif content is not None:
         (tmp_path / name).write_text(content, encoding="utf-8")
-    _assert_refused(["analyze", name], expected, tmp_path, capsys, monkeypatch)
+    assert_refused(["analyze", name], expected, tmp_path, capsys, monkeypatch)
 
 
 @pytest.mark.parametrize(("manifest", "expected"), [c[1:] for c in RUN_CASES],
@@ -279,7 +235,7 @@ def test_a_bad_run_directory(tmp_path: Path, manifest: str | bytes | None, expec
     elif manifest is not None:
         (run / "manifest.json").write_text(manifest, encoding="utf-8")
     for argv in (["report", "run"], ["sweep", "--resume", "run"]):
-        _assert_refused(argv, f"run: {expected}", tmp_path, capsys, monkeypatch)
+        assert_refused(argv, f"run: {expected}", tmp_path, capsys, monkeypatch)
 
 
 def test_a_corrupt_table_of_a_run_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -287,13 +243,13 @@ def test_a_corrupt_table_of_a_run_is_named(tmp_path: Path, capsys: pytest.Captur
     make_run(tmp_path / "run", reps=1, n_windows=2)
     segment = next((tmp_path / "run" / "points.parquet").iterdir())
     segment.write_bytes(b"PAR1 truncated")
-    _assert_refused(["report", "run"], f"{segment.name}", tmp_path, capsys, monkeypatch)
+    assert_refused(["report", "run"], f"{segment.name}", tmp_path, capsys, monkeypatch)
     shutil.rmtree(tmp_path / "run")
 
 
 def test_a_bad_calibration_record_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "cal.json").write_text("{not json", encoding="utf-8")
-    _assert_refused(["calibrate", "show", "cal.json", "-f", str(ROOT / "fixtures" / "sim.toml")],
+    assert_refused(["calibrate", "show", "cal.json", "-f", str(ROOT / "fixtures" / "sim.toml")],
                     "cal.json: corrupt calibration record: not valid JSON", tmp_path, capsys,
                     monkeypatch)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.paths import DATA
 
 from energyrig.cli.app import main
 from energyrig.instruments.base import RecordedCapture
@@ -196,7 +197,7 @@ def _ppk2raw(path: Path, header: str = "vdd_mv=3000 sample_rate_hz=100000",
 
     from energyrig.instruments.ppk2.decode import encode_words
     from energyrig.instruments.ppk2.metadata import parse_metadata
-    text = (Path(__file__).parent / "data" / "ppk2-metadata.txt").read_text()
+    text = (DATA / "ppk2-metadata.txt").read_text()
     t = np.arange(4000)
     high = (t >= 2000) & (t < 2500)
     logic = 0 if logic_bit is None else high.astype(np.uint8) << logic_bit
@@ -327,7 +328,7 @@ def test_samples_lost_in_the_baseline_span_after_a_window_flag_it(
 
 @pytest.mark.parametrize("instrument", ["record-without-window", "stream-never-rose"])
 def test_a_window_shorter_than_a_sample_says_which_batch_would_do(instrument: str) -> None:
-    from test_pipeline import POINT, ScriptedBench
+    from support.pipeline import POINT, ScriptedBench
 
     from energyrig.errors import NoTriggerWindow
     from energyrig.rig.pipeline import measure_point, reps_done
@@ -356,7 +357,7 @@ def test_a_window_shorter_than_a_sample_says_which_batch_would_do(instrument: st
 
 
 def test_a_window_the_instrument_missed_for_another_reason_keeps_its_error() -> None:
-    from test_pipeline import POINT, ScriptedBench
+    from support.pipeline import POINT, ScriptedBench
 
     from energyrig.rig.pipeline import measure_point, reps_done
 

@@ -4,8 +4,8 @@ expanded, a name stays a name, numbers that reach the firmware are within the pr
 limits, and a ``[[compare]]`` side is checked like the factors.
 
 Each case exits 2 with one line ``rig: error: ...`` naming the file and field (or the
-option), with no traceback, and leaves every file as it was (``_assert_refused`` of
-``tests/test_bad_input.py``). No case reads a device or a large file: a special file is
+option), with no traceback, and leaves every file as it was (``assert_refused`` of
+``tests/support/bad_input.py``). No case reads a device or a large file: a special file is
 refused before it is read, and the size cases use a small limit.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from test_bad_input import GOOD_FIXTURE, GOOD_PLAN, ROOT, _assert_refused
+from support.bad_input import GOOD_FIXTURE, GOOD_PLAN, assert_refused
+from support.paths import ROOT
 
 from energyrig import bounded
 from energyrig.config import validate
@@ -70,7 +71,7 @@ def test_a_configuration_file_that_is_not_a_regular_file_is_refused_unread(
     else:
         os.mkfifo(where)  # no writer: opening it for reading must not block
         kind = "a FIFO"
-    _assert_refused(argv, f"{where.relative_to(tmp_path)}: is {kind}, not a regular file: "
+    assert_refused(argv, f"{where.relative_to(tmp_path)}: is {kind}, not a regular file: "
                           f"give a {what} file", tmp_path, capsys, monkeypatch)
 
 
@@ -84,7 +85,7 @@ def test_a_configuration_file_over_its_size_limit_is_refused(
     filler = "#" + "x" * 4000 + "\n"
     good = {"fixture": GOOD_FIXTURE + filler, "plan": GOOD_PLAN.format(fixture=SIM) + filler}
     where.write_text(good.get(what, json.dumps({"padding": "x" * 4000})), encoding="utf-8")
-    _assert_refused(argv, f"{where.relative_to(tmp_path)}: larger than 4000 bytes, the limit "
+    assert_refused(argv, f"{where.relative_to(tmp_path)}: larger than 4000 bytes, the limit "
                           f"of a {what}", tmp_path, capsys, monkeypatch)
 
 
@@ -137,7 +138,7 @@ def test_a_plan_nested_thousands_of_levels_deep_is_one_line(
     value = "[" * DEEP + "]" * DEEP if shape == "array" else "{a=" * DEEP + "1" + "}" * DEEP
     (tmp_path / "plan.toml").write_text(f"x = {value}\n" + GOOD_PLAN.format(fixture=SIM),
                                         encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+    assert_refused(["sweep", "plan.toml", "--dry-run"],
                     "plan.toml: nested too deeply for the TOML parser", tmp_path, capsys,
                     monkeypatch)
 
@@ -146,7 +147,7 @@ def test_a_calibration_record_nested_thousands_of_levels_deep_is_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "cal.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    _assert_refused(["calibrate", "show", "cal.json", "-f", str(SIM)],
+    assert_refused(["calibrate", "show", "cal.json", "-f", str(SIM)],
                     "cal.json: corrupt calibration record: nested too deeply", tmp_path,
                     capsys, monkeypatch)
 
@@ -157,7 +158,7 @@ def test_a_manifest_nested_thousands_of_levels_deep_is_one_line(
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "manifest.json").write_text("[" * 100_000 + "]" * 100_000,
                                                     encoding="utf-8")
-    _assert_refused(["report", "run"], "run: manifest.json is not valid JSON", tmp_path,
+    assert_refused(["report", "run"], "run: manifest.json is not valid JSON", tmp_path,
                     capsys, monkeypatch)
 
 
@@ -222,7 +223,7 @@ def test_a_plan_of_twelve_million_points_is_refused_by_the_dry_run(
                f"cpu_hz = {list(range(1, 1001))}\n")
     plan = GOOD_PLAN.format(fixture=SIM).split("[[factors]]")[0]
     (tmp_path / "plan.toml").write_text(f"{plan}[[factors]]\n{factors}", encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+    assert_refused(["sweep", "plan.toml", "--dry-run"],
                     "plan.toml: factors: the plan expands to 12,000,000 combinations of "
                     "levels", tmp_path, capsys, monkeypatch)
 
@@ -239,7 +240,7 @@ def test_a_plan_name_that_is_a_path_is_refused(tmp_path: Path, name: str,
     outside runs/, making folders on the way."""
     plan = GOOD_PLAN.format(fixture=SIM)
     (tmp_path / "plan.toml").write_text(f'name = "{name}"\n{plan}', encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml"], "plan.toml: name: ", tmp_path, capsys, monkeypatch)
+    assert_refused(["sweep", "plan.toml"], "plan.toml: name: ", tmp_path, capsys, monkeypatch)
     assert [p.name for p in tmp_path.iterdir()] == ["plan.toml"]
 
 
@@ -262,7 +263,7 @@ PROTOCOL_CASES = [
 def test_an_option_outside_the_protocols_range_is_refused_before_the_dut(
         tmp_path: Path, argv: list[str], expected: str, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    _assert_refused([*argv, "--payload-bytes", "64", "-f", str(SIM)], expected, tmp_path,
+    assert_refused([*argv, "--payload-bytes", "64", "-f", str(SIM)], expected, tmp_path,
                     capsys, monkeypatch)
 
 
@@ -277,7 +278,7 @@ def test_a_plan_level_outside_the_protocols_range_is_refused(
     plan = plan.replace("payload_bytes = [64]", f"payload_bytes = [64]\n{factor} = [{level}]"
                         if factor == "key_bits" else f"payload_bytes = [64, {level}]")
     (tmp_path / "plan.toml").write_text(plan, encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"],
+    assert_refused(["sweep", "plan.toml", "--dry-run"],
                     f"plan.toml: factors[0].{factor}: {level} is over {high}, the most the "
                     "firmware protocol takes", tmp_path, capsys, monkeypatch)
 
@@ -314,7 +315,7 @@ def test_a_compare_side_is_validated_against_the_catalogue(
     plan = GOOD_PLAN.format(fixture=SIM)
     (tmp_path / "plan.toml").write_text(f'{plan}[[compare]]\na = "sha256"\nb = {side}\n',
                                         encoding="utf-8")
-    _assert_refused(["sweep", "plan.toml", "--dry-run"], f"plan.toml: {expected}", tmp_path,
+    assert_refused(["sweep", "plan.toml", "--dry-run"], f"plan.toml: {expected}", tmp_path,
                     capsys, monkeypatch)
 
 

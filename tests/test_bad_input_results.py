@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bad_input import _rig
+from support.paths import ROOT
+from support.bad_input import run_rig
 
 from energyrig.calibration.store import (CALIBRATION_DIR_ENV, CalibrationStore, Identity,
                                          Measured, RangeValue, calibration_dir, load_record,
@@ -33,7 +34,6 @@ from energyrig.errors import CalibrationError, ConfigError
 from energyrig.fixtures import load_fixture
 from energyrig.rig.pipeline import PointResult, measure_point, reps_done
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)", serial="C0FFEE")
 HELLO = {"board": "host", "firmware": "energyrig-fw 0.4.0", "build": "g1234abc"}
@@ -111,7 +111,7 @@ def test_an_implausible_record_is_one_error_naming_the_file_value_and_limit(
     path = _store_record(tmp_path / "cal", edit)
     before = path.read_bytes()
     monkeypatch.setenv(CALIBRATION_DIR_ENV, str(tmp_path / "cal"))
-    code, err = _rig(["calibrate", "list", "-f", str(SIM)], capsys, tmp_path)
+    code, err = run_rig(["calibrate", "list", "-f", str(SIM)], capsys, tmp_path)
     line = _one_error_line(code, err)
     assert line.startswith(f"rig: error: {path}: "), line
     for words in expected:
@@ -158,7 +158,7 @@ def test_a_calibration_dir_env_naming_a_file_is_said_to_be_one(
     file = tmp_path / "cal.json"
     file.write_text("{}", encoding="utf-8")
     monkeypatch.setenv(CALIBRATION_DIR_ENV, str(file))
-    code, err = _rig(["calibrate", "list", "-f", str(SIM)], capsys, tmp_path)
+    code, err = run_rig(["calibrate", "list", "-f", str(SIM)], capsys, tmp_path)
     line = _one_error_line(code, err)
     assert line == (f"rig: error: {file}: ${CALIBRATION_DIR_ENV}: is not a folder: point it "
                     "at the folder of calibration records"), line

@@ -9,7 +9,7 @@ lost, nothing missing unseen, one `rig: error:` line with the right exit code.
 - a damaged segment, a folder put into ``parts/``: exit 2 naming the file;
 - a full disk: exit 75, every point stored before kept, and ``--resume`` finishes the run.
 
-The CLI runs in this process (``cli.app.main``) on the scripted bench of tests/test_sweep.py.
+The CLI runs in this process (``cli.app.main``) on the scripted bench of tests/support/sweep.py.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_bad_input import _assert_refused, _rig
-from test_sweep import HASHES, SIM, ScriptedBench, factory, make_plan, run
+from support.bad_input import assert_refused, run_rig
+from support.sweep import HASHES, SIM, ScriptedBench, factory, make_plan, run
 
 from energyrig.domain import Point, Window
 from energyrig.results import RunError, RunWriter, load
@@ -70,7 +70,7 @@ def test_overwrite_refuses_a_file_of_the_operators_inside_the_run(
     run_dir = _swept(tmp_path)
     (run_dir / stranger).parent.mkdir(parents=True, exist_ok=True)
     (run_dir / stranger).write_text("mine")
-    _assert_refused(_sweep_argv("--overwrite"), f"run: holds a run and files it did not write "
+    assert_refused(_sweep_argv("--overwrite"), f"run: holds a run and files it did not write "
                                                 f"({stranger}); not removed", tmp_path, capsys,
                     monkeypatch)
     assert (run_dir / stranger).read_text() == "mine" and scripted.opened == 0
@@ -85,7 +85,7 @@ def test_overwrite_deletes_every_file_the_run_wrote(tmp_path: Path, scripted: Sc
     (run_dir / "report" / "report.html").write_text("<html>")
     (run_dir / "report" / "traces" / "x.png").write_bytes(b"png")
     monkeypatch.chdir(tmp_path)
-    code, err = _rig(_sweep_argv("--overwrite"), capsys, tmp_path)
+    code, err = run_rig(_sweep_argv("--overwrite"), capsys, tmp_path)
     assert code == 0, err
     assert scripted.opened > 0
     assert sorted(p.name for p in run_dir.iterdir()) == [".lock", "manifest.json",
@@ -130,7 +130,7 @@ def test_a_missing_altered_or_extra_segment_is_named_by_load_report_and_resume(
         load(run_dir)
     assert expected in str(caught.value)
     for argv in (["report", "run"], ["sweep", "--resume", "run", "--allow-uncalibrated"]):
-        _assert_refused(argv, f"run: {expected}", tmp_path, capsys, monkeypatch)
+        assert_refused(argv, f"run: {expected}", tmp_path, capsys, monkeypatch)
     assert scripted.opened == 0
 
 
@@ -219,8 +219,8 @@ def test_a_damaged_points_segment_exits_2_naming_it(
     expected = (f"run: points.parquet/{SEGMENT} is not what was stored" if indexed else
                 f"run: points.parquet/{SEGMENT}: not a readable Parquet table (")
     for argv in (["report", "run"], ["sweep", "--resume", "run", "--allow-uncalibrated"]):
-        _assert_refused(argv, expected, tmp_path, capsys, monkeypatch)
-        _, err = _rig(argv, capsys, tmp_path)
+        assert_refused(argv, expected, tmp_path, capsys, monkeypatch)
+        _, err = run_rig(argv, capsys, tmp_path)
         assert "restore it from a copy of the run" in err
     assert scripted.opened == 0
 
@@ -237,7 +237,7 @@ def test_something_put_into_parts_is_named_not_taken_for_a_busy_writer(
         (run_dir / junk).write_text("mine")
     expected = f"run: {junk.rstrip('/')}: not a point this rig stored"
     for argv in (["report", "run"], ["sweep", "--resume", "run", "--allow-uncalibrated"]):
-        _assert_refused(argv, expected, tmp_path, capsys, monkeypatch)
+        assert_refused(argv, expected, tmp_path, capsys, monkeypatch)
     assert scripted.opened == 0
 
 
@@ -262,7 +262,7 @@ def test_a_full_disk_exits_75_keeps_every_stored_point_and_the_run_resumes(
 
     monkeypatch.setattr(store_write.pq, "write_table", filling)
     monkeypatch.chdir(tmp_path)
-    code, err = _rig(_sweep_argv(), capsys, tmp_path)
+    code, err = run_rig(_sweep_argv(), capsys, tmp_path)
     errors = [line for line in err.splitlines() if line.startswith("rig: error:")]
     assert code == 75, err
     assert len(errors) == 1 and errors[0].startswith("rig: error: run: disk full; free space "
@@ -273,7 +273,7 @@ def test_a_full_disk_exits_75_keeps_every_stored_point_and_the_run_resumes(
     assert len(kept.points) == stored and kept.in_progress
     monkeypatch.setattr(store_write.pq, "write_table", real)  # space freed
     measured_before = len(scripted.prepared)
-    code, err = _rig(["sweep", "--resume", "run", "--allow-uncalibrated"], capsys, tmp_path)
+    code, err = run_rig(["sweep", "--resume", "run", "--allow-uncalibrated"], capsys, tmp_path)
     assert code == 0, err
     done = load(run_dir)
     assert not done.in_progress and len(done.points) == 6 and set(done.points["status"]) == {"ok"}

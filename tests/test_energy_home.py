@@ -10,12 +10,13 @@ import re
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.routines import marks, overhead
 from energyrig.energy import record, windows
 from energyrig.rig import pipeline
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "energyrig"
+SRC = ROOT / "src" / "energyrig"
 CALIBRATION = sorted((SRC / "calibration").rglob("*.py"))
 PIPELINE = SRC / "rig" / "pipeline.py"
 

@@ -153,7 +153,7 @@ def test_only_the_shared_visa_module_opens_a_visa_resource() -> None:
 def test_no_import_circle_among_the_instruments_type_checking_ones_included() -> None:
     """``base.py`` declares what an acquisition reports (``Limits``, ``InstrumentInfo``): the
     family record names ``base.py`` for typing, and nothing of ``base.py`` names the record."""
-    from test_layers import GRAPH
+    from support.layers import GRAPH
 
     graph = {m: {t for t in GRAPH[m] if t.startswith("energyrig.instruments")}
              for m in GRAPH if m.startswith("energyrig.instruments")}

@@ -12,12 +12,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.domain import Window, windows_frame
 from energyrig.flags import GLITCH, TOO_FEW_SAMPLES, Flag, registry
 from energyrig.rig.flags import FLAGS
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "energyrig"
+PACKAGE = ROOT / "src" / "energyrig"
 CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.paths import DATA, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,8 +37,6 @@ from energyrig.rig.analysis import analyze_file
 from energyrig.rig.plan import load_plan
 from support.ppk_app import convert_bits16, write_csv_export, write_session
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).parent / "data"
 EXAMPLES = int(os.environ.get("ENERGYRIG_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

@@ -11,9 +11,7 @@ import ast
 from pathlib import Path
 
 import pytest
-
-SRC = Path(__file__).resolve().parents[1] / "src"
-PACKAGE = SRC / "energyrig"
+from support.layers import GRAPH, MODULES
 
 # What each part may import (besides itself and the bottom).
 BOTTOM = {"energyrig", "energyrig.errors", "energyrig.domain", "energyrig.capture",
@@ -36,30 +34,6 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"rig", "instruments", "results", "fixtures", "calibration", "lab", "energy"},
 }
 
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(SRC).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path: Path) -> set[str]:
-    """The energyrig modules ``path`` imports (``from a import b`` counts ``a.b`` when that
-    is a module, else ``a``)."""
-    found: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("energyrig"))
-        elif isinstance(node, ast.ImportFrom) and node.module and \
-                node.module.startswith("energyrig"):
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in MODULES else node.module)
-    return found
-
-
-MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
 
 
 def _part(module: str) -> str:

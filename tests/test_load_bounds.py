@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.paths import ROOT
 
 from energyrig.calibration.routines.marks import RECORD_RETRIES, record_marks
 from energyrig.calibration.routines.skew import skew
@@ -37,7 +38,6 @@ from energyrig.instruments.scope.emulator import ScopeEmulator
 from energyrig.instruments.sim.wire import edge_records
 from energyrig.energy.windows import WindowSettings, find_windows
 
-ROOT = Path(__file__).resolve().parents[1]
 MODEL = PowerModel(supply_v=3.3, idle_a=0.020, active_a=0.045, noise_a=0.5e-3)
 
 

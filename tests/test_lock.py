@@ -5,12 +5,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 import tomllib
-from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "requirements" / "lock.txt"
 
 

@@ -4,9 +4,9 @@ row the firmware does not declare, fails here."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 
 from energyrig.errors import DutError
 from energyrig.fixtures import load_fixture
@@ -15,7 +15,6 @@ from energyrig.opfamilies import NAMES, OP_FAMILIES, firmware_mismatch
 from energyrig.rig.bench import open_bench
 from energyrig.rig.dut import DutProcess
 
-ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = (str(ROOT / "build" / "host" / "energyrig-dut"),)
 
 

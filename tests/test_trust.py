@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.paths import ROOT
 from support.fixtures import write_fixture
 
 from energyrig.errors import ConfigError
@@ -28,10 +29,9 @@ from energyrig.fixtures.paths import (FIXTURE_DIRS_ENV, FIXTURE_ENV, default_fix
 from energyrig.results import RunError, load
 from energyrig.rig.sweep.run import resume_sweep, start_sweep
 from energyrig.rig.sweep.stopping import StopRequest
-from test_bad_input import GOOD_PLAN
-from test_sweep import HASHES, ScriptedBench, factory, make_plan
+from support.bad_input import GOOD_PLAN
+from support.sweep import HASHES, ScriptedBench, factory, make_plan
 
-ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "fixtures" / "sim.toml"
 DUT = ROOT / "build" / "host" / "energyrig-dut"
 

@@ -1,6 +1,6 @@
 """The PPK2 stream's integrity checks in plain numpy and Python, as the decoder ran them
 before they moved into its compiled kernel (commits 9a33667, 9ad338e): the reference
-``tests/test_ppk2_decode_kernel.py`` holds the kernel to, flag for flag.
+``tests/instruments/ppk2/test_ppk2_decode_kernel.py`` holds the kernel to, flag for flag.
 
 It follows :meth:`Ppk2Decoder.feed` block by block: the bytes of a word split across two
 feeds complete the word at the start of the next chunk, and that word is decoded as a block

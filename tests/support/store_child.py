@@ -1,4 +1,4 @@
-"""A writer of a small run that SIGKILLs itself at a chosen moment (tests/test_kill_store.py).
+"""A writer of a small run that SIGKILLs itself at a chosen moment (tests/results/test_kill_store.py).
 
     python -m support.store_child RUN_DIR FUNCTION K
 

@@ -1,0 +1,73 @@
+"""What a run records of the programs and libraries it used (energyrig.results.versions):
+the external programs a sweep runs, each with its version and Debian package, and which
+recorded versions can change a run's figures."""
+from __future__ import annotations
+
+from support.paths import ROOT
+
+import json
+import shutil
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
+
+from energyrig.fixtures import load_fixture
+from energyrig.results import versions
+from energyrig.rig.sweep.run import _programs
+from energyrig.rig.sweep.state import BoardPlan
+
+
+
+def _board(fixture: str) -> BoardPlan:
+    return BoardPlan(load_fixture(ROOT / "fixtures" / fixture), None, {}, None)  # type: ignore[arg-type]
+
+
+def test_a_sweep_records_the_programs_it_runs() -> None:
+    assert _programs([_board("sim.toml")], lab=False) == []
+    assert _programs([_board("nucleo-hantek6022-sigrok.toml")], lab=False) == ["sigrok-cli"]
+    assert _programs([_board("sim.toml")], lab=True) == ["ser2net"]  # labgrid's exporter's
+
+
+def test_a_program_is_recorded_with_its_version_and_debian_package() -> None:
+    recorded = versions.collect(["sigrok-cli"])["programs"]["sigrok-cli"]
+    printed = subprocess.run(["sigrok-cli", "--version"], capture_output=True, text=True)
+    assert recorded["version"] == printed.stdout.splitlines()[0]
+    assert recorded["path"] == shutil.which("sigrok-cli")
+    if shutil.which("dpkg-query"):
+        deb = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "sigrok-cli"],
+                             capture_output=True, text=True).stdout
+        assert recorded["debian"] == f"sigrok-cli={deb}"
+
+
+def test_a_program_not_installed_is_recorded_as_such() -> None:
+    assert versions.program_version("no-such-program-energyrig") == {
+        "path": None, "version": None, "debian": None}
+
+
+def test_only_what_can_change_figures_is_a_change() -> None:
+    now = {"software": versions.software(),
+           "versions": {"python": versions.python_versions(), "kernels": versions.kernel_builds()}}
+    assert versions.figure_changes(now) == []
+    assert versions.figure_changes({"software": now["software"]}) == []  # an older run
+    then = {**now, "versions": {**now["versions"], "python": {
+        **now["versions"]["python"], "pyvisa": "0.1", "scipy": "0.2"}}}
+    assert versions.figure_changes(then) == [f"scipy 0.2 → {version('scipy')}"]
+    kernel = next(iter(now["versions"]["kernels"]))
+    then["versions"]["kernels"] = {**now["versions"]["kernels"], kernel: "sha256:" + "0" * 64}
+    assert versions.figure_changes(then)[-1].startswith(f"{kernel} 000000000000 → ")
+
+
+def test_a_resume_with_other_versions_says_so(tmp_path: Path) -> None:
+    from energyrig.results import RunWriter
+    from energyrig.results.store.read import read_manifest
+
+    RunWriter.create(tmp_path / "run").close()
+    assert "resumed_with" not in read_manifest(tmp_path / "run")
+    RunWriter.resume(tmp_path / "run").close()  # same versions: nothing to say
+    assert "resumed_with" not in read_manifest(tmp_path / "run")
+    manifest = read_manifest(tmp_path / "run")
+    manifest["versions"]["python"]["statsmodels"] = "0.1"
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(manifest))
+    RunWriter.resume(tmp_path / "run").close()
+    (resumed,) = read_manifest(tmp_path / "run")["resumed_with"]
+    assert resumed["changes"] == [f"statsmodels 0.1 → {version('statsmodels')}"]

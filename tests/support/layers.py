@@ -1,0 +1,36 @@
+"""The import graph of the package: every energyrig module and the energyrig modules it imports
+(also inside functions and under ``if TYPE_CHECKING:``)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from support.paths import ROOT
+
+SRC = ROOT / "src"
+PACKAGE = SRC / "energyrig"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The energyrig modules ``path`` imports (``from a import b`` counts ``a.b`` when that
+    is a module, else ``a``)."""
+    found: set[str] = set()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("energyrig"))
+        elif isinstance(node, ast.ImportFrom) and node.module and \
+                node.module.startswith("energyrig"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in MODULES else node.module)
+    return found
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}

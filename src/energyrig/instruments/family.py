@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from energyrig.flags import Flag
+
 if TYPE_CHECKING:
     from energyrig.capture import Capture
     from energyrig.config import Strict
@@ -134,6 +136,10 @@ class Family:
         (sigrok's ``sigrok_cli``, a scope's ``visa_library``): set to anything but their
         default, they make the fixture code, which the trust rule then applies to
         (:func:`energyrig.fixtures.loader.check_trusted`, docs/security.md).
+    flags:
+        The window flags the family's driver raises (declared in its folder's ``flags.py``),
+        which the registry of every layer's flags collects
+        (:data:`energyrig.rig.flags.FLAGS`).
     """
 
     kind: str
@@ -147,6 +153,7 @@ class Family:
     file_kinds: tuple[FileKind, ...] = ()
     emulator_faults: frozenset[str] = frozenset()
     program_fields: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()
 
     def __post_init__(self) -> None:
         if self.address_field not in self.config.model_fields:

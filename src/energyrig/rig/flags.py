@@ -2,19 +2,20 @@
 one registry of every layer's flags.
 
 :data:`FLAGS` collects the flags each layer declares (:mod:`energyrig.flags` for the
-bottom's, :mod:`energyrig.instruments.scope.flags` and
-:mod:`energyrig.instruments.sigrok.flags` for those two families',
-:mod:`energyrig.instruments.sim.flags` for the simulated bench's, this module for the
-pipeline's) by name, each explained by its note; it is built here, the lowest layer that
-can import every declarer, and read by whatever names flags to a person: the report's legend
-(handed to :func:`energyrig.results.report.write_report`) and the CLI's help. Standard
-library only.
+bottom's, each instrument family's record for its driver's (``Family.flags``, from the
+instrument registry), :mod:`energyrig.instruments.sim.flags` for the simulated bench's, this
+module for the pipeline's) by name, each explained by its note; it is built here, the lowest
+layer that can import every declarer, and read by whatever names flags to a person: the
+report's legend (handed to :func:`energyrig.results.report.write_report`) and the CLI's help.
+It is built on first use: the family records load pydantic, which the CLI's start avoids (the
+rest of this module is standard library only).
 """
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
 from energyrig.flags import BENCH_FLAGS, ENERGY_FLAGS, INTEGRITY_FLAGS, Flag, registry
-from energyrig.instruments.scope.flags import SCOPE_FLAGS
-from energyrig.instruments.sigrok.flags import SIGROK_FLAGS
 from energyrig.instruments.sim.flags import SIM_FLAGS
 
 EDGE_ERROR = Flag(
@@ -35,6 +36,20 @@ EXTRA_WINDOWS = Flag(
     "check that only the DUT drives the trigger line and that it does not chatter")
 PIPELINE_FLAGS = (EDGE_ERROR, DURATION_MISMATCH, EXTRA_WINDOWS)
 
-#: Every flag of every layer, by name, in the order the report's legend lists them.
-FLAGS: dict[str, Flag] = registry(ENERGY_FLAGS, PIPELINE_FLAGS, INTEGRITY_FLAGS, SCOPE_FLAGS,
-                                  SIGROK_FLAGS, SIM_FLAGS, BENCH_FLAGS)
+FLAGS: dict[str, Flag]
+"""Every flag of every layer, by name, in the order the report's legend lists them (built on
+first use, :func:`_all_flags`)."""
+
+
+@cache
+def _all_flags() -> dict[str, Flag]:
+    from energyrig.instruments.registry import FAMILIES  # pydantic: not at the CLI's start
+
+    return registry(ENERGY_FLAGS, PIPELINE_FLAGS, INTEGRITY_FLAGS,
+                    *(family.flags for family in FAMILIES.values()), SIM_FLAGS, BENCH_FLAGS)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FLAGS":
+        return _all_flags()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

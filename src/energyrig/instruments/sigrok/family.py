@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import Family, FileKind, Found
 from energyrig.instruments.sigrok.config import SigrokConfig
+from energyrig.instruments.sigrok.flags import SIGROK_FLAGS
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
@@ -46,4 +47,5 @@ FAMILY = Family(
     file_kinds=(FileKind("sigrok session", (".sr",), _is_zip,
                          "energyrig.instruments.sigrok.srfile:open_sr"),),
     program_fields=("sigrok_cli",),
+    flags=SIGROK_FLAGS,
 )

@@ -201,3 +201,37 @@ def test_charge_and_largest_current_do_not_depend_on_where_the_chunks_split() ->
 def test_plot_files_are_named_by_window() -> None:
     assert plot_name(Path("runs/x/session.ppk2"), 3, 8) == "session-w03.png"
     assert plot_name(Path("a.csv"), 7, 120) == "a-w007.png"
+
+
+def test_kept_samples_are_named_by_point_and_window_and_old_runs_still_read(
+        tmp_path: Path) -> None:
+    from energyrig.domain import Point, key_id
+    from energyrig.results.store.layout import CAPTURES, capture_dir_name, capture_path
+    from energyrig.results.store.write import RunWriter, delete_run
+
+    point = Point(op="aes-cbc-encrypt", board="nrf5340dk/nrf5340/cpuapp", key_bits=128,
+                  payload_bytes=64, rep=2)
+    name = capture_dir_name(point.key)
+    assert name == f"aes-cbc-encrypt-128b-64B-nrf5340dk_nrf5340_cpuapp-r2-{key_id(point.key)[:8]}"
+    assert capture_dir_name(point.key, 2) == f"{name}-a2"
+    current, voltage, trigger = _signals()
+    chunk = Chunk(0, T, current, voltage, trigger)
+    settings = WindowSettings(guard_s=GUARD, baseline_s=BASELINE)
+    windows = list(find_windows([chunk], settings))
+    with RunWriter.create(tmp_path / "run", fixture={}, keep_captures="all") as writer:
+        writer.write_point(point, windows, batch_n=10, captures={1: (chunk,), 2: (chunk,)})
+    kept = sorted(p.relative_to(tmp_path / "run" / CAPTURES).as_posix()
+                  for p in (tmp_path / "run" / CAPTURES).rglob("*.*"))
+    assert kept == [f"{name}/w0001.csv", f"{name}/w0001.npz", f"{name}/w0002.csv",
+                    f"{name}/w0002.npz"]
+    assert capture_path(tmp_path / "run", point.key, 2) == tmp_path / "run" / CAPTURES / name / "w0002.csv"
+    # a run kept before: hash-named folders, window-NNNN files; still found, still deleted
+    old = tmp_path / "run" / CAPTURES / key_id(point.key) / "window-0003.csv"
+    old.parent.mkdir()
+    old.write_text("time_s\n", encoding="utf-8")
+    assert capture_path(tmp_path / "run", point.key, 3) == old
+    delete_run(tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+    # analysing a kept capture names the plot by its point
+    assert plot_name(tmp_path / "run" / CAPTURES / name / "w0002.csv", 1, 1) == \
+        f"{name}-w0002-w01.png"

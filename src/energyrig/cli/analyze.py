@@ -153,8 +153,13 @@ CSV_FLOATS = "%.9g"
 def plot_name(capture: Path, number: int, count: int) -> str:
     """The file ``--plot`` draws window ``number`` of ``count`` into: ``CAPTURE-wNN.png``,
     the number padded to the digits of ``count`` (at least 2), so the files sort as the
-    windows do."""
-    return f"{capture.stem}-w{number:0{max(2, len(str(count)))}d}.png"
+    windows do; a run's kept samples (``captures/<point>/w0003.csv``) by their point too:
+    ``<point>-w0003-w01.png``."""
+    from energyrig.results.store.layout import CAPTURES  # pyarrow: not at the CLI's start
+
+    stem = (f"{capture.parent.name}-{capture.stem}" if capture.parent.parent.name == CAPTURES
+            else capture.stem)
+    return f"{stem}-w{number:0{max(2, len(str(count)))}d}.png"
 
 
 #: What to check when most windows carry a flag, by flag.

@@ -224,7 +224,8 @@ def test_kept_samples_are_named_by_point_and_window_and_old_runs_still_read(
                   for p in (tmp_path / "run" / CAPTURES).rglob("*.*"))
     assert kept == [f"{name}/w0001.csv", f"{name}/w0001.npz", f"{name}/w0002.csv",
                     f"{name}/w0002.npz"]
-    assert capture_path(tmp_path / "run", point.key, 2) == tmp_path / "run" / CAPTURES / name / "w0002.csv"
+    assert capture_path(tmp_path / "run", point.key, 2) == \
+        tmp_path / "run" / CAPTURES / name / "w0002.csv"
     # a run kept before: hash-named folders, window-NNNN files; still found, still deleted
     old = tmp_path / "run" / CAPTURES / key_id(point.key) / "window-0003.csv"
     old.parent.mkdir()

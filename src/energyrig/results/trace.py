@@ -167,6 +167,30 @@ def _panels(trace: Trace) -> list[tuple[float, float]]:
     return [window, (max(base_lo - margin, window[1]), base_hi + margin)]
 
 
+def _mark(ax: Any, trace: Trace) -> None:
+    """Shade the baseline span, the guard and the window and draw the two edges on ``ax``
+    (ms from the rising edge), labelled for the legend."""
+    t0 = trace.start_s
+    ax.axvspan(*((np.array(trace.baseline_s) - t0) * 1e3), color="#2ca02c", alpha=0.18,
+               label="baseline span")
+    ax.axvspan(*((np.array(trace.guard_s) - t0) * 1e3), color="#999999", alpha=0.18,
+               hatch="//", label="guard")
+    ax.axvspan(0.0, (trace.end_s - t0) * 1e3, color="#d62728", alpha=0.06, label="window")
+    for x, edge in ((trace.start_s, "rising edge"), (trace.end_s, "falling edge")):
+        ax.axvline((x - t0) * 1e3, color="#d62728", lw=1.0,
+                   ls="-" if edge == "rising edge" else "--", label=edge)
+    ax.grid(alpha=0.3)
+
+
+def _break(ax: Any, side: str) -> None:
+    """The break of a broken time axis on ``side`` (``left``/``right``) of ``ax``: no spine,
+    two slanted marks."""
+    ax.spines[side].set_visible(False)
+    ax.plot([1 if side == "right" else 0] * 2, [0, 1], transform=ax.transAxes,
+            marker=[(-1, -1.5), (1, 1.5)], markersize=8, linestyle="none", color="k",
+            mec="k", mew=1, clip_on=False)
+
+
 def plot_trace(trace: Trace, path: str | Path,
                figures: Mapping[str, float | int | str] | None = None) -> Path:
     """Draw ``trace`` (current, and voltage and trigger when it has them, against time from
@@ -207,29 +231,12 @@ def plot_trace(trace: Trace, path: str | Path,
                 ax.step(ms, values, where="mid", lw=0.9, color="#555555")
                 ax.set_ylim(-0.2, 1.2)
                 ax.set_yticks([0, 1])
-            ax.axvspan(*((np.array(trace.baseline_s) - t0) * 1e3), color="#2ca02c",
-                       alpha=0.18, label="baseline span")
-            ax.axvspan(*((np.array(trace.guard_s) - t0) * 1e3), color="#999999", alpha=0.18,
-                       hatch="//", label="guard")
-            ax.axvspan((trace.start_s - t0) * 1e3, (trace.end_s - t0) * 1e3,
-                       color="#d62728", alpha=0.06, label="window")
-            for x, edge in ((trace.start_s, "rising edge"), (trace.end_s, "falling edge")):
-                ax.axvline((x - t0) * 1e3, color="#d62728", lw=1.0,
-                           ls="-" if edge == "rising edge" else "--", label=edge)
+            _mark(ax, trace)
             ax.set_xlim((lo - t0) * 1e3, (hi - t0) * 1e3)
-            ax.grid(alpha=0.3)
-            if c == 0:
-                ax.set_ylabel(f"{name} ({label})" if unit else name, fontsize=8)
-            else:
-                ax.tick_params(labelleft=False)
-            if r < len(lanes) - 1:
-                ax.tick_params(labelbottom=False)
-            if len(spans) > 1:  # the break in the time axis
-                for side in (("right",) if c == 0 else ("left",)):
-                    ax.spines[side].set_visible(False)
-                marks = dict(marker=[(-1, -1.5), (1, 1.5)], markersize=8, linestyle="none",
-                             color="k", mec="k", mew=1, clip_on=False)
-                ax.plot([1 if c == 0 else 0] * 2, [0, 1], transform=ax.transAxes, **marks)
+            ax.set_ylabel((f"{name} ({label})" if unit else name) if c == 0 else "", fontsize=8)
+            ax.tick_params(labelleft=c == 0, labelbottom=r == len(lanes) - 1)
+            if len(spans) > 1:
+                _break(ax, "right" if c == 0 else "left")
         for c in range(1, len(spans)):
             axes[r][c].sharey(axes[r][0])
     fig.supxlabel("time from the rising edge (ms)", fontsize=9)

@@ -236,3 +236,19 @@ def test_kept_samples_are_named_by_point_and_window_and_old_runs_still_read(
     # analysing a kept capture names the plot by its point
     assert plot_name(tmp_path / "run" / CAPTURES / name / "w0002.csv", 1, 1) == \
         f"{name}-w0002-w01.png"
+
+
+def test_without_max_current_the_file_is_read_once_and_only_the_maximum_is_unknown(
+        capture: Path) -> None:
+    from energyrig.instruments.fileopts import CaptureOptions
+    from energyrig.rig.analysis import analyze_file
+
+    settings = WindowSettings(guard_s=GUARD, baseline_s=BASELINE)
+    full = analyze_file(capture, CaptureOptions(), settings, 10)
+    quick = analyze_file(capture, CaptureOptions(), settings, 10, max_current=False)
+    for k in range(len(WINDOWS)):
+        row, lean = full.row(k), quick.row(k)
+        assert math.isnan(float(lean.pop("max_current_a")))
+        assert row.pop("max_current_a") == pytest.approx(_expected(10)[k]["max_current_a"],
+                                                        rel=6e-9)
+        assert lean == row

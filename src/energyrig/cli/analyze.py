@@ -350,7 +350,9 @@ def register(app: typer.Typer) -> None:
                 console.print(f"[yellow]warning: {cal.problem()}[/]")
             correction = CurrentCorrection.of(cal)
         with console.status(f"analysing {capture}", spinner="dots"):
-            result = analyze_file(capture, options, settings, batch, correction)
+            # the largest currents only for the rows that show them (one more pass)
+            result = analyze_file(capture, options, settings, batch, correction,
+                                  max_current=csv is not None or bool(plot))
         numbers = _plot_numbers(plot or [], result)
         pngs = {n: plot_dir / plot_name(capture, n, len(result.windows)) for n in numbers}
         check_outputs([(path, "--plot") for png in pngs.values()

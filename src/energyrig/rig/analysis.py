@@ -212,14 +212,17 @@ def file_chunks(path: str | Path, options: CaptureOptions | None = None
 
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,
                  settings: WindowSettings | None = None, batch_n: int | None = None,
-                 correction: CurrentCorrection | None = None) -> Analysis:
+                 correction: CurrentCorrection | None = None, max_current: bool = True
+                 ) -> Analysis:
     """Open a capture file, find its windows and integrate them.
 
     The trigger is chosen by channel name in ``options``; a reader that moves it to a
     particular logic bit says so in ``capture.trigger_bit``, which then overrides
     ``settings.trigger_bit``. ``correction`` (a calibration's) is applied to the samples as
     they stream and its window overhead to each window, as the point pipeline does; each
-    window records it (``corrections``) and carries its flags.
+    window records it (``corrections``) and carries its flags. Each window's charge and
+    baseline current come with the integration; its largest current takes one more pass over
+    the file, left out (NaN) with ``max_current`` False.
 
     Raises
     ------
@@ -252,12 +255,13 @@ def analyze_file(path: str | Path, options: CaptureOptions | None = None,
         found = windows_stream_flags(file_chunks(path, options)[1], windows, settings)
         windows = tuple(replace(w, flags=(*w.flags, *f)) if f else w
                         for w, f in zip(windows, found, strict=True))
-    # And once more for each window's largest current (of the samples its energy had).
-    again = file_chunks(path, options)[1]
-    tops = windows_max_current(again if correction is None else correction.chunks(again),
-                               windows)
-    currents = tuple(replace(c, max_current_a=float(top))
-                     for c, top in zip(finder.currents, tops, strict=True))
+    currents = tuple(finder.currents)
+    if max_current:  # once more for each window's largest current (of its energy's samples)
+        again = file_chunks(path, options)[1]
+        tops = windows_max_current(again if correction is None else correction.chunks(again),
+                                   windows)
+        currents = tuple(replace(c, max_current_a=float(top))
+                         for c, top in zip(currents, tops, strict=True))
     log.info("%s: %d windows", capture.source, len(windows))
     return Analysis(capture.source, windows, tuple(finder.glitches), tuple(finder.unpaired),
                     batch_n, currents)

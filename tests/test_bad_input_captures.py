@@ -126,7 +126,7 @@ def test_an_existing_output_file_is_replaced_only_with_force(
     _refused(rig, ["analyze", capture, "--csv", table], f"{table}: --csv: the file exists",
              "--force")
     assert table.read_text(encoding="utf-8") == "mine\n"
-    data = capture.with_name("cap-window-1.json")
+    data = capture.with_name("cap-w01.json")
     data.write_text("mine\n", encoding="utf-8")
     _refused(rig, ["analyze", capture, "--csv", "new.csv", "--plot", "1", "--plot-dir", "."],
              f"{data.name}: --plot: the file exists")
@@ -134,7 +134,7 @@ def test_an_existing_output_file_is_replaced_only_with_force(
     assert not capture.with_name("new.csv").exists(), "refused, yet the --csv file was written"
     code, _, err = rig(["analyze", capture, "--csv", table, "--force"])
     assert code == 0, err
-    assert table.read_text(encoding="utf-8").startswith("start_s,")
+    assert table.read_text(encoding="utf-8").startswith("window,start_s,")
 
 
 def test_the_json_output_is_not_appended_to_the_capture(capture: Path) -> None:

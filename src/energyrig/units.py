@@ -69,6 +69,13 @@ def format_si(value: float | None, unit: str, digits: int = 3, missing: str = MI
     return f"{value / 10.0 ** exponent:.{digits}g} {prefix}{unit}"
 
 
+def significant(value: float, digits: int) -> float:
+    """``value`` rounded to ``digits`` significant digits, so that it prints as it would be
+    typed: ``significant(0.018934999999999997, 9)`` → ``0.018935`` (NaN and ±inf as
+    they are)."""
+    return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+
+
 def in_unit(value: float, prefix: str) -> float:
     """An SI value in the unit with an SI ``prefix``: ``in_unit(0.0123, "m")`` → ``12.3``
     (s → ms, W → mW); ``prefix`` is one of :data:`SI_PREFIXES` (``"µ"``, ``"m"``, ...)."""

@@ -201,7 +201,7 @@ def test_plot_writes_the_trace_of_a_window_with_its_edges_guard_and_baseline(
                                       "--plot", "worst", "--plot-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     window = json.loads(result.stdout)["windows"][2]
-    png = tmp_path / f"{CAPTURE.stem}-window-3.png"
+    png = tmp_path / f"{CAPTURE.stem}-w03.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(png.with_suffix(".json").read_text())
     T = TRUTH["period_s"]
@@ -217,7 +217,7 @@ def test_plot_writes_the_trace_of_a_window_with_its_edges_guard_and_baseline(
     nets = [w["net_energy_j"] for w in json.loads(result.stdout)["windows"]]
     median = sorted(nets)[len(nets) // 2]  # no window is flagged: the worst is the furthest
     worst = max(range(len(nets)), key=lambda k: abs(nets[k] - median)) + 1
-    drawn = {int(p.stem.rsplit("-", 1)[1]) for p in tmp_path.glob("*.png")}
+    drawn = {int(p.stem.rsplit("-w", 1)[1]) for p in tmp_path.glob("*.png")}
     assert drawn == {3, 5, worst}
 
 

@@ -54,7 +54,7 @@ def test_run_prints_a_table_with_readable_units(tmp_path: Path) -> None:
                                       "--captures-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     kept = sorted(p.name for p in tmp_path.glob("*/*.csv"))
-    assert kept == ["window-0000.csv", "window-0001.csv"]
+    assert kept == ["w0000.csv", "w0001.csv"]
     for text in ("time per op", "energy per op (net of idle)", "nWh", "95 % CI",
                  "mean current", "charge per op (net)", "Ah)",
                  "cycles per op (firmware)", "net error vs truth", "flags"):

@@ -145,6 +145,23 @@ def _plot_numbers(values: list[str], result: Analysis) -> list[int]:
     return list(dict.fromkeys(numbers))
 
 
+#: How --csv prints a float: its :data:`~energyrig.rig.analysis.ROW_DIGITS` significant
+#: digits, as typed (``0.018935``).
+CSV_FLOATS = "%.9g"
+
+
+def plot_name(capture: Path, number: int, count: int) -> str:
+    """The file ``--plot`` draws window ``number`` of ``count`` into: ``CAPTURE-wNN.png``,
+    the number padded to the digits of ``count`` (at least 2), so the files sort as the
+    windows do; a run's kept samples (``captures/<point>/w0003.csv``) by their point too:
+    ``<point>-w0003-w01.png``."""
+    from energyrig.results.store.layout import CAPTURES  # pyarrow: not at the CLI's start
+
+    stem = (f"{capture.parent.name}-{capture.stem}" if capture.parent.parent.name == CAPTURES
+            else capture.stem)
+    return f"{stem}-w{number:0{max(2, len(str(count)))}d}.png"
+
+
 #: What to check when most windows carry a flag, by flag.
 _FLAG_HINTS = {
     "no_baseline": "no idle span of --baseline s ends --guard s before the edges: shorten "
@@ -221,7 +238,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
         csv: Optional[Path] = typer.Option(
             None, "--csv", dir_okay=False,
-            help="Also write one row per window to this CSV file (SI units; for a spreadsheet)."),
+            help="Also write one row per window to this CSV file: window number, Δt, "
+                 "energy, net energy, baseline, charge, mean and max current (and per op "
+                 "with --batch); SI units named in the header (_s, _j, _w, _c, _a), 9 "
+                 "significant digits."),
         show_all: bool = typer.Option(
             False, "--all", help=f"List every window (default: at most {SHOWN}, the flagged "
                                  "ones and those furthest from the median)."),
@@ -272,11 +292,14 @@ def register(app: typer.Typer) -> None:
         plot: Optional[list[str]] = typer.Option(
             None, "--plot", metavar="N[,N...]|worst",
             help="Draw window N (as numbered in the table; 'worst': the first the table "
-                 "lists as worst) as a PNG of current against time with its edges, guard and "
-                 "baseline span marked, and its data as JSON beside it. Repeatable."),
+                 "lists as worst) as a PNG: current (and voltage) against time with the "
+                 "window centred, its edges, guard and baseline span marked, the trigger "
+                 "below, and its numbers (Δt, mean and max current, charge, energy, net "
+                 "energy, baseline) beside it; the JSON beside the PNG holds the window's "
+                 "--csv row. Repeatable."),
         plot_dir: Path = typer.Option(
             Path("."), "--plot-dir", file_okay=False,
-            help="Directory of the --plot files: CAPTURE's name-window-N.png (and .json)."),
+            help="Directory of the --plot files: CAPTURE's name-wNN.png (and .json)."),
         calibration: Optional[str] = typer.Option(
             None, "--calibration",
             help="Calibration to apply, as `rig run` does: 'latest' (the store's, for the one "
@@ -327,14 +350,16 @@ def register(app: typer.Typer) -> None:
                 console.print(f"[yellow]warning: {cal.problem()}[/]")
             correction = CurrentCorrection.of(cal)
         with console.status(f"analysing {capture}", spinner="dots"):
-            result = analyze_file(capture, options, settings, batch, correction)
+            # the largest currents only for the rows that show them (one more pass)
+            result = analyze_file(capture, options, settings, batch, correction,
+                                  max_current=csv is not None or bool(plot))
         numbers = _plot_numbers(plot or [], result)
-        pngs = {n: plot_dir / f"{capture.stem}-window-{n}.png" for n in numbers}
+        pngs = {n: plot_dir / plot_name(capture, n, len(result.windows)) for n in numbers}
         check_outputs([(path, "--plot") for png in pngs.values()
                        for path in (png, png.with_suffix(".json"))], inputs, force=force)
         if csv is not None:
             with writing(csv):
-                result.frame().to_csv(csv, index=False)
+                result.frame().to_csv(csv, index=False, float_format=CSV_FLOATS)
         for number, png in pngs.items():
             from energyrig.results.trace import plot_trace
             from energyrig.rig.analysis import trace_file
@@ -344,7 +369,7 @@ def register(app: typer.Typer) -> None:
                                correction, title)
             with writing(png):
                 plot_dir.mkdir(parents=True, exist_ok=True)
-                plot_trace(trace, png)
+                plot_trace(trace, png, figures=result.row(number - 1))
             console.print(f"window {number}: {png}")
         if as_json:
             typer.echo(json.dumps(result.as_json(), indent=1))

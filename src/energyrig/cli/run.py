@@ -211,7 +211,7 @@ def register(app: typer.Typer) -> None:
         keep_captures: str = typer.Option(
             "none", "--keep-captures", metavar="none|flagged|all",
             help="Keep the samples of each flagged window (or of all) as "
-                 "DIR/<point id>/window-N.csv (DIR: --captures-dir), for `rig analyze --plot`; "
+                 "DIR/<point>/wNNNN.csv (DIR: --captures-dir), for `rig analyze --plot`; "
                  "the same point measured again replaces them."),
         captures_dir: Path = typer.Option(
             Path("captures"), "--captures-dir", file_okay=False,
@@ -269,9 +269,10 @@ def register(app: typer.Typer) -> None:
                                        on_progress=progress,
                                        keep=keep_captures)  # type: ignore[arg-type]
         if result.captures:
+            from energyrig.results.store.layout import capture_dir_name
             from energyrig.results.store.write import write_captures
 
-            where = captures_dir / result.point.part_id
+            where = captures_dir / capture_dir_name(result.point.key)
             try:
                 write_captures(where, result.captures)
                 err.print(f"kept the samples of {len(result.captures)} windows in {where}")

@@ -38,6 +38,10 @@ inside it are bridged, see *Glitches*).
   ``baseline_w`` is NaN and the window is flagged ``no_baseline``.
 * **Net energy** ``net_energy_j = energy_j − baseline_w·duration_s``; mean power
   ``energy_j / duration_s``.
+* **Charge** (``WindowFinder(charge=True)``, :class:`WindowCurrent`) is the same integral of
+  ``i`` alone (the kernel run a second time with ``v ≡ 1 V``), and the baseline current the
+  same mean of ``i`` over the same span; :func:`windows_max_current` is the largest current
+  of the window's samples ``a..b``.
 
 Glitches
 --------
@@ -105,20 +109,44 @@ class UnpairedEdge:
     time_s: float
 
 
+@dataclass(frozen=True)
+class WindowCurrent:
+    """The current of one window, as the Power Profiler app shows a selection's (SI units).
+
+    Attributes
+    ----------
+    charge_c:
+        ∫ i dt over the window, the trapezoid of ``energy_j`` through the same samples, C.
+    baseline_a:
+        Mean current of the span ``baseline_w`` is the mean power of, A (NaN without one).
+    max_current_a:
+        The largest current of the window's samples, A (NaN: not computed).
+    """
+
+    charge_c: float
+    baseline_a: float
+    max_current_a: float = math.nan
+
+
 @dataclass
 class WindowFinder:
     """Streaming window finder: feed chunks in time order, then call :meth:`finish`.
 
     Windows are returned as soon as they are complete (the falling edge confirmed and the
     baseline known). Glitches and unpaired edges accumulate in :attr:`glitches` and
-    :attr:`unpaired`.
+    :attr:`unpaired`; with ``charge``, the :class:`WindowCurrent` of each window returned
+    (without its maximum) in :attr:`currents`, in the same order.
     """
 
     settings: WindowSettings = field(default_factory=WindowSettings)
     source: str = "capture"
+    charge: bool = False
     glitches: list[Glitch] = field(default_factory=list, init=False)
     unpaired: list[UnpairedEdge] = field(default_factory=list, init=False)
+    currents: list[WindowCurrent] = field(default_factory=list, init=False)
     _kernel: _energy.Integrator | None = field(default=None, init=False, repr=False)
+    # The same kernel fed v = 1 V: its "energy" is the charge (with ``charge``).
+    _amps: _energy.Integrator | None = field(default=None, init=False, repr=False)
     _period_s: float = field(default=0.0, init=False, repr=False)
     # Guard and baseline span in samples; the lost samples [start, end) not yet behind
     # every window that could still need them (absolute indices, one row per gap).
@@ -132,8 +160,10 @@ class WindowFinder:
         pulse, guard, base = self.settings.in_samples(period_s)
         self._period_s = period_s
         self._guard_base = guard, base
-        self._kernel = _energy.Integrator(period_s, self.settings.trigger_bit,
-                                          self.settings.active_high, pulse, guard, base)
+        args = (period_s, self.settings.trigger_bit, self.settings.active_high, pulse, guard,
+                base)
+        self._kernel = _energy.Integrator(*args)
+        self._amps = _energy.Integrator(*args) if self.charge else None
         return self._kernel
 
     def feed(self, chunk: Chunk) -> list[Window]:
@@ -161,28 +191,37 @@ class WindowFinder:
             self._lost = np.concatenate((self._lost, np.stack((end - chunk.gaps[:, 1], end),
                                                               axis=1)))
         events: list[tuple] = []
+        amps: list[tuple] = []
         for seg, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
             if hi <= lo:
                 continue
+            part = (logic[lo:hi], None if saturated is None else saturated[lo:hi],
+                    chunk.start_index + lo + lost_before[seg])
             try:
                 events += kernel.feed(
-                    current[lo:hi],
-                    voltage if isinstance(voltage, float) else voltage[lo:hi],
-                    logic[lo:hi],
-                    None if saturated is None else saturated[lo:hi],
-                    chunk.start_index + lo + lost_before[seg])
+                    current[lo:hi], voltage if isinstance(voltage, float) else voltage[lo:hi],
+                    *part)
+                if self._amps is not None:
+                    amps += self._amps.feed(current[lo:hi], 1.0, *part)
             except ValueError as exc:  # overlapping chunks, arrays of different lengths
                 raise CaptureError(self.source, f"bad chunk at sample {chunk.start_index}: "
                                                 f"{exc}") from exc
-        return self._windows(events)
+        return self._windows(events, amps)
+
+    def _charges(self, amps: list[tuple]) -> None:
+        """Note the :class:`WindowCurrent` of the window events of the v = 1 V kernel."""
+        self.currents += [WindowCurrent(charge_c=ev[4], baseline_a=ev[5])
+                          for ev in amps if ev[0] == _EV_WINDOW]
 
     def finish(self) -> list[Window]:
         """Close the capture; return the windows completed by its end."""
         if self._kernel is None:
             return []
-        return self._windows(self._kernel.finish())
+        return self._windows(self._kernel.finish(),
+                             [] if self._amps is None else self._amps.finish())
 
-    def _windows(self, events: list[tuple]) -> list[Window]:
+    def _windows(self, events: list[tuple], amps: list[tuple]) -> list[Window]:
+        self._charges(amps)
         out: list[Window] = []
         T = self._period_s
         for ev in events:
@@ -276,6 +315,36 @@ def windows_stream_flags(chunks: Iterable[Chunk], windows: Sequence[Window],
             floor[near] += _count(index, chunk.at_floor, b_lo[near], b_hi[near])
     return [tuple(name for name, on in ((CORRUPT, c > 0), (BASELINE_CLIPPED, n > 0 and f > n / 2))
                   if on) for c, f, n in zip(corrupt, floor, span)]
+
+
+def windows_max_current(chunks: Iterable[Chunk], windows: Sequence[Window]
+                        ) -> npt.NDArray[np.float64]:
+    """The largest current of each of ``windows``' samples (``a..b``,
+    :meth:`~energyrig.domain.Window.sample_range`), A, in one pass over the chunks of the
+    capture they were found in (bounded memory; NaN for a window none of whose samples
+    came). Vectorised over the windows per chunk."""
+    out = np.full(len(windows), -np.inf)
+    first = last = None
+    for chunk in chunks:
+        if not len(chunk) or not len(windows):
+            continue
+        if first is None:
+            first, last = np.array([w.sample_range(chunk.period_s) for w in windows],
+                                   dtype=np.int64).reshape(-1, 2).T
+        index = chunk.indices()
+        near = np.flatnonzero((first <= index[-1]) & (last >= index[0]))
+        if not near.size:
+            continue
+        lo = np.searchsorted(index, first[near])
+        hi = np.searchsorted(index, last[near] + 1)
+        keep = hi > lo
+        # The windows do not overlap: [lo, hi) in turn is one ascending list, and every
+        # other reduction is over a window's samples (-inf ends the last one).
+        current = np.append(np.asarray(chunk.current_a, dtype=np.float64), -np.inf)
+        tops = np.maximum.reduceat(current, np.stack((lo[keep], hi[keep]), axis=1).ravel())
+        np.maximum.at(out, near[keep], tops[::2])
+    out[np.isneginf(out)] = np.nan
+    return out
 
 
 def _count(index: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None,

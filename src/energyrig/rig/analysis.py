@@ -2,12 +2,14 @@
 
 >>> from energyrig.rig.analysis import analyze_file
 >>> result = analyze_file("tests/data/synthetic-capture.csv", batch_n=1000)
->>> result.frame()          # one row per window, SI units (pandas)
+>>> result.frame()          # one row per window, SI units (pandas): what --csv writes
+>>> result.row(2)           # window 3's row: what --plot 3 writes beside its PNG
 >>> result.summary()        # count, mean, median, std, 95 % CI per figure
 """
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -17,15 +19,17 @@ import pandas as pd
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Capture, Chunk, plausible_chunks
-from energyrig.domain import Window, WindowSettings, finite_or_none, windows_frame
+from energyrig.domain import (Window, WindowSettings, finite_or_none, join_flags,
+                              windows_frame)
 from energyrig.energy.figures import take_out_overhead
-from energyrig.energy.windows import (Glitch, UnpairedEdge, WindowFinder, find_windows,
-                                      windows_stream_flags)
+from energyrig.energy.windows import (Glitch, UnpairedEdge, WindowCurrent, WindowFinder,
+                                      find_windows, windows_max_current, windows_stream_flags)
 from energyrig.errors import CaptureError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 from energyrig.results.stats import describe_finite
 from energyrig.results.trace import Trace, window_trace
+from energyrig.units import significant
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,17 @@ JSON_FIELDS = ("start_s", "end_s", "duration_s", "samples", "energy_j", "baselin
 FIGURES = ("energy_j", "net_energy_j", "duration_s", "mean_power_w")
 PER_OP_FIGURES = {"energy_j": "energy_per_op_j", "net_energy_j": "net_energy_per_op_j",
                   "duration_s": "time_per_op_s"}
+#: The columns of a window's row (:meth:`Analysis.row`, ``--csv``, ``--plot``'s JSON), SI
+#: units named by their suffix; with ``batch_n`` followed by :data:`PER_OP_COLUMNS`.
+ROW_COLUMNS = ("window", "start_s", "end_s", "duration_s", "samples", "energy_j",
+               "net_energy_j", "baseline_w", "mean_power_w", "edge_error_j", "charge_c",
+               "mean_current_a", "max_current_a", "baseline_a", "lost_samples", "flags")
+#: The per-op columns of a row with ``batch_n``: the window's figure / ``batch_n``.
+PER_OP_COLUMNS = {**{col: name for name, col in PER_OP_FIGURES.items()},
+                  "charge_per_op_c": "charge_c"}
+#: Significant digits of a row's floats: what a float64 sum of samples carries, and short
+#: enough to print as typed (``0.018935``, not ``0.018934999999999997``).
+ROW_DIGITS = 9
 
 
 @dataclass(frozen=True)
@@ -47,10 +62,40 @@ class Analysis:
     glitches: tuple[Glitch, ...]
     unpaired: tuple[UnpairedEdge, ...]
     batch_n: int | None = None
+    #: The current of each window (:class:`~energyrig.energy.windows.WindowCurrent`); empty:
+    #: not computed (NaN in the rows).
+    currents: tuple[WindowCurrent, ...] = ()
+
+    def row(self, k: int) -> dict[str, float | int | str]:
+        """The figures of window ``k`` (0-based; ``window`` numbers it from 1), the numbers
+        the Power Profiler app shows for a selection: Δt (``duration_s``), energy, net
+        energy, baseline, charge, mean and max current, and per op with ``batch_n``
+        (:data:`ROW_COLUMNS`, :data:`PER_OP_COLUMNS`). SI units; floats rounded to
+        :data:`ROW_DIGITS` significant digits (NaN: unknown); flags joined by ``,`` as in
+        ``windows.parquet``. ``charge_c`` and ``mean_current_a`` are of the window between
+        its edges (``charge_c / (end_s − start_s)``): a calibrated window overhead is taken
+        out of time and energy only. --csv writes these rows, --plot the same beside its PNG.
+        """
+        w = self.windows[k]
+        cur = self.currents[k] if self.currents else WindowCurrent(math.nan, math.nan)
+        row: dict[str, float | int | str] = {
+            "window": k + 1, "start_s": w.start_s, "end_s": w.end_s,
+            "duration_s": w.duration_s, "samples": w.samples, "energy_j": w.energy_j,
+            "net_energy_j": w.net_energy_j, "baseline_w": w.baseline_w,
+            "mean_power_w": w.mean_power_w, "edge_error_j": w.edge_error_j,
+            "charge_c": cur.charge_c, "mean_current_a": cur.charge_c / (w.end_s - w.start_s),
+            "max_current_a": cur.max_current_a, "baseline_a": cur.baseline_a,
+            "lost_samples": w.lost_samples, "flags": join_flags(w.flags)}
+        if self.batch_n is not None:
+            row.update({col: float(row[name]) / self.batch_n
+                        for col, name in PER_OP_COLUMNS.items()})
+        return {name: significant(value, ROW_DIGITS) if isinstance(value, float) else value
+                for name, value in row.items()}
 
     def frame(self) -> pd.DataFrame:
-        """One row per window (SI units; flags joined by ``,`` as in ``windows.parquet``)."""
-        return windows_frame(self.windows, 1)[[*JSON_FIELDS, "lost_samples"]]
+        """One :meth:`row` per window, in time order (what ``--csv`` writes)."""
+        columns = [*ROW_COLUMNS, *(PER_OP_COLUMNS if self.batch_n is not None else ())]
+        return pd.DataFrame([self.row(k) for k in range(len(self.windows))], columns=columns)
 
     def summary(self) -> dict[str, object]:
         """Count, flagged count, and describe() of each figure (NaN values left out);
@@ -167,14 +212,17 @@ def file_chunks(path: str | Path, options: CaptureOptions | None = None
 
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,
                  settings: WindowSettings | None = None, batch_n: int | None = None,
-                 correction: CurrentCorrection | None = None) -> Analysis:
+                 correction: CurrentCorrection | None = None, max_current: bool = True
+                 ) -> Analysis:
     """Open a capture file, find its windows and integrate them.
 
     The trigger is chosen by channel name in ``options``; a reader that moves it to a
     particular logic bit says so in ``capture.trigger_bit``, which then overrides
     ``settings.trigger_bit``. ``correction`` (a calibration's) is applied to the samples as
     they stream and its window overhead to each window, as the point pipeline does; each
-    window records it (``corrections``) and carries its flags.
+    window records it (``corrections``) and carries its flags. Each window's charge and
+    baseline current come with the integration; its largest current takes one more pass over
+    the file, left out (NaN) with ``max_current`` False.
 
     Raises
     ------
@@ -185,7 +233,7 @@ def analyze_file(path: str | Path, options: CaptureOptions | None = None,
     capture, stream = file_chunks(path, options)
     settings = settings or WindowSettings()
     settings = replace(settings, trigger_bit=getattr(capture, "trigger_bit", settings.trigger_bit))
-    finder = WindowFinder(settings, source=capture.source)
+    finder = WindowFinder(settings, source=capture.source, charge=True)
     watch = _Watch()
     chunks = watch(stream)
     if correction is None:
@@ -207,9 +255,16 @@ def analyze_file(path: str | Path, options: CaptureOptions | None = None,
         found = windows_stream_flags(file_chunks(path, options)[1], windows, settings)
         windows = tuple(replace(w, flags=(*w.flags, *f)) if f else w
                         for w, f in zip(windows, found, strict=True))
+    currents = tuple(finder.currents)
+    if max_current:  # once more for each window's largest current (of its energy's samples)
+        again = file_chunks(path, options)[1]
+        tops = windows_max_current(again if correction is None else correction.chunks(again),
+                                   windows)
+        currents = tuple(replace(c, max_current_a=float(top))
+                         for c, top in zip(currents, tops, strict=True))
     log.info("%s: %d windows", capture.source, len(windows))
     return Analysis(capture.source, windows, tuple(finder.glitches), tuple(finder.unpaired),
-                    batch_n)
+                    batch_n, currents)
 
 
 def trace_file(path: str | Path, window: Window, options: CaptureOptions | None = None,

@@ -2,7 +2,7 @@
 and libraries of today, from the samples a run kept (``rig sweep --keep-captures all``), and
 set beside the figures the run stored.
 
-A window is recomputed from ``captures/<point>/window-NNNN.npz``, the corrected samples
+A window is recomputed from ``captures/<point>/wNNNN.npz``, the corrected samples
 around it exactly as the energy math had them (:func:`energyrig.capture.save_chunks`), with
 the functions the point pipeline uses (:func:`~energyrig.energy.windows.find_windows`, its
 longest window, :func:`~energyrig.energy.figures.window_figures`) and what the manifest
@@ -267,7 +267,7 @@ def reanalyze(run_dir: str | Path, *, tolerance: float = TOLERANCE) -> Reanalysi
         n_points += 1
     if not n_windows:
         raise RunError(run.path, "no window's exact samples were kept "
-                                 "(captures/<point>/window-NNNN.npz): sweep with "
+                                 "(captures/<point>/wNNNN.npz): sweep with "
                                  "--keep-captures all to reanalyse a run")
     result = Reanalysis(figures=pd.DataFrame(rows), windows=n_windows, points=n_points,
                         windows_without_samples=missing, points_incomplete=incomplete,

@@ -628,7 +628,7 @@ def test_the_report_links_the_traces_of_flagged_and_extreme_kept_windows(
     section = page[page.index("<h2 id='traces'>"):]
     links = re.findall(r"<a href='([^']+)'>trace</a>", section)
     # window 1 flagged, 2 the most net energy, 3 the least; 0 and 4 are neither
-    assert [re.search(r"-(\d{4})\.png$", link)[1] for link in links] == ["0001", "0002", "0003"]
+    assert [re.search(r"/w(\d{4})\.png$", link)[1] for link in links] == ["0001", "0002", "0003"]
     assert "flagged glitch<" in section and "most net energy" in section
     for link, k in zip(links, (1, 2, 3), strict=True):
         data = json.loads((tmp_path / "report" / link).with_suffix(".json").read_text())

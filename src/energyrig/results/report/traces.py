@@ -3,8 +3,10 @@ sweep kept (``rig sweep --keep-captures``).
 
 For every point: its flagged windows and its windows of least and most net energy, when
 their samples were kept (:func:`energyrig.results.store.layout.capture_path`), each drawn by
-:func:`energyrig.results.trace.plot_trace` into ``traces/`` beside the page (PNG and its
-JSON), and listed with links in a section of their own (:func:`traces_html`).
+:func:`energyrig.results.trace.plot_trace` into ``traces/<point>/wNNNN.png`` beside the page
+(the folder and window named as the kept samples are,
+:func:`~energyrig.results.store.layout.capture_dir_name`; PNG and its JSON), and listed with
+links in a section of their own (:func:`traces_html`).
 """
 from __future__ import annotations
 
@@ -20,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from energyrig.capture import CSV_COLUMNS, Chunk
-from energyrig.domain import Window, WindowSettings, key_id, window_problems
+from energyrig.domain import Window, WindowSettings, window_problems
 from energyrig.results.report.tables import by_factor
-from energyrig.results.store.layout import capture_path
+from energyrig.results.store.layout import capture_dir_name, capture_name, capture_path
 from energyrig.results.store.read import Run
 from energyrig.results.trace import plot_trace, window_trace
 
@@ -112,7 +114,8 @@ def draw_traces(run: Run, out_dir: Path) -> list[TraceLink]:
                             baseline_w=float(row.baseline_w),
                             flags=tuple(f for f in str(row.flags).split(",") if f))
             label = _label(row)
-            png = f"{TRACES}/{key_id(row.point_key)}-{attempt}-{int(row.window):04d}.png"
+            png = (f"{TRACES}/{capture_dir_name(row.point_key, int(attempt))}/"
+                   f"{Path(capture_name(int(row.window))).stem}.png")
             try:
                 trace = window_trace([_chunk(path)], window,
                                      _settings(run.manifest, row.board),
@@ -120,7 +123,7 @@ def draw_traces(run: Run, out_dir: Path) -> list[TraceLink]:
             except (OSError, ValueError, KeyError, pd.errors.ParserError) as exc:
                 log.warning("%s: not drawn: %s", path, exc)
                 continue
-            (out_dir / TRACES).mkdir(exist_ok=True)
+            (out_dir / png).parent.mkdir(parents=True, exist_ok=True)
             plot_trace(trace, out_dir / png)
             links.append(TraceLink(label, int(row.window), why, png))
     return links

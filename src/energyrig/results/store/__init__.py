@@ -13,9 +13,10 @@ Layout of ``RUN_DIR``::
     points.parquet/      one row per point: status, counts, mean/median/std/95 % CI per op
     segments.json        the segment index: every segment of the two tables, its rows and SHA-256
     parts/<id>/          one finished point not yet consolidated (windows.parquet, point.parquet)
-    captures/<id>/       the samples kept of some of a point's windows (``--keep-captures``):
-                         window-0003.csv is window 3 of windows.parquet, in the rig's CSV
-                         layout (``rig analyze`` reads it), window-0003.npz the same
+    captures/<point>/    the samples kept of some of a point's windows (``--keep-captures``;
+                         the folder named by the point, ``layout.capture_dir_name``):
+                         w0003.csv is window 3 of windows.parquet, in the rig's CSV
+                         layout (``rig analyze`` reads it), w0003.npz the same
                          samples exactly (``rig reanalyze`` reads them); the policy is the
                          manifest's ``keep_captures``
     reanalysis/          what ``rig reanalyze`` wrote: its figures beside the stored ones

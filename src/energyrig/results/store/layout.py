@@ -50,11 +50,42 @@ def check_new_run_dir(path: Path) -> None:
                              "written only into a new or empty directory")
 
 
+def capture_dir_name(point_key: str, attempt: int = 1) -> str:
+    """The folder of a point's kept samples, named by the point: its op and the factors it
+    has (``128b``, a curve, ``64B``, a backend other than software, the board, ``64MHz``),
+    ``r<rep>``, then 8 hex digits of its key's hash so that no two points share a folder,
+    and ``-a<attempt>`` after the first attempt: ``sha256-64B-nrf52840dk-r0-1f0c2b3a``."""
+    f = dict(part.partition("=")[::2] for part in point_key.split("|"))
+    parts = [f.get("op", "")]
+    for name, unit in (("key_bits", "b"), ("curve", ""), ("payload_bytes", "B")):
+        if f.get(name):
+            parts.append(f"{f[name]}{unit}")
+    if f.get("backend") not in ("", None, "software"):
+        parts.append(f["backend"])
+    if f.get("board"):
+        parts.append(f["board"].replace("/", "_"))
+    if f.get("cpu_hz"):
+        parts.append(f"{int(f['cpu_hz']) / 1e6:g}MHz")
+    parts += [f"r{f.get('rep') or 0}", key_id(point_key)[:8]]
+    return "-".join(parts) + (f"-a{attempt}" if attempt > 1 else "")
+
+
+def capture_name(window: int) -> str:
+    """The kept samples' file of window ``window`` in its point's folder: ``w0003.csv``
+    (the exact samples: the same name with ``.npz``)."""
+    return f"w{window:04d}.csv"
+
+
 def capture_path(run_dir: str | Path, point_key: str, window: int, attempt: int = 1) -> Path:
     """Where the kept samples of window ``window`` (as numbered in ``windows.parquet``) of
-    a point's ``attempt`` are (the file exists only if they were kept)."""
-    name = key_id(point_key) + (f"-{attempt}" if attempt > 1 else "")
-    return Path(run_dir) / CAPTURES / name / f"window-{window:04d}.csv"
+    a point's ``attempt`` are (the file exists only if they were kept):
+    ``captures/<capture_dir_name>/w0003.csv``; in a run written before the folders were
+    named by point, the file of then (``captures/<key hash>[-attempt]/window-0003.csv``)
+    when only it exists."""
+    path = Path(run_dir) / CAPTURES / capture_dir_name(point_key, attempt) / capture_name(window)
+    old = (Path(run_dir) / CAPTURES / (key_id(point_key) + (f"-{attempt}" if attempt > 1 else ""))
+           / f"window-{window:04d}.csv")
+    return old if not path.exists() and old.exists() else path
 
 
 def listed(names: Sequence[str]) -> str:

@@ -54,7 +54,8 @@ from energyrig.results.store.layout import (
     WINDOW_SCHEMA,
     WINDOWS,
     RunError,
-    capture_path,
+    capture_dir_name,
+    capture_name,
     check_new_run_dir,
     foreign_entries,
     listed,
@@ -87,7 +88,7 @@ log = logging.getLogger(__name__)
 #: reanalyze`` writes. Segments are the ones ``segments.json`` names.
 _RUN_FILES = re.compile(r"""
     parts/[^/]+/(windows|points)\.parquet | parts/[^/]+/\.(windows|points)\.parquet\.tmp
-  | captures/[^/]+/window-\d{4}\.(csv|npz) | footprint/[^/]+\.json | (report|\.report-[^/]+)/.+
+  | captures/[^/]+/(w|window-)\d{4}\.(csv|npz) | footprint/[^/]+\.json | (report|\.report-[^/]+)/.+
   | reanalysis/(figures\.csv|summary\.json)
   | (windows|points)\.parquet/\.seg-\d{6}\.parquet\.tmp""", re.VERBOSE)
 
@@ -151,9 +152,10 @@ def delete_run(run_dir: Path) -> None:
 
 
 def write_captures(directory: Path, captures: Mapping[int, Sequence[Chunk]]) -> None:
-    """Write kept samples, window index → chunks, as ``directory/window-NNNN.csv``
-    (:func:`~energyrig.capture.write_csv`, for ``rig analyze`` and the report) and, exactly
-    as the energy math had them, ``window-NNNN.npz`` (:func:`~energyrig.capture.save_chunks`,
+    """Write kept samples, window index → chunks, as ``directory/wNNNN.csv``
+    (:func:`capture_name`; :func:`~energyrig.capture.write_csv`, for ``rig analyze`` and the
+    report) and, exactly as the energy math had them, ``wNNNN.npz``
+    (:func:`~energyrig.capture.save_chunks`,
     for ``rig reanalyze``): into a temporary directory beside it, renamed into place over
     what ``directory`` held (one point's captures, never merged with an earlier try's). On
     an error (OSError: a full disk) nothing is left behind."""
@@ -161,8 +163,8 @@ def write_captures(directory: Path, captures: Mapping[int, Sequence[Chunk]]) -> 
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=directory.parent))
     try:
         for window, chunks in sorted(captures.items()):
-            write_csv(chunks, tmp / f"window-{window:04d}.csv")
-            save_chunks(chunks, tmp / f"window-{window:04d}.npz")
+            write_csv(chunks, tmp / capture_name(window))
+            save_chunks(chunks, (tmp / capture_name(window)).with_suffix(".npz"))
         shutil.rmtree(directory, ignore_errors=True)
         os.rename(tmp, directory)
     except BaseException:
@@ -552,7 +554,8 @@ class RunWriter:
         replacing those an earlier unfinished try of the same attempt left (a crash before
         its point was stored): a point's captures are never duplicated."""
         try:
-            write_captures(capture_path(self.path, point.key, 0, attempt).parent, captures)
+            write_captures(self.path / CAPTURES / capture_dir_name(point.key, attempt),
+                           captures)
         except OSError as exc:
             log.warning("%s: the samples of point %s were not kept: %s (%s); its results "
                         "are stored", self.path, point.label, exc.strerror or exc,

@@ -344,8 +344,9 @@ def write_across(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     across = compare_runs(runs)
     out = (Path(out_dir) if out_dir is not None
            else Path("report-" + "-vs-".join(r.name for r in runs)))
-    for run in runs:
-        check_report_dir(out, run.path, force=force)
+    for run in runs:  # first that it is part of no run, then (once) that it holds no other files
+        check_report_dir(out, run.path, force=True)
+    check_report_dir(out, runs[0].path, force=force)
     with staged(out, runs[0].path) as tmp:
         (tmp / "report.html").write_text(across_html(across), encoding="utf-8")
         across.comparison.to_csv(tmp / "comparison.csv", index=False)

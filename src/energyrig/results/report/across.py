@@ -222,9 +222,12 @@ def _ratio(row: pd.Series, label: str) -> str:
     if ratio is None or pd.isna(ratio):
         return "–"
     low, high = row[f"ratio_ci_low@{label}"], row[f"ratio_ci_high@{label}"]
-    interval = (f"[{low:.4g}, {high:.4g}]" if math.isfinite(low) and math.isfinite(high)
-                else "[unbounded]")
-    return (f"×{ratio:.4g}\n{interval}"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"×{ratio:.3g}\n[unbounded]\nnot significant"
+    # the decimals that give the interval's half-width two significant digits (GUM 7.2.6)
+    half = (high - low) / 2
+    places = min(max(1 - math.floor(math.log10(half)), 0), 6) if half > 0 else 6
+    return (f"×{ratio:.{places}f}\n[{low:.{places}f}, {high:.{places}f}]"
             + ("\nsignificant" if _significant(row, label) else "\nnot significant"))
 
 

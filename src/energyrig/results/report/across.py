@@ -329,12 +329,8 @@ def write_across(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
                  force: bool = False) -> Path:
     """Write the comparison of several runs: ``report.html``, ``comparison.csv``
     (:attr:`Across.comparison`) and ``methods.md`` (each run's methods) in ``out_dir``
-    (by default ``report-<run>-vs-<run>...`` in the working directory).
-
-    Returns
-    -------
-    Path
-        The path of ``report.html``.
+    (by default ``report-<run>-vs-<run>...`` in the working directory), and return the
+    page's path. ``force``: as :func:`~energyrig.results.report.write_report`'s.
 
     Raises
     ------

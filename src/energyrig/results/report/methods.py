@@ -116,7 +116,8 @@ def _software(m: Mapping[str, Any]) -> str:
     return (f"The plan {plan.get('name') or NOT_RECORDED} was measured in an order randomised "
             f"with seed {NOT_RECORDED if seed is None else seed}, by energyrig "
             f"{sw.get('energyrig') or NOT_RECORDED} (git revision "
-            f"{sw.get('git_revision') or NOT_RECORDED}, Python {sw.get('python') or NOT_RECORDED}).")
+            f"{sw.get('git_revision') or NOT_RECORDED}, "
+            f"Python {sw.get('python') or NOT_RECORDED}).")
 
 
 def _budget(value: Any) -> list[Mapping[str, Any]]:

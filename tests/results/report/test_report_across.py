@@ -151,3 +151,10 @@ def test_the_comparison_never_goes_into_a_run(base: Path, tmp_path: Path) -> Non
     b = _copy(base, tmp_path / "tuesday", 1.1)
     with pytest.raises(OutputError, match="the run"):
         write_across([base, b], b / "points.parquet")
+
+
+def test_a_run_given_twice_is_refused(base: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_refused(["report", str(base), str(base), "--out", str(tmp_path / "cmp")],
+                   f"{base}: given twice", tmp_path, capsys, monkeypatch)

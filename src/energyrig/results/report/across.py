@@ -150,11 +150,14 @@ def compare_runs(runs: Sequence[Run], confidence: float = 0.95) -> Across:
     ValueError
         Fewer than two runs.
     RunError
-        A run shares no measured point with the first: naming it, the factors matched and
-        the ops each measured.
+        A run given twice, or one that shares no measured point with the first: naming it
+        (and the factors matched and the ops each measured).
     """
     if len(runs) < 2:
         raise ValueError("comparing runs needs two or more")
+    seen = [r.path.resolve() for r in runs]
+    if twice := next((r for r, p in zip(runs, seen, strict=True) if seen.count(p) > 1), None):
+        raise RunError(twice.path, "given twice: compare different runs")
     labels = run_labels(runs)
     apart = _apart(runs)
     matched = tuple(f for f in (*WORKLOAD_FACTORS, *BENCH_FACTORS) if f not in apart)

@@ -142,6 +142,27 @@ def _no_match(runs: Sequence[Run], k: int, matched: Sequence[str]) -> RunError:
                     "): compare runs of the same or overlapping plans")
 
 
+def _figures(summary: pd.Series, col: str, first: pd.Series | None, values: pd.Series,
+             confidence: float) -> dict[str, Any]:
+    """One run's figures of one workload's response ``col``: its mean and CI from its
+    ``summary`` and, given the ``first`` run's windows, the ratio to them of its windows'
+    ``values`` (NaN where a run has fewer than two windows)."""
+    row = {"mean": summary[f"{col}_mean"], "ci_low": summary[f"{col}_ci_low"],
+           "ci_high": summary[f"{col}_ci_high"], "n_windows": int(summary["n_windows"]),
+           "ratio": math.nan, "ratio_ci_low": math.nan, "ratio_ci_high": math.nan,
+           "significant": False}
+    if first is not None:
+        try:
+            r = ratio_of_means(first.to_numpy(dtype=float), values.to_numpy(dtype=float),
+                               confidence)
+        except ValueError as exc:
+            log.info("%s: no ratio: %s", col, exc)
+        else:
+            row.update(ratio=r.ratio, ratio_ci_low=r.ci_low, ratio_ci_high=r.ci_high,
+                       significant=r.significant)
+    return row
+
+
 def compare_runs(runs: Sequence[Run], confidence: float = 0.95) -> Across:
     """The points of ``runs`` matched and compared with the first (see the module).
 
@@ -162,41 +183,22 @@ def compare_runs(runs: Sequence[Run], confidence: float = 0.95) -> Across:
     apart = _apart(runs)
     matched = tuple(f for f in (*WORKLOAD_FACTORS, *BENCH_FACTORS) if f not in apart)
     windows = [_keyed(_estimate_windows(r), matched) for r in runs]
-    summaries = []
-    for run, win in zip(runs, windows, strict=True):
-        ok = run.points[run.points["status"] == "ok"]
-        kept = pd.concat(win.values()) if win else run.windows.iloc[:0]
-        summaries.append(_keyed(summarise_workloads(kept, ok), matched) if len(kept) else {})
-    rows = []
+    summaries = [_keyed(summarise_workloads(pd.concat(win.values()),
+                                            run.points[run.points["status"] == "ok"]),
+                        matched) if win else {}
+                 for run, win in zip(runs, windows, strict=True)]
     for k in range(1, len(runs)):
-        common = [key for key in summaries[0] if key in summaries[k]]
-        if not common:
+        if not summaries[0].keys() & summaries[k].keys():
             raise _no_match(runs, k, matched)
-    first = summaries[0]
-    for key in first:
+    rows = []
+    for key in summaries[0]:
         present = [k for k in range(len(runs)) if key in summaries[k]]
-        if len(present) < 2:
-            continue
-        for col, _ in METRICS:
-            ref = windows[0][key][col].to_numpy(dtype=float)
-            for k in present:
-                s = summaries[k][key].iloc[0]
-                row = {**dict(zip(matched, key, strict=True)), "metric": col,
-                       "run": labels[k], "mean": s[f"{col}_mean"],
-                       "ci_low": s[f"{col}_ci_low"], "ci_high": s[f"{col}_ci_high"],
-                       "n_windows": int(s["n_windows"]), "ratio": math.nan,
-                       "ratio_ci_low": math.nan, "ratio_ci_high": math.nan,
-                       "significant": False}
-                if k:
-                    try:
-                        r = ratio_of_means(ref, windows[k][key][col].to_numpy(dtype=float),
-                                           confidence)
-                    except ValueError as exc:
-                        log.info("%s, %s: no ratio: %s", labels[k], key, exc)
-                    else:
-                        row.update(ratio=r.ratio, ratio_ci_low=r.ci_low,
-                                   ratio_ci_high=r.ci_high, significant=r.significant)
-                rows.append(row)
+        if len(present) > 1:
+            rows += [{**dict(zip(matched, key, strict=True)), "metric": col, "run": labels[k],
+                      **_figures(summaries[k][key].iloc[0], col,
+                                 windows[0][key][col] if k else None,
+                                 windows[k][key][col], confidence)}
+                     for col, _ in METRICS for k in present]
     statuses = [_status(r, matched) for r in runs]
     planned = dict.fromkeys(key for st in statuses for key in st
                             if any(st.get(key) == "ok" for st in statuses))

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from support.bad_input import assert_refused, run_rig
+from support.browser import chromium, open_page
 from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.results import load
@@ -158,3 +159,26 @@ def test_a_run_given_twice_is_refused(base: Path, tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     assert_refused(["report", str(base), str(base), "--out", str(tmp_path / "cmp")],
                    f"{base}: given twice", tmp_path, capsys, monkeypatch)
+
+
+def test_the_comparison_page_works_in_a_browser_at_800_px(base: Path, tmp_path: Path) -> None:
+    b = _copy(base, tmp_path / "tuesday", 1.25)
+    c = _copy(base, tmp_path / "wednesday", 0.9)
+    page_path = write_across([base, b, c], tmp_path / "cmp")
+    with chromium() as browser:
+        page, errors = open_page(browser, page_path, 800)
+        width = page.evaluate("document.documentElement.clientWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        rights = page.evaluate("[...document.querySelectorAll('table')].map(t => "
+                               "(t.closest('.scroll') || t).getBoundingClientRect().right)")
+        assert rights and max(rights) <= width
+        # the first column, what differs, is in sight in every row of the energy table
+        energy = page.locator("table.sortable").nth(1)
+        cells = energy.evaluate("t => [...t.tBodies[0].rows].map(r => [r.cells[0].innerText,"
+                                " r.cells[0].getBoundingClientRect().right])")
+        assert all(text == "tuesday differs\nwednesday differs" and right <= width
+                   for text, right in cells), cells
+        heading = energy.locator("th", has_text="tuesday / monday")
+        heading.click()
+        assert errors == []
+        page.close()

@@ -17,7 +17,7 @@ from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.results import load
 from energyrig.results.outputs import OutputError
-from energyrig.results.report.across import compare_runs, write_across
+from energyrig.results.report.across import compare_runs, conditions_apart, write_across
 from energyrig.results.stats import ratio_of_means
 from energyrig.results.store.segments import sha256
 
@@ -182,3 +182,15 @@ def test_the_comparison_page_works_in_a_browser_at_800_px(base: Path, tmp_path: 
         heading.click()
         assert errors == []
         page.close()
+
+
+def test_a_firmware_change_between_the_runs_is_named(base: Path, tmp_path: Path) -> None:
+    b = Path(shutil.copytree(base, tmp_path / "after"))
+    manifest = json.loads((b / "manifest.json").read_text())
+    manifest["firmware"] |= {"build": "e95a423", "conditions": {"optimization": "-O2"}}
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    apart = conditions_apart(compare_runs([load(base), load(b)]))
+    assert apart == ["firmware build: monday not recorded, after e95a423",
+                     "optimization: monday not recorded, after -O2"]
+    assert conditions_apart(compare_runs([load(base), load(_copy(base, tmp_path / "x", 1))])
+                            ) == []

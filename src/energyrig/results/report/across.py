@@ -282,16 +282,35 @@ def _runs_html(across: Across) -> str:
             + "</table></div>")
 
 
-def _conditions_apart(across: Across) -> list[str]:
-    """What tells the runs apart besides their points: the bench factors and the firmware's
-    conditions whose values differ."""
+#: What the firmware's ``hello`` says of its build, compared between the runs.
+BUILD_FIELDS: tuple[str, ...] = ("firmware", "build", "toolchain", "crypto")
+
+
+def _facts(run: Run) -> dict[str, str]:
+    """What a run was measured with, beyond its points: the firmware's build (a lab run's
+    boards each), its conditions (``hello``) and the calibration record."""
+    fw = run.manifest.get("firmware") or {}
+    boards = fw.get("boards") or {"": fw}
+    facts = {}
+    for board, hello in boards.items():
+        where = f" ({board})" if board else ""
+        facts |= {f"firmware {k}{where}": str(hello[k]) for k in BUILD_FIELDS if k in hello}
+        facts |= {f"{k}{where}": str(v) for k, v in (hello.get("conditions") or {}).items()}
+    facts["calibration record"] = str((run.manifest.get("calibration") or {}).get("id")
+                                      or "none")
+    return facts
+
+
+def conditions_apart(across: Across) -> list[str]:
+    """What tells the runs apart besides their points: the bench factors (:attr:`Across
+    .apart`), then each firmware field, condition or calibration record whose values differ
+    (``not recorded`` where a run's manifest lacks it)."""
     lines = [f"{f}: " + ", ".join(f"{lb} {v}" for lb, v in zip(across.labels, levels,
                                                                strict=True))
              for f, levels in across.apart.items()]
-    conditions = [(((r.manifest.get("firmware") or {}).get("conditions")) or {})
-                  for r in across.runs]
-    for name in sorted({n for c in conditions for n in c}):
-        values = [str(c.get(name, "not recorded")) for c in conditions]
+    facts = [_facts(r) for r in across.runs]
+    for name in dict.fromkeys(n for f in facts for n in f):
+        values = [f.get(name, "not recorded") for f in facts]
         if len(set(values)) > 1:
             lines.append(f"{name}: " + ", ".join(f"{lb} {v}" for lb, v in
                                                  zip(across.labels, values, strict=True)))
@@ -304,10 +323,11 @@ def across_html(across: Across) -> str:
     run, and each run's methods paragraph."""
     title = " vs ".join(across.labels)
     parts = [f"<h1>energyrig: {html.escape(title)}</h1>", _runs_html(across)]
-    apart = _conditions_apart(across)
+    apart = conditions_apart(across)
     parts.append("<h2>What differs between the runs</h2>"
                  + ("<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in apart) + "</ul>"
-                    if apart else "<p>No bench factor or firmware condition differs.</p>"))
+                    if apart else "<p>No bench factor, firmware build or condition, or calibration "
+                                 "record differs.</p>"))
     parts.append(f"<p class='note'>Points are matched on {html.escape(', '.join(across.matched))}"
                  f". Each run's value is its mean with the 95 % CI; the ratio is to "
                  f"{html.escape(across.labels[0])}: {html.escape(RATIO_METHOD)}.</p>")

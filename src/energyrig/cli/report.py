@@ -1,4 +1,4 @@
-"""`rig report RUN_DIR [--out DIR]`: the HTML report of a run."""
+"""`rig report RUN_DIR... [--out DIR]`: the HTML report of a run, or several runs compared."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,14 +11,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def report(
-        run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory written by `rig sweep`.",
-                                       file_okay=False),
+        run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR...", file_okay=False,
+                                              help="A run directory written by `rig sweep`; "
+                                                   "several: their points compared with "
+                                                   "the first's."),
         out: Path | None = typer.Option(None, "--out", "-o", file_okay=False,
                                         help="Where to write report.html and its PNG "
-                                             "figures (default: RUN_DIR/report)."),
+                                             "figures (default: RUN_DIR/report; for "
+                                             "several runs report-RUN1-vs-RUN2... here)."),
         csv: bool = typer.Option(False, "--csv",
                                  help="Also write points.csv and windows.csv (one row per "
-                                      "point, per window) beside report.html."),
+                                      "point, per window) beside report.html; with "
+                                      "several runs comparison.csv is always written)."),
         force: bool = typer.Option(False, "--force",
                                    help="Replace an --out directory that holds files no "
                                         "report wrote (a previous report is replaced "
@@ -32,23 +36,38 @@ def register(app: typer.Typer) -> None:
         family's reference (AES-128, SHA-256, RSA-2048); paired comparisons; the
         allocation of variation of a 2^k design; failed and skipped points.
 
-        A run still being written is reported as far as it goes.
+        A run still being written is reported as far as it goes. Every report ends with
+        a methods paragraph (instrument, calibration, firmware, seed, software), also
+        written to methods.md.
+
+        Several runs: the points they share (matched by op, key size, payload, curve and,
+        unless it is what differs between the runs, board, backend and clock) side by side,
+        each run's ratio to the first with its 95 % CI (Fieller), the significant
+        differences flagged; comparison.csv holds the table.
 
         Examples: rig report runs/symmetric --out /tmp/report;
-        rig report runs/symmetric --csv (for a spreadsheet)
+        rig report runs/symmetric --csv (for a spreadsheet);
+        rig report runs/monday runs/tuesday --out /tmp/days
         """
         # pandas, statsmodels and matplotlib load only when a report is written
         from energyrig.results.report import write_report
+        from energyrig.results.report.across import write_across
         from energyrig.results.store.read import read_manifest
         from energyrig.results.versions import figure_changes
         from energyrig.rig.flags import FLAGS
 
-        if changes := figure_changes(read_manifest(run_dir)):
-            typer.echo(f"rig: warning: {run_dir} was measured with other versions of what "
-                       f"computes its figures ({'; '.join(changes)}): `rig reanalyze "
-                       f"{run_dir}` shows whether they move", err=True)
+        for run_dir in run_dirs:
+            if changes := figure_changes(read_manifest(run_dir)):
+                typer.echo(f"rig: warning: {run_dir} was measured with other versions of "
+                           f"what computes its figures ({'; '.join(changes)}): `rig "
+                           f"reanalyze {run_dir}` shows whether they move", err=True)
 
-        path = write_report(run_dir, out, flags=FLAGS, csv=csv, force=force)
+        if len(run_dirs) > 1:
+            path = write_across(run_dirs, out, force=force)
+            typer.echo(f"comparison written: {path} (table: "
+                       f"{path.with_name('comparison.csv')})")
+            return
+        path = write_report(run_dirs[0], out, flags=FLAGS, csv=csv, force=force)
         typer.echo(f"report written: {path}")
         if csv:
             typer.echo(f"tables written: {path.with_name('points.csv')}, "

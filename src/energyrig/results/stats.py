@@ -283,6 +283,73 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
         lower=lower, gain_pct=gain, gain_ci_low=g_lo, gain_ci_high=g_hi)
 
 
+#: How :func:`ratio_of_means` compares one run's point with another's, in the words the
+#: report prints.
+RATIO_METHOD = ("ratio of the means B / A of the windows' per-op values, with Fieller's "
+                "interval for two independent means (Welch–Satterthwaite degrees of freedom); "
+                "a difference is called only when that interval excludes 1")
+
+
+@dataclass(frozen=True)
+class RatioOfMeans:
+    """The ratio ``mean(b) / mean(a)`` of two independent samples and its interval
+    (:data:`RATIO_METHOD`). An interval that is not bounded (the mean of ``a`` is not
+    distinguishable from 0) is ``(-inf, inf)``.
+    """
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    n_a: int
+    n_b: int
+
+    @property
+    def significant(self) -> bool:
+        """True when the interval excludes 1: only then do ``a`` and ``b`` differ."""
+        return not (self.ci_low <= 1.0 <= self.ci_high)
+
+
+def ratio_of_means(a: npt.ArrayLike, b: npt.ArrayLike,
+                   confidence: float = 0.95) -> RatioOfMeans:
+    """``mean(b) / mean(a)`` with Fieller's interval (independent samples, unequal variances).
+
+    The bounds are the roots of ``(mb - r ma)^2 = t^2 (vb + r^2 va)`` (``va``, ``vb``: the
+    squared standard errors of the means), ``t`` the Student quantile at the
+    Welch–Satterthwaite degrees of freedom of ``mb - r ma`` at the estimate ``r``.
+
+    Parameters
+    ----------
+    a, b:
+        Per-op values (time in s, energy in J) of the same point in two runs; at least two
+        each, ``a``'s mean positive.
+    confidence:
+        Level of the interval.
+
+    Raises
+    ------
+    ValueError
+        Fewer than two values in a sample, or a mean of ``a`` that is not positive.
+    """
+    xa, xb = (np.asarray(x, dtype=np.float64) for x in (a, b))
+    if len(xa) < 2 or len(xb) < 2:
+        raise ValueError(f"a ratio of means needs two values or more in each sample "
+                         f"({len(xa)} and {len(xb)})")
+    ma, mb = float(xa.mean()), float(xb.mean())
+    if ma <= 0:
+        raise ValueError("the reference sample's mean must be positive to take a ratio")
+    va, vb = xa.var(ddof=1) / len(xa), xb.var(ddof=1) / len(xb)
+    r = mb / ma
+    spread = (vb ** 2 / (len(xb) - 1) + r ** 4 * va ** 2 / (len(xa) - 1))
+    dof = (vb + r * r * va) ** 2 / spread if spread > 0 else len(xa) + len(xb) - 2
+    t = float(stats.t.ppf(0.5 + confidence / 2, dof))
+    quad = ma * ma - t * t * va  # > 0: the mean of a is distinguishable from 0
+    if quad <= 0:
+        return RatioOfMeans(r, -math.inf, math.inf, len(xa), len(xb))
+    half = math.sqrt(max(ma * ma * mb * mb - quad * (mb * mb - t * t * vb), 0.0))
+    return RatioOfMeans(r, float((ma * mb - half) / quad), float((ma * mb + half) / quad),
+                        len(xa), len(xb))
+
+
 def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_bytes",
                        by: Sequence[str] = CONFIG, confidence: float = 0.95) -> pd.DataFrame:
     """Least-squares line of ``response`` against ``x`` for each group (statsmodels OLS).

@@ -23,10 +23,12 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from energyrig.flags import Flag
+from energyrig.results.report.methods import methods_markdown
 from energyrig.results.report.page import page_html
 from energyrig.results.report.sections import report_tables
 from energyrig.results.outputs import OutputError
@@ -61,6 +63,36 @@ def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
         raise OutputError(out, f"--out holds files that are not a report ({listed(others)}): "
                                "the report replaces the whole directory; give --force to "
                                "replace them, or choose another --out")
+
+
+@contextmanager
+def staged(out: Path, owner: Path) -> Iterator[Path]:
+    """A new directory beside ``out`` to write a report into, swapped in for ``out`` when the
+    block ends without error: a full disk or an error leaves the previous report as it was
+    and no half-written page or 0-byte figure.
+
+    Raises
+    ------
+    RunError
+        Naming ``owner`` (the run reported): the directory cannot be written.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        yield tmp
+        if out.exists():
+            old = out.with_name(f".{out.name}-old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except OSError as exc:
+        raise RunError(owner, f"cannot write the report in {out}: {exc.strerror or exc}; "
+                              "the previous report, if any, is unchanged") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
@@ -106,30 +138,14 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     out = Path(out_dir) if out_dir is not None else run.path / "report"
     check_report_dir(out, run.path, force=force)
     tables = report_tables(run, flags)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Written beside, then swapped in: a full disk or an error leaves the previous report
-    # as it was and no half-written page or 0-byte figure.
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
+    with staged(out, run.path) as tmp:
         page = page_html(run, tables, draw_figures(tables, tmp))
         page = page.replace("</body>", traces_html(draw_traces(run, tmp)) + "</body>")
         (tmp / "report.html").write_text(page, encoding="utf-8")
+        (tmp / "methods.md").write_text(methods_markdown(run), encoding="utf-8")
         if csv:
             run.points.to_csv(tmp / "points.csv", index=False)
             run.windows.to_csv(tmp / "windows.csv", index=False)
-        if out.exists():
-            old = out.with_name(f".{out.name}-old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except OSError as exc:
-        raise RunError(run.path, f"cannot write the report in {out}: {exc.strerror or exc}; "
-                                 "the previous report, if any, is unchanged") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     path = out / "report.html"
     log.info("report written to %s", path)
     return path

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from energyrig.results.report.methods import largest_components, methods_paragraph
 from energyrig.results.report.tables import (
     METRICS,
     WARMUP_SPREAD,
@@ -534,6 +535,32 @@ def footprint_html(run: Run, tables: ReportTables, family: str,
              "constants and initial values; RAM is static RAM only (the op's buffers come from "
              "the arena, its stack is the run's <code>stack_bytes</code>). Ops sharing code "
              "each count it.</p>"), *parts]
+
+
+METHODS_COLUMNS = (
+    Column("point", lambda r: str(r["point"]), numeric=False),
+    Column("U (k=2)", lambda r: format_si(r["u_expanded_j"], "J")),
+    Column("largest component", lambda r: str(r["component"]), numeric=False),
+    Column("its u", lambda r: format_si(r["u_j"], "J")),
+    Column("share of variance", lambda r: f"{r['share'] * 100:.0f} %"),
+)
+
+
+def methods_parts(run: Run) -> list[str]:
+    """How the run's numbers were made (:func:`~energyrig.results.report.methods
+    .methods_paragraph`), a paragraph to copy (also ``methods.md`` beside the page), and per
+    point the largest component of its uncertainty budget."""
+    largest = largest_components(run.points)
+    return [f"<p class='methods'>{html.escape(methods_paragraph(run))}</p>",
+            "<p class='note'>The same paragraph, with the table below, is in "
+            "<code>methods.md</code> beside this page.</p>",
+            _table(largest, METHODS_COLUMNS) if len(largest) else ""]
+
+
+def methods_html(run: Run, tables: ReportTables, family: str,
+                 images: Mapping[str, str]) -> list[str]:
+    """The methods section of a run's report: :func:`methods_parts` under its heading."""
+    return ["<h2 id='methods'>Methods</h2>", *methods_parts(run)]
 
 
 def problems_html(run: Run, tables: ReportTables, family: str,

@@ -22,6 +22,7 @@ from energyrig.results.report.page import (
     factorial_html,
     footprint_html,
     legend_html,
+    methods_html,
     payload_html,
     problems_html,
     relative_html,
@@ -100,6 +101,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("factorial", factorial_html, tables=factorial_tables, figure=_allocation_figure,
             measured=True, file="allocation"),
     Section("uncertainty", uncertainty_html, measured=True),
+    Section("methods", methods_html),
     Section("footprint", footprint_html, tables=footprint_tables),
     Section("problems", problems_html),
 )

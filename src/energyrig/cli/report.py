@@ -1,4 +1,5 @@
-"""`rig report RUN_DIR [--out DIR]`: the HTML report of a run."""
+"""`rig report RUN_DIR [--out DIR] [--format html|md|tex]`: the report of a run (HTML), or
+its tables as Markdown or LaTeX."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,6 +20,11 @@ def register(app: typer.Typer) -> None:
         csv: bool = typer.Option(False, "--csv",
                                  help="Also write points.csv and windows.csv (one row per "
                                       "point, per window) beside report.html."),
+        fmt: str = typer.Option("html", "--format", "-f", metavar="html|md|tex",
+                                help="html: report.html with its figures; md or tex: the "
+                                     "tables alone, one per op family (value ± U), as "
+                                     "report.md (Markdown) or report.tex (LaTeX booktabs) "
+                                     "in the --out directory, beside what is there."),
         force: bool = typer.Option(False, "--force",
                                    help="Replace an --out directory that holds files no "
                                         "report wrote (a previous report is replaced "
@@ -35,8 +41,15 @@ def register(app: typer.Typer) -> None:
         A run still being written is reported as far as it goes.
 
         Examples: rig report runs/symmetric --out /tmp/report;
-        rig report runs/symmetric --csv (for a spreadsheet)
+        rig report runs/symmetric --csv (for a spreadsheet);
+        rig report runs/symmetric --format md (tables for a README)
         """
+        if fmt not in ("html", "md", "tex"):
+            raise typer.BadParameter(f"{fmt!r}: give html, md or tex", param_hint="'--format'")
+        if csv and fmt != "html":
+            raise typer.BadParameter("--csv writes the tables of the HTML report; give it "
+                                     "without --format or with --format html",
+                                     param_hint="'--csv'")
         # pandas, statsmodels and matplotlib load only when a report is written
         from energyrig.results.report import write_report
         from energyrig.results.store.read import read_manifest
@@ -48,6 +61,11 @@ def register(app: typer.Typer) -> None:
                        f"computes its figures ({'; '.join(changes)}): `rig reanalyze "
                        f"{run_dir}` shows whether they move", err=True)
 
+        if fmt != "html":
+            from energyrig.results.report.markup import write_tables
+
+            typer.echo(f"tables written: {write_tables(run_dir, out, fmt=fmt, flags=FLAGS)}")
+            return
         path = write_report(run_dir, out, flags=FLAGS, csv=csv, force=force)
         typer.echo(f"report written: {path}")
         if csv:

@@ -1,4 +1,5 @@
-"""The report of a run: ``report.html`` with PNG figures beside it, a page of sections.
+"""The report of a run: ``report.html`` with its figures beside it, a page of sections;
+its tables as Markdown or LaTeX (:mod:`~energyrig.results.report.markup`).
 
 Each section is one registered object holding its tables, its figure and its HTML
 (:data:`~energyrig.results.report.sections.SECTIONS`); three steps walk them:
@@ -7,7 +8,8 @@ Each section is one registered object holding its tables, its figure and its HTM
    report's tables out (:mod:`~energyrig.results.report.tables`: pandas and the statistics
    of :mod:`energyrig.results.stats`; SI values);
 2. :func:`~energyrig.results.report.figures.draw_figures`: matplotlib drawings of those
-   tables, written as PNG files (the only module that imports matplotlib);
+   tables, written as PNG and SVG files with the numbers drawn beside them (JSON, CSV; the
+   only module that imports matplotlib);
 3. :func:`~energyrig.results.report.page.page_html`: the HTML of the tables and the
    figures' names.
 
@@ -35,6 +37,10 @@ from energyrig.results.store.read import load
 
 log = logging.getLogger(__name__)
 
+#: The files that make a directory a report's (the page; the tables as Markdown or LaTeX:
+#: :data:`~energyrig.results.report.markup.TEXT_FORMATS`), which a new report may replace.
+REPORT_FILES: tuple[str, ...] = ("report.html", "report.md", "report.tex")
+
 
 def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
     """Refuse a report directory that would destroy what is not a report: the report
@@ -56,7 +62,7 @@ def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
                                "--out")
     if out.exists() and not out.is_dir():
         raise OutputError(out, "--out is a file; give a directory")
-    if out.is_dir() and not (out / "report.html").exists() and not force and (
+    if out.is_dir() and not force and not any((out / f).exists() for f in REPORT_FILES) and (
             others := sorted(p.name for p in out.iterdir())):
         raise OutputError(out, f"--out holds files that are not a report ({listed(others)}): "
                                "the report replaces the whole directory; give --force to "
@@ -65,8 +71,12 @@ def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
                  flags: Mapping[str, Flag], csv: bool = False, force: bool = False) -> Path:
-    """Write ``report.html`` and its PNG figures for a run (and, with ``csv``, the run's
-    points and windows tables as ``points.csv`` and ``windows.csv`` beside it).
+    """Write ``report.html`` and its figures for a run (and, with ``csv``, the run's
+    points and windows tables as ``points.csv`` and ``windows.csv`` beside it). Each figure
+    is a PNG with its SVG twin, its data as JSON and its points as CSV
+    (:func:`~energyrig.results.report.figures.draw_figures`). The tables as Markdown or LaTeX
+    that the directory held (``report.md``, ``report.tex``:
+    :func:`~energyrig.results.report.markup.write_tables`) are written anew with it.
 
     Parameters
     ----------
@@ -100,6 +110,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     from energyrig.results.report.figures import (
         draw_figures,  # matplotlib: only to draw
     )
+    from energyrig.results.report.markup import TEXT_FORMATS  # imports this module
     from energyrig.results.report.traces import draw_traces, traces_html
 
     run = load(run_dir)
@@ -114,6 +125,9 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
         page = page_html(run, tables, draw_figures(tables, tmp))
         page = page.replace("</body>", traces_html(draw_traces(run, tmp)) + "</body>")
         (tmp / "report.html").write_text(page, encoding="utf-8")
+        for suffix, writer in TEXT_FORMATS.values():  # the tables it held, written anew
+            if (out / f"report{suffix}").exists():
+                (tmp / f"report{suffix}").write_text(writer(run, tables), encoding="utf-8")
         if csv:
             run.points.to_csv(tmp / "points.csv", index=False)
             run.windows.to_csv(tmp / "windows.csv", index=False)

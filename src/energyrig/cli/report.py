@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
                                         "report wrote (a previous report is replaced "
                                         "anyway; the run itself never)."),
     ) -> None:
-        """Write report.html (with PNG figures beside it) for a run directory.
+        """Write report.html (each figure a PNG, with its SVG and the CSV of its numbers
+        beside it) for a run directory; with --format md or tex, its tables alone.
 
         Per op family: time, gross and net energy per op (J and Wh) with 95 % CIs, mean power,
         95 % CI and cycles; energy against time (best trade-off ringed); time and

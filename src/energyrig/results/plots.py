@@ -49,81 +49,31 @@ def _figure(run: Run | str | os.PathLike[str], section_name: str, family: str) -
 
 
 def plot_energy_time(run: Run | str | os.PathLike[str], family: str) -> Figure:
-    """Net energy against time per op of ``family``, as the report draws it: one panel per
-    payload size (and kind of op), one point per configuration with the 95 % CI of both
-    means as error bars (s, J).
-
-    Parameters
-    ----------
-    run:
-        A run (:func:`~energyrig.results.load`) or its directory.
-    family:
-        The op family (``symmetric``, ``hash``, ``public-key`` ...).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Not shown; ``.savefig`` it, or show it in a notebook.
-
-    Raises
-    ------
-    ValueError
-        ``family`` has no measured point in the run.
-    """
+    """Net energy against time per op of ``family`` (``symmetric``, ``hash`` ...) in
+    ``run`` (a loaded run or its directory), as the report draws it: one panel per payload
+    size (and kind of op), one point per configuration with the 95 % CI of both means as
+    error bars (s, J). The figure is not shown: ``.savefig`` it, or show it in a notebook.
+    A ``ValueError`` when ``family`` has no measured point."""
     return _figure(run, "energy_time", family)
 
 
 def plot_payload(run: Run | str | os.PathLike[str], family: str) -> Figure:
-    """Time and net energy per op of ``family`` against payload size, as the report draws
-    them: the fitted lines, each point's 95 % CI and, where stated, its expanded
-    uncertainty U (k = 2) as error bars (s, J).
-
-    Parameters
-    ----------
-    run:
-        A run (:func:`~energyrig.results.load`) or its directory.
-    family:
-        The op family.
-
-    Raises
-    ------
-    ValueError
-        No op of ``family`` has a payload regression (one payload size, or none measured).
-    """
+    """Time and net energy per op of ``family`` in ``run`` against payload size, as the
+    report draws them: the fitted lines, each point's 95 % CI and, where stated, its
+    expanded uncertainty U (k = 2) as error bars (s, J). A ``ValueError`` when no op of
+    ``family`` has a payload regression (one payload size, or none measured)."""
     return _figure(run, "payload", family)
 
 
 def plot_relative(run: Run | str | os.PathLike[str], family: str) -> Figure:
     """Each op's time and net energy relative to its family's reference (AES-128, SHA-256
-    ...), as the report draws them (ratios, geometric means over matched workloads).
-
-    Parameters
-    ----------
-    run:
-        A run (:func:`~energyrig.results.load`) or its directory.
-    family:
-        The op family.
-
-    Raises
-    ------
-    ValueError
-        No op of ``family`` was compared with the family's reference.
-    """
+    ...) in ``run``, as the report draws them (ratios, geometric means over matched
+    workloads). A ``ValueError`` when no op of ``family`` was compared with a reference."""
     return _figure(run, "relative", family)
 
 
 def plot_allocation(run: Run | str | os.PathLike[str]) -> Figure:
-    """The allocation of variation of a 2^k design (% of the variation of time and net
-    energy per op each factor and interaction explains), as the report draws it.
-
-    Parameters
-    ----------
-    run:
-        A run (:func:`~energyrig.results.load`) or its directory.
-
-    Raises
-    ------
-    ValueError
-        The run's measured points do not form a 2^k design.
-    """
+    """The allocation of variation of a 2^k design in ``run``: the % of the variation of
+    time and net energy per op each factor and interaction explains, as the report draws
+    it. A ``ValueError`` when the run's measured points do not form a 2^k design."""
     return _figure(run, "factorial", "")

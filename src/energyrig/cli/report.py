@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
                        f"{run_dir}` shows whether they move", err=True)
 
         if fmt != "html":
-            from energyrig.results.report.markup import write_tables
+            from energyrig.results.report import write_tables
 
             typer.echo(f"tables written: {write_tables(run_dir, out, fmt=fmt, flags=FLAGS)}")
             return

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from energyrig.flags import Flag
+from energyrig.results.report.markup import TEXT_FORMATS
 from energyrig.results.report.page import page_html
 from energyrig.results.report.sections import report_tables
 from energyrig.results.outputs import OutputError
@@ -110,7 +111,6 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
     from energyrig.results.report.figures import (
         draw_figures,  # matplotlib: only to draw
     )
-    from energyrig.results.report.markup import TEXT_FORMATS  # imports this module
     from energyrig.results.report.traces import draw_traces, traces_html
 
     run = load(run_dir)
@@ -146,4 +146,56 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
         shutil.rmtree(tmp, ignore_errors=True)
     path = out / "report.html"
     log.info("report written to %s", path)
+    return path
+
+
+def write_tables(run_dir: str | Path, out_dir: str | Path | None = None, *,
+                 fmt: str, flags: Mapping[str, Flag]) -> Path:
+    """Write the run's tables as ``report.md`` or ``report.tex``
+    (:data:`~energyrig.results.report.markup.TEXT_FORMATS`) into ``out_dir``
+    (``run_dir/report`` by default), beside what else is there (an HTML report stays).
+
+    Parameters
+    ----------
+    run_dir:
+        The run directory (finished or still being written: what is there).
+    out_dir:
+        Where to write; refused when it is the run or part of it
+        (:func:`~energyrig.results.report.check_report_dir`).
+    fmt:
+        ``"md"`` or ``"tex"``.
+    flags:
+        What each flag means (:data:`energyrig.rig.flags.FLAGS`), for the line under the
+        tables.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    OutputError
+        ``out_dir`` is the run or part of it, or a file.
+    RunError
+        The file cannot be written (the previous one, if any, is unchanged).
+    """
+    suffix, writer = TEXT_FORMATS[fmt]
+    run = load(run_dir)
+    out = Path(out_dir) if out_dir is not None else run.path / "report"
+    check_report_dir(out, run.path, force=True)  # one file: nothing else is replaced
+    text = writer(run, report_tables(run, flags, sections=()))
+    path = out / f"report{suffix}"
+    tmp = None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=suffix, dir=out)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise RunError(run.path, f"cannot write {path}: {exc.strerror or exc}; the previous "
+                                 "one, if any, is unchanged") from None
     return path

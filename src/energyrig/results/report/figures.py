@@ -7,8 +7,9 @@ draws the figure of each section of the report
 (:data:`energyrig.results.report.sections.SECTIONS`) and writes the PNG files the page shows,
 each with its SVG twin, its data as JSON and its points' numbers as CSV beside it
 (``energy-time-hash.png``, ``.svg``, ``.json``, ``.csv``), so what a figure shows can be
-checked without reading pixels and drawn again from the report alone. A per-op figure draws the 95 % confidence interval of each mean as
-error bars, and the expanded uncertainty (k = 2) where it is known as a thinner, lighter bar.
+checked without reading pixels and drawn again from the report alone. A per-op figure draws
+the 95 % confidence interval of each mean as error bars, and the expanded uncertainty
+(k = 2) where it is known as a thinner, lighter bar.
 This and :mod:`energyrig.results.trace` (a window's trace) are the only modules of the rig
 that import matplotlib.
 """

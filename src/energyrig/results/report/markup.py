@@ -7,26 +7,19 @@ of each measured point as value ± U (the expanded uncertainty, k = 2, written t
 (:func:`energyrig.units.column_prefix`), then cycles per op and the point's flags. The
 cells are those of the HTML page (:data:`~energyrig.results.report.page.FACTOR_COLUMNS`,
 :data:`~energyrig.results.report.page.FLAGS_COLUMN`); :func:`family_table` is what both
-formats write.
+formats write, :func:`~energyrig.results.report.write_tables` writes them as a file.
 """
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from energyrig.flags import Flag
-from energyrig.results.report import check_report_dir
 from energyrig.results.report.page import FACTOR_COLUMNS, FLAGS_COLUMN
-from energyrig.results.report.sections import report_tables
 from energyrig.results.report.tables import METRICS, ReportTables, family_order, flag_legend
-from energyrig.results.store.layout import RunError
-from energyrig.results.store.read import Run, load
+from energyrig.results.store.read import Run
 from energyrig.units import MISSING, column_prefix, format_uncertain, in_unit
 
 #: Each per-op figure of :data:`~energyrig.results.report.tables.METRICS` → the column of
@@ -174,55 +167,3 @@ def latex(run: Run, tables: ReportTables) -> str:
 #: The text formats of ``rig report --format``: name → (file suffix, writer).
 TEXT_FORMATS: dict[str, tuple[str, Callable[[Run, ReportTables], str]]] = {
     "md": (".md", markdown), "tex": (".tex", latex)}
-
-
-def write_tables(run_dir: str | Path, out_dir: str | Path | None = None, *,
-                 fmt: str, flags: Mapping[str, Flag]) -> Path:
-    """Write the run's tables as ``report.md`` or ``report.tex`` (:data:`TEXT_FORMATS`)
-    into ``out_dir`` (``run_dir/report`` by default), beside what else is there (an HTML
-    report stays).
-
-    Parameters
-    ----------
-    run_dir:
-        The run directory (finished or still being written: what is there).
-    out_dir:
-        Where to write; refused when it is the run or part of it
-        (:func:`~energyrig.results.report.check_report_dir`).
-    fmt:
-        ``"md"`` or ``"tex"``.
-    flags:
-        What each flag means (:data:`energyrig.rig.flags.FLAGS`), for the line under the
-        tables.
-
-    Returns
-    -------
-    Path
-        The file written.
-
-    Raises
-    ------
-    OutputError
-        ``out_dir`` is the run or part of it, or a file.
-    RunError
-        The file cannot be written (the previous one, if any, is unchanged).
-    """
-    suffix, writer = TEXT_FORMATS[fmt]
-    run = load(run_dir)
-    out = Path(out_dir) if out_dir is not None else run.path / "report"
-    check_report_dir(out, run.path, force=True)  # one file: nothing else is replaced
-    text = writer(run, report_tables(run, flags, sections=()))
-    path = out / f"report{suffix}"
-    tmp = None
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=suffix, dir=out)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise RunError(run.path, f"cannot write {path}: {exc.strerror or exc}; the previous "
-                                 "one, if any, is unchanged") from None
-    return path

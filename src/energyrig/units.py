@@ -5,6 +5,8 @@ into text here and nowhere else:
 
 - :func:`format_si`: a value with an SI prefix (``1.23e-5, "J"`` → ``12.3 µJ``);
 - :func:`in_unit`: a value in a prefixed unit, for columns of one unit (``0.0123`` s in ms);
+- :func:`column_prefix`: the one SI prefix of a column of values (its median's);
+- :func:`format_uncertain`: a value ± its uncertainty, the GUM's way (``12.35 ± 0.57``);
 - :func:`format_nwh`: an energy in nanowatt-hours, the unit of the Arduino/ESP32 studies;
 - :func:`format_wh`: an energy in watt-hours with an SI prefix (``fWh`` ... ``nWh`` ...);
 - :func:`format_charge`: a charge in coulombs and ampere-hours (``1.2 µC (333 pAh)``);
@@ -16,6 +18,7 @@ Only the standard library is imported: ``rig`` imports this module when it start
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 #: Joules in one nanowatt-hour (1e-9 W × 3600 s).
 J_PER_NWH = 3.6e-6
@@ -80,6 +83,40 @@ def in_unit(value: float, prefix: str) -> float:
     """An SI value in the unit with an SI ``prefix``: ``in_unit(0.0123, "m")`` → ``12.3``
     (s → ms, W → mW); ``prefix`` is one of :data:`SI_PREFIXES` (``"µ"``, ``"m"``, ...)."""
     return value * 10.0 ** -_EXPONENT[prefix]
+
+
+def column_prefix(values: Iterable[float | None]) -> str:
+    """The SI prefix (of :data:`SI_PREFIXES`) that keeps the median magnitude of ``values``
+    in [1, 1000): one prefix for a whole column of a table (``""`` when none is finite)."""
+    finite = sorted(abs(v) for v in values if v is not None and not _missing(v) and v)
+    if not finite:
+        return ""
+    median = (finite[(len(finite) - 1) // 2] + finite[len(finite) // 2]) / 2
+    return next((p for e, p in SI_PREFIXES if median >= 10.0 ** e), SI_PREFIXES[-1][1])
+
+
+def format_uncertain(value: float | None, uncertainty: float | None,
+                     missing: str = MISSING) -> str:
+    """``value ± uncertainty`` as the GUM writes it (JCGM 100, 7.2.6): the uncertainty to
+    two significant digits and the value to the same decimal place (``12.3456, 0.5678`` →
+    ``"12.35 ± 0.57"``; ``1534.2, 123.4`` → ``"1530 ± 120"``). Without an uncertainty
+    (None, NaN, 0) the value alone, to three significant digits. Both in one unit, which the
+    caller writes (a column's header: :func:`column_prefix`, :func:`in_unit`).
+    """
+    if _missing(value):
+        return missing
+    assert value is not None
+    if _missing(uncertainty) or not uncertainty:
+        return _fixed(value, 3 - 1 - math.floor(math.log10(abs(value))) if value else 0)
+    u = float(f"{abs(uncertainty):.2g}")  # 0.099996 is 0.10, two digits
+    decimals = 2 - 1 - math.floor(math.log10(u))
+    return f"{_fixed(value, decimals)} ± {_fixed(u, decimals)}"
+
+
+def _fixed(value: float, decimals: int) -> str:
+    """``value`` rounded to ``decimals`` places (tens, hundreds... when negative), without
+    an exponent."""
+    return f"{round(value, decimals) + 0.0:.{max(decimals, 0)}f}"  # + 0.0: never -0.00
 
 
 def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING,

@@ -1,4 +1,5 @@
-"""`rig report RUN_DIR... [--out DIR]`: the HTML report of a run, or several runs compared."""
+"""`rig report RUN_DIR... [--out DIR] [--format html|md|tex]`: the report of a run (HTML)
+or its tables as Markdown or LaTeX, or several runs compared."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,13 +23,19 @@ def register(app: typer.Typer) -> None:
         csv: bool = typer.Option(False, "--csv",
                                  help="Also write points.csv and windows.csv (one row per "
                                       "point, per window) beside report.html; with "
-                                      "several runs comparison.csv is always written)."),
+                                      "several runs comparison.csv is always written."),
+        fmt: str = typer.Option("html", "--format", metavar="html|md|tex",
+                                help="html: report.html with its figures; md or tex: the "
+                                     "tables alone, one per op family (value ± U), as "
+                                     "report.md (Markdown) or report.tex (LaTeX booktabs) "
+                                     "in the --out directory, beside what is there."),
         force: bool = typer.Option(False, "--force",
                                    help="Replace an --out directory that holds files no "
                                         "report wrote (a previous report is replaced "
                                         "anyway; the run itself never)."),
     ) -> None:
-        """Write report.html (with PNG figures beside it) for a run directory.
+        """Write report.html (each figure a PNG, with its SVG and the CSV of its numbers
+        beside it) for a run directory; with --format md or tex, its tables alone.
 
         Per op family: time, gross and net energy per op (J and Wh) with 95 % CIs, mean power,
         95 % CI and cycles; energy against time (best trade-off ringed); time and
@@ -48,7 +55,14 @@ def register(app: typer.Typer) -> None:
         Examples: rig report runs/symmetric --out /tmp/report;
         rig report runs/symmetric --csv (for a spreadsheet);
         rig report runs/monday runs/tuesday --out /tmp/days
+        rig report runs/symmetric --format md (tables for a README)
         """
+        if fmt not in ("html", "md", "tex"):
+            raise typer.BadParameter(f"{fmt!r}: give html, md or tex", param_hint="'--format'")
+        if csv and fmt != "html":
+            raise typer.BadParameter("--csv writes the tables of the HTML report; give it "
+                                     "without --format or with --format html",
+                                     param_hint="'--csv'")
         # pandas, statsmodels and matplotlib load only when a report is written
         from energyrig.results.report import write_report
         from energyrig.results.report.across import write_across
@@ -63,11 +77,21 @@ def register(app: typer.Typer) -> None:
                            f"reanalyze {run_dir}` shows whether they move", err=True)
 
         if len(run_dirs) > 1:
+            if fmt != "html":
+                raise typer.BadParameter("--format md|tex writes the tables of one run; "
+                                         "several runs are compared in HTML",
+                                         param_hint="'--format'")
             path = write_across(run_dirs, out, force=force)
             typer.echo(f"comparison written: {path} (table: "
                        f"{path.with_name('comparison.csv')})")
             return
-        path = write_report(run_dirs[0], out, flags=FLAGS, csv=csv, force=force)
+        run_dir = run_dirs[0]
+        if fmt != "html":
+            from energyrig.results.report import write_tables
+
+            typer.echo(f"tables written: {write_tables(run_dir, out, fmt=fmt, flags=FLAGS)}")
+            return
+        path = write_report(run_dir, out, flags=FLAGS, csv=csv, force=force)
         typer.echo(f"report written: {path}")
         if csv:
             typer.echo(f"tables written: {path.with_name('points.csv')}, "

@@ -116,7 +116,8 @@ def test_a_per_family_section_stands_under_each_family(tmp_path: Path) -> None:
     assert heads[0] < payload[0] < toys[0] < heads[1] < payload[1] < toys[1]
     assert toys[1] < page.index(">Paired comparisons<")
     assert sorted(p.name for p in (tmp_path / "report").glob("toy*")) == [
-        "toy-family-symmetric.json", "toy-family-symmetric.png"]
+        "toy-family-symmetric.csv", "toy-family-symmetric.json", "toy-family-symmetric.png",
+        "toy-family-symmetric.svg"]
 
 
 def test_the_registry_drives_the_tables_figures_and_page(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The report of a run: ``report.html`` with PNG figures beside it, a page of sections.
+"""The report of a run: ``report.html`` with its figures beside it, a page of sections;
+its tables as Markdown or LaTeX (:mod:`~energyrig.results.report.markup`).
 
 Each section is one registered object holding its tables, its figure and its HTML
 (:data:`~energyrig.results.report.sections.SECTIONS`); three steps walk them:
@@ -7,7 +8,8 @@ Each section is one registered object holding its tables, its figure and its HTM
    report's tables out (:mod:`~energyrig.results.report.tables`: pandas and the statistics
    of :mod:`energyrig.results.stats`; SI values);
 2. :func:`~energyrig.results.report.figures.draw_figures`: matplotlib drawings of those
-   tables, written as PNG files (the only module that imports matplotlib);
+   tables, written as PNG and SVG files with the numbers drawn beside them (JSON, CSV; the
+   only module that imports matplotlib);
 3. :func:`~energyrig.results.report.page.page_html`: the HTML of the tables and the
    figures' names.
 
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from energyrig.flags import Flag
 from energyrig.results.report.methods import methods_markdown
+from energyrig.results.report.markup import TEXT_FORMATS
 from energyrig.results.report.page import page_html
 from energyrig.results.report.sections import report_tables
 from energyrig.results.outputs import OutputError
@@ -36,6 +39,10 @@ from energyrig.results.store.layout import RUN_ENTRIES, RunError, listed
 from energyrig.results.store.read import load
 
 log = logging.getLogger(__name__)
+
+#: The files that make a directory a report's (the page; the tables as Markdown or LaTeX:
+#: :data:`~energyrig.results.report.markup.TEXT_FORMATS`), which a new report may replace.
+REPORT_FILES: tuple[str, ...] = ("report.html", "report.md", "report.tex")
 
 
 def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
@@ -58,7 +65,7 @@ def check_report_dir(out: Path, run_dir: Path, *, force: bool = False) -> None:
                                "--out")
     if out.exists() and not out.is_dir():
         raise OutputError(out, "--out is a file; give a directory")
-    if out.is_dir() and not (out / "report.html").exists() and not force and (
+    if out.is_dir() and not force and not any((out / f).exists() for f in REPORT_FILES) and (
             others := sorted(p.name for p in out.iterdir())):
         raise OutputError(out, f"--out holds files that are not a report ({listed(others)}): "
                                "the report replaces the whole directory; give --force to "
@@ -97,8 +104,12 @@ def staged(out: Path, owner: Path) -> Iterator[Path]:
 
 def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
                  flags: Mapping[str, Flag], csv: bool = False, force: bool = False) -> Path:
-    """Write ``report.html`` and its PNG figures for a run (and, with ``csv``, the run's
-    points and windows tables as ``points.csv`` and ``windows.csv`` beside it).
+    """Write ``report.html`` and its figures for a run (and, with ``csv``, the run's
+    points and windows tables as ``points.csv`` and ``windows.csv`` beside it). Each figure
+    is a PNG with its SVG twin, its data as JSON and its points as CSV
+    (:func:`~energyrig.results.report.figures.draw_figures`). The tables as Markdown or LaTeX
+    that the directory held (``report.md``, ``report.tex``:
+    :func:`~energyrig.results.report.markup.write_tables`) are written anew with it.
 
     Parameters
     ----------
@@ -143,9 +154,64 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
         page = page.replace("</body>", traces_html(draw_traces(run, tmp)) + "</body>")
         (tmp / "report.html").write_text(page, encoding="utf-8")
         (tmp / "methods.md").write_text(methods_markdown(run), encoding="utf-8")
+        for suffix, writer in TEXT_FORMATS.values():  # the tables it held, written anew
+            if (out / f"report{suffix}").exists():
+                (tmp / f"report{suffix}").write_text(writer(run, tables), encoding="utf-8")
         if csv:
             run.points.to_csv(tmp / "points.csv", index=False)
             run.windows.to_csv(tmp / "windows.csv", index=False)
     path = out / "report.html"
     log.info("report written to %s", path)
+    return path
+
+
+def write_tables(run_dir: str | Path, out_dir: str | Path | None = None, *,
+                 fmt: str, flags: Mapping[str, Flag]) -> Path:
+    """Write the run's tables as ``report.md`` or ``report.tex``
+    (:data:`~energyrig.results.report.markup.TEXT_FORMATS`) into ``out_dir``
+    (``run_dir/report`` by default), beside what else is there (an HTML report stays).
+
+    Parameters
+    ----------
+    run_dir:
+        The run directory (finished or still being written: what is there).
+    out_dir:
+        Where to write; refused when it is the run or part of it
+        (:func:`~energyrig.results.report.check_report_dir`).
+    fmt:
+        ``"md"`` or ``"tex"``.
+    flags:
+        What each flag means (:data:`energyrig.rig.flags.FLAGS`), for the line under the
+        tables.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    OutputError
+        ``out_dir`` is the run or part of it, or a file.
+    RunError
+        The file cannot be written (the previous one, if any, is unchanged).
+    """
+    suffix, writer = TEXT_FORMATS[fmt]
+    run = load(run_dir)
+    out = Path(out_dir) if out_dir is not None else run.path / "report"
+    check_report_dir(out, run.path, force=True)  # one file: nothing else is replaced
+    text = writer(run, report_tables(run, flags, sections=()))
+    path = out / f"report{suffix}"
+    tmp = None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=suffix, dir=out)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise RunError(run.path, f"cannot write {path}: {exc.strerror or exc}; the previous "
+                                 "one, if any, is unchanged") from None
     return path

@@ -4,10 +4,12 @@ Each ``figure_*`` function takes tables of :mod:`energyrig.results.report.tables
 a :class:`Drawing` — the :class:`~matplotlib.figure.Figure` and the data it shows, each point
 with the ends of its error bars — or None when there is nothing to draw; :func:`draw_figures`
 draws the figure of each section of the report
-(:data:`energyrig.results.report.sections.SECTIONS`) and writes the PNG files the page shows, each with its data beside it as JSON
-(``energy-time-hash.png``, ``energy-time-hash.json``), so what a figure shows can be checked
-without reading pixels. A per-op figure draws the 95 % confidence interval of each mean as
-error bars, and the expanded uncertainty (k = 2) where it is known as a thinner, lighter bar.
+(:data:`energyrig.results.report.sections.SECTIONS`) and writes the PNG files the page shows,
+each with its SVG twin, its data as JSON and its points' numbers as CSV beside it
+(``energy-time-hash.png``, ``.svg``, ``.json``, ``.csv``), so what a figure shows can be
+checked without reading pixels and drawn again from the report alone. A per-op figure draws
+the 95 % confidence interval of each mean as error bars, and the expanded uncertainty
+(k = 2) where it is known as a thinner, lighter bar.
 This and :mod:`energyrig.results.trace` (a window's trace) are the only modules of the rig
 that import matplotlib.
 """
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib import colormaps
+from matplotlib import colormaps, rc_context
 from matplotlib.colors import hsv_to_rgb, to_hex
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -418,11 +420,35 @@ def figure_allocation(alloc: pd.DataFrame) -> Drawing:
                              for r in alloc.itertuples()])
 
 
+#: What each figure is written as besides its data: the PNG the page shows, and the SVG
+#: (vector, for a paper) drawn from the same figure.
+FORMATS: tuple[str, ...] = ("png", "svg")
+
+
+def drawn_points(data: Mapping[str, Any]) -> pd.DataFrame:
+    """The points of a drawing's data (:meth:`Drawing.data`) as a table, one row each: an
+    interval's ends (``x_ci``, ``y_ci``, ``y_u``) as two columns each (``y_ci_low``,
+    ``y_ci_high``, ...), in SI units; empty where a figure drew no point."""
+    rows = [{**{k: v for k, v in p.items() if not isinstance(v, list)},
+             **{f"{k}_{end}": v[i] for k, v in p.items() if isinstance(v, list)
+                for i, end in enumerate(("low", "high"))}}
+            for p in data["points"]]
+    return pd.DataFrame(rows)
+
+
 def _save(drawing: Drawn, out_dir: Path, name: str) -> str:
-    """Write ``out_dir/<name>.png`` and its data ``out_dir/<name>.json``; the PNG's name."""
-    drawing.figure.savefig(out_dir / f"{name}.png", dpi=DPI, bbox_inches="tight")
-    (out_dir / f"{name}.json").write_text(json.dumps(drawing.data(), indent=1),
-                                          encoding="utf-8")
+    """Write ``out_dir/<name>.png`` and ``<name>.svg`` (:data:`FORMATS`), its data as
+    ``<name>.json`` (:meth:`Drawing.data`) and the numbers of its points as ``<name>.csv``
+    (:func:`drawn_points`), so that a figure can be checked and drawn again from the files
+    beside it alone; the PNG's name."""
+    # no date and no random ids in the SVG: the same figure drawn again is the same file
+    with rc_context({"svg.hashsalt": name}):
+        for fmt in FORMATS:
+            drawing.figure.savefig(out_dir / f"{name}.{fmt}", dpi=DPI, bbox_inches="tight",
+                                   metadata={"Date": None} if fmt == "svg" else None)
+    data = drawing.data()
+    (out_dir / f"{name}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    drawn_points(data).to_csv(out_dir / f"{name}.csv", index=False)
     return f"{name}.png"
 
 

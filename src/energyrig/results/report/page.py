@@ -365,7 +365,14 @@ def _conditions_html(run: Run) -> list[str]:
 
 
 def _img(name: str | None, alt: str) -> str:
-    return f"<img src='{html.escape(name)}' alt='{html.escape(alt)}'>" if name else ""
+    """A figure's PNG, with links to its SVG twin and the CSV of the numbers it was drawn
+    from (written beside it: :func:`~energyrig.results.report.figures.draw_figures`)."""
+    if not name:
+        return ""
+    stem = html.escape(name.removesuffix(".png"))
+    return (f"<img src='{html.escape(name)}' alt='{html.escape(alt)}'>"
+            f"<p class='note'>This figure as <a href='{stem}.svg'>SVG</a>; the numbers it "
+            f"shows: <a href='{stem}.csv'>CSV</a>.</p>")
 
 
 def estimates_html(run: Run, tables: ReportTables, family: str,

@@ -425,7 +425,8 @@ class Measurement:
         tolerance_s = 5 * self.bench.limits.period_s + m.duration_tolerance * elapsed_s
         if abs(win.duration_s - elapsed_s) > tolerance_s:
             log.warning("%s: window of %.6f s but the firmware timed %.6f s",
-                        self.point.label, win.duration_s, elapsed_s)
+                        self.point.label, win.duration_s, elapsed_s,
+                        extra={"repeats": f"windows flagged {DURATION_MISMATCH}"})
             flags.append(DURATION_MISMATCH)
         return flags
 
@@ -564,11 +565,13 @@ class PointResult:
 
 @dataclass(frozen=True)
 class Readout:
-    """What a progress display shows of the last window (SI units)."""
+    """What a progress display shows of the last window (SI units; ``batch_n``: the ops in
+    it, which changes when the batch-size rule starts the point's windows over)."""
 
     net_energy_per_op_j: float
     mean_current_a: float
     flags: tuple[str, ...]
+    batch_n: int
 
     @classmethod
     def of(cls, window: Window, batch_n: int, kept: Sequence[Chunk]) -> Readout:
@@ -582,7 +585,7 @@ class Readout:
             total += float(chunk.current_a[inside].sum())
             count += int(inside.sum())
         return cls(window.net_energy_j / batch_n, total / count if count else math.nan,
-                   window_problems(window.flags))
+                   window_problems(window.flags), batch_n)
 
     def text(self) -> str:
         """``10.9 nJ/op, 3.61 mA, glitch`` (``clean`` without a flag of its samples)."""

@@ -1,0 +1,158 @@
+"""The log goes through the terminal's display (issue 23, 8): rich's handler on the standard
+error console the progress bars draw on, a warning repeated per window shown once and then
+counted ("5 windows flagged duration_mismatch"), `rig -v` showing each and `rig -q` none;
+`rig sweep --json` keeps standard output for its JSON lines."""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from rich.logging import RichHandler
+from support.pipeline import POINT
+from support.pipeline import ScriptedBench as PipelineBench
+from support.pipeline import ScriptedDut
+from support.sweep import SIM, Prepared, ScriptedBench, factory, make_plan
+from typer.testing import CliRunner
+
+from energyrig.cli.app import app
+from energyrig.cli.app import main as rig_main
+from energyrig.cli.terminal import err_console, log_to_terminal, summarise_repeats
+from energyrig.domain import Window
+from energyrig.rig.flags import DURATION_MISMATCH
+from energyrig.rig.pipeline import measure_point, reps_done
+from energyrig.rig.sweep import boards
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Each test sets the log up as `rig` does; the handler goes again after it."""
+    root = logging.getLogger()
+    level = root.level
+    yield
+    for handler in [h for h in root.handlers if isinstance(h, RichHandler)]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+
+
+@dataclass
+class SlowClockDut(ScriptedDut):
+    """A DUT whose own timing says each batch took twice what the trigger window shows."""
+
+    def run(self, n: int, timeout_s: float, settle_s: float = 0.0):  # type: ignore[no-untyped-def]
+        reply = super().run(n, timeout_s, settle_s)
+        return replace(reply, elapsed_ns=2 * reply.elapsed_ns)
+
+
+def mismatched_point(windows: int) -> list[Window]:
+    """Measure ``windows`` windows the pipeline flags duration_mismatch, each."""
+    bench = PipelineBench()
+    bench.dut = SlowClockDut(bench.log)
+    bench.instrument.dut = bench.dut
+    result = measure_point(bench, POINT, until=reps_done(windows), batch_n=500)
+    assert result.ok, result.reason
+    return list(result.windows)
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_warning_per_window_is_shown_once_then_counted(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    log_to_terminal("normal")
+    windows = mismatched_point(5)
+    assert all(DURATION_MISMATCH in w.flags for w in windows)
+    summarise_repeats()
+    captured = capsys.readouterr()
+    shown = flat(captured.err)
+    assert shown.count("but the firmware timed") == 1
+    assert f"5 windows flagged {DURATION_MISMATCH}" in shown and "rig -v logs each" in shown
+    assert "WARNING energyrig" not in captured.err and captured.out == ""
+    summarise_repeats()  # said once: the counts start again
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("verbosity", "lines"), [("verbose", 4), ("quiet", 0)])
+def test_verbose_logs_each_repeat_and_quiet_none(
+        verbosity: str, lines: int, capsys: pytest.CaptureFixture[str]) -> None:
+    log_to_terminal(verbosity)
+    mismatched_point(4)
+    summarise_repeats()
+    shown = flat(capsys.readouterr().err)
+    assert shown.count("but the firmware timed") == lines
+    assert "windows flagged" not in shown
+
+
+def test_the_log_handler_draws_on_the_console_of_the_progress_bars() -> None:
+    log_to_terminal("normal")
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, RichHandler)]
+    assert len(handlers) == 1 and handlers[0].console is err_console()
+    log_to_terminal("verbose")  # set again (another command in the same process): replaced
+    assert len([h for h in logging.getLogger().handlers if isinstance(h, RichHandler)]) == 1
+    assert logging.getLogger().level == logging.INFO
+
+
+def test_verbose_and_quiet_together_is_a_usage_error() -> None:
+    result = CliRunner().invoke(app, ["-v", "-q", "ops"])
+    assert result.exit_code == 2 and "--quiet" in result.output
+
+
+@dataclass
+class MismatchPrepared(Prepared):
+    """A scripted sweep window the pipeline's duration check would flag, logged as it does."""
+
+    def window(self) -> Window:
+        row = super().window()
+        logging.getLogger("energyrig.rig.pipeline").warning(
+            "%s: window of 0.01 s but the firmware timed 0.02 s", self.point.label,
+            extra={"repeats": f"windows flagged {DURATION_MISMATCH}"})
+        return row
+
+
+@dataclass
+class MismatchBench(ScriptedBench):
+    def prepare(self, point, **kwargs):  # type: ignore[no-untyped-def]
+        p = super().prepare(point, **kwargs)
+        return MismatchPrepared(p.bench, p.point, p.batch_n, p.rng)
+
+
+PLAN = """
+    [adaptive]
+    min_windows = 3
+    max_windows = 3
+    [factors]
+    op = ["sha256"]
+    payload_bytes = [16, 64]
+    """
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_rig_sweep_logs_on_stderr_and_summarises_at_the_end(
+        as_json: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(boards, "calibrated_benches",
+                        lambda calibration: factory(MismatchBench()))
+    make_plan(tmp_path, PLAN)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["rig", "sweep", "plan.toml", "--out", "run", "--fixture",
+                                      str(SIM), "--allow-uncalibrated",
+                                      *(["--json"] if as_json else [])])
+    with pytest.raises(SystemExit) as exited:
+        rig_main()
+    assert exited.value.code == 0
+    captured = capsys.readouterr()
+    err = flat(captured.err)
+    assert err.count("but the firmware timed") == 1
+    assert f"6 windows flagged {DURATION_MISMATCH}" in err  # 2 points x 3 windows
+    if as_json:  # standard output: JSON lines and nothing else
+        events = [json.loads(line) for line in captured.out.splitlines()]
+        assert events[-1]["event"] == "sweep_finished"
+    else:  # the summary comes before the run's outcome
+        assert err.index("6 windows flagged") < err.index("2 points measured")
+        assert captured.out == ""
+

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from energyrig.calibration.quantities import ORDER
+from energyrig.calibration.quantities import ORDER, short_id
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
@@ -48,7 +48,8 @@ def _calibration_table(cal: Calibration, now: datetime) -> Table:
     for column in ("quantity", "value ± u (k=1)", "method", "reference", "record", "state"):
         table.add_column(column)
     for q, v in cal.values.items():
-        table.add_row(q, _value(v), v.method, v.reference, cal.sources[q], _state(v, now))
+        table.add_row(q, _value(v), v.method, v.reference, short_id(cal.sources[q]),
+                      _state(v, now))
     for q in cal.missing:
         table.add_row(q, "-", "-", "-", "-", "expired" if q in cal.expired else "missing")
     return table
@@ -56,7 +57,7 @@ def _calibration_table(cal: Calibration, now: datetime) -> Table:
 
 def _record_table(record: Record) -> Table:
     from rich.table import Table
-    table = Table(title=f"Calibration {record.id} of {record.instrument.label}")
+    table = Table(title=f"Calibration {short_id(record.id)} of {record.instrument.label}")
     for column in ("quantity", "value ± u (k=1)", "reference", "fit residual (rms)", "n",
                    "valid until"):
         table.add_column(column)
@@ -176,7 +177,8 @@ def register(app: typer.Typer) -> None:
             table.add_column(column)
         for _, record in records:
             for q, v in record.values.items():
-                table.add_row(record.id, record.instrument.label, q, _value(v), _state(v, now))
+                table.add_row(short_id(record.id), record.instrument.label, q, _value(v),
+                              _state(v, now))
         Console().print(table if records else f"no calibration records in {store.directory}")
 
     @sub.command()

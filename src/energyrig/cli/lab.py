@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+from energyrig.calibration.quantities import short_id
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from energyrig.lab.status import PlaceStatus
 
 _STATUS_HELP = (
     "Show the places of a labgrid lab: board, host, who holds each, whether its resources "
@@ -23,6 +30,25 @@ _SIM_HELP = (
     "each sharing a host DUT and an emulated PPK2 through ser2net. Prints the coordinator "
     "(for --lab or LG_COORDINATOR) and the places; runs until Ctrl-C, then stops everything."
 )
+
+
+def status_table(lab: str | None, rows: list[PlaceStatus]) -> Table:
+    """The places of ``rig lab status``: names and paths folded, never cut, so the table
+    fits the terminal's width (80 columns too); a calibration by its short id
+    (:func:`~energyrig.calibration.quantities.short_id`) and its time."""
+    from rich.table import Table
+
+    table = Table(title=f"lab {lab or '$LG_COORDINATOR'}")
+    for col in ("place", "board", "host", "held by", "resources", "last calibration"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        cal = r.calibration
+        table.add_row(
+            r.name, r.board or "-", r.host or "-", r.holder or "free",
+            ("available" if r.available else "MISSING") + f" ({', '.join(r.resources)})",
+            "none" if cal is None
+            else f"{short_id(cal.id)} {cal.created_utc:%Y-%m-%d %H:%M}Z")
+    return table
 
 
 def register(app: typer.Typer) -> None:
@@ -49,19 +75,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps({"places": [r.as_dict() for r in rows]}, indent=1))
             return
-        from rich.console import Console
-        from rich.table import Table
+        from energyrig.cli.terminal import out_console
 
-        table = Table(title=f"lab {lab or '$LG_COORDINATOR'}")
-        for col in ("place", "board", "host", "held by", "resources", "last calibration"):
-            table.add_column(col)
-        for r in rows:
-            cal = r.calibration
-            table.add_row(
-                r.name, r.board or "-", r.host or "-", r.holder or "free",
-                ("available" if r.available else "MISSING") + f" ({', '.join(r.resources)})",
-                "none" if cal is None else f"{cal.id} {cal.created_utc:%Y-%m-%d %H:%M}Z")
-        Console(width=max(100, Console().width)).print(table)
+        out_console().print(status_table(lab, rows))
 
     @sub.command("sim", help=_SIM_HELP)
     def sim(

@@ -13,7 +13,7 @@ import typer
 from energyrig.calibration.quantities import short_id
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from rich.console import Console, RenderableType
 
     from energyrig.lab.status import PlaceStatus
 
@@ -32,23 +32,36 @@ _SIM_HELP = (
 )
 
 
-def status_table(lab: str | None, rows: list[PlaceStatus]) -> Table:
-    """The places of ``rig lab status``: names and paths folded, never cut, so the table
-    fits the terminal's width (80 columns too); a calibration by its short id
+def status_view(lab: str | None, rows: list[PlaceStatus], console: Console) -> RenderableType:
+    """The places of ``rig lab status``: a table where it fits ``console``'s width, else a
+    block of lines per place (at 80 columns the table's six columns cut board, host and
+    resource names mid-word); a calibration by its short id
     (:func:`~energyrig.calibration.quantities.short_id`) and its time."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"lab {lab or '$LG_COORDINATOR'}")
+    title = f"lab {lab or '$LG_COORDINATOR'}"
+    cells = [(r.name, r.board or "-", r.host or "-", r.holder or "free",
+              ("available" if r.available else "MISSING") + f" ({', '.join(r.resources)})",
+              "none" if r.calibration is None else
+              f"{short_id(r.calibration.id)} {r.calibration.created_utc:%Y-%m-%d %H:%M}Z")
+             for r in rows]
+    table = Table(title=title)
     for col in ("place", "board", "host", "held by", "resources", "last calibration"):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        cal = r.calibration
-        table.add_row(
-            r.name, r.board or "-", r.host or "-", r.holder or "free",
-            ("available" if r.available else "MISSING") + f" ({', '.join(r.resources)})",
-            "none" if cal is None
-            else f"{short_id(cal.id)} {cal.created_utc:%Y-%m-%d %H:%M}Z")
-    return table
+        table.add_column(col, no_wrap=True)
+    for row in cells:
+        table.add_row(*row)
+    if console.measure(table, options=console.options.update_width(10_000)).maximum \
+            <= console.width:
+        return table
+    blocks: list[RenderableType] = [Text(title, style="italic")]
+    for name, board, host, holder, resources, calibration in cells:
+        held = "free" if holder == "free" else f"held by {holder}"
+        blocks += [Text.assemble((name, "bold"), f"  {board} on {host}, {held}"),
+                   Text(f"  resources {resources}\n  last calibration {calibration}",
+                        overflow="fold")]
+    return Group(*blocks)
 
 
 def register(app: typer.Typer) -> None:
@@ -77,7 +90,8 @@ def register(app: typer.Typer) -> None:
             return
         from energyrig.cli.terminal import out_console
 
-        out_console().print(status_table(lab, rows))
+        console = out_console()
+        console.print(status_view(lab, rows, console))
 
     @sub.command("sim", help=_SIM_HELP)
     def sim(

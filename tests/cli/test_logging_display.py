@@ -1,9 +1,11 @@
 """The log goes through the terminal's display (issue 23, 8): rich's handler on the standard
 error console the progress bars draw on, a warning repeated per window shown once and then
 counted ("5 windows flagged duration_mismatch"), `rig -v` showing each and `rig -q` none;
-`rig sweep --json` keeps standard output for its JSON lines."""
+`rig sweep --json` keeps standard output for its JSON lines; an emulator's log, written in its
+own process, comes back through the rig's."""
 from __future__ import annotations
 
+import io
 import json
 import logging
 import sys
@@ -23,6 +25,9 @@ from energyrig.cli.app import app
 from energyrig.cli.app import main as rig_main
 from energyrig.cli.terminal import err_console, log_to_terminal, summarise_repeats
 from energyrig.domain import Window
+from energyrig.errors import InstrumentError
+from energyrig.instruments.sim.power import PowerModel
+from energyrig.instruments.sim.process import EmulatorProcess, relay_log
 from energyrig.rig.flags import DURATION_MISMATCH
 from energyrig.rig.pipeline import measure_point, reps_done
 from energyrig.rig.sweep import boards
@@ -156,3 +161,31 @@ def test_rig_sweep_logs_on_stderr_and_summarises_at_the_end(
         assert err.index("6 windows flagged") < err.index("2 points measured")
         assert captured.out == ""
 
+
+
+DROPPED = "WARNING energyrig.instruments.ppk2.emulator: PPK2 emulator: host is not reading; " \
+          "{} samples dropped\n"
+
+
+def test_an_emulators_log_comes_back_through_the_rigs(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the emulator runs in its own process: its warnings reached the terminal raw, one per
+    # window under load, through the progress bar
+    log_to_terminal("normal")
+    relay_log(io.StringIO("".join(DROPPED.format(n) for n in (3089, 3308, 3458, 4368))
+                          + "Traceback (most recent call last):\n"))
+    summarise_repeats()
+    shown = flat(capsys.readouterr().err)
+    assert shown.count("host is not reading") == 2  # the first, and the summary's
+    assert "4 emulator warnings like 'PPK2 emulator: host is not reading; N samples " \
+           "dropped'" in shown
+    assert "emulator: Traceback (most recent call last):" in shown  # not of its log: an error
+
+
+def test_an_emulator_that_does_not_start_has_logged_why_before_the_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with pytest.raises(InstrumentError, match="exit code 2"):
+        with EmulatorProcess(PowerModel(), extra_args=["--latency-s", "soon"]):
+            pass
+    why = [r for r in caplog.records if "soon" in r.getMessage()]
+    assert why and why[0].levelno == logging.ERROR

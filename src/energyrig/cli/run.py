@@ -256,12 +256,11 @@ def register(app: typer.Typer) -> None:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
-            Progress,
             TextColumn,
             TimeElapsedColumn,
         )
 
-        from energyrig.cli.terminal import err_console, quiet
+        from energyrig.cli.terminal import LinedProgress, err_console, quiet
         from energyrig.fixtures import load_fixture
         from energyrig.rig.bench import (
             open_bench,  # instruments and emulators: only here
@@ -286,9 +285,9 @@ def register(app: typer.Typer) -> None:
         err = err_console()
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn())
-        with Progress(*columns, console=err, transient=True,
-                      disable=quiet() or not err.is_terminal) as bar:
-            task = bar.add_task("opening the bench", total=None)
+        with LinedProgress(*columns, console=err, transient=True,
+                           disable=quiet() or not err.is_terminal) as bar:
+            task = bar.add_task(op, total=None, now="opening the bench", last="", note="")
             with open_bench(fx, calibration) as bench:
                 assert bench.calibrated is not None
                 if not bench.calibrated.complete:
@@ -296,9 +295,18 @@ def register(app: typer.Typer) -> None:
                 point = replace(point, board=bench.board)
                 total = reps or fx.measure.reps
 
+                batches: list[int] = []  # of the windows shown: a change restarts them
+
                 def progress(stage: str, done: int, last: Readout | None) -> None:
-                    what = f"windows, last: {last.text()}" if last else "prep and probe"
-                    bar.update(task, description=f"{op}: {what}", completed=done, total=total)
+                    if last is None:
+                        bar.update(task, now="prep and probe", completed=0, total=total)
+                        return
+                    if batches and batches[-1] != last.batch_n:
+                        bar.update(task, note=f"batch {batches[-1]} -> {last.batch_n}, "
+                                              "windows restart")
+                    batches[:] = [last.batch_n]
+                    bar.update(task, now="windows", last=f"last: {last.text()}",
+                               completed=done, total=total)
 
                 result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,
                                        seed=seed, min_samples=min_samples,

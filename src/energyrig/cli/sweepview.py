@@ -9,7 +9,6 @@ import math
 import re
 import shlex
 import threading
-from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -18,15 +17,13 @@ from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.text import Text
 
-from energyrig.cli.terminal import summarise_repeats
+from energyrig.cli.terminal import LinedProgress, summarise_repeats
 
 from energyrig.domain import Point
 from energyrig.rig.sweep.events import (
@@ -59,7 +56,7 @@ class SweepDisplay:
     def __init__(self, console: Console, *, bars: bool = True) -> None:
         self.console = console
         self.bars = bars
-        self._progress: Progress | None = None
+        self._progress: LinedProgress | None = None
         self._tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> SweepDisplay:
@@ -128,7 +125,7 @@ class SweepDisplay:
         self._close()
         if not self.bars:
             return
-        self._progress = _Bars(
+        self._progress = LinedProgress(
             TextColumn("{task.description}", style="cyan"), BarColumn(bar_width=None),
             MofNCompleteColumn(), TextColumn("points"), TimeElapsedColumn(),
             TextColumn("ETA"), TimeRemainingColumn(),
@@ -145,23 +142,6 @@ class SweepDisplay:
     def _advance(self, place: str) -> None:
         if self._progress is not None:
             self._progress.advance(self._tasks[place])
-
-
-class _Bars(Progress):
-    """A sweep's bars (short: the run's, a place's), then for each a line of what it
-    measures now with the last window's readout, and one saying why its window count went
-    back: beside the bar at 80 columns they squeezed the counts and the ETA to ``…``."""
-
-    def get_renderables(self) -> Iterable[RenderableType]:
-        """The bars, then each bar's lines (cut with ``…`` at the console's width)."""
-        yield self.make_tasks_table(self.tasks)
-        for task in self.tasks:
-            fields = task.fields
-            where = "" if task.description == "sweep" else f"{task.description}: "
-            lines = ["  ".join(p for p in (fields["now"], fields["last"]) if p),
-                     fields["note"] and f"({fields['note']})"]
-            for line in filter(None, lines):
-                yield Text(f"  {where}{line}", style="dim", no_wrap=True, overflow="ellipsis")
 
 
 class JsonLines:

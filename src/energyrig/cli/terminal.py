@@ -18,10 +18,13 @@ import logging
 import os
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.logging import RichHandler
+from rich.progress import Progress
+from rich.text import Text
 
 #: Width of standard output when it is not a terminal and COLUMNS does not say: the tables
 #: of a piped command are not cut to rich's default 80.
@@ -115,5 +118,23 @@ def summarise_repeats(console: Console | None = None) -> None:
         return
     for line in _TERMINAL.repeats.take():
         (console or err_console()).print(
-            f"[yellow]{line}[/] (the first is logged above; rig -v logs each)",
+            f"[yellow]{line}[/] (rig -v logs each)",
             highlight=False)
+
+
+class LinedProgress(Progress):
+    """Progress bars kept short (a run's, a lab place's: its description), then for each a
+    line of what it measures now with the last window's readout, and one saying why its
+    window count went back: the task's ``now``, ``last`` and ``note`` fields. Beside the bar
+    at 80 columns they squeezed the counts and the ETA to ``…``."""
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        """The bars, then each bar's lines (cut with ``…`` at the console's width)."""
+        yield self.make_tasks_table(self.tasks)
+        for task in self.tasks:
+            fields = task.fields
+            where = "" if task.description in ("sweep", "") else f"{task.description}: "
+            lines = ["  ".join(p for p in (fields.get("now", ""), fields.get("last", "")) if p),
+                     fields.get("note") and f"({fields['note']})"]
+            for line in filter(None, lines):
+                yield Text(f"  {where}{line}", style="dim", no_wrap=True, overflow="ellipsis")

@@ -8,21 +8,20 @@ from __future__ import annotations
 import io
 import json
 import logging
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from rich.logging import RichHandler
+from support.cli import on_scripted_bench, rig
 from support.pipeline import POINT
 from support.pipeline import ScriptedBench as PipelineBench
 from support.pipeline import ScriptedDut
-from support.sweep import SIM, Prepared, ScriptedBench, factory, make_plan
+from support.sweep import SIM, Prepared, ScriptedBench
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
-from energyrig.cli.app import main as rig_main
 from energyrig.cli.terminal import err_console, log_to_terminal, summarise_repeats
 from energyrig.domain import Window
 from energyrig.errors import InstrumentError
@@ -30,7 +29,6 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.process import EmulatorProcess, relay_log
 from energyrig.rig.flags import DURATION_MISMATCH
 from energyrig.rig.pipeline import measure_point, reps_done
-from energyrig.rig.sweep import boards
 
 
 @pytest.fixture(autouse=True)
@@ -140,16 +138,10 @@ PLAN = """
 def test_rig_sweep_logs_on_stderr_and_summarises_at_the_end(
         as_json: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(boards, "calibrated_benches",
-                        lambda calibration: factory(MismatchBench()))
-    make_plan(tmp_path, PLAN)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["rig", "sweep", "plan.toml", "--out", "run", "--fixture",
-                                      str(SIM), "--allow-uncalibrated",
-                                      *(["--json"] if as_json else [])])
-    with pytest.raises(SystemExit) as exited:
-        rig_main()
-    assert exited.value.code == 0
+    on_scripted_bench(tmp_path, monkeypatch, MismatchBench(), PLAN)
+    json_opt = ["--json"] if as_json else []
+    assert rig(monkeypatch, "sweep", "plan.toml", "--out", "run", "--fixture", str(SIM),
+               "--allow-uncalibrated", *json_opt) == 0
     captured = capsys.readouterr()
     err = flat(captured.err)
     assert err.count("but the firmware timed") == 1

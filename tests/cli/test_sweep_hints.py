@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from support.cli import on_scripted_bench, rig
 from support.sweep import SIM, ScriptedBench, factory, make_plan
 
-from energyrig.cli.app import main as rig_main
 from energyrig.cli.sweepview import SweepDisplay
 from energyrig.fixtures import load_fixture
-from energyrig.rig.sweep import boards
 from energyrig.rig.sweep.events import BatchChanged, SweepEvent, WindowMeasured
 from energyrig.rig.sweep.run import start_sweep
 
@@ -29,21 +27,11 @@ PLAN = """
     """
 
 
-def rig(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    monkeypatch.setattr(sys, "argv", ["rig", *args])
-    with pytest.raises(SystemExit) as exited:
-        rig_main()
-    return int(exited.value.code or 0)
-
-
 @pytest.mark.parametrize("as_json", [False, True])
 def test_a_finished_run_with_a_failed_point_says_how_to_retry_it(
         as_json: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(boards, "calibrated_benches",
-                        lambda calibration: factory(ScriptedBench()))
-    make_plan(tmp_path, PLAN)
-    monkeypatch.chdir(tmp_path)
+    on_scripted_bench(tmp_path, monkeypatch, ScriptedBench(), PLAN)
     run_dir = "my run"  # a path the shell needs quoted
     json_opt = ["--json"] if as_json else []
     assert rig(monkeypatch, "sweep", "plan.toml", "--out", run_dir, "--fixture", str(SIM),

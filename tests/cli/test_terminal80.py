@@ -1,6 +1,7 @@
 """The terminal at 80 columns (issue 23, 8): `rig ops` keeps an op on one line, `rig
 instruments check` shows the port that failed whole, `rig lab status` fits, the sweep's bar
-keeps its counts and ETA once the readout starts, and a calibration record has a short id."""
+keeps its counts and ETA once the readout starts, and a calibration record has a short id
+that `rig calibrate list` shows whole."""
 from __future__ import annotations
 
 import io
@@ -14,9 +15,11 @@ from support.sweep import SIM
 from typer.testing import CliRunner
 
 from energyrig.calibration.quantities import QUANTITIES, short_id
+from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.cli.app import app
 from energyrig.cli.sweepview import SweepDisplay
 from energyrig.domain import Point
+from energyrig.fixtures import load_fixture
 from energyrig.lab import status as lab_status
 from energyrig.lab.status import LastCalibration, PlaceStatus
 from energyrig.results.footprint import Footprint, Memory, OpFootprint, write_footprint
@@ -117,3 +120,23 @@ def test_a_calibration_record_has_a_short_id_for_display() -> None:
     assert short_id("20261123T160512Z-sigrok-demo-gain+offset_a") == \
         "20261123T160512Z-sigrok-demo-zero+gain"
     assert short_id("my-record") == "my-record"  # not of the rig's form: as it is
+
+
+def test_calibrate_list_shows_each_record_by_its_whole_short_id(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = CalibrationStore(tmp_path / "cal")
+    def measured(q: str) -> Measured:
+        return Measured(value=1.0 if q == "gain" else 1.2e-6, u=1e-8, method="zero",
+                        reference="input open", residual_rms=2e-7, n=1000)
+
+    record = new_record(load_fixture(SIM), Identity(kind="ppk2", name="PPK2 (HW 9173)",
+                                                    serial="3925868544"),
+                        {"board": "host"}, {q: measured(q) for q in QUANTITIES},
+                        now=datetime(2026, 11, 26, 16, 28, 40, tzinfo=UTC))
+    store.save(record)
+    assert len(record.id) > 100  # the stored record keeps its whole id
+    monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(store.directory))
+    result = CliRunner().invoke(app, ["calibrate", "list", "-f", str(SIM)], env=WIDTH)
+    assert result.exit_code == 0, result.output
+    lines = fits(result.stdout)
+    assert any("20261126T162840Z-ppk2-all of ppk2 'PPK2 (HW 9173)'" in line for line in lines)

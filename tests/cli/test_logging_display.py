@@ -181,3 +181,28 @@ def test_an_emulator_that_does_not_start_has_logged_why_before_the_error(
             pass
     why = [r for r in caplog.records if "soon" in r.getMessage()]
     assert why and why[0].levelno == logging.ERROR
+
+
+def test_a_failed_point_is_shown_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the display's "failed broken 16 B: broken: self-test failed" came with a log line
+    # saying the same
+    on_scripted_bench(tmp_path, monkeypatch, ScriptedBench(), BROKEN)
+    assert rig(monkeypatch, "sweep", "plan.toml", "--out", "run", "--fixture", str(SIM),
+               "--allow-uncalibrated") == 3
+    err = flat(capsys.readouterr().err)
+    assert err.count("self-test failed") == 1 and "failed broken 16 B" in err
+    assert rig(monkeypatch, "-v", "sweep", "--resume", "run", "--retry-failed",
+               "--allow-uncalibrated") == 3
+    assert flat(capsys.readouterr().err).count("self-test failed") == 2  # -v: and the log's
+
+
+BROKEN = """
+    [adaptive]
+    min_windows = 3
+    max_windows = 3
+    [factors]
+    op = ["broken"]
+    payload_bytes = [16]
+    """

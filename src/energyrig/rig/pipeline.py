@@ -676,8 +676,9 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         reason = str(exc)
         if isinstance(exc, DutRefused) and exc.reply.get("selftest") == "fail":
             reason = "self-test failed"
-        log.log(logging.INFO if stop() else logging.WARNING, "point %s %s: %s", point.label,
-                status, reason)
+        # the result carries the reason and its caller shows it (`rig sweep` a line per
+        # failed point): logged at INFO, or each failure showed twice
+        log.info("point %s %s: %s", point.label, status, reason)
         if prepared is None:
             return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz,
                                calibration=bench.calibration)
@@ -686,7 +687,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                            captures)
     reason = integrity_failure(windows)
     if reason:
-        log.warning("point %s failed: %s", point.label, reason)
+        log.info("point %s failed: %s", point.label, reason)
     return PointResult(prepared.point, "failed" if reason else "ok", reason, prepared.batch_n,
                        tuple(windows), _flags(windows, extra), prepared.prep, cycle_hz,
                        bench.calibration, captures)

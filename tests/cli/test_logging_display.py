@@ -22,7 +22,12 @@ from support.sweep import SIM, Prepared, ScriptedBench
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
-from energyrig.cli.terminal import err_console, log_to_terminal, summarise_repeats
+from energyrig.cli.terminal import (
+    LineHandler,
+    err_console,
+    log_to_terminal,
+    summarise_repeats,
+)
 from energyrig.domain import Window
 from energyrig.errors import InstrumentError
 from energyrig.instruments.sim.power import PowerModel
@@ -37,7 +42,7 @@ def _restore_logging() -> Iterator[None]:
     root = logging.getLogger()
     level = root.level
     yield
-    for handler in [h for h in root.handlers if isinstance(h, RichHandler)]:
+    for handler in [h for h in root.handlers if isinstance(h, (RichHandler, LineHandler))]:
         root.removeHandler(handler)
     root.setLevel(level)
 
@@ -75,7 +80,7 @@ def test_a_warning_per_window_is_shown_once_then_counted(
     shown = flat(captured.err)
     assert shown.count("but the firmware timed") == 1
     assert f"5 windows flagged {DURATION_MISMATCH}" in shown and "rig -v logs each" in shown
-    assert "WARNING energyrig" not in captured.err and captured.out == ""
+    assert captured.out == ""
     summarise_repeats()  # said once: the counts start again
     assert capsys.readouterr().err == ""
 
@@ -91,12 +96,17 @@ def test_verbose_logs_each_repeat_and_quiet_none(
     assert "windows flagged" not in shown
 
 
-def test_the_log_handler_draws_on_the_console_of_the_progress_bars() -> None:
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_log_handler_draws_on_the_console_of_the_progress_bars(
+        terminal: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(err_console(), "_force_terminal", terminal)
     log_to_terminal("normal")
-    handlers = [h for h in logging.getLogger().handlers if isinstance(h, RichHandler)]
+    kind = RichHandler if terminal else LineHandler  # a pipe: one unwrapped line a record
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, kind)]
     assert len(handlers) == 1 and handlers[0].console is err_console()
     log_to_terminal("verbose")  # set again (another command in the same process): replaced
-    assert len([h for h in logging.getLogger().handlers if isinstance(h, RichHandler)]) == 1
+    assert len([h for h in logging.getLogger().handlers
+                if isinstance(h, (RichHandler, LineHandler))]) == 1
     assert logging.getLogger().level == logging.INFO
 
 

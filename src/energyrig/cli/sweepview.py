@@ -24,7 +24,6 @@ from rich.progress import (
 )
 
 from energyrig.cli.terminal import LinedProgress, summarise_repeats
-
 from energyrig.domain import Point
 from energyrig.rig.sweep.events import (
     BatchChanged,

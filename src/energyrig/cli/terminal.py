@@ -90,16 +90,42 @@ class _Terminal:
 _TERMINAL = _Terminal()
 
 
+class LineHandler(logging.Handler):
+    """Writes each record as one line, ``WARNING name: message``, through ``console`` (not
+    wrapped: standard error is a file or a pipe a program reads, not a terminal)."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__()
+        self.console = console
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Print ``record`` (rich serialises the lanes' threads)."""
+        try:
+            self.console.print(self.format(record), markup=False, highlight=False,
+                               soft_wrap=True)
+        except RecursionError:  # as logging.StreamHandler: a record that cannot be written
+            raise                # is reported by logging itself, never breaks the caller
+        except Exception:
+            self.handleError(record)
+
+
 def log_to_terminal(verbosity: str) -> None:
-    """Send the log (``verbosity``: a key of :data:`LEVELS`) through rich's handler on
-    :func:`err_console`, repeats summarised unless verbose; replaces a handler set before."""
+    """Send the log (``verbosity``: a key of :data:`LEVELS`) through :func:`err_console`,
+    repeats summarised unless verbose: with rich's handler on a terminal (above a live
+    progress bar), else a :class:`LineHandler`; replaces a handler set before."""
     repeats = Repeats(each=verbosity == "verbose")
-    handler = RichHandler(console=err_console(), show_time=False, show_path=False,
-                          markup=False, rich_tracebacks=False, keywords=[])
+    console = err_console()
+    handler: logging.Handler
+    if console.is_terminal:
+        handler = RichHandler(console=console, show_time=False, show_path=False,
+                              markup=False, rich_tracebacks=False, keywords=[])
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    else:
+        handler = LineHandler(console)
     handler.addFilter(repeats)
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     root = logging.getLogger()
-    for old in [h for h in root.handlers if isinstance(h, RichHandler)]:
+    for old in [h for h in root.handlers if isinstance(h, (RichHandler, LineHandler))]:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(LEVELS[verbosity])

@@ -143,7 +143,7 @@ def _family_table(family: str, ops: list[OpInfo], footprint: Footprint | None,
     keys, curves = any(op.key_bits for op in ops), any(op.curves for op in ops)
     if keys or curves:
         label = " / ".join(n for n, has in (("key bits", keys), ("curves", curves)) if has)
-        columns[label] = lambda op: ", ".join(map(str, op.key_bits or op.curves)) or "-"
+        columns[label] = lambda op: ", ".join([*map(str, op.key_bits), *op.curves]) or "-"
     if any(op.payload is not None for op in ops):
         columns["payload bytes"] = _payload
     if footprint is not None:

@@ -35,6 +35,24 @@ ROUTINES: dict[Quantity, str] = {"offset_a": "zero", "gain": "gain", "skew_s": "
 #: neither, the overhead all three (its windows are corrected with them); the baseline
 #: last (it advises the fixture's windows, and corrects nothing).
 ORDER: tuple[str, ...] = tuple(dict.fromkeys(ROUTINES.values()))
+
+
+def short_id(record_id: str) -> str:
+    """A record's id as a terminal shows it: its quantities replaced by the routines that
+    measured them (``all`` for every routine), e.g. ``20261126T162840Z-ppk2-all`` for
+    ``20261126T162840Z-ppk2-baseline_s+gain+guard_s+…+skew_s``. For display only: the
+    record, its file name, a run's manifest and ``--json`` keep the full id, which names
+    every quantity; an id not of that form is returned as it is."""
+    stamp, _, rest = record_id.partition("-")
+    kind, _, quantities = rest.rpartition("-")
+    names = quantities.split("+")
+    if not (stamp and kind and all(q in ROUTINES for q in names)):
+        return record_id
+    done = {ROUTINES[q] for q in names}  # type: ignore[index]
+    routines = "all" if done == set(ORDER) else "+".join(r for r in ORDER if r in done)
+    return f"{stamp}-{kind}-{routines}"
+
+
 #: Quantities of the board and its firmware build rather than of the instrument: they apply
 #: only where the record's :func:`build_of` is the bench's.
 BUILD_QUANTITIES: tuple[Quantity, ...] = ("overhead_s", "overhead_j", *get_args(Advice))

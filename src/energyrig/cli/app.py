@@ -6,7 +6,6 @@ its exit code (2, bad input; 75 for a full disk: :class:`energyrig.errors.DiskFu
 """
 from __future__ import annotations
 
-import logging
 import sys
 
 import typer
@@ -74,8 +73,13 @@ def _firmware_lines() -> list[str]:
 def _root(
     ctx: typer.Context,
     verbose: bool = typer.Option(False, "--verbose", "-v",
-                                 help="Log what the rig does; with --version, print every "
-                                      "version its figures depend on."),
+                                 help="Log what the rig does, and each repeat of a warning "
+                                      "(without it: the first, then how many); with "
+                                      "--version, print every version its figures depend "
+                                      "on."),
+    quiet: bool = typer.Option(False, "--quiet", "-q",
+                               help="Log errors only and draw no progress bar (the answer, "
+                                    "failures and the outcome are still printed)."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     if version:
@@ -83,8 +87,12 @@ def _root(
         raise typer.Exit()
     if ctx.invoked_subcommand is None:
         ctx.fail("Missing command.")
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    if verbose and quiet:
+        raise typer.BadParameter("give one of them", param_hint="'--verbose' / '--quiet'")
+    from energyrig.cli.terminal import log_to_terminal, summarise_repeats
+
+    log_to_terminal("verbose" if verbose else "quiet" if quiet else "normal")
+    ctx.call_on_close(summarise_repeats)  # what the command's log left unsaid, at its end
 
 
 #: Click's usage errors (a bad option value, a missing argument): the base of BadParameter,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from energyrig.calibration.quantities import ORDER
+from energyrig.calibration.quantities import ORDER, short_id
 from energyrig.units import format_si
 
 if TYPE_CHECKING:
@@ -46,9 +46,10 @@ def _calibration_table(cal: Calibration, now: datetime) -> Table:
     from rich.table import Table
     table = Table(title=f"Calibration of {cal.instrument.label} ({cal.origin})")
     for column in ("quantity", "value ± u (k=1)", "method", "reference", "record", "state"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a record's id is folded, never cut
     for q, v in cal.values.items():
-        table.add_row(q, _value(v), v.method, v.reference, cal.sources[q], _state(v, now))
+        table.add_row(q, _value(v), v.method, v.reference, short_id(cal.sources[q]),
+                      _state(v, now))
     for q in cal.missing:
         table.add_row(q, "-", "-", "-", "-", "expired" if q in cal.expired else "missing")
     return table
@@ -56,7 +57,7 @@ def _calibration_table(cal: Calibration, now: datetime) -> Table:
 
 def _record_table(record: Record) -> Table:
     from rich.table import Table
-    table = Table(title=f"Calibration {record.id} of {record.instrument.label}")
+    table = Table(title=f"Calibration {short_id(record.id)} of {record.instrument.label}")
     for column in ("quantity", "value ± u (k=1)", "reference", "fit residual (rms)", "n",
                    "valid until"):
         table.add_column(column)
@@ -159,10 +160,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List every record in the fixture's calibration store, oldest first, with each
         value's state (valid or expired). A corrupt record is an error naming it."""
-        from rich.console import Console
         from rich.table import Table
 
         from energyrig.calibration.store import CalibrationStore, calibration_dir
+        from energyrig.cli.terminal import out_console
         from energyrig.fixtures import load_fixture
 
         store = CalibrationStore(calibration_dir(load_fixture(fixture)))
@@ -171,13 +172,19 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps([r.model_dump(mode="json") for _, r in records], indent=1))
             return
         now = datetime.now(UTC)
-        table = Table(title=f"Calibration records in {store.directory}")
-        for column in ("record", "instrument", "quantity", "value ± u (k=1)", "state"):
-            table.add_column(column)
-        for _, record in records:
+        console = out_console()
+        if not records:
+            console.print(f"no calibration records in {store.directory}")
+            return
+        console.print(f"Calibration records in {store.directory}")
+        for _, record in records:  # a table each: the id and instrument whole, in its title
+            table = Table(title=f"{short_id(record.id)} of {record.instrument.label}",
+                          title_justify="left")
+            for column in ("quantity", "value ± u (k=1)", "state"):
+                table.add_column(column)
             for q, v in record.values.items():
-                table.add_row(record.id, record.instrument.label, q, _value(v), _state(v, now))
-        Console().print(table if records else f"no calibration records in {store.directory}")
+                table.add_row(q, _value(v), _state(v, now))
+            console.print(table)
 
     @sub.command()
     def show(

@@ -98,22 +98,29 @@ def register(app: typer.Typer) -> None:
                                           "fixtures/sim.toml)."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
-        from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
+        from energyrig.cli.terminal import out_console
         from energyrig.rig.check import check_fixture  # the bench: only here
 
         checks = check_fixture(None if fixture is None else str(fixture))
         if as_json:
             typer.echo(json.dumps([c.as_dict() for c in checks], indent=2))
         else:
-            console = Console()
+            console = out_console()
             table = Table(title=f"fixture {fixture or 'default'}")
             for column in ("part", "target", "answers", "detail"):
-                table.add_column(column)
+                # a path is folded, never cut: it is what the operator has to check
+                table.add_column(column, overflow="fold")
             for c in checks:
                 table.add_row(c.part, c.target, "[green]yes[/green]" if c.ok else "[red]NO[/red]",
-                              c.detail)
+                              c.detail if c.ok else "(below)")
             console.print(table)
+            for c in checks:  # each problem in full, its target on a line of its own
+                if not c.ok:
+                    console.print(Text.assemble((f"{c.part} does not answer:", "red"),
+                                                f"\n  {c.target}\n  {c.detail}",
+                                                overflow="fold"))
         if not all(c.ok for c in checks):
             raise typer.Exit(1)

@@ -6,9 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+from energyrig.calibration.quantities import short_id
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from energyrig.lab.status import PlaceStatus
 
 _STATUS_HELP = (
     "Show the places of a labgrid lab: board, host, who holds each, whether its resources "
@@ -23,6 +30,38 @@ _SIM_HELP = (
     "each sharing a host DUT and an emulated PPK2 through ser2net. Prints the coordinator "
     "(for --lab or LG_COORDINATOR) and the places; runs until Ctrl-C, then stops everything."
 )
+
+
+def status_view(lab: str | None, rows: list[PlaceStatus], console: Console) -> RenderableType:
+    """The places of ``rig lab status``: a table where it fits ``console``'s width, else a
+    block of lines per place (at 80 columns the table's six columns cut board, host and
+    resource names mid-word); a calibration by its short id
+    (:func:`~energyrig.calibration.quantities.short_id`) and its time."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    title = f"lab {lab or '$LG_COORDINATOR'}"
+    cells = [(r.name, r.board or "-", r.host or "-", r.holder or "free",
+              ("available" if r.available else "MISSING") + f" ({', '.join(r.resources)})",
+              "none" if r.calibration is None else
+              f"{short_id(r.calibration.id)} {r.calibration.created_utc:%Y-%m-%d %H:%M}Z")
+             for r in rows]
+    table = Table(title=title)
+    for col in ("place", "board", "host", "held by", "resources", "last calibration"):
+        table.add_column(col, no_wrap=True)
+    for row in cells:
+        table.add_row(*row)
+    if console.measure(table, options=console.options.update_width(10_000)).maximum \
+            <= console.width:
+        return table
+    blocks: list[RenderableType] = [Text(title, style="italic")]
+    for name, board, host, holder, resources, calibration in cells:
+        held = "free" if holder == "free" else f"held by {holder}"
+        blocks += [Text.assemble((name, "bold"), f"  {board} on {host}, {held}"),
+                   Text(f"  resources {resources}\n  last calibration {calibration}",
+                        overflow="fold")]
+    return Group(*blocks)
 
 
 def register(app: typer.Typer) -> None:
@@ -49,19 +88,10 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps({"places": [r.as_dict() for r in rows]}, indent=1))
             return
-        from rich.console import Console
-        from rich.table import Table
+        from energyrig.cli.terminal import out_console
 
-        table = Table(title=f"lab {lab or '$LG_COORDINATOR'}")
-        for col in ("place", "board", "host", "held by", "resources", "last calibration"):
-            table.add_column(col)
-        for r in rows:
-            cal = r.calibration
-            table.add_row(
-                r.name, r.board or "-", r.host or "-", r.holder or "free",
-                ("available" if r.available else "MISSING") + f" ({', '.join(r.resources)})",
-                "none" if cal is None else f"{cal.id} {cal.created_utc:%Y-%m-%d %H:%M}Z")
-        Console(width=max(100, Console().width)).print(table)
+        console = out_console()
+        console.print(status_view(lab, rows, console))
 
     @sub.command("sim", help=_SIM_HELP)
     def sim(

@@ -22,7 +22,9 @@ from energyrig.rig.flags import PIPELINE_FLAGS
 from energyrig.units import format_charge, format_nwh, format_si
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from collections.abc import Callable
+
+    from rich.console import Group
     from rich.table import Table
 
     from energyrig.results.footprint import Footprint
@@ -104,35 +106,69 @@ def _sizes(footprint: Footprint, op: OpInfo) -> dict[str, int | None]:
             "ram_bytes": None if size is None else size.ram_bytes}
 
 
-def ops_table(hello: dict[str, Any], ops: list[OpInfo], footprint: Footprint | None = None
-              ) -> Table:
-    """The firmware catalogue (its ``hello`` and ``ops`` replies) as a table; with a
+def ops_tables(hello: dict[str, Any], ops: list[OpInfo], footprint: Footprint | None = None,
+               width: int = 80) -> Group:
+    """The firmware catalogue (its ``hello`` and ``ops`` replies): one table per op family,
+    with only the columns its ops fill (a backend column only where they differ: else it is
+    in the title) so that an op takes one line of ``width`` columns (80 too); with a
     ``footprint``, each op's flash and RAM (what it adds to the firmware without any op)."""
-    from rich.table import Table
-    title = (f"Ops of firmware {hello.get('firmware')} on {hello.get('board')} "
-             f"({hello.get('crypto')})")
+    from rich.console import Group
+    from rich.text import Text
+    head = (f"Ops of firmware {hello.get('firmware')} on {hello.get('board')} "
+            f"({hello.get('crypto')})")
     if footprint is not None:
-        title += (f"\nflash and RAM per op: footprint of {footprint.board} build "
-                  f"{footprint.build_id}, {_bytes(footprint.empty.flash_bytes)} B flash and "
-                  f"{_bytes(footprint.empty.ram_bytes)} B RAM without any op")
+        head += (f"\nflash and RAM per op: footprint of {footprint.board} build "
+                 f"{footprint.build_id}, {_bytes(footprint.empty.flash_bytes)} B flash and "
+                 f"{_bytes(footprint.empty.ram_bytes)} B RAM without any op")
         if footprint.build_id != hello.get("build"):
-            title += f" (the DUT runs build {hello.get('build')})"
-    table = Table(title=title)
-    labels = ["op", "family", "backend", "key bits", "curves", "payload bytes"]
-    for label in labels + (["flash bytes", "RAM bytes"] if footprint is not None else []):
-        table.add_column(label, justify="right" if label.endswith("s bytes") else "left",
-                         no_wrap=label == "op")
+            head += f" (the DUT runs build {hello.get('build')})"
+    families: dict[str, list[OpInfo]] = {}
     for op in ops:
-        payload = "-"
-        if op.payload is not None:
-            low, high, multiple = op.payload
-            payload = f"{low}..{high}" + (f" ×{multiple}" if multiple > 1 else "")
-        row = [op.name, op.family, op.backend, ", ".join(map(str, op.key_bits)) or "-",
-               ", ".join(op.curves) or "-", payload]
-        if footprint is not None:
-            row += [_bytes(v) for v in _sizes(footprint, op).values()]
+        families.setdefault(op.family, []).append(op)
+    return Group(Text(head, style="bold"),
+                 *(_family_table(name, members, footprint, width)
+                   for name, members in families.items()))
+
+
+def _family_table(family: str, ops: list[OpInfo], footprint: Footprint | None,
+                  width: int) -> Table:
+    """The ops of one family of :func:`ops_tables`."""
+    from rich.table import Table
+    backends = {op.backend for op in ops}
+    table = Table(title=family + (f" ({next(iter(backends))})" if len(backends) == 1 else ""),
+                  title_justify="left")
+    columns: dict[str, Callable[[OpInfo], str]] = {"op": lambda op: op.name}
+    if len(backends) > 1:
+        columns["backend"] = lambda op: op.backend
+    keys, curves = any(op.key_bits for op in ops), any(op.curves for op in ops)
+    if keys or curves:
+        label = " / ".join(n for n, has in (("key bits", keys), ("curves", curves)) if has)
+        columns[label] = lambda op: ", ".join([*map(str, op.key_bits), *op.curves]) or "-"
+    if any(op.payload is not None for op in ops):
+        columns["payload bytes"] = _payload
+    if footprint is not None:
+        columns["flash bytes"] = lambda op: _bytes(_sizes(footprint, op)["flash_bytes"])
+        columns["RAM bytes"] = lambda op: _bytes(_sizes(footprint, op)["ram_bytes"])
+    rows = [[cell(op) for cell in columns.values()] for op in ops]
+    cells = [max(len(row[k]) for row in rows) for k in range(len(columns))]
+    natural = sum(max(w, len(label)) + 3 for w, label in zip(cells, columns, strict=True)) + 1
+    for widest, label in zip(cells, columns, strict=True):
+        if label in ("flash bytes", "RAM bytes"):  # too wide: the heading wraps, not a row
+            table.add_column(label, justify="right",
+                             max_width=max(widest, 5) if natural > width else None)
+        else:  # an op's cells wrap only where the terminal is narrower than they are
+            table.add_column(label, no_wrap=label == "op", min_width=widest)
+    for row in rows:
         table.add_row(*row)
     return table
+
+
+def _payload(op: OpInfo) -> str:
+    """``16..4096 ×16``: the payload sizes ``op`` takes, bytes (``-``: none)."""
+    if op.payload is None:
+        return "-"
+    low, high, multiple = op.payload
+    return f"{low}..{high}" + (f" ×{multiple}" if multiple > 1 else "")
 
 
 def _batch(value: str) -> int | None:
@@ -217,15 +253,14 @@ def register(app: typer.Typer) -> None:
             Path("captures"), "--captures-dir", file_okay=False,
             help="Where --keep-captures writes."),
     ) -> None:
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
-            Progress,
             TextColumn,
             TimeElapsedColumn,
         )
 
+        from energyrig.cli.terminal import LinedProgress, err_console, quiet
         from energyrig.fixtures import load_fixture
         from energyrig.rig.bench import (
             open_bench,  # instruments and emulators: only here
@@ -247,12 +282,12 @@ def register(app: typer.Typer) -> None:
         problem = catalogue_problem(firmware_catalogue(fixture).ops, point)
         if problem is not None:  # found before the bench opens, named by its option
             raise typer.BadParameter(problem[1], param_hint=problem[0])
-        err = Console(stderr=True)
+        err = err_console()
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn())
-        with Progress(*columns, console=err, transient=True,
-                      disable=not err.is_terminal) as bar:
-            task = bar.add_task("opening the bench", total=None)
+        with LinedProgress(*columns, console=err, transient=True,
+                           disable=quiet() or not err.is_terminal) as bar:
+            task = bar.add_task(op, total=None, now="opening the bench", last="", note="")
             with open_bench(fx, calibration) as bench:
                 assert bench.calibrated is not None
                 if not bench.calibrated.complete:
@@ -260,9 +295,18 @@ def register(app: typer.Typer) -> None:
                 point = replace(point, board=bench.board)
                 total = reps or fx.measure.reps
 
+                batches: list[int] = []  # of the windows shown: a change restarts them
+
                 def progress(stage: str, done: int, last: Readout | None) -> None:
-                    what = f"windows, last: {last.text()}" if last else "prep and probe"
-                    bar.update(task, description=f"{op}: {what}", completed=done, total=total)
+                    if last is None:
+                        bar.update(task, now="prep and probe", completed=0, total=total)
+                        return
+                    if batches and batches[-1] != last.batch_n:
+                        bar.update(task, note=f"batch {batches[-1]} -> {last.batch_n}, "
+                                              "windows restart")
+                    batches[:] = [last.batch_n]
+                    bar.update(task, now="windows", last=f"last: {last.text()}",
+                               completed=done, total=total)
 
                 result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,
                                        seed=seed, min_samples=min_samples,
@@ -306,7 +350,9 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps([_op_record(o, sizes) for o in found.ops], indent=1))
         else:
-            _console().print(ops_table(found.hello, found.ops, sizes))
+            from energyrig.cli.terminal import out_console
+            console = out_console()
+            console.print(ops_tables(found.hello, found.ops, sizes, console.width))
 
 
 def catalogue_problem(ops: list[OpInfo], point: Point) -> tuple[str, str] | None:
@@ -347,13 +393,6 @@ def _op_record(op: OpInfo, footprint: Footprint | None) -> dict[str, Any]:
     return vars(op) if footprint is None else {**vars(op), **_sizes(footprint, op)}
 
 
-def _console() -> Console:
-    """Standard output; wide enough for the tables when it is not a terminal."""
-    from rich.console import Console
-    console = Console()
-    return console if console.is_terminal else Console(width=120)
-
-
 def _report(result: PointResult, as_json: bool, supply_v: float | None) -> None:
     """Print the figures of ``result`` with its current and charges at the fixture's
     ``supply_v`` (V; ``None``: an instrument that does not set it, no current or charge)."""
@@ -366,7 +405,8 @@ def _report(result: PointResult, as_json: bool, supply_v: float | None) -> None:
     if as_json:
         typer.echo(json.dumps(fig, indent=1))
     else:
-        console = _console()
+        from energyrig.cli.terminal import out_console
+        console = out_console()
         if result.windows:
             console.print(result_table(fig))
         if not result.ok:

@@ -6,6 +6,7 @@ only here.
 """
 from __future__ import annotations
 
+import shlex
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
     from energyrig.domain import Point
     from energyrig.rig.sweep.dryrun import DryRun
+    from energyrig.rig.sweep.state import SweepOutcome
 
 
 def _default_out(title: str) -> Path:
@@ -67,6 +69,15 @@ def _print_dry_run(d: DryRun, console: Console) -> None:
         for s in d.skipped:
             table.add_row(*(s.point.board, s.point.op, s.reason)[len(boards) == 1:])
         console.print(table)
+
+
+def retry_hint(outcome: SweepOutcome) -> str:
+    """What to type to measure a complete run's failed points again (rich markup)."""
+    from rich.markup import escape
+    failed = outcome.failed + outcome.failed_before
+    return (f"[yellow]{failed} point{'s' if failed != 1 else ''} of the run failed; measure "
+            f"{'them' if failed != 1 else 'it'} again with:[/]\n"
+            f"  rig sweep --resume {escape(shlex.quote(str(outcome.run_dir)))} --retry-failed")
 
 
 def _refuse_conflicts(*, resume: bool, plan: bool, out: bool, dry: bool, probe: bool,
@@ -181,6 +192,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from energyrig.cli.sweepview import JsonLines, SweepDisplay
+        from energyrig.cli.terminal import err_console, quiet
         from energyrig.fixtures import load_fixture
         from energyrig.rig.pipeline import KEEP_CAPTURES
         from energyrig.rig.plan import load_plan
@@ -216,7 +228,8 @@ def register(app: typer.Typer) -> None:
             return
         calibrated = {"bench_factory": calibrated_benches(calibration),
                       "require_calibration": not allow_uncalibrated}
-        with SweepDisplay(Console(stderr=True)) as display:
+        err = err_console()
+        with SweepDisplay(err, bars=not quiet()) as display:
             reporter = JsonLines(sys.stdout) if as_json else display
             if p is None:
                 assert resume is not None
@@ -231,5 +244,6 @@ def register(app: typer.Typer) -> None:
         if not outcome.complete:
             # stopped by Ctrl-C/SIGTERM, or a lab's places are gone: resumable either way
             raise typer.Exit(130 if outcome.stopped != NO_PLACE_LEFT else 4)
-        if not outcome.all_ok:
-            raise typer.Exit(3)  # complete, with failed points: --resume --retry-failed
+        if not outcome.all_ok:  # complete, with failed points (also with --json: stderr)
+            err.print(retry_hint(outcome), highlight=False)
+            raise typer.Exit(3)

@@ -7,24 +7,26 @@ import dataclasses
 import json
 import math
 import re
+import shlex
 import threading
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
 
+from energyrig.cli.terminal import LinedProgress, summarise_repeats
 from energyrig.domain import Point
 from energyrig.rig.sweep.events import (
+    BatchChanged,
     LaneClosed,
     LaneOpened,
     PlaceGone,
@@ -43,14 +45,17 @@ from energyrig.rig.sweep.state import SweepOutcome
 
 class SweepDisplay:
     """Draws a sweep's events on ``console``: one progress bar for the run (and one per lab
-    place), a line for each failed point, gone place and stop, the outcome at the end.
+    place), each with its point and last window's readout on a line below it; a line for
+    each failed point, gone place and stop, the outcome at the end. ``bars=False``
+    (``rig -q``): the lines only.
 
     Use as a context manager around the sweep (the bar is closed also when it raises).
     """
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, bars: bool = True) -> None:
         self.console = console
-        self._progress: Progress | None = None
+        self.bars = bars
+        self._progress: LinedProgress | None = None
         self._tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> SweepDisplay:
@@ -59,6 +64,10 @@ class SweepDisplay:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self._close()
+
+    def __rich__(self) -> RenderableType:
+        """What the display shows now (its bars and their lines; nothing when closed)."""
+        return "" if self._progress is None else self._progress.get_renderable()
 
     def _close(self) -> None:
         if self._progress is not None:
@@ -71,16 +80,18 @@ class SweepDisplay:
             case SweepStarted():
                 self._start(event)
             case LaneOpened(place=place) if self._progress is not None:
-                self._tasks[place] = self._progress.add_task(f"{place}: opening", total=None,
-                                                             last="")
-            case PointStarted() | WindowMeasured() if self._progress is not None:
-                done = event.windows if isinstance(event, WindowMeasured) else 0
-                last = f"last: {event.readout.text()}" if isinstance(event, WindowMeasured) \
-                    else ""
-                self._progress.update(
-                    self._tasks[event.place],
-                    description=f"{_prefix(event.place)}{event.point.label} "
-                                f"[{done}/{event.max_windows}]", last=last)
+                self._tasks[place] = self._progress.add_task(place, total=None, now="opening",
+                                                             note="", last="")
+            case PointStarted() if self._progress is not None:
+                self._update(event.place, now=f"{event.point.label} [0/{event.max_windows}]",
+                             note="", last="")
+            case BatchChanged() if self._progress is not None:
+                self._update(event.place, note=f"batch {event.old} -> {event.new}, "
+                                               "windows restart")
+            case WindowMeasured() if self._progress is not None:
+                self._update(event.place,
+                             now=f"{event.point.label} [{event.windows}/{event.max_windows}]",
+                             last=f"last: {event.readout.text()}")
             case PointStored():
                 if event.status == "failed":
                     self.console.print(f"[red]failed[/] {event.point.label}: {event.reason}")
@@ -96,7 +107,7 @@ class SweepDisplay:
             case LaneClosed(place=place) if self._progress is not None:
                 task = self._tasks[place]
                 done = next(t.completed for t in self._progress.tasks if t.id == task)
-                self._progress.update(task, description=f"{place}: done", total=done, last="")
+                self._progress.update(task, total=done, now="done", note="", last="")
             case StopRequested():
                 self.console.print("[yellow]stopping after the current window; the run stays "
                                    "resumable (press Ctrl-C again to abort now)[/]")
@@ -106,26 +117,30 @@ class SweepDisplay:
                 self.console.print(f"measuring {count} failed points again")
             case SweepFinished(outcome=outcome):
                 self._close()
+                summarise_repeats(self.console)
                 _print_outcome(outcome, self.console)
 
     def _start(self, event: SweepStarted) -> None:
         self._close()
-        self._progress = Progress(
-            TextColumn("{task.description}", style="cyan"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("points"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            TextColumn("{task.fields[last]}", style="dim"),  # the last window's readout
-            console=self.console, transient=False)
+        if not self.bars:
+            return
+        self._progress = LinedProgress(
+            TextColumn("{task.description}", style="cyan"), BarColumn(bar_width=None),
+            MofNCompleteColumn(), TextColumn("points"), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(),
+            console=self.console, transient=False, expand=True)
         self._progress.start()
         self._tasks = {"": self._progress.add_task("sweep", total=event.total,
-                                                   completed=event.already_done, last="")}
+                                                   completed=event.already_done, now="",
+                                                   note="", last="")}
+
+    def _update(self, place: str, **fields: str) -> None:
+        assert self._progress is not None
+        self._progress.update(self._tasks[place], **fields)
 
     def _advance(self, place: str) -> None:
         if self._progress is not None:
             self._progress.advance(self._tasks[place])
-
-
-def _prefix(place: str) -> str:
-    return f"{place}: " if place else ""
 
 
 class JsonLines:
@@ -191,4 +206,5 @@ def _print_outcome(o: SweepOutcome, console: Console) -> None:
                       "\\[adaptive] max_windows, or accept the wider intervals[/]")
     if not o.complete:
         console.print(f"[yellow]stopped ({o.stopped or 'interrupted'}) with {o.remaining} "
-                      f"points left; continue with: rig sweep --resume {o.run_dir}[/]")
+                      f"points left; continue with: rig sweep --resume "
+                      f"{shlex.quote(str(o.run_dir))}[/]")

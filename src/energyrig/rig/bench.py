@@ -353,7 +353,8 @@ class SimBench(Bench):
         shift = self.truth.offset_s(truth, row.start_s)
         if abs(shift) > MAX_SHIFT_SAMPLES * self.limits.period_s:
             log.warning("the window starts %.6f s off its true edge: the stream lost samples "
-                        "its counter could not count", shift)
+                        "its counter could not count", shift,
+                        extra={"repeats": f"windows flagged {TIME_SHIFT}"})
             flags.append(TIME_SHIFT)
         return replace(row, true_energy_j=truth.energy_j, true_net_energy_j=truth.net_energy_j,
                        flags=(*row.flags, *flags))

@@ -425,7 +425,8 @@ class Measurement:
         tolerance_s = 5 * self.bench.limits.period_s + m.duration_tolerance * elapsed_s
         if abs(win.duration_s - elapsed_s) > tolerance_s:
             log.warning("%s: window of %.6f s but the firmware timed %.6f s",
-                        self.point.label, win.duration_s, elapsed_s)
+                        self.point.label, win.duration_s, elapsed_s,
+                        extra={"repeats": f"windows flagged {DURATION_MISMATCH}"})
             flags.append(DURATION_MISMATCH)
         return flags
 
@@ -564,11 +565,13 @@ class PointResult:
 
 @dataclass(frozen=True)
 class Readout:
-    """What a progress display shows of the last window (SI units)."""
+    """What a progress display shows of the last window (SI units; ``batch_n``: the ops in
+    it, which changes when the batch-size rule starts the point's windows over)."""
 
     net_energy_per_op_j: float
     mean_current_a: float
     flags: tuple[str, ...]
+    batch_n: int
 
     @classmethod
     def of(cls, window: Window, batch_n: int, kept: Sequence[Chunk]) -> Readout:
@@ -582,7 +585,7 @@ class Readout:
             total += float(chunk.current_a[inside].sum())
             count += int(inside.sum())
         return cls(window.net_energy_j / batch_n, total / count if count else math.nan,
-                   window_problems(window.flags))
+                   window_problems(window.flags), batch_n)
 
     def text(self) -> str:
         """``10.9 nJ/op, 3.61 mA, glitch`` (``clean`` without a flag of its samples)."""
@@ -673,8 +676,9 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         reason = str(exc)
         if isinstance(exc, DutRefused) and exc.reply.get("selftest") == "fail":
             reason = "self-test failed"
-        log.log(logging.INFO if stop() else logging.WARNING, "point %s %s: %s", point.label,
-                status, reason)
+        # the result carries the reason and its caller shows it (`rig sweep` a line per
+        # failed point): logged at INFO, or each failure showed twice
+        log.info("point %s %s: %s", point.label, status, reason)
         if prepared is None:
             return PointResult(point, status, reason, batch_n or 1, cycle_hz=cycle_hz,
                                calibration=bench.calibration)
@@ -683,7 +687,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                            captures)
     reason = integrity_failure(windows)
     if reason:
-        log.warning("point %s failed: %s", point.label, reason)
+        log.info("point %s failed: %s", point.label, reason)
     return PointResult(prepared.point, "failed" if reason else "ok", reason, prepared.batch_n,
                        tuple(windows), _flags(windows, extra), prepared.prep, cycle_hz,
                        bench.calibration, captures)

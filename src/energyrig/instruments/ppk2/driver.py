@@ -270,7 +270,9 @@ class Ppk2(StreamAcquisition):
                     log.warning("%s: %d samples (%.3f s) lost that the counter could not count "
                                 "(fewer samples than the host's clock says were taken); the "
                                 "stream is re-synchronised", self.source, loss.samples,
-                                loss.samples / SAMPLE_RATE_HZ)
+                                loss.samples / SAMPLE_RATE_HZ,
+                                extra={"repeats": "losses of the PPK2 stream its counter "
+                                                  "could not count"})
                     self._decoder.add_loss(loss.samples)
                 self._store(chunk, loss)
 
@@ -321,7 +323,8 @@ class Ppk2(StreamAcquisition):
         record = RecordedCapture(self.source, kept, trigger_bit=self.config.trigger_bit,
                                  flags=self._loss_flags(kept))
         if record.lost:
-            log.warning("%s: %d samples lost inside the record", self.source, record.lost)
+            log.warning("%s: %d samples lost inside the record", self.source, record.lost,
+                        extra={"repeats": "PPK2 records with samples lost inside"})
         return record
 
     def _suspect_from(self) -> int | None:

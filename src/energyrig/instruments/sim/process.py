@@ -21,6 +21,7 @@ import ctypes
 import json
 import logging
 import os
+import re
 import select
 import signal
 import subprocess
@@ -30,7 +31,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import IO, TYPE_CHECKING, Self
 
 from energyrig.errors import InstrumentError
 from energyrig.instruments.progress import ProgressBound, cpu_time_s
@@ -46,6 +47,32 @@ _START_POLL_S = 0.1
 EMULATOR_PROGRAM = "energyrig.cli.emulate"
 #: Hands an emulator's address to whoever started it (the program prints it).
 Announce = Callable[[str], None]
+#: The log's format in an emulator's process (:func:`parse_emulator_args`), read back by
+#: :func:`relay_log`.
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+_LOG_LINE = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) ([\w.]+): (.*)")
+#: The longest wait for an emulator's last log lines after it exited, s.
+_RELAY_JOIN_S = 5.0
+
+
+def relay_log(stream: IO[str]) -> None:
+    """Log in this process each line an emulator's process writes on ``stream`` (its
+    stderr), until it ends: under the emulator's logger and level (a line of another form,
+    a traceback's, as an error), so the caller's handler shows it (``rig``: above its
+    progress bar, not through it). A warning is counted as a repeat of those alike but for
+    their numbers (``host is not reading; N samples dropped``: once per window under load)."""
+    with stream:
+        for raw in stream:
+            line = raw.rstrip("\n")
+            match = _LOG_LINE.fullmatch(line)
+            if match is None:
+                log.error("emulator: %s", line)
+                continue
+            level, name, message = match.groups()
+            alike = re.sub(r"\b\d+(\.\d+)?\b", "N", message)  # not PPK2's 2
+            extra = ({"repeats": f"emulator warnings like '{alike}'"}
+                     if level == "WARNING" else None)
+            logging.getLogger(name).log(getattr(logging, level), "%s", message, extra=extra)
 
 
 def emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
@@ -71,7 +98,7 @@ def parse_emulator_args(parser: argparse.ArgumentParser,
     from energyrig.instruments.sim.power import PowerModel  # numpy: the emulator's own
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+                        format=LOG_FORMAT)
     try:
         model = PowerModel.from_dict(json.loads(args.model))
     except (ValueError, TypeError) as exc:
@@ -199,6 +226,7 @@ class EmulatorProcess:
         self.start_timeout_s = start_timeout_s
         self.port = ""
         self._proc: subprocess.Popen[str] | None = None
+        self._relay: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
@@ -206,7 +234,21 @@ class EmulatorProcess:
         return None if self._proc is None else self._proc.pid
 
     def __enter__(self) -> Self:
-        self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, text=True)
+        # its log comes back through this process's (relay_log), on a pipe of its own:
+        # terminate() closes the process's pipes while the relay may still read
+        read_end, write_end = os.pipe()
+        try:
+            self._proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=write_end,
+                                          text=True)
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
+        self._relay = threading.Thread(
+            target=relay_log, args=(os.fdopen(read_end, encoding="utf-8", errors="replace"),),
+            name=f"emulator {self._proc.pid} log", daemon=True)
+        self._relay.start()
         assert self._proc.stdout is not None
         bound = ProgressBound(self.start_timeout_s, work=partial(cpu_time_s, [self._proc.pid]))
         ready: list[object] = []
@@ -233,6 +275,9 @@ class EmulatorProcess:
             return
         terminate(self._proc, "emulator")
         self._proc = None
+        if self._relay is not None:  # its last lines (why it did not start) before going on
+            self._relay.join(_RELAY_JOIN_S)
+            self._relay = None
 
 
 if __name__ == "__main__":

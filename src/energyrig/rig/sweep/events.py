@@ -74,6 +74,18 @@ class WindowMeasured:
 
 
 @dataclass(frozen=True)
+class BatchChanged:
+    """The batch-size rule changed ``point``'s batch from ``old`` to ``new`` ops (a window
+    came out short, or a batch outlasted the record): its windows start over, so the
+    window count goes back to 1."""
+
+    point: Point
+    old: int
+    new: int
+    place: str = ""
+
+
+@dataclass(frozen=True)
 class PointStored:
     """``point`` is in the run: ``status`` ok, failed (``reason``) or flagged (``flags``,
     the point's own, not its windows')."""
@@ -119,7 +131,7 @@ class SweepFinished:
 
 
 SweepEvent = (RunReplaced | RetryingFailed | SweepStarted | LaneOpened | PointStarted
-              | WindowMeasured | PointStored | PlaceGone | LaneClosed | StopRequested
+              | WindowMeasured | BatchChanged | PointStored | PlaceGone | LaneClosed | StopRequested
               | SweepFinished)
 
 

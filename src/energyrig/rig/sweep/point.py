@@ -9,7 +9,13 @@ from energyrig.flags import CI_TARGET_NOT_MET
 from energyrig.results.store.write import RunWriter
 from energyrig.rig.pipeline import KeepCaptures, PointBench, PointResult, Readout, measure_point
 from energyrig.rig.plan import Plan
-from energyrig.rig.sweep.events import PointStarted, PointStored, Reporter, WindowMeasured
+from energyrig.rig.sweep.events import (
+    BatchChanged,
+    PointStarted,
+    PointStored,
+    Reporter,
+    WindowMeasured,
+)
 from energyrig.rig.sweep.state import SweepOutcome
 from energyrig.rig.sweep.stopping import StopRequest, enough_windows, target_met
 
@@ -20,12 +26,16 @@ def measure_one(bench: PointBench, point: Point, plan: Plan, stop: StopRequest,
     """Measure one point by the plan's adaptive rule, reporting its start and each window
     (``place``: the lab place it runs on)."""
     most = plan.adaptive.max_windows
+    batch: list[int] = []  # the batch of the last window reported
 
     def progress(stage: str, windows: int, last: Readout | None) -> None:
         if last is None:
             reporter.report(PointStarted(point, most, place))
-        else:
-            reporter.report(WindowMeasured(point, windows, most, last, place))
+            return
+        if batch and batch[-1] != last.batch_n:
+            reporter.report(BatchChanged(point, batch[-1], last.batch_n, place))
+        batch[:] = [last.batch_n]
+        reporter.report(WindowMeasured(point, windows, most, last, place))
 
     return measure_point(
         bench, point, until=lambda windows: enough_windows(windows, plan),

@@ -1,0 +1,28 @@
+"""`rig` run as the console script runs it (its exit code and streams), on scripted benches:
+shared by the CLI tests of the sweep's display and hints."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from support.sweep import ScriptedBench, factory, make_plan
+
+from energyrig.cli.app import main as rig_main
+from energyrig.rig.sweep import boards
+
+
+def rig(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """Run ``rig ARGS`` through its entry point; its exit code."""
+    monkeypatch.setattr(sys, "argv", ["rig", *args])
+    with pytest.raises(SystemExit) as exited:
+        rig_main()
+    return int(exited.value.code or 0)
+
+
+def on_scripted_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bench: ScriptedBench,
+                      plan: str) -> None:
+    """Sweeps of ``rig`` measure on ``bench``, from ``tmp_path`` holding ``plan.toml``."""
+    monkeypatch.setattr(boards, "calibrated_benches", lambda calibration: factory(bench))
+    make_plan(tmp_path, plan)
+    monkeypatch.chdir(tmp_path)

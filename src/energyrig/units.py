@@ -5,6 +5,8 @@ into text here and nowhere else:
 
 - :func:`format_si`: a value with an SI prefix (``1.23e-5, "J"`` → ``12.3 µJ``);
 - :func:`in_unit`: a value in a prefixed unit, for columns of one unit (``0.0123`` s in ms);
+- :func:`column_prefix` and :func:`format_gum`: a column's one prefix, and a value with its
+  uncertainty to the GUM's digits (``1234.568 ± 0.012``);
 - :func:`format_nwh`: an energy in nanowatt-hours, the unit of the Arduino/ESP32 studies;
 - :func:`format_wh`: an energy in watt-hours with an SI prefix (``fWh`` ... ``nWh`` ...);
 - :func:`format_charge`: a charge in coulombs and ampere-hours (``1.2 µC (333 pAh)``);
@@ -16,6 +18,7 @@ Only the standard library is imported: ``rig`` imports this module when it start
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 #: Joules in one nanowatt-hour (1e-9 W × 3600 s).
 J_PER_NWH = 3.6e-6
@@ -67,6 +70,79 @@ def format_si(value: float | None, unit: str, digits: int = 3, missing: str = MI
     exponent, prefix = next(((e, p) for e, p in SI_PREFIXES
                              if abs(value) >= 10.0 ** e * rounds_up), SI_PREFIXES[-1])
     return f"{value / 10.0 ** exponent:.{digits}g} {prefix}{unit}"
+
+
+def column_prefix(values: Iterable[float | None]) -> str:
+    """The one SI prefix of a column of values (of one unit): the largest that keeps every
+    non-zero finite magnitude at 1 or more (no ``0.000201 µJ`` beside ``12 µJ``; large ones
+    take more digits instead), ``""`` when there is none; :data:`SI_PREFIXES`' smallest
+    below that."""
+    magnitudes = [abs(v) for v in values if not _missing(v) and v]
+    if not magnitudes:
+        return ""
+    smallest = min(magnitudes)
+    return next((p for e, p in SI_PREFIXES if smallest >= 10.0 ** e * (1 - 1e-12)),
+                SI_PREFIXES[-1][1])
+
+
+def gum_decimals(u: float) -> int:
+    """The decimal places that show an uncertainty ``u`` (> 0) to two significant digits
+    after rounding (``0.0123`` → 3; ``0.0996`` → 2, as it rounds to ``0.10``; ``1234`` →
+    -2, hundreds)."""
+    places = 1 - math.floor(math.log10(abs(u)))
+    return places - 1 if abs(round(u, places)) >= 10.0 ** (2 - places) else places
+
+
+def _fixed(value: float, places: int) -> str:
+    """``value`` rounded to ``places`` decimal places (negative: to tens, hundreds ...)."""
+    return f"{value:.{places}f}" if places >= 0 else f"{round(value, places):.0f}"
+
+
+def format_gum(value: float | None, u: float | None = None, *, unit: str = "",
+               prefix: str = "", digits: int = 3, missing: str = MISSING,
+               with_u: bool = True) -> str:
+    """A value and its uncertainty as the GUM writes them (JCGM 100, 7.2.6): the
+    uncertainty to two significant digits, the value to the same decimal place, both in
+    the unit ``prefix`` + ``unit`` (one prefix for a whole column: :func:`column_prefix`).
+
+    Parameters
+    ----------
+    value:
+        The value, in the SI unit ``unit``.
+    u:
+        Its uncertainty (same unit); None, NaN or 0: the value alone, to ``digits``
+        significant digits.
+    unit:
+        Written after the numbers with ``prefix`` (nothing when empty: a table's heading
+        says it).
+    prefix:
+        An SI prefix of :data:`SI_PREFIXES` (``"µ"``, ``"n"``, ``""`` ...).
+    digits:
+        Significant digits of a value without an uncertainty.
+    missing:
+        The text for a missing value.
+    with_u:
+        Write ``± u``; else the value alone, to the decimal place ``u`` gives it (where a
+        column beside states the interval).
+
+    Examples
+    --------
+    ``format_gum(1234.5678, 0.0123)`` → ``"1234.568 ± 0.012"``;
+    ``format_gum(1.2345e-6, 2.3e-9, unit="J", prefix="µ")`` → ``"1.2345 ± 0.0023 µJ"``.
+    """
+    if _missing(value):
+        return missing
+    assert value is not None
+    scale = 10.0 ** -_EXPONENT[prefix]
+    v = value * scale + 0.0  # + 0.0 turns -0.0 into 0.0
+    suffix = f" {prefix}{unit}" if unit else ""
+    if _missing(u) or not u:
+        places = digits - 1 - math.floor(math.log10(abs(v))) if v else 0
+        return f"{_fixed(v, places)}{suffix}"
+    assert u is not None
+    places = gum_decimals(u * scale)
+    spread = f" ± {_fixed(abs(u) * scale, places)}" if with_u else ""
+    return f"{_fixed(v, places)}{spread}{suffix}"
 
 
 def in_unit(value: float, prefix: str) -> float:

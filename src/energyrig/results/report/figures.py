@@ -338,11 +338,13 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
     boards = list(dict.fromkeys(fam["board"]))
     if not boards:
         return None
-    fig = Figure(figsize=(9.0 * len(boards), 6.4), layout="constrained")
+    series = list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows()))
+    # each panel as tall as its legend beside it: two lines a series (name, fit)
+    fig = Figure(figsize=(9.0 * len(boards), 2 * max(3.2, 0.36 * len(series) + 0.6)),
+                 layout="constrained")
     axes = fig.subplots(2, len(boards), squeeze=False)
     drawing = Drawing(fig, f"error bars: {CI_BARS}; {U_BARS}")
-    colours = colours or series_colours(
-        list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows())))
+    colours = colours or series_colours(series)
     for j, board in enumerate(boards):
         d = fam[fam["board"] == board]
         for i, (col, name) in enumerate(METRICS):

@@ -204,3 +204,18 @@ def test_a_payload_fit_is_drawn_as_the_curve_it_is_with_its_band_and_numbers(
         assert "/B, intercept " in fit["text"] and f"R² {row['r2']:.4f}" in fit["text"]
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
         assert any(fit["text"] in t for t in legend)
+
+
+def test_the_pareto_front_and_the_separated_best_compare_each_unit_alone() -> None:
+    from energyrig.results.stats import pareto_front, separated_best
+
+    # times in s, energies in J: 1 ns against 1 J would win any distance that mixed them
+    x, y = [2e-9, 1e-9, 3e-9, 1.5e-9, np.nan], [1.0, 3.0, 4.0, 3.5, 0.1]
+    assert pareto_front(x, y).tolist() == [1, 0]  # in order of time; NaN left out
+    ends = (np.array([0.9, 2.0, 3.0]), np.array([1.1, 2.5, 3.5]))
+    assert separated_best(ends, ends) == 0
+    overlapping = (np.array([0.9, 1.0, 3.0]), np.array([1.1, 2.5, 3.5]))
+    assert separated_best(ends, overlapping) is None  # apart in x, not in y
+    assert separated_best((ends[0], ends[1] * np.nan), ends) is None
+    assert separated_best((np.array([1.0]), np.array([2.0])),
+                          (np.array([1.0]), np.array([2.0]))) is None  # one point

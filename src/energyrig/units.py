@@ -5,8 +5,8 @@ into text here and nowhere else:
 
 - :func:`format_si`: a value with an SI prefix (``1.23e-5, "J"`` → ``12.3 µJ``);
 - :func:`in_unit`: a value in a prefixed unit, for columns of one unit (``0.0123`` s in ms);
-- :func:`column_prefix`: the one SI prefix of a column of values (its median's);
-- :func:`format_uncertain`: a value ± its uncertainty, the GUM's way (``12.35 ± 0.57``);
+- :func:`column_prefix` and :func:`format_gum`: a column's one prefix, and a value with its
+  uncertainty to the GUM's digits (``1234.568 ± 0.012``);
 - :func:`format_nwh`: an energy in nanowatt-hours, the unit of the Arduino/ESP32 studies;
 - :func:`format_wh`: an energy in watt-hours with an SI prefix (``fWh`` ... ``nWh`` ...);
 - :func:`format_charge`: a charge in coulombs and ampere-hours (``1.2 µC (333 pAh)``);
@@ -79,44 +79,83 @@ def significant(value: float, digits: int) -> float:
     return float(f"{value:.{digits}g}") if math.isfinite(value) else value
 
 
-def in_unit(value: float, prefix: str) -> float:
-    """An SI value in the unit with an SI ``prefix``: ``in_unit(0.0123, "m")`` → ``12.3``
-    (s → ms, W → mW); ``prefix`` is one of :data:`SI_PREFIXES` (``"µ"``, ``"m"``, ...)."""
-    return value * 10.0 ** -_EXPONENT[prefix]
-
-
 def column_prefix(values: Iterable[float | None]) -> str:
-    """The SI prefix (of :data:`SI_PREFIXES`) that keeps the median magnitude of ``values``
-    in [1, 1000): one prefix for a whole column of a table (``""`` when none is finite)."""
-    finite = sorted(abs(v) for v in values if v is not None and not _missing(v) and v)
-    if not finite:
+    """The one SI prefix of a column of values (of one unit): the largest that keeps every
+    non-zero finite magnitude at 1 or more (no ``0.000201 µJ`` beside ``12 µJ``; large ones
+    take more digits instead), ``""`` when there is none; :data:`SI_PREFIXES`' smallest
+    below that."""
+    magnitudes = [abs(v) for v in values if not _missing(v) and v]
+    if not magnitudes:
         return ""
-    median = (finite[(len(finite) - 1) // 2] + finite[len(finite) // 2]) / 2
-    return next((p for e, p in SI_PREFIXES if median >= 10.0 ** e), SI_PREFIXES[-1][1])
+    smallest = min(magnitudes)
+    return next((p for e, p in SI_PREFIXES if smallest >= 10.0 ** e * (1 - 1e-12)),
+                SI_PREFIXES[-1][1])
 
 
-def format_uncertain(value: float | None, uncertainty: float | None,
-                     missing: str = MISSING) -> str:
-    """``value ± uncertainty`` as the GUM writes it (JCGM 100, 7.2.6): the uncertainty to
-    two significant digits and the value to the same decimal place (``12.3456, 0.5678`` →
-    ``"12.35 ± 0.57"``; ``1534.2, 123.4`` → ``"1530 ± 120"``). Without an uncertainty
-    (None, NaN, 0) the value alone, to three significant digits. Both in one unit, which the
-    caller writes (a column's header: :func:`column_prefix`, :func:`in_unit`).
+def gum_decimals(u: float) -> int:
+    """The decimal places that show an uncertainty ``u`` (> 0) to two significant digits
+    after rounding (``0.0123`` → 3; ``0.0996`` → 2, as it rounds to ``0.10``; ``1234`` →
+    -2, hundreds)."""
+    places = 1 - math.floor(math.log10(abs(u)))
+    return places - 1 if abs(round(u, places)) >= 10.0 ** (2 - places) else places
+
+
+def _fixed(value: float, places: int) -> str:
+    """``value`` rounded to ``places`` decimal places (negative: to tens, hundreds ...)."""
+    return f"{round(value, places) + 0.0:.{max(places, 0)}f}"  # + 0.0: never -0.00
+
+
+def format_gum(value: float | None, u: float | None = None, *, unit: str = "",
+               prefix: str = "", digits: int = 3, missing: str = MISSING,
+               with_u: bool = True) -> str:
+    """A value and its uncertainty as the GUM writes them (JCGM 100, 7.2.6): the
+    uncertainty to two significant digits, the value to the same decimal place, both in
+    the unit ``prefix`` + ``unit`` (one prefix for a whole column: :func:`column_prefix`).
+
+    Parameters
+    ----------
+    value:
+        The value, in the SI unit ``unit``.
+    u:
+        Its uncertainty (same unit); None, NaN or 0: the value alone, to ``digits``
+        significant digits.
+    unit:
+        Written after the numbers with ``prefix`` (nothing when empty: a table's heading
+        says it).
+    prefix:
+        An SI prefix of :data:`SI_PREFIXES` (``"µ"``, ``"n"``, ``""`` ...).
+    digits:
+        Significant digits of a value without an uncertainty.
+    missing:
+        The text for a missing value.
+    with_u:
+        Write ``± u``; else the value alone, to the decimal place ``u`` gives it (where a
+        column beside states the interval).
+
+    Examples
+    --------
+    ``format_gum(1234.5678, 0.0123)`` → ``"1234.568 ± 0.012"``;
+    ``format_gum(1.2345e-6, 2.3e-9, unit="J", prefix="µ")`` → ``"1.2345 ± 0.0023 µJ"``.
     """
     if _missing(value):
         return missing
     assert value is not None
-    if _missing(uncertainty) or not uncertainty:
-        return _fixed(value, 3 - 1 - math.floor(math.log10(abs(value))) if value else 0)
-    u = float(f"{abs(uncertainty):.2g}")  # 0.099996 is 0.10, two digits
-    decimals = 2 - 1 - math.floor(math.log10(u))
-    return f"{_fixed(value, decimals)} ± {_fixed(u, decimals)}"
+    scale = 10.0 ** -_EXPONENT[prefix]
+    v = value * scale + 0.0  # + 0.0 turns -0.0 into 0.0
+    suffix = f" {prefix}{unit}" if unit else ""
+    if _missing(u) or not u:
+        places = digits - 1 - math.floor(math.log10(abs(v))) if v else 0
+        return f"{_fixed(v, places)}{suffix}"
+    assert u is not None
+    places = gum_decimals(u * scale)
+    spread = f" ± {_fixed(abs(u) * scale, places)}" if with_u else ""
+    return f"{_fixed(v, places)}{spread}{suffix}"
 
 
-def _fixed(value: float, decimals: int) -> str:
-    """``value`` rounded to ``decimals`` places (tens, hundreds... when negative), without
-    an exponent."""
-    return f"{round(value, decimals) + 0.0:.{max(decimals, 0)}f}"  # + 0.0: never -0.00
+def in_unit(value: float, prefix: str) -> float:
+    """An SI value in the unit with an SI ``prefix``: ``in_unit(0.0123, "m")`` → ``12.3``
+    (s → ms, W → mW); ``prefix`` is one of :data:`SI_PREFIXES` (``"µ"``, ``"m"``, ...)."""
+    return value * 10.0 ** -_EXPONENT[prefix]
 
 
 def format_nwh(energy_j: float | None, digits: int = 3, missing: str = MISSING,

@@ -350,6 +350,26 @@ def ratio_of_means(a: npt.ArrayLike, b: npt.ArrayLike,
                         len(xa), len(xb))
 
 
+#: The columns of a :func:`payload_regression` row that :func:`line_band` reads besides the
+#: line: the variances of intercept and slope, their covariance and the residual degrees
+#: of freedom.
+BAND_COLUMNS: tuple[str, ...] = ("var_intercept", "var_slope", "cov_intercept_slope",
+                                 "df_resid")
+
+
+def line_band(fit: Mapping[str, Any], x: npt.ArrayLike, confidence: float = 0.95
+              ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                         npt.NDArray[np.float64]]:
+    """A fitted line ``intercept + slope * x`` of :func:`payload_regression` at ``x``, and
+    its confidence band (of the mean response, at ``confidence``): ``(y, low, high)``, in
+    the unit of the response; ``x`` in that of the regressor."""
+    xs = np.asarray(x, dtype=np.float64)
+    y = fit["intercept"] + fit["slope"] * xs
+    var = fit["var_intercept"] + 2.0 * xs * fit["cov_intercept_slope"] + xs ** 2 * fit["var_slope"]
+    half = stats.t.ppf(0.5 + confidence / 2.0, fit["df_resid"]) * np.sqrt(np.maximum(var, 0.0))
+    return y, y - half, y + half
+
+
 def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_bytes",
                        by: Sequence[str] = CONFIG, confidence: float = 0.95) -> pd.DataFrame:
     """Least-squares line of ``response`` against ``x`` for each group (statsmodels OLS).
@@ -374,8 +394,9 @@ def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_byt
     DataFrame
         One row per group with at least 3 observations at 2 or more distinct ``x``: the
         ``by`` columns, ``n``, ``slope``, ``slope_ci_low``, ``slope_ci_high``, ``slope_p``,
-        ``intercept`` (with the same), ``r2``, and ``slope_significant`` /
-        ``intercept_significant`` (False where the interval contains zero).
+        ``intercept`` (with the same), ``r2``, ``slope_significant`` /
+        ``intercept_significant`` (False where the interval contains zero), and what the
+        line's confidence band needs (:data:`BAND_COLUMNS`, :func:`line_band`).
     """
     import statsmodels.api as sm  # statsmodels only where a line is fitted (the store
                                   # imports this module for its summaries)
@@ -397,10 +418,13 @@ def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_byt
             row[f"{name}_p"] = float(fit.pvalues[i])
             row[f"{name}_significant"] = not (ci[i, 0] <= 0.0 <= ci[i, 1])
         row["r2"] = float(fit.rsquared)
+        cov = np.asarray(fit.cov_params(), dtype=np.float64)
+        row["var_intercept"], row["var_slope"] = float(cov[0, 0]), float(cov[1, 1])
+        row["cov_intercept_slope"], row["df_resid"] = float(cov[0, 1]), float(fit.df_resid)
         rows.append(row)
     columns = [*by, "n", "slope", "slope_ci_low", "slope_ci_high", "slope_p",
                "slope_significant", "intercept", "intercept_ci_low", "intercept_ci_high",
-               "intercept_p", "intercept_significant", "r2"]
+               "intercept_p", "intercept_significant", "r2", *BAND_COLUMNS]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -505,6 +529,31 @@ def is_two_level_design(df: pd.DataFrame, factors: Sequence[str]) -> bool:
     return len(df.groupby(list(factors), dropna=False)) == 2 ** len(factors)
 
 
-def geometric_mean(values: npt.ArrayLike) -> float:
-    """Geometric mean of positive values (scipy.stats.gmean)."""
-    return float(stats.gmean(np.asarray(values, dtype=np.float64)))
+def pareto_front(x: npt.ArrayLike, y: npt.ArrayLike) -> npt.NDArray[np.intp]:
+    """The indices of the non-dominated points of two costs to minimise (time and energy
+    per op, each in its own unit: nothing mixes them), in order of ``x``: no other point
+    is as low on both and lower on one. Points with a NaN cost are left out."""
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    finite = np.flatnonzero(np.isfinite(xs) & np.isfinite(ys))
+    xf, yf = xs[finite, None], ys[finite, None]
+    dominated = ((xf.T <= xf) & (yf.T <= yf) & ((xf.T < xf) | (yf.T < yf))).any(axis=1)
+    front = finite[~dominated]
+    return front[np.lexsort((ys[front], xs[front]))]
+
+
+def separated_best(x_ci: tuple[npt.ArrayLike, npt.ArrayLike],
+                   y_ci: tuple[npt.ArrayLike, npt.ArrayLike]) -> int | None:
+    """The point significantly best on two costs to minimise, by separated intervals: the
+    one whose interval of ``x`` lies wholly below every other point's, and its interval of
+    ``y`` too (each ``(low, high)`` ends, e.g. 95 % CIs of the mean); None when no point is
+    (intervals overlap, a NaN end, fewer than two points)."""
+    (xl, xh), (yl, yh) = ((np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
+                          for lo, hi in (x_ci, y_ci))
+    if xl.size < 2:
+        return None
+    for i in range(xl.size):
+        others = np.arange(xl.size) != i
+        if (xh[i] < xl[others]).all() and (yh[i] < yl[others]).all():
+            return i
+    return None
+

@@ -34,14 +34,14 @@ from energyrig.results.report.tables import (
     comparisons,
     design_factors,
     factorial,
-    relative_to_reference,
+    reference_comparisons,
     summarise_workloads,
 )
 from energyrig.results.stats import describe
 from energyrig.results.store.layout import POINT_SCHEMA, RunError
 from energyrig.rig.flags import FLAGS
 from energyrig.rig.plan import Plan
-from energyrig.units import format_si, format_wh
+from energyrig.units import column_prefix, format_gum
 
 
 @pytest.fixture(scope="module")
@@ -200,11 +200,27 @@ def test_report_tables_show_the_measured_values(full_run: Path, full_report: Pat
     sel = w[(w["op"] == "rsa-keygen") & (w["key_bits"] == 4096) & (w["board"] == "nrf52840dk")]
     net = sel["net_energy_per_op_j"].mean()
     assert 1.0 < net < 2.0  # RSA-4096 key generation costs about a joule
-    assert f">{format_si(net, 'J')}<br>{format_wh(net)}<" in page
+    # each in its family table's one prefix (the column's), to the digits of its 95 % CI
+    summary = report_tables(run, FLAGS).summary
+
+    def cell(family: str, col: str, row: pd.Series) -> str:
+        prefix = column_prefix(summary.loc[summary["family"] == family, f"{col}_mean"])
+        half = max(row[f"{col}_mean"] - row[f"{col}_ci_low"],
+                   row[f"{col}_ci_high"] - row[f"{col}_mean"])
+        return f">{format_gum(row[f'{col}_mean'], half, prefix=prefix, with_u=False)}<"
+
+    keygen = summary[(summary["op"] == "rsa-keygen") & (summary["key_bits"] == 4096)
+                     & (summary["board"] == "nrf52840dk")].iloc[0]
+    assert keygen["net_energy_per_op_j_mean"] == pytest.approx(net)
+    assert cell("public-key", "net_energy_per_op_j", keygen) in page
     aes = w[(w["op"] == "aes-ecb-encrypt") & (w["key_bits"] == 128)
             & (w["payload_bytes"] == 1024) & (w["board"] == "nrf52840dk")]
     assert 1e-6 < aes["net_energy_per_op_j"].mean() < 1e-5  # AES of 1 KiB: a few µJ
-    assert f">{format_si(aes['time_per_op_s'].mean(), 's')}<" in page
+    aes_row = summary[(summary["op"] == "aes-ecb-encrypt") & (summary["key_bits"] == 128)
+                      & (summary["payload_bytes"] == 1024)
+                      & (summary["board"] == "nrf52840dk")].iloc[0]
+    assert cell("symmetric", "time_per_op_s", aes_row) in page
+    assert "Wh<" not in page and "Wh)" not in page  # no second line in watt-hours
     # the synthetic bench knows the truth: the table shows how far the measurement is off
     error = aes["net_energy_per_op_j"].mean() / aes["true_net_energy_per_op_j"].mean() - 1
     assert "net vs true" in page and f">{error * 100:+.2f} %<" in page
@@ -229,7 +245,8 @@ def test_table_headings_units_and_title_say_what_they_are(full_report: Path,
     page = write_report(tmp_path / "folder", flags=FLAGS).read_text()
     assert "<h1>energyrig report: night plan</h1>" in page
     assert ">0.00 %<" in page and "-0.00 %" not in page
-    assert format_wh(5.1e-13) in page and "fWh" in page
+    # 0.51 pJ per op: in the column's prefix, fJ, no line in fWh
+    assert ">net energy / op (fJ)<" in page and ">510<" in page and "fWh" not in page
 
 
 def test_current_and_charge_stand_beside_power_and_energy(full_report: Path,
@@ -248,8 +265,8 @@ def test_current_and_charge_stand_beside_power_and_energy(full_report: Path,
     assert row["mean_current_a_mean"] == pytest.approx(1.5e-3 / 2.5)  # 600 µA
     assert row["net_charge_per_op_c_mean"] == pytest.approx(1.25e-6 / 2.5)  # 500 nC
     page = write_report(tmp_path / "volts", flags=FLAGS).read_text()
-    assert ">mean current<" in page and ">600 µA<" in page
-    assert ">net charge / op<" in page and ">500 nC<br>(139 pAh)<" in page
+    assert ">mean current (µA)<" in page and ">600<" in page
+    assert ">net charge / op (nC)<" in page and ">500<" in page and "pAh" not in page
     assert "supply of 2.5 V" in page
 
 
@@ -336,27 +353,36 @@ def test_a_skewed_point_gets_a_fitting_interval_and_its_warm_up_is_shown(
     assert warm["time_per_op_s"] == pytest.approx(0.079)
     assert warm["others_median_s"] == pytest.approx(0.00115)
     page = write_report(tmp_path / "warm", flags=FLAGS).read_text()
-    assert ">Warm-up windows<" in page and ">79 ms<" in page and ">1.15 ms<" in page
+    assert ">Warm-up windows<" in page and ">79.0<" in page and ">1.15<" in page
+    assert ">first window: time / op (ms)<" in page and ">the others: median (ms)<" in page
     assert "<br>(bootstrap)<" in page
-    assert f">{format_si(sha256['time_per_op_s_ci_low'], 's')} … " in page
+    low = sha256["time_per_op_s_ci_low"] / sha256["time_per_op_s_mean"] - 1
+    assert f">{low * 100:+.2g} % … " in page  # its ends, relative to the mean
+
+
+def _ratios(points: pd.DataFrame) -> pd.DataFrame:
+    """:func:`reference_comparisons` of the ok points, one row per op configuration:
+    ``reference`` and ``<metric column>_ratio``."""
+    table, _ = reference_comparisons(points[points["status"] == "ok"])
+    wide = table.pivot(index="a", columns="metric", values="ratio")
+    return pd.DataFrame({"reference": table.groupby("a")["b"].first(),
+                         "time_per_op_s_ratio": wide["time"],
+                         "net_energy_per_op_j_ratio": wide["net energy"]})
 
 
 def test_relative_bars_recover_the_model_ratios(full_run: Path) -> None:
-    run = load(full_run)
-    ok = run.points[run.points["status"] == "ok"]
-    summary = summarise_workloads(run.windows[run.windows["point_key"].isin(ok["point_key"])])
-    rel = relative_to_reference(summary).set_index(["op", "key_bits", "curve"])
-    ecdsa = rel.loc[("ecdsa-sign", pd.NA, "p256")]
+    rel = _ratios(load(full_run).points)
+    ecdsa = rel.loc["ecdsa-sign p256"]
     assert ecdsa["reference"] == "rsa-sign 2048"
     # same board power for both: time and energy ratio are the ratio of cycles
     expected = _cost("ecdsa-sign", curve="p256") / _cost("rsa-sign", key_bits=2048)
     assert ecdsa["time_per_op_s_ratio"] == pytest.approx(expected, rel=0.02)
     assert ecdsa["net_energy_per_op_j_ratio"] == pytest.approx(expected, rel=0.03)
-    keygen = rel.loc[("rsa-keygen", 4096, pd.NA)]
+    keygen = rel.loc["rsa-keygen 4096"]
     assert keygen["reference"] == "rsa-keygen 2048"
     assert keygen["time_per_op_s_ratio"] == pytest.approx(7.0e9 / 9.0e8, rel=0.02)
-    assert rel.loc[("sha256", pd.NA, pd.NA), "time_per_op_s_ratio"] == pytest.approx(1.0)
-    rc6 = rel.loc[("rc6-ecb-encrypt", 128, pd.NA)]
+    assert "sha256" not in rel.index  # the reference: the line at x1, no bar of its own
+    rc6 = rel.loc["rc6-ecb-encrypt 128"]
     assert rc6["reference"] == "aes-ecb-encrypt 128" and rc6["time_per_op_s_ratio"] < 1.0
 
 
@@ -406,9 +432,14 @@ def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     page = write_report(run_dir, flags=FLAGS).read_text()
     assert "The pairs the plan names" in page
-    rows = re.findall(r"<tr><td class=''>([^<]+)</td><td class=''>([^<]+)</td>", page)
+    planned = page[page.index("The pairs the plan names"):page.index("</table>",
+                                                                     page.index("The pairs"))]
+    rows = re.findall(r"<tr><td class=''>([^<]+)</td><td class=''>([^<]+)</td>", planned)
     assert ("sha3-256", "sha512") in rows and ("ecdsa-verify p256", "rsa-verify 2048") in rows
     assert ("rc6-ecb-encrypt 128", "aes-ecb-encrypt 128") not in rows  # no automatic pairs
+    # those stand apart: the rows the bars relative to the reference draw
+    reference = page[page.index("against its family's reference"):]
+    assert "<td class=''>rc6-ecb-encrypt 128</td><td class=''>aes-ecb-encrypt 128" in reference
     manifest["plan"]["compare"] = [{"a": "sha3-256"}]
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ConfigError,
@@ -449,8 +480,10 @@ def test_a_run_in_progress_reports_what_is_there(tmp_path: Path) -> None:
 def test_unknown_family_is_inferred_from_the_op_name(tmp_path: Path) -> None:
     with RunWriter.create(tmp_path / "run") as writer:
         for i, op in enumerate(("sha512", "sha256")):
-            writer.write_point(Point(op=op, board="b", payload_bytes=64),
-                               [Window(0.0, 0.01, 100, 2e-4 * (i + 1), 1e-3)] * 2, batch_n=10)
+            for rep in range(2):  # two conditions: a paired comparison with the reference
+                writer.write_point(Point(op=op, board="b", payload_bytes=64, rep=rep),
+                                   [Window(0.0, 0.01, 100, 2e-4 * (i + 1), 1e-3)] * 2,
+                                   batch_n=10)
     page = write_report(tmp_path / "run", flags=FLAGS).read_text()
     assert ">hash<" in page and "relative-hash.png" in page
 
@@ -463,17 +496,18 @@ def test_ops_whose_names_do_not_say_what_they_do_get_a_reference(tmp_path: Path)
     with RunWriter.create(run_dir) as writer:
         for (op, kb, curve), cost in costs.items():
             for size in ((64, 1024) if kb or op == "rc4" else (None,)):
-                scale = size or 1
-                writer.write_point(
-                    Point(op=op, board="b", key_bits=kb, curve=curve, payload_bytes=size),
-                    [Window(0.0, 1e-3 * cost * scale, 100, 2e-3 * cost * scale, 0.0)] * 3,
-                    batch_n=1)
-    run = load(run_dir)
-    rel = relative_to_reference(summarise_workloads(run.windows)).set_index("op")
+                for rep in range(2):  # two conditions at least: a paired comparison
+                    scale = size or 1
+                    writer.write_point(
+                        Point(op=op, board="b", key_bits=kb, curve=curve, payload_bytes=size,
+                              rep=rep),
+                        [Window(0.0, 1e-3 * cost * scale, 100, 2e-3 * cost * scale, 0.0)] * 3,
+                        batch_n=1)
+    rel = _ratios(load(run_dir).points)
     assert rel.loc["rc4", "reference"] == "aes-ecb-encrypt 128"
     assert rel.loc["rc4", "net_energy_per_op_j_ratio"] == pytest.approx(0.25)
-    assert rel.loc["x25519", "reference"] == "ecdh p256"
-    assert rel.loc["x25519", "time_per_op_s_ratio"] == pytest.approx(0.5)
+    assert rel.loc["x25519 x25519", "reference"] == "ecdh p256"
+    assert rel.loc["x25519 x25519", "time_per_op_s_ratio"] == pytest.approx(0.5)
 
 
 def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
@@ -514,9 +548,11 @@ def test_payload_fits_recover_the_cost_per_byte(full_run: Path) -> None:
 @pytest.mark.parametrize("low, high", [(0.4, 35.0), (0.05, 9.0), (0.02, 60.0), (2e-4, 5e3), (1e-7, 1e6),
                                        (0.9, 1.1)])
 def test_relative_bars_tick_labels_do_not_overlap(low: float, high: float) -> None:
-    rel = pd.DataFrame({"family": "pk", "label": ["ref", "low", "high"], "reference": "ref",
-                        "time_per_op_s_ratio": [1.0, low, high],
-                        "net_energy_per_op_j_ratio": [1.0, low * 1.1, high * 0.9]})
+    rel = pd.DataFrame([{"family": "pk", "a": a, "b": "ref", "metric": metric,
+                         "ratio": r * f, "ratio_ci_low": r * f * 0.9,
+                         "ratio_ci_high": r * f * 1.1, "significant": True}
+                        for a, r in (("low", low), ("high", high))
+                        for metric, f in (("time", 1.0), ("net energy", 1.05))])
     drawing = figure_relative(rel, "pk")
     assert drawing is not None
     fig = drawing.figure
@@ -565,8 +601,9 @@ def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
     page = write_report(tmp_path / "run", flags=FLAGS).read_text()
     assert "Uncertainty of the net energy per op" in page
     section = page[page.index("Uncertainty of the net energy per op"):]
-    assert ">5 nJ<" in section and ">1.5 nJ<" in section and ">2 nJ<" in section
-    assert ">7 nJ<" in section                        # the supply voltage's component
+    assert ">U (k=2) (nJ)<" in section and ">u repeatability (nJ)<" in section
+    assert ">5.0<" in section and ">1.5<" in section and ">2.0<" in section
+    assert ">7.0<" in section                         # the supply voltage's component
     assert ">unknown<" in section                     # the skew: not calibrated
     assert "r1 — UNCALIBRATED: skew_s never calibrated" in page
 

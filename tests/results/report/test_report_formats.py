@@ -16,7 +16,7 @@ from support.synthetic import OPS, make_run
 from energyrig.results import load
 from energyrig.results.report import write_report
 from energyrig.rig.flags import FLAGS
-from energyrig.units import column_prefix, format_si, format_uncertain
+from energyrig.units import column_prefix, format_gum, format_si
 
 #: Every point's expanded uncertainties (k = 2), as a calibrated sweep stores them.
 U = {"net_energy_per_op_u_j": 3.7e-9, "time_per_op_u_s": 1.3e-7, "uncertainty_budget": []}
@@ -139,13 +139,13 @@ def test_rig_report_format_tex_writes_booktabs_tables_with_the_points_numbers(
     _check_tables(_tables(plain, " & ", re.compile(r"\\(top|mid|bottom)rule")), run_dir)
 
 
-def test_format_uncertain_writes_u_to_two_digits_and_the_value_to_its_place() -> None:
-    assert format_uncertain(12.3456, 0.5678) == "12.35 ± 0.57"
-    assert format_uncertain(1534.2, 123.4) == "1530 ± 120"
-    assert format_uncertain(12.3, 0.099996) == "12.30 ± 0.10"  # U rounds up to 0.10
-    assert format_uncertain(-0.0001, 0.5) == "0.00 ± 0.50"  # never -0.00
-    assert format_uncertain(0.5, float("nan")) == "0.500"  # no U: three digits
-    assert format_uncertain(None, 0.1) == "–"
+def test_format_gum_writes_u_to_two_digits_and_the_value_to_its_place() -> None:
+    assert format_gum(12.3456, 0.5678) == "12.35 ± 0.57"
+    assert format_gum(1534.2, 123.4) == "1530 ± 120"
+    assert format_gum(12.3, 0.099996) == "12.30 ± 0.10"  # U rounds up to 0.10
+    assert format_gum(-0.0001, 0.5) == "0.00 ± 0.50"  # never -0.00
+    assert format_gum(0.5, float("nan")) == "0.500"  # no U: three digits
+    assert format_gum(None, 0.1) == "–"
     assert column_prefix([38e-6, 1.5e-3, 149e-6]) == "µ"  # the median's
     assert column_prefix([float("nan"), None]) == ""
 

@@ -29,10 +29,11 @@ from matplotlib import colormaps, rc_context
 from matplotlib.colors import hsv_to_rgb, to_hex
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from energyrig.opfamilies import OP_FAMILIES
-from energyrig.results.report.page import Images
+from energyrig.results.report.page import Images, fit_text, ratio_ci
 from energyrig.results.report.tables import (
     METRICS,
     Drawn,
@@ -41,7 +42,7 @@ from energyrig.results.report.tables import (
     op_verb,
     plain,
 )
-from energyrig.results.stats import CONFIG, select
+from energyrig.results.stats import CONFIG, line_band, pareto_front, select, separated_best
 from energyrig.units import format_si, superscript
 
 # Families whose energy-time panels are split by what the op does (its name's last word):
@@ -71,14 +72,25 @@ class Drawing:
         interval's ends) and ``{axis}_u`` (value ± U, k = 2), in SI units; NaN ends where
         there is no interval.
     marks:
-        Annotations: ``panel``, ``text``, ``anchor`` (the data point the ring and the
-        arrow mark, SI units) and ``text_at`` (where the text stands, axes fraction).
+        Annotations: ``panel``, ``text`` (``best``, or what the panel says instead),
+        ``label`` (of the point marked best), ``anchor`` (the data point the ring and the
+        arrow mark, SI units; None for a text alone) and ``text_at`` (where the text
+        stands, axes fraction).
+    fronts:
+        Per panel of energy against time, its Pareto front: ``panel``, ``labels``, ``x``,
+        ``y``, ``x_ci`` and ``y_ci`` of its points in order of time (SI units).
+    fits:
+        Per fitted line drawn: ``panel``, ``label``, the fit (``slope``, ``slope_ci``,
+        ``intercept``, ``intercept_ci``, ``r2``), ``text`` (as printed beside the panel)
+        and the curve drawn (``curve_x``, ``curve_y``, ``band_low``, ``band_high``).
     """
 
     figure: Figure
     bars: str = ""
     points: list[dict[str, Any]] = field(default_factory=list)
     marks: list[dict[str, Any]] = field(default_factory=list)
+    fronts: list[dict[str, Any]] = field(default_factory=list)
+    fits: list[dict[str, Any]] = field(default_factory=list)
 
     def data(self) -> dict[str, Any]:
         """The JSON written beside the PNG (NaN as null)."""
@@ -89,8 +101,10 @@ class Drawing:
                 return [clean(x) for x in v]
             return v
         return {"error_bars": self.bars,
-                "points": [{k: clean(v) for k, v in p.items()} for p in self.points],
-                "marks": [{k: clean(v) for k, v in m.items()} for m in self.marks]}
+                **{name: [{k: clean(v) for k, v in item.items()} for item in items]
+                   for name, items in (("points", self.points), ("marks", self.marks),
+                                       ("pareto_fronts", self.fronts),
+                                       ("fits", self.fits))}}
 
 
 CI_BARS = ("95 % confidence interval of the mean (Student t over the windows; percentile "
@@ -171,8 +185,9 @@ def figure_energy_time(summary: pd.DataFrame, family: str,
                        colours: Mapping[str, str] | None = None) -> Drawing | None:
     """Energy against time, one panel per payload size (and, for public-key ops, per kind of
     op: keygen, sign, ...; see :data:`VERB_PANELS`), one point per configuration (colour:
-    algorithm, marker: board and clock). The point nearest the origin, each axis scaled by
-    its largest value, is ringed.
+    algorithm, marker: board and clock) with its 95 % CIs. A point is ringed "best" only
+    where it is significantly best (:data:`BEST`); elsewhere the panel says there is no
+    significant difference, and a dashed line joins its Pareto front.
 
     Parameters
     ----------
@@ -212,11 +227,8 @@ def figure_energy_time(summary: pd.DataFrame, family: str,
         ax.set_xlim(0, np.nanmax([x.max(), *x_ci[1]]) * 1.15)
         ax.set_ylim(0, np.nanmax([y.max(), *y_ci[1]]) * 1.15)
         if len(d) > 1:
-            best = int(np.argmin(np.hypot(x / x.max(), y / y.max())))
-            drawing.marks.append({"panel": title, "text": "best",
-                                  "label": f"{d['algorithm'].iloc[best]} · "
-                                           f"{d['where'].iloc[best]}",
-                                  **_mark_best(ax, x, y, best)})
+            labels = [f"{a} · {w}" for a, w in zip(d["algorithm"], d["where"], strict=True)]
+            _mark_claims(ax, drawing, title, labels, x, y, x_ci, y_ci)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("time per op", fontsize=8)
         ax.set_ylabel("net energy per op", fontsize=8)
@@ -227,15 +239,54 @@ def figure_energy_time(summary: pd.DataFrame, family: str,
                for a in algorithms]
     handles += [Line2D([], [], color=NEUTRAL, marker=m, linestyle="", label=w)
                 for w, m in markers.items()]
-    if drawing.marks:
+    if any(m["text"] == "best" for m in drawing.marks):
         handles.append(Line2D([], [], color="crimson", marker="o", fillstyle="none",
-                              markersize=12, linestyle="",
-                              label="best trade-off (nearest the origin)"))
+                              markersize=12, linestyle="", label=BEST))
+    if any(len(f["labels"]) > 1 for f in drawing.fronts):
+        handles.append(Line2D([], [], color=NEUTRAL, linestyle="--", label=FRONT))
     fig.suptitle(f"{family}: net energy against time per op (bars: 95 % CI of the mean)",
                  fontsize=10)
     fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                fontsize=8, frameon=False)
     return drawing
+
+
+#: What the ring of a panel of energy against time means (:func:`separated_best`).
+BEST = "best: its 95 % CIs of time and energy each below every other point's"
+#: What the dashed line means (:func:`pareto_front`).
+FRONT = "Pareto front: no other point both faster and cheaper"
+#: Written on a panel where no point is significantly best, and the front is one point.
+NO_DIFFERENCE = "no significant difference"
+#: ... and where the front has several points.
+TRADE_OFF = "no single best: a trade-off along the Pareto front"
+
+
+def _mark_claims(ax: Any, drawing: Drawing, panel: str, labels: Sequence[str],
+                 x: np.ndarray, y: np.ndarray, x_ci: tuple[np.ndarray, np.ndarray],
+                 y_ci: tuple[np.ndarray, np.ndarray]) -> None:
+    """On a panel of energy against time (linear axes from 0), what the statistics
+    support: the Pareto front (:func:`~energyrig.results.stats.pareto_front`) joined, and
+    a ring on the point that is significantly best (:func:`~energyrig.results.stats
+    .separated_best`) or else :data:`NO_DIFFERENCE` / :data:`TRADE_OFF` written on it.
+    Records them in ``drawing`` (``fronts``: each point of the front with its intervals;
+    ``marks``)."""
+    front = pareto_front(x, y)
+    drawing.fronts.append({"panel": panel, "labels": [labels[i] for i in front],
+                           "x": [float(x[i]) for i in front], "y": [float(y[i]) for i in front],
+                           "x_ci": [[float(x_ci[0][i]), float(x_ci[1][i])] for i in front],
+                           "y_ci": [[float(y_ci[0][i]), float(y_ci[1][i])] for i in front]})
+    best = separated_best(x_ci, y_ci)
+    if best is not None:
+        drawing.marks.append({"panel": panel, "text": "best", "label": labels[best],
+                              **_mark_best(ax, x, y, best)})
+        return
+    if len(front) > 1:
+        ax.plot(x[front], y[front], linestyle="--", color=NEUTRAL, linewidth=1.0, zorder=2)
+    text = NO_DIFFERENCE if len(front) == 1 else TRADE_OFF
+    ax.text(0.03, 0.97, text, transform=ax.transAxes, fontsize=7, va="top", ha="left",
+            color="dimgray")
+    drawing.marks.append({"panel": panel, "text": text, "label": "", "anchor": None,
+                          "text_at": [0.03, 0.97]})
 
 
 # Where the "best" text may stand relative to its point, axes fraction: the first of these
@@ -268,8 +319,10 @@ def _mark_best(ax: Any, x: np.ndarray, y: np.ndarray, best: int) -> dict[str, An
 def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: str,
                    colours: Mapping[str, str] | None = None) -> Drawing | None:
     """Time and net energy per op against payload size (a log axis: sizes from 16 B to
-    many KiB) with the fitted lines, one column per board; the 95 % CI of each point and,
-    where stated, its expanded uncertainty as error bars.
+    many KiB), one column per board; the 95 % CI of each point and, where stated, its
+    expanded uncertainty as error bars; each fitted line drawn as the curve it is on the log
+    axis, with its 95 % confidence band, and printed in the legend (slope and intercept
+    with their CIs, R²: :func:`~energyrig.results.report.page.fit_text`).
 
     Parameters
     ----------
@@ -287,11 +340,13 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
     boards = list(dict.fromkeys(fam["board"]))
     if not boards:
         return None
-    fig = Figure(figsize=(5.0 * len(boards), 6.4), layout="tight")
+    series = list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows()))
+    # each panel as tall as its legend beside it: two lines a series (name, fit)
+    fig = Figure(figsize=(9.0 * len(boards), 2 * max(3.2, 0.36 * len(series) + 0.6)),
+                 layout="constrained")
     axes = fig.subplots(2, len(boards), squeeze=False)
     drawing = Drawing(fig, f"error bars: {CI_BARS}; {U_BARS}")
-    colours = colours or series_colours(
-        list(dict.fromkeys(config_label(r, with_board=False) for _, r in fam.iterrows())))
+    colours = colours or series_colours(series)
     for j, board in enumerate(boards):
         d = fam[fam["board"] == board]
         for i, (col, name) in enumerate(METRICS):
@@ -306,7 +361,6 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
                 u = (g[u_col].to_numpy(dtype=float, na_value=np.nan) if u_col in g
                      else np.full(len(g), np.nan))
                 colour = colours[label]
-                ax.scatter(x, y, s=12, label=label, color=colour, zorder=3)
                 ci = _ends(g, col)
                 _bars(ax, x, y, colour, y_ci=ci, y_u=u)
                 drawing.points += [{"panel": f"{board}: {name} per op", "label": label,
@@ -315,9 +369,11 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
                                     "y_u": [y[k] - u[k], y[k] + u[k]]} for k in range(len(g))]
                 f = select(fit, {c: plain(k) for c, k in zip(CONFIG, keys, strict=True)})
                 if len(f):
-                    xs = np.geomspace(max(x.min(), 1.0), x.max(), 50)
-                    ax.plot(xs, f["intercept"].iloc[0] + f["slope"].iloc[0] * xs,
-                            color=colour, linewidth=1)
+                    drawing.fits.append(_draw_fit(ax, f.iloc[0], x, colour, unit,
+                                                  panel=f"{board}: {name} per op",
+                                                  label=label))
+                    label = f"{label}\n{drawing.fits[-1]['text']}"
+                ax.scatter(x, y, s=12, label=label, color=colour, zorder=3)
             ax.set_title(f"{board}: {name} per op", fontsize=9)
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _bytes_label(v)))
@@ -326,10 +382,35 @@ def figure_payload(points: pd.DataFrame, fits: dict[str, pd.DataFrame], family: 
             ax.set_ylabel(f"{name} per op", fontsize=9)
             _si_axis(ax, "y", unit)
             ax.tick_params(labelsize=8)
-            ax.legend(fontsize=8)
-    fig.suptitle(f"{family}: against payload size (bars: 95 % CI; light: U, k = 2)",
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                      frameon=False)
+    fig.suptitle(f"{family}: against payload size (bars: 95 % CI; light: U, k = 2; "
+                 "lines: least-squares fits, shaded: their 95 % confidence band)",
                  fontsize=10)
     return drawing
+
+
+#: Points a fitted line is drawn through, evenly spaced on the log payload axis: dense
+#: enough that the straight line of the model shows as the curve it is on that axis.
+FIT_SAMPLES = 200
+
+
+def _draw_fit(ax: Any, fit: pd.Series, x: np.ndarray, colour: str, unit: str, *,
+              panel: str, label: str) -> dict[str, Any]:
+    """Draw the line ``fit`` (a :func:`~energyrig.results.stats.payload_regression` row)
+    over the payload sizes ``x`` measured, sampled densely on the log axis, with its 95 %
+    confidence band (:func:`~energyrig.results.stats.line_band`); what was drawn
+    (:attr:`Drawing.fits`)."""
+    xs = np.geomspace(x.min(), x.max(), FIT_SAMPLES)
+    y, low, high = line_band(fit, xs)
+    ax.plot(xs, y, color=colour, linewidth=1)
+    ax.fill_between(xs, low, high, color=colour, alpha=0.15, linewidth=0)
+    return {"panel": panel, "label": label, "text": fit_text(fit, unit),
+            **{name: float(fit[name]) for name in ("slope", "intercept", "r2")},
+            **{f"{name}_ci": [float(fit[f"{name}_ci_low"]), float(fit[f"{name}_ci_high"])]
+               for name in ("slope", "intercept")},
+            "curve_x": xs.tolist(), "curve_y": y.tolist(), "band_low": low.tolist(),
+            "band_high": high.tolist()}
 
 
 def _bytes_label(v: float) -> str:
@@ -353,41 +434,73 @@ def _ratio_axis(axis: Any, low: float, high: float) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+#: What the bars relative to the reference show, and their error bars.
+RATIO_BARS = ("error bars: 95 % CI of the ratio, from the paired comparison of the same row "
+              "of the paired-comparisons table (paired log-ratio over matched conditions); "
+              "pale hatched bars: no significant difference (the CI contains ×1)")
+
+
 def figure_relative(rel: pd.DataFrame, family: str) -> Drawing | None:
-    """Bars of each op's time and net energy relative to the family's reference.
+    """Bars of each op's time and net energy relative to the family's reference, each with
+    the 95 % CI of its paired comparison; a bar whose CI contains 1 pale and marked
+    ``n.s.``. The reference itself is the line at ×1, never a bar of its own.
 
     Parameters
     ----------
     rel:
-        :func:`~energyrig.results.report.tables.relative_to_reference` (ratios, no unit).
+        :func:`~energyrig.results.report.tables.reference_comparisons` (ratios, no unit):
+        one row per op and metric.
     family:
         The op family drawn.
     """
     fam = rel[rel["family"] == family]
     if fam.empty:
         return None
-    fig = Figure(figsize=(7.5, 0.45 * len(fam) + 1.2), layout="tight")
+    labels = list(dict.fromkeys(fam["a"]))
+    fig = Figure(figsize=(7.5, 0.55 * len(labels) + 1.4), layout="tight")
     ax = fig.subplots()
-    pos = np.arange(len(fam))
-    for k, (col, name) in enumerate(METRICS):
-        values = fam[f"{col}_ratio"].to_numpy()
-        bars = ax.barh(pos + (k - 0.5) * 0.38, values, height=0.36, label=name)
-        ax.bar_label(bars, labels=[f"×{v:.3g}" for v in values], fontsize=7, padding=2)
-    ax.set_yticks(pos, fam["label"], fontsize=8)
+    pos = np.arange(len(labels))
+    drawing = Drawing(fig, RATIO_BARS)
+    colours = palette(len(METRICS))
+    for k, (_, name) in enumerate(METRICS):
+        m = fam[fam["metric"] == name].set_index("a").reindex(labels)
+        values = m["ratio"].to_numpy(dtype=float)
+        low, high = (m[c].to_numpy(dtype=float) for c in ("ratio_ci_low", "ratio_ci_high"))
+        sig = m["significant"].fillna(False).to_numpy(dtype=bool)
+        y = pos + (k - 0.5) * 0.38
+        bars = ax.barh(y, values, height=0.36, label=name, color=colours[k])
+        for bar, significant in zip(bars, sig, strict=True):
+            if not significant:
+                bar.set_alpha(0.35)
+                bar.set_hatch("//")
+        ax.errorbar(values, y, xerr=np.abs(np.vstack([values - low, high - values])),
+                    fmt="none", ecolor="black", elinewidth=0.9, capsize=2.5)
+        texts = [f"×{ratio_ci(r)}" + ("" if r["significant"] else " n.s.")
+                 for _, r in m.iterrows()]
+        for yi, hi, text in zip(y, np.fmax(high, values), texts, strict=True):
+            ax.annotate(text, (hi, yi), xytext=(3, 0), textcoords="offset points",
+                        fontsize=7, va="center")
+        drawing.points += [{"panel": family, "label": f"{a}: {name}", "a": a,
+                            "b": r["b"], "metric": name, "x": float(r["ratio"]),
+                            "x_ci": [float(r["ratio_ci_low"]), float(r["ratio_ci_high"])],
+                            "significant": bool(r["significant"]), "y": float(yi)}
+                           for (a, r), yi in zip(m.iterrows(), y, strict=True)]
+    ax.set_yticks(pos, labels, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
-    ratios = fam[[f"{col}_ratio" for col, _ in METRICS]].to_numpy()
-    _ratio_axis(ax.xaxis, min(ratios.min(), 1.0) / 1.6, max(ratios.max(), 1.0) * 2.2)
-    ax.set_xlabel("relative to the reference (geometric mean over matched boards and sizes)")
-    ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['reference']))}",
+    ends = fam[["ratio", "ratio_ci_low", "ratio_ci_high"]].to_numpy(dtype=float)
+    _ratio_axis(ax.xaxis, min(np.nanmin(ends), 1.0) / 1.6, max(np.nanmax(ends), 1.0) * 4.0)
+    ax.set_xlabel("relative to the reference: paired ratio, 95 % CI (as the paired "
+                  "comparisons table)", fontsize=8)
+    ax.set_title(f"{family}: relative to {', '.join(dict.fromkeys(fam['b']))} (= ×1)",
                  fontsize=9)
-    ax.legend(fontsize=8, loc="lower right")
-    return Drawing(fig, "", [{"panel": family, "label": f"{label}: {name}", "x": float(v),
-                              "y": float(p)}
-                             for col, name in METRICS
-                             for p, label, v in zip(pos, fam["label"], fam[f"{col}_ratio"],
-                                                    strict=True)])
+    handles = [Patch(color=c, label=name) for c, (_, name) in zip(colours, METRICS,
+                                                                   strict=True)]
+    handles.append(Patch(facecolor="white", edgecolor=NEUTRAL, hatch="//",
+                         label="n.s.: the CI contains ×1"))
+    ax.legend(handles=handles, fontsize=8, loc="lower right")
+    return drawing
 
 
 def figure_allocation(alloc: pd.DataFrame) -> Drawing:

@@ -3,7 +3,7 @@
 In the style of pqm4's benchmark tables: one table per op family, the factors that vary in
 it as the first columns (those that do not, once above it), then time and net energy per op
 of each measured point as value ± U (the expanded uncertainty, k = 2, written the GUM's way:
-:func:`energyrig.units.format_uncertain`), each column in one unit with one SI prefix
+:func:`energyrig.units.format_gum`), each column in one unit with one SI prefix
 (:func:`energyrig.units.column_prefix`), then cycles per op and the point's flags. The
 cells are those of the HTML page (:data:`~energyrig.results.report.page.FACTOR_COLUMNS`,
 :data:`~energyrig.results.report.page.FLAGS_COLUMN`); :func:`family_table` is what both
@@ -20,7 +20,7 @@ import pandas as pd
 from energyrig.results.report.page import FACTOR_COLUMNS, FLAGS_COLUMN
 from energyrig.results.report.tables import METRICS, ReportTables, family_order, flag_legend
 from energyrig.results.store.read import Run
-from energyrig.units import MISSING, column_prefix, format_uncertain, in_unit
+from energyrig.units import MISSING, column_prefix, format_gum
 
 #: Each per-op figure of :data:`~energyrig.results.report.tables.METRICS` → the column of
 #: its expanded uncertainty (k = 2), same unit.
@@ -75,7 +75,7 @@ def family_table(tables: ReportTables, family: str) -> TextTable:
         headers.append(f"{name} per op [{prefix}{unit}]")
         numeric.append(True)
         for row, v, uk in zip(cells, values, u, strict=True):
-            row.append(format_uncertain(in_unit(v, prefix), in_unit(uk, prefix)))
+            row.append(format_gum(v, uk, prefix=prefix))
     cycles = points["cycles_per_op_mean"].to_numpy(dtype=float, na_value=np.nan) \
         if "cycles_per_op_mean" in points else np.array([])
     if np.isfinite(cycles).any():

@@ -27,7 +27,7 @@ from energyrig.results.report.tables import (
 )
 from energyrig.results.stats import PAIRED_METHOD, SKEW_LIMIT
 from energyrig.results.store.read import Run
-from energyrig.units import format_charge, format_si, format_wh
+from energyrig.units import column_prefix, format_gum, format_si
 
 
 class Images(dict[str, dict[str, str]]):
@@ -45,10 +45,74 @@ class Column:
     cell: Callable[[pd.Series], str]
     numeric: bool = True
 
+    def bound(self, df: pd.DataFrame) -> Column:
+        """The column as it shows the rows of ``df``: itself."""
+        return self
 
-def _table(df: pd.DataFrame, columns: Sequence[Column]) -> str:
+
+def _number(value: Any) -> float | None:
+    """A table cell's number as a float, None where missing (NaN, None, pandas' NA)."""
+    return None if pd.isna(value) else float(value)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A column of values of one unit, in one SI prefix chosen for the column
+    (:func:`~energyrig.units.column_prefix`, written in its heading: ``time / op (µs)``),
+    each value to the GUM's digits of its uncertainty (:func:`~energyrig.units.format_gum`).
+
+    Attributes
+    ----------
+    header:
+        The heading, before the unit.
+    unit:
+        The SI unit of the values (``s``, ``J``, ``J/B`` ...).
+    value:
+        A row's value, in ``unit``; a text instead is shown as it is (``unknown``).
+    u:
+        A row's uncertainty that sets the value's digits (None: ``digits`` significant).
+    with_u:
+        Write ``± u`` after the value (else a column beside states the interval).
+    digits:
+        Significant digits of a value without an uncertainty.
+    note:
+        A line under a row's value (``not significant``), ``""`` for none.
+    missing:
+        The text of a missing value.
+    """
+
+    header: str
+    unit: str
+    value: Callable[[pd.Series], float | str]
+    u: Callable[[pd.Series], float] | None = None
+    with_u: bool = False
+    digits: int = 3
+    note: Callable[[pd.Series], str] | None = None
+    missing: str = "–"
+
+    def bound(self, df: pd.DataFrame) -> Column:
+        """The column as it shows the rows of ``df``: their prefix in its heading."""
+        values = [self.value(r) for _, r in df.iterrows()]
+        prefix = column_prefix(_number(v) for v in values if not isinstance(v, str))
+
+        def cell(row: pd.Series) -> str:
+            value = self.value(row)
+            if isinstance(value, str):
+                return value
+            text = format_gum(_number(value), _number(self.u(row)) if self.u else None,
+                              prefix=prefix, digits=self.digits, missing=self.missing,
+                              with_u=self.with_u)
+            note = self.note(row) if self.note else ""
+            return f"{text}\n{note}" if note else text
+
+        return Column(f"{self.header} ({prefix}{self.unit})", cell)
+
+
+def _table(df: pd.DataFrame, columns: Sequence[Column | Quantity]) -> str:
     """The rows of ``df`` as a table that sorts by a click on a heading (:data:`SORT_JS`),
-    in a box that scrolls sideways rather than overflow the page."""
+    in a box that scrolls sideways rather than overflow the page; a :class:`Quantity`
+    column in the one prefix of its values."""
+    columns = [c.bound(df) for c in columns]
     head = "".join(f"<th title='click to sort'>{html.escape(c.header)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td class='{'num' if c.numeric else ''}'>"
@@ -61,19 +125,28 @@ def _table(df: pd.DataFrame, columns: Sequence[Column]) -> str:
 
 def _ci(row: pd.Series, col: str, unit: str) -> str:
     """The 95 % CI of a summarised column as its half-width relative to the mean (in the
-    unit where the mean is 0)."""
+    unit where the mean is 0); a bootstrap interval as its two ends relative to the mean."""
     mean, low, high = row[f"{col}_mean"], row[f"{col}_ci_low"], row[f"{col}_ci_high"]
     if not np.isfinite(low):
         return "–"
-    if row.get(f"{col}_ci_method") == "bootstrap":  # skewed: an asymmetric interval
-        return f"{format_si(low, unit)} … {format_si(high, unit)}\n(bootstrap)"
+    if row.get(f"{col}_ci_method") == "bootstrap" and mean:  # skewed: asymmetric ends
+        return (f"{(low / mean - 1) * 100:+.2g} % … {(high / mean - 1) * 100:+.2g} %"
+                "\n(bootstrap)")
     if not mean:
         return "±" + format_si((high - low) / 2, unit)
     return f"±{(high - low) / 2 / abs(mean) * 100:.2g} %"
 
 
-def _energy(energy_j: float) -> str:
-    return f"{format_si(energy_j, 'J')}\n{format_wh(energy_j)}"
+def _half_width(col: str) -> Callable[[pd.Series], float]:
+    """A row's half-width of the 95 % CI of a summarised column: the uncertainty that sets
+    the digits of its mean (the larger half of an asymmetric bootstrap interval)."""
+    return lambda r: max(r[f"{col}_mean"] - r[f"{col}_ci_low"],
+                         r[f"{col}_ci_high"] - r[f"{col}_mean"])
+
+
+def _mean(col: str, header: str) -> Quantity:
+    """The column of the mean of a summarised per-op figure, to the digits of its CI."""
+    return Quantity(header, _unit(col), lambda r: r[f"{col}_mean"], u=_half_width(col))
 
 
 def _percent(value: float) -> str:
@@ -132,29 +205,21 @@ def _point_columns(factors: Sequence[str], *columns: Column) -> tuple[Column, ..
     return (FLAGS_COLUMN, *(FACTOR_COLUMNS[f] for f in factors), *columns)
 
 
-def _estimate(value: float, low: float, high: float, significant: bool, unit: str) -> str:
-    """``12.3 µJ`` over ``[11.9 µJ, 12.7 µJ]``, then ``not significant`` when it is not: one
-    line each, so that a fit's table fits a narrow window."""
-    return (f"{format_si(value, unit)}\n[{format_si(low, unit)}, {format_si(high, unit)}]"
-            + ("" if significant else "\nnot significant"))
-
-
-WORKLOAD_COLUMNS: tuple[Column, ...] = (
+WORKLOAD_COLUMNS: tuple[Column | Quantity, ...] = (
     FLAGS_COLUMN,
     Column("configuration", lambda r: r["label"], numeric=False),
     FACTOR_COLUMNS["payload_bytes"],
     Column("windows", lambda r: f"{r['n_windows']} ({r['n_points']} "
                                 f"point{'s' if r['n_points'] != 1 else ''})"),
-    Column("time / op", lambda r: format_si(r["time_per_op_s_mean"], "s")),
+    _mean("time_per_op_s", "time / op"),
     Column("time / op 95 % CI", lambda r: _ci(r, "time_per_op_s", "s")),
-    Column("gross energy / op", lambda r: _energy(r["energy_per_op_j_mean"])),
+    _mean("energy_per_op_j", "gross energy / op"),
     Column("gross energy / op 95 % CI", lambda r: _ci(r, "energy_per_op_j", "J")),
-    Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
+    _mean("net_energy_per_op_j", "net energy / op"),
     Column("net energy / op 95 % CI", lambda r: _ci(r, "net_energy_per_op_j", "J")),
-    Column("net charge / op", lambda r: format_charge(r["net_charge_per_op_c_mean"],
-                                                      sep="\n")),
-    Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
-    Column("mean current", lambda r: format_si(r["mean_current_a_mean"], "A")),
+    Quantity("net charge / op", "C", lambda r: r["net_charge_per_op_c_mean"]),
+    Quantity("mean power", "W", lambda r: r["mean_power_w_mean"]),
+    Quantity("mean current", "A", lambda r: r["mean_current_a_mean"]),
     Column("cycles / op", lambda r: _fmt_int(r["cycles_per_op_mean"])),
 )
 
@@ -170,15 +235,35 @@ def _vs_truth(row: pd.Series) -> str:
 TRUTH_COLUMN = Column("net vs true", _vs_truth)
 
 
-def _fit_columns(unit: str) -> tuple[Column, ...]:
-    def est(name: str) -> Callable[[pd.Series], str]:
-        return lambda r: _estimate(r[name], r[f"{name}_ci_low"], r[f"{name}_ci_high"],
-                                   r[f"{name}_significant"], unit)
+def _fit_half(name: str) -> Callable[[pd.Series], float]:
+    """The half-width of a fit's 95 % CI of ``name`` (``slope``, ``intercept``)."""
+    return lambda r: (r[f"{name}_ci_high"] - r[f"{name}_ci_low"]) / 2
+
+
+def _fit_estimate(fit: pd.Series, name: str, unit: str) -> str:
+    """A fit's ``name`` ± the half-width of its 95 % CI, in its own prefix."""
+    value, half = fit[name], _fit_half(name)(fit)
+    return format_gum(value, half, unit=unit, prefix=column_prefix([value or half]))
+
+
+def fit_text(fit: pd.Series, unit: str) -> str:
+    """A payload fit (:func:`~energyrig.results.stats.payload_regression` row) in a line, as
+    the payload figures print it beside their curves: ``slope 32.1 ± 0.4 ns/B, intercept
+    9.4 ± 1.1 µs (± 95 % CI), R² 0.9998``; ``unit`` that of the response."""
+    return (f"slope {_fit_estimate(fit, 'slope', f'{unit}/B')}, intercept "
+            f"{_fit_estimate(fit, 'intercept', unit)} (± 95 % CI), R² {fit['r2']:.4f}")
+
+
+def _fit_columns(unit: str) -> tuple[Column | Quantity, ...]:
+    def est(name: str, header: str, per: str) -> Quantity:
+        return Quantity(header, unit + per, lambda r: r[name], u=_fit_half(name),
+                        with_u=True, note=lambda r: "" if r[f"{name}_significant"]
+                        else "not significant")
 
     return (Column("configuration", lambda r: config_label(r), numeric=False),
             Column("n", lambda r: str(r["n"])),
-            Column("slope (per byte) [95 % CI]", est("slope")),
-            Column("intercept (fixed) [95 % CI]", est("intercept")),
+            est("slope", "slope (per byte) ± 95 % CI", "/B"),
+            est("intercept", "intercept (fixed) ± 95 % CI", ""),
             Column("R²", lambda r: f"{r['r2']:.4f}"))
 
 
@@ -194,6 +279,12 @@ def _verdict(row: pd.Series) -> str:
     return f"{row['lower']} " + ("faster" if row["metric"] == "time" else "uses less energy")
 
 
+def ratio_ci(row: pd.Series) -> str:
+    """A paired comparison's ratio A / B and its 95 % CI, ``1.33 [1.21, 1.47]``: as the
+    comparisons table and the bars relative to the reference both print it."""
+    return (f"{row['ratio']:.3g} [{row['ratio_ci_low']:.3g}, {row['ratio_ci_high']:.3g}]")
+
+
 def _gain(row: pd.Series) -> str:
     if not row["significant"]:
         return "–"
@@ -205,8 +296,7 @@ COMPARISON_COLUMNS: tuple[Column, ...] = (
     Column("B", lambda r: r["b"], numeric=False),
     Column("metric", lambda r: r["metric"], numeric=False),
     Column("pairs", lambda r: str(r["n_pairs"])),
-    Column("A / B [95 % CI]", lambda r: f"{r['ratio']:.3g} "
-           f"[{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}]"),
+    Column("A / B [95 % CI]", lambda r: ratio_ci(r)),
     Column("verdict", _verdict, numeric=False),
     Column("saved by switching [95 % CI]", _gain),
 )
@@ -421,9 +511,9 @@ def payload_html(run: Run, tables: ReportTables, family: str,
 
 
 WARMUP_COLUMNS = (
-    Column("first window: time / op", lambda r: format_si(r["time_per_op_s"], "s")),
-    Column("the others: median", lambda r: format_si(r["others_median_s"], "s")),
-    Column("the others: mean", lambda r: format_si(r["others_mean_s"], "s")),
+    Quantity("first window: time / op", "s", lambda r: r["time_per_op_s"]),
+    Quantity("the others: median", "s", lambda r: r["others_median_s"]),
+    Quantity("the others: mean", "s", lambda r: r["others_mean_s"]),
 )
 
 
@@ -443,17 +533,27 @@ def warmups_html(run: Run, tables: ReportTables, family: str,
 
 def comparisons_html(run: Run, tables: ReportTables, family: str,
                      images: Mapping[str, str]) -> list[str]:
-    """The paired comparisons, their method and the pairs that could not be compared."""
-    chosen = ("The pairs the plan names" if tables.planned_comparisons
-              else "Each configuration against its family's reference")
+    """The paired comparisons, their method and the pairs that could not be compared: the
+    plan's pairs, then each configuration against its family's reference (the rows the
+    figures relative to the reference draw)."""
     table = tables.comparisons
+    plan, reference = (table[table["origin"] == o] for o in ("plan", "reference"))
     parts = ["<h2>Paired comparisons</h2>",
-             f"<p class='note'>{chosen}, over matched conditions (board, clock, payload "
-             f"size, repetition). Method: {html.escape(PAIRED_METHOD)}. The saving is the "
-             "share of the other one's cost saved by switching to the lower one.</p>",
-             _table(table, COMPARISON_COLUMNS) if len(table) else
-             "<p>No pair could be compared: a paired comparison needs two configurations "
-             "measured under at least two common conditions.</p>"]
+             "<p class='note'>Over matched conditions (board, clock, payload size, "
+             f"repetition). Method: {html.escape(PAIRED_METHOD)}. The saving is the share of "
+             "the other one's cost saved by switching to the lower one.</p>"]
+    if tables.planned_comparisons:
+        parts += ["<h3>The pairs the plan names</h3>",
+                  _table(plan, COMPARISON_COLUMNS) if len(plan) else
+                  "<p>None of them could be compared.</p>"]
+    if len(reference):
+        parts += ["<h3>Each configuration against its family's reference</h3>",
+                  "<p class='note'>The ratios, intervals and verdicts the figures "
+                  "“relative to the reference” draw.</p>",
+                  _table(reference, COMPARISON_COLUMNS)]
+    if not len(table):
+        parts.append("<p>No pair could be compared: a paired comparison needs two "
+                     "configurations measured under at least two common conditions.</p>")
     parts.extend(f"<p class='note'>{html.escape(n)}</p>" for n in tables.comparison_notes)
     return parts
 
@@ -474,12 +574,16 @@ def factorial_html(run: Run, tables: ReportTables, family: str,
             _allocation_table(design.allocation)]
 
 
-def _budget_cell(component: str) -> Callable[[pd.Series], str]:
-    def cell(row: pd.Series) -> str:
+def _budget_u(component: str) -> Callable[[pd.Series], float | str]:
+    """A point's standard uncertainty of ``component`` (J), ``unknown`` where its budget
+    cannot say, ``–`` where it has no such component."""
+    def value(row: pd.Series) -> float | str:
         found = [c for c in json.loads(row["uncertainty_budget"] or "[]")
                  if c["component"] == component]
-        return format_si(found[0]["u_j"], "J", missing="unknown") if found else "–"
-    return cell
+        if not found:
+            return "–"
+        return "unknown" if found[0]["u_j"] is None else float(found[0]["u_j"])
+    return value
 
 
 #: A point's components (energyrig.energy.budget.energy_budget; a window's random
@@ -487,10 +591,11 @@ def _budget_cell(component: str) -> Callable[[pd.Series], str]:
 BUDGET_COMPONENTS = ("repeatability", "ADC resolution", "gain calibration",
                      "skew calibration", "supply voltage")
 UNCERTAINTY_COLUMNS = (
-    Column("net energy / op", lambda r: _energy(r["net_energy_per_op_j_mean"])),
-    Column("U (k=2)", lambda r: format_si(r["net_energy_per_op_u_j"], "J",
-                                          missing="– (not calibrated)")),
-    *(Column(f"u {name}", _budget_cell(name)) for name in BUDGET_COMPONENTS),
+    Quantity("net energy / op ± U", "J", lambda r: r["net_energy_per_op_j_mean"],
+             u=lambda r: r["net_energy_per_op_u_j"], with_u=True),
+    Quantity("U (k=2)", "J", lambda r: r["net_energy_per_op_u_j"], digits=2,
+             missing="– (not calibrated)"),
+    *(Quantity(f"u {name}", "J", _budget_u(name), digits=2) for name in BUDGET_COMPONENTS),
 )
 
 

@@ -30,7 +30,6 @@ from energyrig.results.stats import (
     CONFIG,
     PairedComparison,
     allocation_of_variation,
-    geometric_mean,
     is_two_level_design,
     paired_comparison,
     payload_regression,
@@ -241,40 +240,6 @@ def _reference_row(row: pd.Series, candidates: pd.DataFrame) -> pd.Series | None
     return None
 
 
-def relative_to_reference(summary: pd.DataFrame) -> pd.DataFrame:
-    """Each op configuration against its family's reference, matched on board, clock and
-    payload size; the ratio is the geometric mean over the matched workloads.
-
-    Returns one row per (family, op, key_bits, curve, backend) with ``reference`` (label)
-    and ``<metric>_ratio`` for time and net energy.
-    """
-    rows = []
-    for family, fam in summary.groupby("family", sort=False):
-        refs = _references(str(family), fam)
-        ref_algos = refs.drop_duplicates(_ALGORITHM)
-        for keys, group in fam.groupby(_ALGORITHM, dropna=False, sort=True):
-            first = group.iloc[0]
-            ref = _reference_row(first, ref_algos)
-            if ref is None:
-                continue
-            ref_rows = select(refs, _algorithm(ref))
-            on = ["board", "cpu_hz", "payload_bytes"]
-            merged = group.merge(ref_rows, on=on, suffixes=("", "_ref"))
-            if merged.empty:  # ops without payload against a reference with one: by board
-                merged = group.merge(ref_rows.drop(columns="payload_bytes"),
-                                     on=["board", "cpu_hz"], suffixes=("", "_ref"))
-            if merged.empty:
-                continue
-            row = {"family": family, **dict(zip(_ALGORITHM, keys, strict=True)),
-                   "label": config_label(first, with_board=False),
-                   "reference": config_label(ref, with_board=False)}
-            for col, _ in METRICS:
-                row[f"{col}_ratio"] = geometric_mean(merged[f"{col}_mean"]
-                                                     / merged[f"{col}_mean_ref"])
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
 def auto_comparisons(points: pd.DataFrame) -> list[Pair]:
     """Pairs (configuration, family reference) to compare, from the points present."""
     configs = points.assign(family=with_family(points)).drop_duplicates(_ALGORITHM)
@@ -301,13 +266,31 @@ def plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: The columns a paired comparison matches conditions on (:func:`comparisons`).
+PAIRED_ON: tuple[str, ...] = ("board", "cpu_hz", "payload_bytes", "rep")
+
+
 def comparisons(points: pd.DataFrame, pairs: Sequence[Pair]) -> tuple[pd.DataFrame, list[str]]:
-    """Paired comparisons of each pair on time and net energy, matched on board, clock,
-    payload size and repetition. Returns the table and notes on pairs that could not be
-    compared."""
+    """Paired comparisons of each pair on time and net energy
+    (:func:`~energyrig.results.stats.paired_comparison`), matched on :data:`PAIRED_ON`; a
+    pair one side of which has no payload size (a key expansion against an encryption) is
+    matched without it. The one analysis behind the paired-comparison table and the bars
+    relative to each family's reference, so that the two never disagree.
+
+    Returns
+    -------
+    tuple[DataFrame, list[str]]
+        One row per pair and metric: ``metric`` (``time``, ``net energy``), ``family`` (of
+        A), the :class:`~energyrig.results.stats.PairedComparison`'s fields (``a``, ``b``,
+        ``ratio``, ``ratio_ci_low``, ``ratio_ci_high`` ...) and ``significant``; and notes
+        on the pairs that could not be compared.
+    """
     rows, notes = [], []
-    on = ["board", "cpu_hz", "payload_bytes", "rep"]
     for a, b in pairs:
+        sides = [select(points, s) for s in (a, b)]
+        on = [c for c in PAIRED_ON if not (c == "payload_bytes"
+                                           and any(s[c].isna().all() for s in sides))]
+        family = with_family(sides[0]).iloc[0] if len(sides[0]) else ""
         for col, name in METRICS:
             try:
                 result: PairedComparison = paired_comparison(
@@ -316,7 +299,8 @@ def comparisons(points: pd.DataFrame, pairs: Sequence[Pair]) -> tuple[pd.DataFra
             except ValueError as exc:
                 notes.append(str(exc))
                 break
-            rows.append({"metric": name, **asdict(result), "significant": result.significant})
+            rows.append({"metric": name, "family": family, **asdict(result),
+                         "significant": result.significant})
     return pd.DataFrame(rows), sorted(set(notes))
 
 
@@ -529,9 +513,18 @@ def flag_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
     return {"flags": flag_legend(tables.points, run.windows, tables.flag_notes)}
 
 
+def reference_comparisons(points: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`comparisons` of each configuration of ``points`` against its family's
+    reference (:func:`auto_comparisons`; never a reference against itself)."""
+    return comparisons(points, auto_comparisons(points))
+
+
 def relative_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
-    """``relative``: :func:`relative_to_reference` of the summary."""
-    return {"relative": relative_to_reference(tables.summary)}
+    """``relative``: :func:`reference_comparisons` of the ok points, the rows the figures
+    draw as bars relative to the reference and the comparisons section lists
+    (:func:`comparison_tables`); ``relative_notes``: the pairs that could not be compared."""
+    table, notes = reference_comparisons(tables.ok)
+    return {"relative": table, "relative_notes": notes}
 
 
 def payload_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
@@ -546,9 +539,12 @@ def warmup_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
 
 
 def comparison_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
-    """``comparisons``: :func:`comparisons` of the plan's pairs, else of
-    :func:`auto_comparisons`; ``comparison_notes``: why some pairs could not be compared;
-    ``planned_comparisons``: whether the pairs are the plan's (``[[compare]]``).
+    """``comparisons``: :func:`comparisons` of the plan's pairs (``origin`` ``plan``), then
+    the rows of each configuration against its family's reference (``origin``
+    ``reference``: the very rows of ``relative``, which the figures draw, when that section
+    computed them; else :func:`reference_comparisons`); ``comparison_notes``: why some pairs
+    could not be compared; ``planned_comparisons``: whether the plan names pairs
+    (``[[compare]]``).
 
     Raises
     ------
@@ -556,9 +552,13 @@ def comparison_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
         The plan recorded in the manifest has a malformed ``[[compare]]`` entry.
     """
     planned = recorded_comparisons(run.manifest.get("plan") or {}, run.path / "manifest.json")
-    pairs = [c.selectors() for c in planned] or auto_comparisons(tables.ok)
-    table, notes = comparisons(tables.ok, pairs)
-    return {"comparisons": table, "comparison_notes": notes,
+    plan, plan_notes = comparisons(tables.ok, [c.selectors() for c in planned])
+    reference, notes = ((tables.parts["relative"], tables.parts["relative_notes"])
+                        if "relative" in tables.parts else reference_comparisons(tables.ok))
+    parts = [t for t in (plan.assign(origin="plan"), reference.assign(origin="reference"))
+             if len(t)]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["origin"])
+    return {"comparisons": table, "comparison_notes": sorted({*plan_notes, *notes}),
             "planned_comparisons": bool(planned)}
 
 

@@ -71,12 +71,13 @@ def test_a_level_the_emulated_board_does_not_offer_is_refused(
 
 
 def _rig(*argv: str) -> None:
+    """``rig ARGV``: it ends with 0, or 3 when some point failed (the sweep goes on)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("sys.argv", ["rig", *argv])
         try:
             main()
         except SystemExit as exc:
-            assert exc.code in (0, None), exc.code
+            assert exc.code in (0, None, 3), exc.code
 
 
 def _sweep(out: Path) -> pd.DataFrame:

@@ -168,8 +168,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "edge_spike_a": 2.0e-3,  # GPIO toggle + HFCLK/regulator wake-up transient: estimate
         "edge_spike_s": 30e-6,   # estimate
         "families": _families("nrf52840"),
-        # The clock the run currents above hold at: the PS's "CPU running" figures are at
-        # 64 MHz, the nRF52840's only CPU clock (PS v1.7, "Current consumption", CPU).
+        # The clock the run currents above hold at: the nRF52840's only CPU clock, 64 MHz,
+        # at which the PS's "Current consumption" figures (cited above) are given.
         "clock_hz": 64e6,
         # Clock (issue 22 item 5; the emulated Cortex-M4 sets it): the nRF52840 cannot change
         # its clock, so no datasheet gives the split; the form I = a + b f is that of the run

@@ -7,22 +7,15 @@ What is asserted is what the firmware and the bridge decided (cycles, stamps), n
 long the host took: it holds on a loaded machine."""
 from __future__ import annotations
 
-import shutil
-import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from support.paths import ROOT
+from support.m4 import LINE_OVERHEAD_CYCLES, SIM_M4, assert_built, next_edges
 
 from energyrig.fixtures.loader import load_fixture
-from energyrig.instruments.sim.wire import EdgeArray, TriggerWire
+from energyrig.instruments.sim.wire import TriggerWire
 from energyrig.rig.dut import DutRefused, open_dut
 
-SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
-ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
-#: The port's edge-line writes inside a window (README.md: about 330 cycles), a bound.
-LINE_OVERHEAD_CYCLES = 1000
 LEVELS = (16_000_000, 32_000_000, 64_000_000)
 
 pytestmark = pytest.mark.timeout(600)
@@ -30,17 +23,7 @@ pytestmark = pytest.mark.timeout(600)
 
 @pytest.fixture(autouse=True)
 def _built() -> None:
-    assert shutil.which("qemu-system-arm"), "qemu-system-arm is not installed: make deps"
-    assert ELF.is_file(), f"{ELF} is not built: make firmware-qemu"
-
-
-def _edges(wire: TriggerWire, count: int) -> EdgeArray:
-    edges = wire.drain()
-    deadline = time.monotonic() + 60  # a bound on a stuck bridge, not on the host's speed
-    while len(edges) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
-        edges = np.concatenate([edges, wire.drain()])
-    return edges
+    assert_built()
 
 
 def test_time_per_op_is_cycles_over_the_clock_at_each_level(tmp_path: Path) -> None:
@@ -60,7 +43,7 @@ def test_time_per_op_is_cycles_over_the_clock_at_each_level(tmp_path: Path) -> N
                 cycles[hz] = run.cycles
                 # the board's own time of the batch: its cycles at the clock in force
                 assert run.elapsed_ns == pytest.approx(run.cycles * 1e9 / hz, abs=1)
-                rise, fall = _edges(wire, 2)
+                rise, fall = next_edges(wire, 2)
                 assert int(rise["clock_hz"]) == int(fall["clock_hz"]) == hz
                 span_ns = int(fall["t_ns"]) - int(rise["t_ns"])
                 batch_ns = run.cycles * 10**9 // hz

@@ -9,7 +9,6 @@ estimate (those a loaded host spoiled carry an integrity flag and are left out),
 how long the host took."""
 from __future__ import annotations
 
-import shutil
 import tomllib
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from support.bad_input import assert_refused
+from support.m4 import SIM_M4, assert_built
 from support.paths import ROOT
 
 from energyrig.cli.app import main
@@ -27,9 +27,7 @@ from energyrig.opfamilies import NAMES
 from energyrig.results import load
 from energyrig.rig.dut import DutRefused, open_dut
 
-SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
 CLOCK_PLAN = ROOT / "plans" / "clock.toml"
-ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
 
 #: The flags of a window whose samples are whole (the test bench is not calibrated).
 CLEAN = {"uncalibrated", "stream_time_shift"}
@@ -59,10 +57,10 @@ def test_the_host_dut_cannot_set_its_clock(tmp_path: Path, capsys: pytest.Captur
                    "its clock", tmp_path, capsys, monkeypatch)
 
 
-@pytest.mark.skipif(not ELF.is_file(), reason="never: make firmware-qemu builds it")
 def test_a_level_the_emulated_board_does_not_offer_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_built()
     plan = _plan(tmp_path, SIM_M4, "16_000_000, 36_000_000")
     assert_refused(["sweep", str(plan), "--dry-run"],
                    f"{plan}: factors.cpu_hz: 36000000 Hz: the firmware on mps2-an386 offers "
@@ -96,7 +94,7 @@ def _sweep(out: Path) -> pd.DataFrame:
 
 
 def test_the_clock_plan_follows_the_model(tmp_path: Path) -> None:
-    assert shutil.which("qemu-system-arm") and ELF.is_file(), "make deps firmware-qemu"
+    assert_built()
     points = _sweep(tmp_path / "run")
     run = load(tmp_path / "run")
     assert set(points["status"]) == {"ok"}, points[["point_key", "status", "reason"]]

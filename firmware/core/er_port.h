@@ -22,6 +22,9 @@ struct er_port_info_s {
 	const char *board;          /**< e.g. "nrf52840dk/nrf52840", "host" */
 	uint32_t cpu_hz;            /**< CPU clock in Hz */
 	uint32_t cycle_hz;          /**< frequency of er_port_cycles() in Hz */
+	/** Clocks er_port_set_clock() takes, Hz, ending with 0; NULL when the port cannot set
+	 * its clock (hello's cpu_hz_levels). */
+	const uint32_t *cpu_hz_levels;
 	const char *crypto_backend; /**< e.g. "mbedtls-3.6.4", "mbedtls-2.28.3" */
 	/** The crypto library's speed options (er_ops_conditions.h), ending with a NULL name;
 	 * NULL when there are none. */
@@ -34,6 +37,14 @@ struct er_port_info_s {
 
 /** @brief Platform facts, read again on each call (clock source, caches, ... may change). */
 const struct er_port_info_s *er_port_info(void);
+
+/**
+ * @brief Run the CPU at @p hz from now on, one of info's cpu_hz_levels (the core checks that
+ * first). Afterwards er_port_info() reports the clock in force as cpu_hz, and cycle_hz is the
+ * counter's rate at it. Called outside any window.
+ * @return 0, or a negative errno: -ENOTSUP where the port cannot set its clock
+ */
+int er_port_set_clock(uint32_t hz);
 
 /**
  * @brief Drive the trigger line. High marks the measured window.

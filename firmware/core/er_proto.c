@@ -34,7 +34,7 @@ struct er_cmd_s {
 	int (*fn)(struct er_req_s *r, const struct er_cmd_s *cmd);
 };
 
-#define ER_N_COMMANDS 8 /* with the NULL entry at the end */
+#define ER_N_COMMANDS 9 /* with the NULL entry at the end */
 static const struct er_cmd_s commands[ER_N_COMMANDS];
 
 /* ---- replies ---- */
@@ -270,6 +270,12 @@ static int cmd_hello(struct er_req_s *r, const struct er_cmd_s *cmd)
 	er_json_kv_str(&r->json, "board", info->board);
 	er_json_kv_u64(&r->json, "cpu_hz", info->cpu_hz);
 	er_json_kv_u64(&r->json, "cycle_hz", info->cycle_hz);
+	er_json_key(&r->json, "cpu_hz_levels");
+	er_json_arr_begin(&r->json);
+	for (const uint32_t *hz = info->cpu_hz_levels; hz != NULL && *hz != 0; hz++) {
+		er_json_u64(&r->json, *hz);
+	}
+	er_json_arr_end(&r->json);
 	er_json_kv_str(&r->json, "crypto", info->crypto_backend);
 	er_json_kv_u64(&r->json, "arena_bytes", r->p->arena.size);
 	er_json_kv_u64(&r->json, "payload_max", r->p->payload_cap);
@@ -581,6 +587,58 @@ static int cmd_mark(struct er_req_s *r, const struct er_cmd_s *cmd)
 	return 0;
 }
 
+/* Whether @p hz is one of the port's clock levels (NULL: none). */
+static bool clock_offered(const uint32_t *levels, uint64_t hz)
+{
+	for (; levels != NULL && *levels != 0; levels++) {
+		if (*levels == hz) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int cmd_clock(struct er_req_s *r, const struct er_cmd_s *cmd)
+{
+	const struct er_port_info_s *info = er_port_info();
+	bool named;
+	uint64_t hz = 0;
+
+	if (arg_u64(r, "hz", 1, UINT32_MAX, true, &named, &hz) != 0 ||
+	    args_all_taken(r, cmd) != 0) {
+		return -EINVAL;
+	}
+	if (info->cpu_hz_levels == NULL || info->cpu_hz_levels[0] == 0) {
+		fail(r, "this port cannot set its clock: ");
+		append_errno(r, -ENOTSUP);
+		return -EINVAL;
+	}
+	if (!clock_offered(info->cpu_hz_levels, hz)) {
+		fail(r, "hz=");
+		er_str_u64(&r->err, hz);
+		er_str_cat(&r->err, " not offered (allowed:");
+		for (const uint32_t *level = info->cpu_hz_levels; *level != 0; level++) {
+			er_str_cat(&r->err, level == info->cpu_hz_levels ? " " : ", ");
+			er_str_u64(&r->err, *level);
+		}
+		er_str_cat(&r->err, ")");
+		return -EINVAL;
+	}
+	int ret = er_port_set_clock((uint32_t)hz);
+
+	if (ret != 0) {
+		fail(r, "the port could not set its clock: ");
+		append_errno(r, ret);
+		return -EINVAL;
+	}
+	info = er_port_info();
+	reply_begin(r, true);
+	er_json_kv_u64(&r->json, "cpu_hz", info->cpu_hz);
+	er_json_kv_u64(&r->json, "cycle_hz", info->cycle_hz);
+	reply_end(r);
+	return 0;
+}
+
 static const struct er_cmd_s commands[ER_N_COMMANDS] = {
 	{"hello", "hello", false, cmd_hello},
 	{"ops", "ops", false, cmd_ops},
@@ -590,6 +648,7 @@ static const struct er_cmd_s commands[ER_N_COMMANDS] = {
 	{"run", "run n=<0..1000000000> [settle_ms=<0..60000>]", false, cmd_run},
 	{"idle", "idle ms=<1..60000>", false, cmd_idle},
 	{"mark", "mark cycles=<1..10000000000>", false, cmd_mark},
+	{"clock", "clock hz=<1..4294967295>", false, cmd_clock},
 	{NULL, NULL, false, NULL},
 };
 

@@ -16,10 +16,13 @@ static const struct er_condition_s crypto_conditions[] = {
 	{NULL, NULL, 0},
 };
 
+static const uint32_t cpu_hz_levels[] = {16000000u, 64000000u, 0};
+
 static struct er_port_info_s info = {
 	.board = "fake",
 	.cpu_hz = 64000000u,
 	.cycle_hz = 64000000u,
+	.cpu_hz_levels = cpu_hz_levels,
 	.crypto_backend = "none",
 	.crypto_conditions = crypto_conditions,
 };
@@ -29,6 +32,22 @@ void er_fake_reset(void)
 	memset(&er_fake, 0, sizeof(er_fake));
 	er_fake.tick = 1000;
 	er_fake.run_limit = UINT32_MAX;
+	info.cpu_hz = info.cycle_hz = 64000000u;
+	info.cpu_hz_levels = cpu_hz_levels;
+}
+
+int er_port_set_clock(uint32_t hz)
+{
+	if (er_fake.clock_status != 0) {
+		return er_fake.clock_status;
+	}
+	info.cpu_hz = info.cycle_hz = hz;
+	return 0;
+}
+
+void er_fake_fixed_clock(void)
+{
+	info.cpu_hz_levels = NULL;
 }
 
 const struct er_port_info_s *er_port_info(void)

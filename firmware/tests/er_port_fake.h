@@ -33,6 +33,7 @@ struct er_fake_s {
 	uint32_t run_limit; /**< test ops fail with -ECANCELED beyond this many runs */
 	uint32_t releases;  /**< calls of a test op's release */
 	int init_status;    /**< what er_port_info() reports as the port's start-up result */
+	int clock_status;   /**< what er_port_set_clock() returns when not 0 (the clock stays) */
 	int quiet;          /**< depth of er_port_quiet_begin() calls not yet ended */
 	uint32_t loud_runs; /**< runs of the test ops outside a quiet span */
 	uint32_t quiet_idles; /**< er_port_idle_ms() calls inside a quiet span */
@@ -47,7 +48,10 @@ extern struct er_fake_s er_fake;
 /** The test ops (count, sized, curvy, broken-selftest, fails-at-3, greedy, no-memory). */
 extern const struct er_registry_s er_fake_registry;
 
-/** @brief Reset the clock, counters, edges and captured replies. */
+/** @brief Reset the clock (64 MHz, levels 16 and 64 MHz), counters, edges and replies. */
 void er_fake_reset(void);
+
+/** @brief Until the next er_fake_reset(), the port offers no clock levels (as the host's). */
+void er_fake_fixed_clock(void);
 
 #endif /* ER_PORT_FAKE_H_ */

@@ -397,7 +397,8 @@ static void test_proto_hello_ops(void)
 		     "{\"ok\":true,\"protocol\":1,\"firmware\":\"" ER_FIRMWARE_VERSION
 		     "\",\"build\":\"" ER_BUILD_ID "\",\"toolchain\":\"" ER_TOOLCHAIN
 		     "\",\"board\":\"fake\",\"cpu_hz\":64000000,"
-		     "\"cycle_hz\":64000000,\"crypto\":\"none\",\"arena_bytes\":65536,"
+		     "\"cycle_hz\":64000000,\"cpu_hz_levels\":[16000000,64000000],"
+		     "\"crypto\":\"none\",\"arena_bytes\":65536,"
 		     "\"payload_max\":16384,\"line_max\":255,\"n_ops\":8,\"trigger_drops\":7,"
 		     "\"port_status\":0,\"families\":[\"symmetric\",\"hash\",\"public-key\","
 		     "\"composite\"],\"conditions\":{\"mbedtls_ecp_nist_optim\":\"on\","
@@ -623,6 +624,33 @@ static void test_proto_idle_mark(void)
 	ER_CHECK_INT(er_fake.edges[1].level, 0);
 }
 
+/* The clock command: a level the port offers is set and hello reports it; any other, or a
+ * port that offers none, is refused naming why; a port's own failure is passed up. */
+static void test_proto_clock(void)
+{
+	fresh_session();
+	ER_CHECK_STR(say("clock hz=16000000\n"),
+		     "{\"ok\":true,\"cpu_hz\":16000000,\"cycle_hz\":16000000}\n");
+	ER_CHECK_HAS(say("hello\n"), "\"cpu_hz\":16000000,\"cycle_hz\":16000000,");
+	ER_CHECK_STR(say("clock hz=32000000\n"),
+		     "{\"ok\":false,\"error\":\"clock: hz=32000000 not offered (allowed: "
+		     "16000000, 64000000)\"}\n");
+	ER_CHECK_STR(say("clock\n"), "{\"ok\":false,\"error\":\"clock: hz required "
+				     "(allowed: 1..4294967295)\"}\n");
+	er_fake.clock_status = -EIO;
+	ER_CHECK_STR(say("clock hz=64000000\n"),
+		     "{\"ok\":false,\"error\":\"clock: the port could not set its clock: "
+		     "-5 (EIO)\"}\n");
+	ER_CHECK_HAS(say("hello\n"), "\"cpu_hz\":16000000,"); /* the clock stays */
+	er_fake.clock_status = 0;
+	er_fake_fixed_clock();
+	ER_CHECK_HAS(say("hello\n"), "\"cpu_hz_levels\":[],");
+	ER_CHECK_STR(say("clock hz=16000000\n"),
+		     "{\"ok\":false,\"error\":\"clock: this port cannot set its clock: "
+		     "-95 (ENOTSUP)\"}\n");
+	er_proto_release(&proto);
+}
+
 int main(void)
 {
 	ER_RUN(test_line_limits);
@@ -643,5 +671,6 @@ int main(void)
 	ER_RUN(test_proto_failures);
 	ER_RUN(test_proto_idle_mark);
 	ER_RUN(test_proto_port_not_started);
+	ER_RUN(test_proto_clock);
 	return er_test_summary();
 }

@@ -11,14 +11,13 @@ on a loaded machine: QEMU's cycles under ``-icount`` are the same however slowly
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from support.paths import ROOT
+from support.m4 import LINE_OVERHEAD_CYCLES, SIM_M4, assert_built, next_edges
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
@@ -26,15 +25,10 @@ from energyrig.domain import in_estimate
 from energyrig.flags import INTEGRITY_FLAGS
 from energyrig.fixtures.loader import load_fixture
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ
-from energyrig.instruments.sim.power import PROFILES
-from energyrig.instruments.sim.wire import EdgeArray, TriggerWire
+from energyrig.instruments.sim.power import PowerModel, at_clock
+from energyrig.instruments.sim.wire import TriggerWire
 from energyrig.rig.dut import open_dut
 
-SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
-ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
-#: The port's window holds the batch and the writes of its edge lines on UART1: about 330
-#: SysTick cycles at -icount shift=5 (firmware/port/qemu-m4/README.md); a bound, cycles.
-LINE_OVERHEAD_CYCLES = 1000
 #: The emulated PPK2's sample period, s.
 PERIOD_S = 1.0 / SAMPLE_RATE_HZ
 
@@ -43,18 +37,7 @@ pytestmark = pytest.mark.timeout(600)
 
 @pytest.fixture(autouse=True)
 def _built() -> None:
-    assert shutil.which("qemu-system-arm"), "qemu-system-arm is not installed: make deps"
-    assert ELF.is_file(), f"{ELF} is not built: make firmware-qemu"
-
-
-def _edges(wire: TriggerWire, count: int) -> EdgeArray:
-    """The next ``count`` edges of ``wire`` (sent before the board's reply was released)."""
-    edges = wire.drain()
-    deadline = time.monotonic() + 60  # a bound on a stuck bridge, not on the host's speed
-    while len(edges) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
-        edges = np.concatenate([edges, wire.drain()])
-    return edges
+    assert_built()
 
 
 def test_the_fall_is_placed_by_the_boards_cycles_and_the_reply_waits_for_it(
@@ -70,7 +53,7 @@ def test_the_fall_is_placed_by_the_boards_cycles_and_the_reply_waits_for_it(
             for _ in range(2):
                 run = dut.run(8, timeout_s=120)
                 replied_ns = time.monotonic_ns()
-                rise, fall = _edges(wire, 2)["t_ns"].astype(np.int64)
+                rise, fall = next_edges(wire, 2)["t_ns"].astype(np.int64)
                 spans.append(fall - rise)
                 # The window on the wire is the board's: its batch's cycles at its clock,
                 # plus the port's edge-line writes; QEMU itself got there far sooner.
@@ -125,12 +108,14 @@ def test_rig_run_on_the_emulated_board_measures_the_boards_timeline() -> None:
     assert abs(net / doc["true_net_energy_per_op_j"] - 1) < 2e-3
     low, high = doc["net_energy_per_op_ci95_j"]
     assert (high - low) / 2 < 0.01 * net
-    # The nRF52840 profile's hash family current drew the power in the window: energy per
-    # op = that current at the supply x the board's time per op (the ~0.1 % the window's
-    # line overhead and the edge spikes add, within 1 %).
-    profile = PROFILES[load_fixture(SIM_M4).sim.power.profile]
+    # The nRF52840 profile's hash family current at the board's clock (issue 22 item 5: the
+    # current follows the clock) drew the power in the window: energy per op = that current
+    # at the supply x the board's time per op (the ~0.1 % the window's line overhead and the
+    # edge spikes add, within 1 %).
+    model = PowerModel.from_dict({"profile": load_fixture(SIM_M4).sim.power.profile})
     assert doc["family"] == "hash"
-    modelled_w = profile["families"]["hash"].active_a * doc["supply_v"]
+    hash_a = at_clock(model, model.families["hash"], cycle_hz).active_a
+    modelled_w = hash_a * doc["supply_v"]
     assert abs(doc["true_energy_per_op_j"] / (modelled_w * board_per_op_s) - 1) < 1e-2
     # The same on every run: the batch from the firmware's cycles, the time per op to the
     # edges' samples.

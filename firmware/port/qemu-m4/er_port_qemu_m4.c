@@ -16,9 +16,15 @@
  *   -icount the counter is virtual time, the same on every run.
  * - Stack: the batch runs on its own painted stack (call_on_stack); no interrupt can push a
  *   frame on it.
+ * - Clock: QEMU counts instructions, not a clock, so the clock is a figure of the port: the
+ *   board runs at one of cpu_hz_levels (er_port_set_clock, the `clock` command; 25 MHz from
+ *   reset), which is its cpu_hz and cycle_hz. A span's cycles are the same at every clock;
+ *   its time is cycles / clock (elapsed_ns, idle). The bridge (energyrig-m4-dut) learns the
+ *   clock from the replies that state it and places the fall of a batch by it.
  */
 #include "er_port_qemu_m4.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include <mbedtls/memory_buffer_alloc.h>
@@ -87,10 +93,16 @@ static const struct er_condition_s platform_conditions[] = {
 	{NULL, NULL, 0},
 };
 
-static const struct er_port_info_s info = {
+/* The clocks the board can run at, Hz: a Cortex-M4's range (the nRF52840's 64 MHz, an
+ * STM32F4's 16 MHz HSI) and the SysTick's 25 MHz it starts at. */
+static const uint32_t cpu_hz_levels[] = {16000000u, 25000000u, 32000000u, 48000000u,
+					 64000000u, 0};
+
+static struct er_port_info_s info = {
 	.board = "mps2-an386",
 	.cpu_hz = ER_SYSCLK_HZ,
 	.cycle_hz = ER_SYSCLK_HZ,
+	.cpu_hz_levels = cpu_hz_levels,
 	.crypto_backend = "mbedtls-" MBEDTLS_VERSION_STRING,
 	.crypto_conditions = er_crypto_conditions,
 	.platform_conditions = platform_conditions,
@@ -100,6 +112,15 @@ static const struct er_port_info_s info = {
 const struct er_port_info_s *er_port_info(void)
 {
 	return &info;
+}
+
+int er_port_set_clock(uint32_t hz)
+{
+	if (hz == 0) {
+		return -EINVAL;
+	}
+	info.cpu_hz = info.cycle_hz = hz;
+	return 0;
 }
 
 /* ---- counters ---- */
@@ -134,7 +155,7 @@ void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp
 		  uint64_t *cycles, uint64_t *elapsed_ns)
 {
 	*cycles = span_cycles(from, to);
-	*elapsed_ns = mul_div(*cycles, ER_NS_PER_S, ER_SYSCLK_HZ);
+	*elapsed_ns = mul_div(*cycles, ER_NS_PER_S, info.cycle_hz);
 }
 
 uint64_t er_port_cycles(void)
@@ -147,7 +168,7 @@ uint64_t er_port_cycles(void)
 
 uint64_t er_port_time_ns(void)
 {
-	return mul_div(er_port_cycles(), ER_NS_PER_S, ER_SYSCLK_HZ);
+	return mul_div(er_port_cycles(), ER_NS_PER_S, info.cycle_hz);
 }
 
 /* ---- trigger ---- */
@@ -211,7 +232,7 @@ void er_port_arena(uint8_t **base, size_t *size)
 void er_port_idle_ms(uint32_t ms)
 {
 	uint64_t start = er_port_cycles();
-	uint64_t span = (uint64_t)ms * (ER_SYSCLK_HZ / 1000u);
+	uint64_t span = (uint64_t)ms * (info.cycle_hz / 1000u);
 
 	while (er_port_cycles() - start < span) {
 	}

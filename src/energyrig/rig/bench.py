@@ -76,7 +76,8 @@ class Bench:
     Attributes
     ----------
     hello:
-        The firmware's ``hello`` reply (empty until the bench is open).
+        The firmware's ``hello`` reply (empty until the bench is open); its ``cpu_hz`` and
+        ``cycle_hz`` follow the clock :meth:`set_clock` set.
     correction:
         The pipeline's correction stage for this bench's records (the identity without a
         calibration).
@@ -186,9 +187,27 @@ class Bench:
 
     def prepare(self, point: Point, *, batch_n: int | None = None, seed: int | None = None,
                 min_samples: int | None = None) -> Measurement:
-        """Prepare ``point`` on this bench (:meth:`energyrig.rig.pipeline.Measurement.prepare`)."""
+        """Prepare ``point`` on this bench (:meth:`energyrig.rig.pipeline.Measurement.prepare`),
+        the board first set to the point's clock (:meth:`set_clock`) when it names one."""
+        if point.cpu_hz is not None:
+            self.set_clock(point.cpu_hz)
         return Measurement.prepare(self, point, batch_n=batch_n, seed=seed,
                                    min_samples=min_samples)
+
+    def set_clock(self, hz: int) -> None:
+        """Run the board at ``hz`` (Hz) from now on; nothing when it already does. :attr:`hello`
+        then states the clock in force (``cpu_hz``, ``cycle_hz``: the firmware's reply).
+
+        Raises
+        ------
+        DutError
+            The firmware refused (a level it does not offer; -ENOTSUP: it cannot set its clock).
+        """
+        if int(self.hello.get("cpu_hz") or 0) == hz:
+            return
+        reply = self.dut.clock(hz)
+        self.hello["cpu_hz"], self.hello["cycle_hz"] = int(reply["cpu_hz"]), int(reply["cycle_hz"])
+        log.info("bench %s: clock %d Hz", self.fixture.name, hz)
 
     def connect(self, load: LoadKind, ohms: float = math.inf) -> str | None:
         """Wire the bench for a calibration routine (:mod:`energyrig.calibration.routines`;

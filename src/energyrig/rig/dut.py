@@ -322,6 +322,12 @@ class Dut:
                         elapsed_ns=int(reply["elapsed_ns"]),
                         stack_bytes=int(reply.get("stack_bytes", 0)), raw=reply)
 
+    def clock(self, hz: int) -> dict[str, Any]:
+        """Run the CPU at ``hz`` (Hz, one of ``hello``'s ``cpu_hz_levels``) from now on; the
+        reply states the clock in force (``cpu_hz``) and the cycle counter's rate
+        (``cycle_hz``). A port that cannot set its clock refuses (``DutRefused``, -ENOTSUP)."""
+        return self.request(f"clock hz={hz}")
+
     def idle(self, seconds: float) -> float:
         """Stay idle (trigger low) for ``seconds`` (rounded up to whole ms); returns the
         time the firmware spent, s."""

@@ -653,6 +653,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
     try:
         progress("prepare", 0, None)
         prepared = bench.prepare(point, batch_n=batch_n, seed=seed, min_samples=min_samples)
+        cycle_hz = int(bench.hello.get("cycle_hz", 0))  # the point's clock, set by prepare
         n = prepared.batch_n
         while not until(windows):
             if stop():

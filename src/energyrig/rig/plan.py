@@ -32,8 +32,12 @@ Expansion (:func:`expand`) takes the firmware's catalogue (``ops``) and identity
   the op allows (``key_bits``, ``curve``) or is a :class:`~energyrig.errors.ConfigError`
   (``payload_bytes``, which has no finite list of levels);
 - a level the op cannot take (a key size it does not have, a payload above its maximum or
-  not a multiple of its block, an op or backend missing from the catalogue, a CPU clock the
-  firmware cannot set) is *skipped* and listed with the reason, never an error;
+  not a multiple of its block, an op or backend missing from the catalogue) is *skipped* and
+  listed with the reason, never an error;
+- a CPU clock the board does not offer (``hello``'s ``cpu_hz_levels``; a board that cannot
+  set its clock offers none but the one it runs at) is a
+  :class:`~energyrig.errors.ConfigError` naming ``factors.cpu_hz``: the clock is a property of
+  the board, not of an op, so no point of the plan could be measured at it;
 - the points are shuffled with :class:`random.Random` seeded by the plan's seed, so drift
   over a night does not bias one factor.
 
@@ -337,11 +341,25 @@ def _choices(info: OpInfo, factors: Factors, target: Target, plan: Plan, block: 
                       f"(allowed: {_levels_list(info.curves)})")
         elif size is not None:
             reason = payload_problem(info, size)
-        if reason is None and hz is not None and hz != target.cpu_hz \
-                and hz not in target.cpu_hz_levels:
-            reason = (f"cpu_hz={hz}: the firmware on {target.board} cannot change its clock "
-                      f"(it runs at {target.cpu_hz or 'an unknown clock'} Hz)")
         yield levels, reason
+
+
+def _check_clocks(plan: Plan, target: Target) -> None:
+    """A ConfigError naming the first ``cpu_hz`` level ``target`` does not offer: one of its
+    ``cpu_hz_levels``, or the clock it runs at."""
+    for block, factors in enumerate(plan.factors):
+        for hz in factors.cpu_hz or ():
+            if hz == target.cpu_hz or hz in target.cpu_hz_levels:
+                continue
+            where = f"factors[{block}].cpu_hz" if len(plan.factors) > 1 else "factors.cpu_hz"
+            running = f"it runs at {target.cpu_hz} Hz" if target.cpu_hz else "its clock is unknown"
+            if target.cpu_hz_levels:
+                offered = (f"the firmware on {target.board} offers "
+                           f"{_levels_list(target.cpu_hz_levels)} Hz")
+            else:
+                offered = f"the firmware on {target.board} cannot set its clock ({running})"
+            raise ConfigError(plan.path, where, f"{hz} Hz: {offered}; give those levels or "
+                                                "drop cpu_hz")
 
 
 def nearest_hint(name: str, names: Iterable[str]) -> str:
@@ -434,7 +452,8 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     Raises
     ------
     ConfigError
-        An op that takes a payload in a block without ``payload_bytes``; a ``[[compare]]``
+        An op that takes a payload in a block without ``payload_bytes``; a ``cpu_hz`` level
+        the board does not offer (:func:`_check_clocks`); a ``[[compare]]``
         side that selects nothing in the catalogue (:func:`_check_compare`); more than
         :data:`MAX_POINTS` combinations of levels or points (counted before they are made).
     """
@@ -442,6 +461,7 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     if seed is None:
         raise ValueError("expand needs a seed: call plan.with_seed() and record it")
     _check_compare(plan, target)
+    _check_clocks(plan, target)
     combinations = _combinations(plan, target)
     _check_size(plan, combinations, f"{combinations:,} combinations of levels (measured or "
                                      "skipped)")

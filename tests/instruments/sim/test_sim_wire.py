@@ -30,9 +30,11 @@ def _wait_for(wire: TriggerWire, n: int, timeout_s: float = 2.0) -> np.ndarray:
 
 
 def test_record_layout_matches_the_spec() -> None:
-    rec = edge_records([0x0102030405060708], [1], accel=1, seq0=0xA0B0C0D0, family=0x0302)
-    assert rec.tobytes() == struct.pack("<QBBHI", 0x0102030405060708, 1, 1, 0x0302, 0xA0B0C0D0)
-    assert EDGE_DTYPE.itemsize == 16
+    rec = edge_records([0x0102030405060708], [1], accel=1, seq0=0xA0B0C0D0, family=0x0302,
+                       clock_hz=64_000_000)
+    assert rec.tobytes() == struct.pack("<QBBHII", 0x0102030405060708, 1, 1, 0x0302,
+                                        0xA0B0C0D0, 64_000_000)
+    assert EDGE_DTYPE.itemsize == 20
 
 
 def test_family_ids_are_the_places_of_the_op_families() -> None:

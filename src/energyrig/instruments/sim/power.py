@@ -14,9 +14,22 @@ instrument's trigger channel (:func:`logic_level`) and current do. Optional :cla
 slow rectangular component (a radio event, an LED, a sensor heater) at all times, so a
 stream crosses all five PPK2 ranges.
 
+The CPU clock (issue 22 item 5): the window's currents are given at the model's
+``clock_hz``; at another clock ``f`` (the edge record's ``clock_hz``, 0 for "not stated":
+``clock_hz`` itself) a family's current is ``static_a + (active_a - static_a) * d(f)`` with
+``d(f) = (1 - quadratic) * r + quadratic * r**2``, ``r = f / clock_hz`` (:func:`clock_scale`):
+a part that does not follow the clock (clock tree, regulator, flash bias), a dynamic part
+proportional to ``f`` (``C V^2 f`` at a fixed voltage), and an optional share growing as
+``f^2`` (a core voltage raised with the clock). Its bursts scale like the dynamic part and
+come ``r`` times as often (they are the same cycles). So the energy of a fixed number of
+cycles ``n`` is ``V n (static_a / f + k1 + k2 f)``: the static part dominates at low clocks,
+the quadratic at high ones, and its minimum lies at ``f* = sqrt(static_a / k2)``
+(:func:`best_clock_hz`). The accelerator's, the spikes' and the idle current do not scale.
+
 :data:`PROFILES` holds the figures of a board (nRF52840, ESP32), each with its source; a
 fixture names one (``[sim.power] profile``) and overrides what it likes. A model built
-without a profile is flat: one active current, no spikes, no bursts.
+without a profile is flat: one active current, no spikes, no bursts, and a current
+proportional to the clock.
 
 Everything is vectorised over blocks of sample times (int64 ns of CLOCK_MONOTONIC, the clock
 of the trigger wire). :func:`model_current` is the truth (no noise, no faults);
@@ -155,6 +168,21 @@ PROFILES: dict[str, dict[str, Any]] = {
         "edge_spike_a": 2.0e-3,  # GPIO toggle + HFCLK/regulator wake-up transient: estimate
         "edge_spike_s": 30e-6,   # estimate
         "families": _families("nrf52840"),
+        # The clock the run currents above hold at: the nRF52840's only CPU clock, 64 MHz,
+        # at which the PS's "Current consumption" figures (cited above) are given.
+        "clock_hz": 64e6,
+        # Clock (issue 22 item 5; the emulated Cortex-M4 sets it): the nRF52840 cannot change
+        # its clock, so no datasheet gives the split; the form I = a + b f is that of the run
+        # current tables of clock-scalable Cortex-M4 parts (e.g. STM32L476 datasheet DS10198,
+        # "Current consumption in Run mode" at f_HCLK from 1 to 80 MHz). The part that does
+        # not follow the clock (HFCLK source, regulator and flash bias): estimate, 18 % of
+        # the 3.3 mA.
+        "static_a": 0.6e-3,
+        # Share of the dynamic current at 64 MHz that grows as f^2: the core voltage a part
+        # with voltage scaling raises with its clock (study 4's "supply voltage per
+        # frequency"); estimate, chosen so the energy per op has its minimum inside 16..64
+        # MHz (about 40 MHz for the hash family).
+        "quadratic": 0.5,
     },
     # ESP32 (WROOM) at 3.3 V, radio off (modem-sleep), CPU at 160 MHz (ESP-IDF's default).
     "esp32": {
@@ -168,6 +196,13 @@ PROFILES: dict[str, dict[str, Any]] = {
         "edge_spike_a": 15e-3,   # GPIO toggle + leaving the idle task's WAITI: estimate
         "edge_spike_s": 30e-6,   # estimate
         "families": _families("esp32"),
+        "clock_hz": 160e6,
+        # Modem-sleep at 80 and 160 MHz (the table's low ends, 20 and 27 mA) on a line
+        # a + b f: 13 mA that does not follow the clock. ESP32 Series Datasheet, "Power
+        # consumption by power modes" (the 240 MHz figure, 30 mA, lies below that line: the
+        # datasheet's ranges are too wide for a curve).
+        "static_a": 13e-3,
+        "quadratic": 0.0,
     },
 }
 
@@ -230,6 +265,14 @@ class PowerModel:
         falling edge comes later), s: a fixed window overhead, outside the ops' truth.
     overhead_a:
         The board's current during that overhead, A (instead of the idle current).
+    clock_hz:
+        The CPU clock the window currents (``active_a``, ``families``) are given at, Hz; an
+        edge record stating another clock scales them (:func:`clock_scale`).
+    static_a:
+        The part of every window current that does not follow the clock, A (at most the
+        least of ``active_a`` and the families' ``active_a``).
+    quadratic:
+        Share of the dynamic current at ``clock_hz`` that grows as the clock squared, 0..1.
     """
 
     supply_v: float = 3.0
@@ -254,12 +297,23 @@ class PowerModel:
     range_gain_error: tuple[float, ...] = ()
     overhead_s: float = 0.0
     overhead_a: float = 0.0
+    clock_hz: float = 64e6
+    static_a: float = 0.0
+    quadratic: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("supply_v", "idle_a", "active_a", "accel_a", "edge_spike_a",
-                     "edge_spike_s", "noise_a", "overhead_s", "overhead_a"):
+                     "edge_spike_s", "noise_a", "overhead_s", "overhead_a", "static_a"):
             if not getattr(self, name) >= 0.0:
                 raise ValueError(f"PowerModel.{name} must be >= 0, got {getattr(self, name)!r}")
+        if not (self.clock_hz > 0 and 0.0 <= self.quadratic <= 1.0):
+            raise ValueError("PowerModel: need clock_hz > 0 and 0 <= quadratic <= 1, got "
+                             f"{self.clock_hz!r}, {self.quadratic!r}")
+        least = min([self.active_a, *(fc.active_a for fc in self.families.values())])
+        if self.static_a > least:
+            raise ValueError(f"PowerModel.static_a ({self.static_a!r} A) is over a window "
+                             f"current ({least!r} A): the part that does not follow the clock "
+                             "cannot exceed the whole")
         unknown = sorted(set(self.families) - set(NAMES))
         if unknown:
             raise ValueError(f"PowerModel.families: unknown family {', '.join(unknown)} (the "
@@ -328,6 +382,36 @@ def _record(obj: PeriodicLoad | FamilyCurrent) -> dict[str, float]:
     return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
+def clock_scale(model: PowerModel, clock_hz: npt.ArrayLike) -> F64:
+    """``d(f)``: how much of its dynamic part at ``model.clock_hz`` a window current draws at
+    ``clock_hz`` (Hz; 0 means ``model.clock_hz``): ``(1 - q) r + q r^2``, ``r = f / clock_hz``
+    (module docstring)."""
+    hz = np.asarray(clock_hz, dtype=np.float64)
+    r = np.where(hz > 0, hz, model.clock_hz) / model.clock_hz
+    return (1.0 - model.quadratic) * r + model.quadratic * r * r
+
+
+def at_clock(model: PowerModel, fc: FamilyCurrent, clock_hz: float) -> FamilyCurrent:
+    """``fc`` (given at ``model.clock_hz``) at ``clock_hz`` (Hz, 0: unchanged): static part
+    kept, dynamic part and bursts scaled by :func:`clock_scale`, bursts ``r`` times as often."""
+    d = float(clock_scale(model, clock_hz))
+    r = (clock_hz or model.clock_hz) / model.clock_hz
+    return FamilyCurrent(model.static_a + (fc.active_a - model.static_a) * d, fc.burst_a * d,
+                         fc.burst_period_s / r, fc.burst_duty)
+
+
+def best_clock_hz(model: PowerModel, family: int = 0) -> float:
+    """The clock at which a fixed number of cycles of the family with wire id ``family``
+    costs the least energy, Hz: ``sqrt(static_a / k2)`` with ``k2`` the quadratic
+    coefficient (infinite when the model has no quadratic share, or 0 without static part:
+    the energy then falls, or stays, as the clock rises)."""
+    dynamic_a = model.family_current(family).active_a - model.static_a
+    k2 = model.quadratic * dynamic_a / model.clock_hz**2
+    if k2 <= 0:
+        return math.inf if model.static_a > 0 else 0.0
+    return math.sqrt(model.static_a / k2)
+
+
 def _state_index(t_ns: I64, edges: EdgeArray) -> I64:
     """Index of the last edge at or before each time, -1 before the first edge."""
     return np.searchsorted(edges["t_ns"].astype(np.int64), t_ns, side="right") - 1
@@ -363,10 +447,12 @@ def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
         since_ns = t_ns - rec["t_ns"].astype(np.int64)  # since the edge that set the state
         table = model.family_table()
         fc = table[np.where(rec["family"] < len(table), rec["family"], 0)]  # per sample
-        period = fc["burst_period_s"]
+        hz = rec["clock_hz"].astype(np.float64)
+        d = clock_scale(model, hz)
+        period = fc["burst_period_s"] * model.clock_hz / np.where(hz > 0, hz, model.clock_hz)
         bursting = _pulse_on(since_ns * 1e-9, period, fc["burst_duty"] * period)
-        window = (fc["active_a"] + np.where(rec["accel"] != 0, model.accel_a, 0.0)
-                  + fc["burst_a"] * bursting)
+        window = (model.static_a + (fc["active_a"] - model.static_a) * d
+                  + np.where(rec["accel"] != 0, model.accel_a, 0.0) + fc["burst_a"] * d * bursting)
         spike = (idx >= 0) & (since_ns < model.edge_spike_s * 1e9)
         idle = np.where(_held(t_ns, edges, idx, model.overhead_s), model.overhead_a,
                         model.idle_a)
@@ -430,7 +516,7 @@ def range_faults(model: PowerModel, current_a: F64, ranges: npt.NDArray[np.integ
 
 
 def window_charge(model: PowerModel, t_rise_ns: int, t_fall_ns: int, accel: bool,
-                  family: int = 0) -> tuple[float, float]:
+                  family: int = 0, clock_hz: float = 0) -> tuple[float, float]:
     """Exact charge of a trigger window ``[t_rise, t_fall]`` (trigger high throughout), C.
 
     The window holds the family's active current (plus ``accel_a`` when ``accel``), its
@@ -448,6 +534,8 @@ def window_charge(model: PowerModel, t_rise_ns: int, t_fall_ns: int, accel: bool
         The rising edge's ``accel`` bit.
     family:
         The rising edge's family wire id.
+    clock_hz:
+        The rising edge's CPU clock, Hz (0: the model's ``clock_hz``).
 
     Returns
     -------
@@ -458,7 +546,7 @@ def window_charge(model: PowerModel, t_rise_ns: int, t_fall_ns: int, accel: bool
     """
     duration_s = (t_fall_ns - t_rise_ns) * 1e-9
     load_c = math.fsum(ld.charge(t_rise_ns * 1e-9, t_fall_ns * 1e-9) for ld in model.loads)
-    fc = model.family_current(family)
+    fc = at_clock(model, model.family_current(family), clock_hz)
     active_a = fc.active_a + (model.accel_a if accel else 0.0)
     spike_c = model.edge_spike_a * min(model.edge_spike_s, duration_s)
     total_c = math.fsum((active_a * duration_s, fc.burst_charge(duration_s), spike_c, load_c))

@@ -11,7 +11,9 @@ reader can follow it during a run. Each line has a ``kind``:
     One trigger window, written when its falling edge arrives: ``seq`` (of the rising edge),
     ``t_rise_ns``, ``t_fall_ns``, ``duration_s``, ``accel``, ``supply_v``, ``dut_powered``,
     ``energy_j``, ``idle_energy_j``, ``net_energy_j``, ``late``, ``family`` (the op family
-    whose current the window drew, ``""`` for a ``mark`` window). ``late`` is true when an
+    whose current the window drew, ``""`` for a ``mark`` window), ``clock_hz`` (the CPU clock
+    the rising edge stated, at which the model drew the window's current; 0: not stated, the
+    model's own ``clock_hz``). ``late`` is true when an
     edge of the window reached the emulator after the samples at its time had been streamed
     (the machine was too loaded for the emulator's latency): the stream then shows the
     window wrong, and a comparison with it should be flagged, not trusted.
@@ -67,6 +69,7 @@ class TruthWindow:
     net_energy_j: float
     late: bool = False
     family: str = ""
+    clock_hz: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +168,8 @@ class TruthRecorder:
                 continue
             rise, self._rise = self._rise, None
             t_rise, accel, family = int(rise["t_ns"]), bool(rise["accel"]), int(rise["family"])
-            total_c, idle_c = window_charge(model, t_rise, t_ns, accel, family)
+            clock_hz = int(rise["clock_hz"])
+            total_c, idle_c = window_charge(model, t_rise, t_ns, accel, family, clock_hz)
             v = supply_v if dut_powered else 0.0
             window = TruthWindow(seq=int(rise["seq"]), t_rise_ns=t_rise, t_fall_ns=t_ns,
                                  duration_s=(t_ns - t_rise) * 1e-9, accel=accel,
@@ -173,7 +177,7 @@ class TruthRecorder:
                                  energy_j=v * total_c, idle_energy_j=v * idle_c,
                                  net_energy_j=v * (total_c - idle_c),
                                  late=self._rise_late or bool(rec_late),
-                                 family=family_name(family))
+                                 family=family_name(family), clock_hz=clock_hz)
             self._write({"kind": "window", **asdict(window)})
             self.windows += 1
 

@@ -1,7 +1,7 @@
 """The virtual trigger wire of the simulated bench (``firmware/TRIGGER_WIRE.md``).
 
 The host build of the firmware sends one 16-byte datagram per trigger edge to a UNIX
-datagram socket; :class:`TriggerWire` binds that socket and collects the edges in a
+datagram socket (the emulated Cortex-M4's bridge a 20-byte one, with the board's clock); :class:`TriggerWire` binds that socket and collects the edges in a
 background thread for an emulated instrument, which :meth:`TriggerWire.drain`\\ s them
 (reading whatever is still waiting in the socket itself).
 
@@ -26,10 +26,15 @@ from energyrig.opfamilies import NAMES
 
 log = logging.getLogger(__name__)
 
-#: One edge record, exactly as on the wire (16 bytes, little-endian).
+#: One edge record, exactly as on the wire (20 bytes, little-endian): ``clock_hz`` is the
+#: CPU clock in force at the edge, Hz, 0 when the DUT does not say. A DUT may send the first
+#: :data:`SHORT_RECORD_BYTES` alone (the host build does): its ``clock_hz`` is then 0.
 EDGE_DTYPE = np.dtype([("t_ns", "<u8"), ("level", "u1"), ("accel", "u1"),
-                       ("family", "<u2"), ("seq", "<u4")])
-assert EDGE_DTYPE.itemsize == 16
+                       ("family", "<u2"), ("seq", "<u4"), ("clock_hz", "<u4")])
+assert EDGE_DTYPE.itemsize == 20
+
+#: Bytes of a record without its clock (the host build's record).
+SHORT_RECORD_BYTES = 16
 
 
 def family_name(family: int) -> str:
@@ -44,7 +49,8 @@ NO_EDGES: EdgeArray = np.zeros(0, dtype=EDGE_DTYPE)
 
 
 def edge_records(t_ns: npt.ArrayLike, level: npt.ArrayLike, accel: npt.ArrayLike = 0,
-                 seq0: int = 0, family: npt.ArrayLike = 0) -> EdgeArray:
+                 seq0: int = 0, family: npt.ArrayLike = 0,
+                 clock_hz: npt.ArrayLike = 0) -> EdgeArray:
     """Build edge records (e.g. to send on a wire in a test, or to feed a power model).
 
     Parameters
@@ -59,6 +65,8 @@ def edge_records(t_ns: npt.ArrayLike, level: npt.ArrayLike, accel: npt.ArrayLike
         ``seq`` of the first record; the others follow +1 each.
     family:
         Wire id of the op family in the window (:func:`family_name`), on rising edges.
+    clock_hz:
+        The CPU clock in force, Hz (0: not stated).
     """
     t = np.atleast_1d(np.asarray(t_ns, dtype=np.uint64))
     out = np.zeros(t.shape[0], dtype=EDGE_DTYPE)
@@ -66,6 +74,7 @@ def edge_records(t_ns: npt.ArrayLike, level: npt.ArrayLike, accel: npt.ArrayLike
     out["level"] = level
     out["accel"] = accel
     out["family"] = family
+    out["clock_hz"] = clock_hz
     out["seq"] = seq0 + np.arange(t.shape[0], dtype=np.uint32)
     return out
 
@@ -191,12 +200,13 @@ class TriggerWire(OpenCloseBase):
                     n = self._sock.recv_into(self._buf)
                 except BlockingIOError:
                     return
-                if n != EDGE_DTYPE.itemsize:
+                if n not in (SHORT_RECORD_BYTES, EDGE_DTYPE.itemsize):
                     self.malformed += 1
                     log.warning("trigger wire %s: dropped a %d-byte datagram (records are 16 "
-                                "bytes)", self.path, n)
+                                "or 20 bytes)", self.path, n)
                     continue
-                record = np.frombuffer(bytes(self._buf[:n]), dtype=EDGE_DTYPE)
+                data = bytes(self._buf[:n]).ljust(EDGE_DTYPE.itemsize, b"\0")
+                record = np.frombuffer(data, dtype=EDGE_DTYPE)
                 self._check(record[0])
                 with self._lock:
                     self._pending.append(record)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from energyrig.results.report.clock import clock_figure, clock_html, clock_tables
 from energyrig.results.report.page import (
     comparisons_html,
     estimates_html,
@@ -96,6 +97,7 @@ SECTIONS: tuple[Section, ...] = (
             per_family=True, measured=True),
     Section("payload", payload_html, tables=payload_tables, figure=_payload_figure,
             per_family=True, measured=True),
+    Section("clock", clock_html, tables=clock_tables, figure=clock_figure, measured=True),
     Section("warmups", warmups_html, tables=warmup_tables, measured=True),
     Section("comparisons", comparisons_html, tables=comparison_tables, measured=True),
     Section("factorial", factorial_html, tables=factorial_tables, figure=_allocation_figure,

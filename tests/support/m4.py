@@ -1,0 +1,33 @@
+"""What the tests of the emulated Cortex-M4 bench share: its fixture and firmware, the check
+that both are there, and the edges its bridge sent on a trigger wire."""
+from __future__ import annotations
+
+import shutil
+import time
+
+import numpy as np
+from support.paths import ROOT
+
+from energyrig.instruments.sim.wire import EdgeArray, TriggerWire
+
+SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
+ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
+#: The port's window holds the batch and the writes of its edge lines on UART1: about 330
+#: SysTick cycles at -icount shift=5 (firmware/port/qemu-m4/README.md); a bound, cycles.
+LINE_OVERHEAD_CYCLES = 1000
+
+
+def assert_built() -> None:
+    """QEMU and the firmware are there (make deps, make firmware-qemu)."""
+    assert shutil.which("qemu-system-arm"), "qemu-system-arm is not installed: make deps"
+    assert ELF.is_file(), f"{ELF} is not built: make firmware-qemu"
+
+
+def next_edges(wire: TriggerWire, count: int) -> EdgeArray:
+    """The next ``count`` edges of ``wire`` (sent before the board's reply was released)."""
+    edges = wire.drain()
+    deadline = time.monotonic() + 60  # a bound on a stuck bridge, not on the host's speed
+    while len(edges) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+        edges = np.concatenate([edges, wire.drain()])
+    return edges

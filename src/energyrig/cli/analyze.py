@@ -296,6 +296,7 @@ def register(app: typer.Typer) -> None:
         from energyrig.instruments.fileopts import CaptureOptions
         from energyrig.instruments.files import parse_voltage
         from energyrig.results.outputs import check_outputs, check_stdout, writing
+        from energyrig.results.store.schema import flat
         from energyrig.rig.analysis import analyze_file
 
         inputs = [capture]
@@ -334,7 +335,7 @@ def register(app: typer.Typer) -> None:
                        for path in (png, png.with_suffix(".json"))], inputs, force=force)
         if csv is not None:
             with writing(csv):
-                result.frame().to_csv(csv, index=False)
+                flat(result.frame()).to_csv(csv, index=False)
         for number, png in pngs.items():
             from energyrig.results.trace import plot_trace
             from energyrig.rig.analysis import trace_file

@@ -29,9 +29,11 @@ from energyrig.results.trace import Trace, window_trace
 
 log = logging.getLogger(__name__)
 
-# The window fields of ``rig analyze --json``, in order.
+# The window fields of ``rig analyze --json``, in order (the flags as ``flag_list`` in the
+# table of :meth:`Analysis.frame`, as in ``windows.parquet``).
 JSON_FIELDS = ("start_s", "end_s", "duration_s", "samples", "energy_j", "baseline_w",
                "net_energy_j", "mean_power_w", "edge_error_j", "flags")
+FRAME_FIELDS = (*JSON_FIELDS[:-1], "flag_list", "lost_samples")
 # Figures summarised over the windows, and per op (name in the JSON -> per-op column).
 FIGURES = ("energy_j", "net_energy_j", "duration_s", "mean_power_w")
 PER_OP_FIGURES = {"energy_j": "energy_per_op_j", "net_energy_j": "net_energy_per_op_j",
@@ -49,8 +51,8 @@ class Analysis:
     batch_n: int | None = None
 
     def frame(self) -> pd.DataFrame:
-        """One row per window (SI units; flags joined by ``,`` as in ``windows.parquet``)."""
-        return windows_frame(self.windows, 1)[[*JSON_FIELDS, "lost_samples"]]
+        """One row per window (SI units; ``flag_list`` a list, as in ``windows.parquet``)."""
+        return windows_frame(self.windows, 1)[list(FRAME_FIELDS)]
 
     def summary(self) -> dict[str, object]:
         """Count, flagged count, and describe() of each figure (NaN values left out);

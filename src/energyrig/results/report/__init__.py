@@ -32,6 +32,7 @@ from energyrig.results.report.sections import report_tables
 from energyrig.results.outputs import OutputError
 from energyrig.results.store.layout import RUN_ENTRIES, RunError, listed
 from energyrig.results.store.read import load
+from energyrig.results.store.schema import flat
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +116,8 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
         page = page.replace("</body>", traces_html(draw_traces(run, tmp)) + "</body>")
         (tmp / "report.html").write_text(page, encoding="utf-8")
         if csv:
-            run.points.to_csv(tmp / "points.csv", index=False)
-            run.windows.to_csv(tmp / "windows.csv", index=False)
+            flat(run.points).to_csv(tmp / "points.csv", index=False)
+            flat(run.windows).to_csv(tmp / "windows.csv", index=False)
         if out.exists():
             old = out.with_name(f".{out.name}-old")
             shutil.rmtree(old, ignore_errors=True)

@@ -372,8 +372,11 @@ def finite_or_none(x: float) -> float | None:
 
 
 def flag_list(flags: Iterable[str] | None) -> list[str]:
-    """Flags as the tables hold them (``flag_list``): sorted, unique, no empty names."""
-    return sorted({f for f in flags or () if f})
+    """Flags as the tables hold them (``flag_list``): sorted, unique, no empty names.
+    ``flags`` is a sequence of names; text (a version 1 table's ``a,b``) is a TypeError."""
+    if isinstance(flags, str):
+        raise TypeError(f"flags are a sequence of names, not the text {flags!r}")
+    return sorted({str(f) for f in flags or () if f})
 
 
 def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.DataFrame:
@@ -381,7 +384,8 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     ``mean_power_w``) and the per-op columns of :data:`PER_OP` (window / ``batch_n``).
 
     ``windows`` is a sequence of :class:`Window` or a DataFrame with at least ``start_s``,
-    ``end_s``, ``samples``, ``energy_j`` and ``baseline_w``; the window's ``flags`` come
+    ``end_s``, ``samples``, ``energy_j`` and ``baseline_w`` (its flags as ``flags`` or, as a
+    run's windows table holds them, ``flag_list``: sequences of names); the window's ``flags`` come
     out as ``flag_list`` (:func:`flag_list`: a name pandas does not shadow, as in
     ``windows.parquet``), ``corrections`` and ``uncertainty`` as dicts name → value.
     """
@@ -394,7 +398,8 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
                    if n not in windows.columns]
         if missing:
             raise ValueError(f"the windows lack the columns {missing}")
-        df = windows.reindex(columns=list(WINDOW_FIELDS)).copy()
+        df = windows.rename(columns={"flag_list": "flags"}).reindex(
+            columns=list(WINDOW_FIELDS)).copy()
     else:
         df = pd.DataFrame([asdict(w) for w in windows], columns=list(WINDOW_FIELDS))
     df.insert(df.columns.get_loc("flags"), "flag_list",

@@ -103,7 +103,7 @@ def summarise_workloads(windows: pd.DataFrame,
     the same estimate: ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``,
     ``mean_power_w_mean``, ...).
     """
-    point_flags = (points.set_index("point_key")[FLAG_LIST]
+    by_point = (points.set_index("point_key")[FLAG_LIST]
                    if points is not None else pd.Series(dtype=object))
     rows = []
     for keys, group in windows.groupby(list(WORKLOAD), dropna=False, sort=True):
@@ -113,7 +113,7 @@ def summarise_workloads(windows: pd.DataFrame,
         row["n_windows"] = len(group) - row["windows_excluded"]
         row["n_points"] = group["point_key"].nunique()
         row.update(summarise_per_op(group))
-        own = point_flags.reindex(group["point_key"].unique()).dropna()
+        own = by_point.reindex(group["point_key"].unique()).dropna()
         row[FLAG_LIST] = flag_list(f for flags in (*group[FLAG_LIST], *own) for f in flags)
         rows.append(row)
     out = pd.DataFrame(rows)

@@ -94,8 +94,9 @@ def uncertainty_struct(budget: Iterable[tuple[str, float]] | Mapping[str, float]
                        ) -> dict[str, float | None]:
     """A window's budget (``(component, u in J)``) as the row of :data:`UNCERTAINTY_TYPE`
     (an empty budget: every component null)."""
-    items = {field_name(k): v for k, v in dict(budget or {}).items()}
-    _known("the window budget component", items, UNCERTAINTY_TYPE.names)
+    given = dict(budget or {})
+    _known("the window budget component", given, WINDOW_COMPONENTS)
+    items = {field_name(k): v for k, v in given.items()}
     return {n: _finite(items.get(n)) for n in UNCERTAINTY_TYPE.names}
 
 
@@ -105,8 +106,9 @@ def budget_struct(components: Sequence[Mapping[str, Any]] | None) -> dict[str, A
     None without one."""
     if components is None:
         return None
+    _known("the point budget component", (c["component"] for c in components),
+           POINT_COMPONENTS)
     items = {field_name(c["component"]): c for c in components}
-    _known("the point budget component", items, BUDGET_TYPE.names)
     return {n: ({"u_j": _finite(items[n].get("u_j")), "type": items[n].get("type"),
                  "source": items[n].get("source")} if n in items else None)
             for n in BUDGET_TYPE.names}

@@ -2,6 +2,7 @@
 shadow, the version in the manifest, and the reader of version 1 runs (issue 23 item 3)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -19,7 +20,9 @@ from energyrig.results.report import write_report
 from energyrig.results.report.sections import report_tables
 from energyrig.results.store.layout import POINT_SCHEMA, WINDOW_SCHEMA, RunError
 from energyrig.results.store.read import load, load_many
-from energyrig.results.store.schema import POINT_COMPONENTS, SCHEMA_VERSION, field_name
+from energyrig.results.store.schema import (POINT_COMPONENTS, SCHEMA_VERSION, budget_struct,
+                                            corrections_struct, field_name,
+                                            uncertainty_struct)
 from energyrig.results.store.write import RunWriter
 from energyrig.rig.analysis import Analysis
 from energyrig.rig.flags import FLAGS
@@ -210,3 +213,26 @@ def test_the_report_titles_a_trace_with_the_window_flags(tmp_path: Path) -> None
     write_report(tmp_path / "run", tmp_path / "report", flags=FLAGS)
     (trace,) = (tmp_path / "report" / "traces").glob("*.json")
     assert json.loads(trace.read_text())["flags"] == ["glitch", "uncalibrated"]
+
+
+def test_every_correction_and_budget_component_the_rig_makes_has_its_field() -> None:
+    """What the correction stage and the budgets name fits the structs: a sweep never
+    meets a name the schema lacks (a ValueError when its point is stored)."""
+    from energyrig.calibration.correction import CurrentCorrection
+    from energyrig.energy.budget import UNSTATED_SUPPLY, energy_budget, window_budget
+    from energyrig.energy.stats import WindowStats
+
+    applied = CurrentCorrection(offset_a=1e-6, gain=1.01, skew_s=2e-5, overhead_s=1e-5,
+                                overhead_j=1e-8, range_offset_a=(1e-6, 2e-6, 3e-6),
+                                range_gain=(1.0, 1.02, 0.99)).applied
+    assert corrections_struct(applied) == {
+        "offset_a": 1e-6, "gain": 1.01, "skew_s": 2e-5, "overhead_s": 1e-5, "overhead_j": 1e-8,
+        "range_offset_a": [1e-6, 2e-6, 3e-6], "range_gain": [1.0, 1.02, 0.99]}
+    stats = WindowStats(**{f.name: 1.0 for f in dataclasses.fields(WindowStats)
+                           if f.type in ("float", "int")})
+    window = [(c.name, c.u) for c in window_budget(stats, None, UNSTATED_SUPPLY)]
+    assert set(uncertainty_struct(window)) == {field_name(name) for name, _ in window}
+    point = energy_budget([Window(0.0, 1e-3, 100, 2e-6, 1e-3, uncertainty=tuple(window))] * 2,
+                          1)
+    assert set(budget_struct([c.as_dict("j") for c in point])) == \
+        {field_name(c.name) for c in point}

@@ -308,7 +308,7 @@ def test_the_store_and_the_report_leave_out_the_same_windows(tmp_path: Path) -> 
     assert point.net_energy_per_op_j_mean == pytest.approx(
         result.figures()["net_energy_per_op_j"], rel=1e-12)
     # the windows stay in windows.parquet, flagged
-    assert list(run.windows["flags"]) == ["corrupt_samples", "", "", "corrupt_samples", ""]
+    assert list(run.windows["flag_list"]) == [["corrupt_samples"], [], [], ["corrupt_samples"], []]
     (workload,) = summarise_workloads(run.windows.assign(family="hash")).itertuples()
     assert (workload.n_windows, workload.windows_excluded) == (3, 2)
     assert workload.net_energy_per_op_j_mean == pytest.approx(point.net_energy_per_op_j_mean,

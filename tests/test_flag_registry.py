@@ -130,5 +130,5 @@ def test_a_flag_is_its_name_wherever_it_travels() -> None:
         assert (flag.meaning, flag.action) == (GLITCH.meaning, GLITCH.action)
     window = Window(0.0, 1e-3, 100, 2e-6, 1e-3, flags=(TOO_FEW_SAMPLES, GLITCH))
     assert asdict(window)["flags"] == ("too_few_samples", "glitch")
-    assert windows_frame([window], 1)["flags"].tolist() == ["glitch,too_few_samples"]
-    assert type(windows_frame([window], 1)["flags"].iloc[0]) is str
+    assert windows_frame([window], 1)["flag_list"].tolist() == [["glitch", "too_few_samples"]]
+    assert all(type(f) is str for f in windows_frame([window], 1)["flag_list"].iloc[0])

@@ -231,14 +231,14 @@ def net_energy(energy_j: _Num, baseline_w: _Num, duration_s: _Num) -> _Num:
 MAX_FLAGGED_FRACTION = 0.5
 
 
-def integrity_problems(flags: Iterable[str] | str) -> tuple[str, ...]:
+def integrity_problems(flags: Iterable[str]) -> tuple[str, ...]:
     """The :data:`INTEGRITY_FLAGS` among a window's ``flags`` (its tuple, or the tables'
-    ``,``-joined text): a window carrying any is left out of its point's estimate."""
-    items = set(flags.split(",") if isinstance(flags, str) else flags)
+    ``flag_list``): a window carrying any is left out of its point's estimate."""
+    items = set(flags)
     return tuple(f for f in INTEGRITY_FLAGS if f in items)
 
 
-def in_estimate(flags: Iterable[Iterable[str] | str]) -> list[bool]:
+def in_estimate(flags: Iterable[Iterable[str]]) -> list[bool]:
     """For each window's ``flags``, whether it enters its point's estimate (it carries no
     :func:`integrity_problems`): the one rule of the pipeline, the store, ``rig run`` and
     the report."""
@@ -251,7 +251,7 @@ def estimate(windows: Sequence[Window]) -> tuple[Window, ...]:
     return tuple(w for w, k in zip(windows, keep, strict=True) if k)
 
 
-def excluded(flags: Iterable[Iterable[str] | str]) -> tuple[int, str]:
+def excluded(flags: Iterable[Iterable[str]]) -> tuple[int, str]:
     """How many of the windows whose ``flags`` are given are left out of the estimate, and
     why: the count of each integrity flag among them (``"corrupt_samples 2, stream_loss
     1"``); ``(0, "")`` when none is."""
@@ -371,20 +371,12 @@ def finite_or_none(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def join_flags(flags: Iterable[str] | str | None) -> str:
-    """Flags as the tables write them: sorted, unique, joined by ``,``."""
-    if flags is None:
-        return ""
-    items = flags.split(",") if isinstance(flags, str) else flags
-    return ",".join(sorted({f.strip() for f in items if f and f.strip()}))
-
-
-def join_corrections(corrections: Iterable[tuple[str, float]] | str | None) -> str:
-    """Named values (a window's corrections or uncertainty budget) as the tables write
-    them: ``offset_a=1.2e-06,gain=1.01,skew_s=2e-05``."""
-    if corrections is None or isinstance(corrections, (str, float)):
-        return corrections if isinstance(corrections, str) else ""
-    return ",".join(f"{name}={value:.9g}" for name, value in corrections)
+def flag_list(flags: Iterable[str] | None) -> list[str]:
+    """Flags as the tables hold them (``flag_list``): sorted, unique, no empty names.
+    ``flags`` is a sequence of names; text (a version 1 table's ``a,b``) is a TypeError."""
+    if isinstance(flags, str):
+        raise TypeError(f"flags are a sequence of names, not the text {flags!r}")
+    return sorted({str(f) for f in flags or () if f})
 
 
 def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.DataFrame:
@@ -392,9 +384,10 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     ``mean_power_w``) and the per-op columns of :data:`PER_OP` (window / ``batch_n``).
 
     ``windows`` is a sequence of :class:`Window` or a DataFrame with at least ``start_s``,
-    ``end_s``, ``samples``, ``energy_j`` and ``baseline_w``; ``flags`` come out joined by
-    ``,`` (:func:`join_flags`), ``corrections`` and ``uncertainty`` as text
-    (:func:`join_corrections`).
+    ``end_s``, ``samples``, ``energy_j`` and ``baseline_w`` (its flags as ``flags`` or, as a
+    run's windows table holds them, ``flag_list``: sequences of names); the window's ``flags`` come
+    out as ``flag_list`` (:func:`flag_list`: a name pandas does not shadow, as in
+    ``windows.parquet``), ``corrections`` and ``uncertainty`` as dicts name → value.
     """
     import pandas as pd
 
@@ -405,12 +398,14 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
                    if n not in windows.columns]
         if missing:
             raise ValueError(f"the windows lack the columns {missing}")
-        df = windows.reindex(columns=list(WINDOW_FIELDS)).copy()
+        df = windows.rename(columns={"flag_list": "flags"}).reindex(
+            columns=list(WINDOW_FIELDS)).copy()
     else:
         df = pd.DataFrame([asdict(w) for w in windows], columns=list(WINDOW_FIELDS))
-    df["flags"] = [join_flags(None if isinstance(f, float) else f) for f in df["flags"]]
+    df.insert(df.columns.get_loc("flags"), "flag_list",
+              [flag_list(None if isinstance(f, float) else f) for f in df.pop("flags")])
     for col in ("corrections", "uncertainty"):
-        df[col] = [join_corrections(c) for c in df[col]]
+        df[col] = [dict(c) if isinstance(c, (tuple, list, dict)) else {} for c in df[col]]
     df["edge_error_j"] = df["edge_error_j"].fillna(0.0)
     df["lost_samples"] = df["lost_samples"].fillna(0)
     df["overhead_s"] = df["overhead_s"].fillna(0.0)

@@ -119,15 +119,15 @@ def test_lost_rows_and_glitches_are_flagged(tmp_path: Path) -> None:
         doc["windows"][1]["edge_error_j"]
 
 
-def test_frame_joins_flags_as_the_results_store_does() -> None:
+def test_frame_lists_flags_as_the_results_store_does() -> None:
     from energyrig.rig.analysis import Analysis
     from energyrig.domain import Window
     from energyrig.flags import DROPPED_SAMPLES, GLITCH
 
     w = Window(0.0, 1.0, 100, 2.0, 0.5, 0.01, (DROPPED_SAMPLES, GLITCH), lost_samples=3)
     frame = Analysis("x.csv", (w,), (), ()).frame()
-    # windows.parquet holds the flags of a window as "dropped_samples,glitch" too
-    assert frame.loc[0, "flags"] == "dropped_samples,glitch"
+    # windows.parquet holds the flags of a window as ["dropped_samples", "glitch"] too
+    assert frame.loc[0, "flag_list"] == ["dropped_samples", "glitch"]
 
 
 def test_a_calibration_is_applied_as_rig_run_applies_it(

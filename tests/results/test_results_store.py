@@ -54,7 +54,7 @@ def test_round_trip_derives_per_op_figures_and_keeps_types(tmp_path: Path) -> No
     np.testing.assert_allclose(aes["energy_per_op_j"], energy / 200)
     np.testing.assert_allclose(aes["mean_power_w"], energy / duration)
     np.testing.assert_allclose(aes["cycles_per_op"], 32_000)
-    assert list(aes["flags"]) == ["", "", "glitch", "", "", ""]
+    assert list(aes["flag_list"]) == [[], [], ["glitch"], [], [], []]
     # Integer factors stay integers; absent ones are <NA>, not NaN floats.
     assert run.points["key_bits"].dtype == "Int64"
     assert run.points.loc[run.points["op"] == "sha256", "key_bits"].isna().all()
@@ -73,19 +73,18 @@ def test_point_summary_is_the_student_t_interval_of_the_windows(tmp_path: Path) 
     assert p["net_energy_per_op_j_std"] == pytest.approx(net.std(ddof=1), rel=1e-12)
     assert (p["net_energy_per_op_j_ci_low"], p["net_energy_per_op_j_ci_high"]) == \
         pytest.approx((low, high), rel=1e-12)
-    assert p["n_windows"] == 8 and p["n_flagged"] == 1 and p["flags"] == "glitch"
+    assert p["n_windows"] == 8 and p["n_flagged"] == 1 and p["flag_list"] == ["glitch"]
     assert p["status"] == "ok"
 
 
 def test_dataframe_windows_equal_window_objects(tmp_path: Path) -> None:
     wins = windows()
-    frame = pd.DataFrame([asdict(w) for w in wins])
-    frame["flags"] = [",".join(f) for f in frame["flags"]]
+    frame = pd.DataFrame([asdict(w) for w in wins]).rename(columns={"flags": "flag_list"})
     with RunWriter.create(tmp_path / "a") as w:
         w.write_point(AES, wins, batch_n=10)
     with RunWriter.create(tmp_path / "b") as w:
         w.write_point(AES, frame, batch_n=10)
-    cols = ["net_energy_per_op_j", "time_per_op_s", "flags", "cycles"]
+    cols = ["net_energy_per_op_j", "time_per_op_s", "flag_list", "cycles", "corrections"]
     pd.testing.assert_frame_equal(load(tmp_path / "a").windows[cols],
                                   load(tmp_path / "b").windows[cols])
 

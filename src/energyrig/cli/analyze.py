@@ -319,6 +319,7 @@ def register(app: typer.Typer) -> None:
         from energyrig.instruments.fileopts import CaptureOptions
         from energyrig.instruments.files import parse_voltage
         from energyrig.results.outputs import check_outputs, check_stdout, writing
+        from energyrig.results.store.schema import flat
         from energyrig.rig.analysis import analyze_file
 
         inputs = [capture]
@@ -359,7 +360,7 @@ def register(app: typer.Typer) -> None:
                        for path in (png, png.with_suffix(".json"))], inputs, force=force)
         if csv is not None:
             with writing(csv):
-                result.frame().to_csv(csv, index=False, float_format=CSV_FLOATS)
+                flat(result.frame()).to_csv(csv, index=False, float_format=CSV_FLOATS)
         for number, png in pngs.items():
             from energyrig.results.trace import plot_trace
             from energyrig.rig.analysis import trace_file

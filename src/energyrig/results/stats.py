@@ -135,9 +135,9 @@ def summarise_per_op(frame: pd.DataFrame) -> dict[str, float | str]:
     :data:`STAT_SUFFIXES` stat (finite values only, NaN where none; the interval of
     :func:`fitted_interval`, its method in ``{col}_ci_method``), and ``{col}_mean`` for
     each :data:`AVERAGED` column. Windows that failed an integrity check are left out
-    (:func:`in_estimate` of their ``flags``)."""
-    if "flags" in frame.columns:
-        frame = frame.loc[np.array(in_estimate(frame["flags"].fillna("")), dtype=bool)]
+    (:func:`in_estimate` of their ``flag_list``)."""
+    if "flag_list" in frame.columns:
+        frame = frame.loc[np.array(in_estimate(frame["flag_list"]), dtype=bool)]
     out: dict[str, float | str] = {}
     for col in SUMMARISED:
         d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan), fit=True)

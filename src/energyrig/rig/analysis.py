@@ -19,8 +19,7 @@ import pandas as pd
 
 from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Capture, Chunk, plausible_chunks
-from energyrig.domain import (Window, WindowSettings, finite_or_none, join_flags,
-                              windows_frame)
+from energyrig.domain import (Window, WindowSettings, finite_or_none, windows_frame)
 from energyrig.energy.figures import take_out_overhead
 from energyrig.energy.windows import (Glitch, UnpairedEdge, WindowCurrent, WindowFinder,
                                       find_windows, windows_max_current, windows_stream_flags)
@@ -33,7 +32,8 @@ from energyrig.units import significant
 
 log = logging.getLogger(__name__)
 
-# The window fields of ``rig analyze --json``, in order.
+# The window fields of ``rig analyze --json``, in order (the flags as ``flag_list`` in the
+# table of :meth:`Analysis.frame`, as in ``windows.parquet``).
 JSON_FIELDS = ("start_s", "end_s", "duration_s", "samples", "energy_j", "baseline_w",
                "net_energy_j", "mean_power_w", "edge_error_j", "flags")
 # Figures summarised over the windows, and per op (name in the JSON -> per-op column).
@@ -44,7 +44,7 @@ PER_OP_FIGURES = {"energy_j": "energy_per_op_j", "net_energy_j": "net_energy_per
 #: units named by their suffix; with ``batch_n`` followed by :data:`PER_OP_COLUMNS`.
 ROW_COLUMNS = ("window", "start_s", "end_s", "duration_s", "samples", "energy_j",
                "net_energy_j", "baseline_w", "mean_power_w", "edge_error_j", "charge_c",
-               "mean_current_a", "max_current_a", "baseline_a", "lost_samples", "flags")
+               "mean_current_a", "max_current_a", "baseline_a", "lost_samples", "flag_list")
 #: The per-op columns of a row with ``batch_n``: the window's figure / ``batch_n``.
 PER_OP_COLUMNS = {**{col: name for name, col in PER_OP_FIGURES.items()},
                   "charge_per_op_c": "charge_c"}
@@ -71,7 +71,7 @@ class Analysis:
         the Power Profiler app shows for a selection: Δt (``duration_s``), energy, net
         energy, baseline, charge, mean and max current, and per op with ``batch_n``
         (:data:`ROW_COLUMNS`, :data:`PER_OP_COLUMNS`). SI units; floats rounded to
-        :data:`ROW_DIGITS` significant digits (NaN: unknown); flags joined by ``,`` as in
+        :data:`ROW_DIGITS` significant digits (NaN: unknown); ``flag_list`` a list, as in
         ``windows.parquet``. ``charge_c`` and ``mean_current_a`` are of the window between
         its edges (``charge_c / (end_s − start_s)``): a calibrated window overhead is taken
         out of time and energy only. --csv writes these rows, --plot the same beside its PNG.
@@ -85,7 +85,7 @@ class Analysis:
             "mean_power_w": w.mean_power_w, "edge_error_j": w.edge_error_j,
             "charge_c": cur.charge_c, "mean_current_a": cur.charge_c / (w.end_s - w.start_s),
             "max_current_a": cur.max_current_a, "baseline_a": cur.baseline_a,
-            "lost_samples": w.lost_samples, "flags": join_flags(w.flags)}
+            "lost_samples": w.lost_samples, "flag_list": list(w.flags)}
         if self.batch_n is not None:
             row.update({col: float(row[name]) / self.batch_n
                         for col, name in PER_OP_COLUMNS.items()})

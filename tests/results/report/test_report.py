@@ -511,6 +511,8 @@ def test_ops_whose_names_do_not_say_what_they_do_get_a_reference(tmp_path: Path)
 
 
 def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
+    from energyrig.results.store.schema import flat
+
     out = tmp_path / "out"
     ok = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(full_run),
                          "--out", str(out), "--csv"], capture_output=True, text=True,
@@ -522,7 +524,11 @@ def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
     points = pd.read_csv(out / "points.csv")
     windows = pd.read_csv(out / "windows.csv")
     assert len(points) == len(run.points) and len(windows) == len(run.windows)
-    assert list(windows.columns) == list(run.windows.columns)
+    # a spreadsheet has no lists: flag_list joined by ",", a column per struct field
+    assert list(windows.columns) == list(flat(run.windows).columns)
+    assert "corrections.gain" in windows.columns and "flag_list" in windows.columns
+    assert sorted(f if isinstance(f, str) else "" for f in windows["flag_list"]) == \
+        sorted(map(",".join, run.windows.flag_list))
     assert windows["net_energy_per_op_j"].sum() == pytest.approx(
         run.windows["net_energy_per_op_j"].sum(), rel=1e-12)
     assert f"{out / 'points.csv'}" in ok.stdout

@@ -3,7 +3,6 @@ resume, first against a scripted bench (to place failures and stops precisely), 
 `rig sweep` process on the simulated bench, killed mid-run and resumed."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -56,8 +55,8 @@ def test_windows_stop_when_the_interval_is_narrow(tmp_path: Path) -> None:
     pts = load(tmp_path / "run").points
     # the noisy op stopped at max_windows short of its target: flagged, and counted
     assert outcome.target_not_met == 3
-    assert all("ci_target_not_met" in f for f in pts.query("op == 'md5'")["flags"])
-    assert not any("ci_target_not_met" in f for f in pts.query("op == 'sha256'")["flags"])
+    assert all("ci_target_not_met" in f for f in pts.query("op == 'md5'")["flag_list"])
+    assert not any("ci_target_not_met" in f for f in pts.query("op == 'sha256'")["flag_list"])
     assert set(pts.loc[pts["op"] == "sha256", "n_windows"]) == {3}   # ±0.01 %: at the minimum
     assert set(pts.loc[pts["op"] == "md5", "n_windows"]) == {8}      # ±30 %: at the maximum
 
@@ -540,10 +539,10 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
     assert all(after[k] == t for k, t in written.items())      # stored points untouched
     # --allow-uncalibrated on an empty store: the manifest and every point say so
     assert run.manifest["calibration"]["complete"] is False
-    assert all("uncalibrated" in f for f in run.points["flags"])
-    budget = json.loads(run.points["uncertainty_budget"].iloc[0])
-    assert [c["component"] for c in budget][-3:] == ["window overhead", "offset calibration",
-                                                     "supply voltage"]
+    assert all("uncalibrated" in f for f in run.points["flag_list"])
+    budget = run.points["uncertainty_budget"].iloc[0]
+    assert list(budget)[-3:] == ["window_overhead", "offset_calibration", "supply_voltage"]
+    assert budget["gain_calibration"]["u_j"] is None       # uncalibrated: unknown
     assert run.points["net_energy_per_op_u_j"].isna().all()    # uncalibrated: no U stated
 
 

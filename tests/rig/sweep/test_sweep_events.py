@@ -77,7 +77,7 @@ def test_a_sweep_reports_each_point_from_its_start_to_its_store(tmp_path: Path) 
     assert {e.point.key: e.status for e in stored} == \
         {k: ("failed" if s == "failed" else "ok" if not f else "flagged")
          for k, s, f in zip(points["point_key"], points["status"],
-                            points["flags"].fillna(""), strict=True)}
+                            points["flag_list"], strict=True)}
     assert [e.reason for e in stored if e.status == "failed"] == \
         ["broken: self-test failed"] * outcome.failed == ["broken: self-test failed"] * 2
     for e in stored:  # each point: started, then its windows one by one, then stored

@@ -37,6 +37,7 @@ from energyrig.results.report.sections import report_tables
 from energyrig.results.outputs import OutputError
 from energyrig.results.store.layout import RUN_ENTRIES, RunError, listed
 from energyrig.results.store.read import load
+from energyrig.results.store.schema import flat
 
 log = logging.getLogger(__name__)
 
@@ -158,8 +159,8 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None, *,
             if (out / f"report{suffix}").exists():
                 (tmp / f"report{suffix}").write_text(writer(run, tables), encoding="utf-8")
         if csv:
-            run.points.to_csv(tmp / "points.csv", index=False)
-            run.windows.to_csv(tmp / "windows.csv", index=False)
+            flat(run.points).to_csv(tmp / "points.csv", index=False)
+            flat(run.windows).to_csv(tmp / "windows.csv", index=False)
     path = out / "report.html"
     log.info("report written to %s", path)
     return path

@@ -10,7 +10,6 @@ the sections the tables were computed for. SI values become text here, through
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from energyrig.results.report.tables import (
 )
 from energyrig.results.stats import PAIRED_METHOD, SKEW_LIMIT
 from energyrig.results.store.read import Run
+from energyrig.results.store.schema import FLAG_LIST, field_name
 from energyrig.units import column_prefix, format_gum, format_si
 
 
@@ -167,7 +167,7 @@ def _unit(col: str) -> str:
 def _flags(row: pd.Series) -> str:
     """A row's flags, one a line (:data:`energyrig.rig.flags.FLAGS` explains them in the
     page's legend), and how many of its windows were left out of the estimate and why."""
-    lines = [f for f in str(row.get("flags") or "").split(",") if f]
+    lines = list(row.get(FLAG_LIST) or [])
     left_out = row.get("windows_excluded")
     if pd.notna(left_out) and left_out:
         lines.append(f"{int(left_out)} window{'s' if left_out != 1 else ''} left out: "
@@ -578,11 +578,10 @@ def _budget_u(component: str) -> Callable[[pd.Series], float | str]:
     """A point's standard uncertainty of ``component`` (J), ``unknown`` where its budget
     cannot say, ``–`` where it has no such component."""
     def value(row: pd.Series) -> float | str:
-        found = [c for c in json.loads(row["uncertainty_budget"] or "[]")
-                 if c["component"] == component]
+        found = (row["uncertainty_budget"] or {}).get(field_name(component))
         if not found:
             return "–"
-        return "unknown" if found[0]["u_j"] is None else float(found[0]["u_j"])
+        return "unknown" if found["u_j"] is None else float(found["u_j"])
     return value
 
 

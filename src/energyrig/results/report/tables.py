@@ -20,7 +20,7 @@ from energyrig.domain import (
     KEY_FACTORS,
     at_supply,
     excluded,
-    join_flags,
+    flag_list,
 )
 from energyrig.flags import Flag
 from energyrig.opfamilies import BY_NAME, NAMES, OP_FAMILIES
@@ -37,6 +37,7 @@ from energyrig.results.stats import (
     summarise_per_op,
 )
 from energyrig.results.store.read import Run
+from energyrig.results.store.schema import FLAG_LIST
 from energyrig.units import format_si
 
 WORKLOAD: tuple[str, ...] = (*CONFIG, "payload_bytes")
@@ -95,24 +96,24 @@ def summarise_workloads(windows: pd.DataFrame,
 
     Columns: the workload's factors, ``family``, ``n_windows`` (those of the estimate),
     ``windows_excluded`` and ``excluded_reason`` (left out of it, and why:
-    :func:`energyrig.domain.excluded`), ``n_points``, ``flags`` (its windows' and, given
-    ``points``, its points' own: ``ci_target_not_met`` ..., joined as the tables join them),
+    :func:`energyrig.domain.excluded`), ``n_points``, ``flag_list`` (its windows' and, given
+    ``points``, its points' own: ``ci_target_not_met`` ..., a list as the tables hold them),
     and the per-op summary of its windows (:func:`energyrig.results.stats.summarise_per_op`, over
     the same estimate: ``time_per_op_s_mean``, ``..._ci_low``, ``..._ci_high``,
     ``mean_power_w_mean``, ...).
     """
-    point_flags = (points.set_index("point_key")["flags"].fillna("")
-                   if points is not None else pd.Series(dtype=str))
+    by_point = (points.set_index("point_key")[FLAG_LIST]
+                   if points is not None else pd.Series(dtype=object))
     rows = []
     for keys, group in windows.groupby(list(WORKLOAD), dropna=False, sort=True):
         row: dict[str, Any] = dict(zip(WORKLOAD, keys, strict=True))
         row["family"] = group["family"].iloc[0]
-        row["windows_excluded"], row["excluded_reason"] = excluded(group["flags"])
+        row["windows_excluded"], row["excluded_reason"] = excluded(group[FLAG_LIST])
         row["n_windows"] = len(group) - row["windows_excluded"]
         row["n_points"] = group["point_key"].nunique()
         row.update(summarise_per_op(group))
-        own = point_flags.reindex(group["point_key"].unique()).dropna()
-        row["flags"] = join_flags(",".join([*group["flags"], *own]))
+        own = by_point.reindex(group["point_key"].unique()).dropna()
+        row[FLAG_LIST] = flag_list(f for flags in (*group[FLAG_LIST], *own) for f in flags)
         rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):
@@ -169,10 +170,9 @@ def flag_legend(points: pd.DataFrame, windows: pd.DataFrame,
     ``meaning`` and ``action`` (the :class:`~energyrig.flags.Flag`'s note; empty for a flag
     it does not know)."""
     def counts(flags: pd.Series) -> pd.Series:
-        split = flags.fillna("").str.split(",").explode()
-        return split[split != ""].value_counts()
+        return flags.explode().dropna().value_counts()
 
-    by_point, by_window = counts(points["flags"]), counts(windows["flags"])
+    by_point, by_window = counts(points[FLAG_LIST]), counts(windows[FLAG_LIST])
     present = set(by_point.index) | set(by_window.index)
     order = [f for f in flags if f in present] + sorted(present - set(flags))
     notes = [flags.get(f) for f in order]

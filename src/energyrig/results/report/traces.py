@@ -26,6 +26,7 @@ from energyrig.domain import Window, WindowSettings, window_problems
 from energyrig.results.report.tables import by_factor
 from energyrig.results.store.layout import capture_dir_name, capture_name, capture_path
 from energyrig.results.store.read import Run
+from energyrig.results.store.schema import FLAG_LIST
 from energyrig.results.trace import plot_trace, window_trace
 
 log = logging.getLogger(__name__)
@@ -84,8 +85,8 @@ def _chosen(windows: pd.DataFrame) -> dict[int, str]:
     """Row positions of one point's windows to draw → why: flagged (a problem of its own
     samples, :func:`~energyrig.domain.window_problems`), least and most net energy."""
     why: dict[int, list[str]] = {}
-    for k, flags in enumerate(windows["flags"]):
-        if problems := window_problems(flags.split(",") if isinstance(flags, str) else ()):
+    for k, flags in enumerate(windows[FLAG_LIST]):
+        if problems := window_problems(flags):
             why.setdefault(k, []).append(f"flagged {', '.join(problems)}")
     net = windows["net_energy_j"].to_numpy(dtype=np.float64, na_value=math.nan)
     if np.isfinite(net).sum() > 1:
@@ -112,7 +113,7 @@ def draw_traces(run: Run, out_dir: Path) -> list[TraceLink]:
             window = Window(start_s=float(row.start_s), end_s=float(row.end_s),
                             samples=int(row.samples), energy_j=float(row.energy_j),
                             baseline_w=float(row.baseline_w),
-                            flags=tuple(f for f in str(row.flags).split(",") if f))
+                            flags=tuple(row.flag_list))
             label = _label(row)
             png = (f"{TRACES}/{capture_dir_name(row.point_key, int(attempt))}/"
                    f"{Path(capture_name(int(row.window))).stem}.png")

@@ -57,7 +57,8 @@ take them): every window but those that failed an integrity check
 (:func:`energyrig.domain.in_estimate`: corrupt samples, an uncounted loss, a baseline at the
 floor), which ``windows_excluded`` counts and ``excluded_reason`` names (each flag's
 count). Other flagged windows stay in. Nothing is dropped unseen: ``n_flagged`` counts the
-windows with any flag and ``flags`` lists them, the report shows them, and each window, the
+windows with any flag and ``flag_list`` lists them (a list column: the tables' typed
+columns and their version are :mod:`.schema`, docs/results.md), the report shows them, and each window, the
 left-out ones too, keeps its own flags in ``windows.parquet`` so an analysis can exclude any
 of them. Values that are not finite (a window flagged ``no_baseline`` has no net energy) are
 left out of that column's statistics only.

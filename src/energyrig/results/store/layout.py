@@ -1,5 +1,5 @@
 """What a run directory holds (:mod:`energyrig.results.store`): the names of its entries,
-the schemas of its two tables, where the kept samples of a window go, and the error that
+the schemas of its two tables (their typed columns: :mod:`.schema`), where the kept samples of a window go, and the error that
 names a run directory."""
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pyarrow as pa
 from energyrig.domain import PER_OP, key_id
 from energyrig.errors import EnergyrigError
 from energyrig.results.stats import AVERAGED, STAT_SUFFIXES, SUMMARISED
+from energyrig.results.store.schema import (BUDGET_TYPE, CORRECTIONS_TYPE, FLAG_LIST,
+                                            FLAG_LIST_TYPE, UNCERTAINTY_TYPE)
 
 MANIFEST = "manifest.json"
 WINDOWS = "windows.parquet"
@@ -126,12 +128,12 @@ WINDOW_SCHEMA = pa.schema([
     pa.field("net_energy_j", pa.float64()),
     pa.field("mean_power_w", pa.float64()),
     pa.field("edge_error_j", pa.float64()),
-    pa.field("flags", pa.string()),
-    pa.field("corrections", pa.string()),
+    pa.field(FLAG_LIST, FLAG_LIST_TYPE),
+    pa.field("corrections", CORRECTIONS_TYPE),
     pa.field("overhead_s", pa.float64()),
     pa.field("net_energy_u_j", pa.float64()),
     pa.field("duration_u_s", pa.float64()),
-    pa.field("uncertainty", pa.string()),
+    pa.field("uncertainty", UNCERTAINTY_TYPE),
     pa.field("cycles", pa.int64()),
     pa.field("true_energy_j", pa.float64()),
     pa.field("true_net_energy_j", pa.float64()),
@@ -149,8 +151,8 @@ POINT_SCHEMA = pa.schema([
     *(pa.field(f"{col}_mean", pa.float64()) for col in AVERAGED),
     pa.field("net_energy_per_op_u_j", pa.float64()),
     pa.field("time_per_op_u_s", pa.float64()),
-    pa.field("uncertainty_budget", pa.string()),
-    pa.field("flags", pa.string()),
+    pa.field("uncertainty_budget", BUDGET_TYPE),
+    pa.field(FLAG_LIST, FLAG_LIST_TYPE),
     pa.field("place", pa.string()),
     pa.field("host", pa.string()),
     pa.field("written_at", pa.timestamp("us", tz="UTC")),

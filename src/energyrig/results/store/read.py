@@ -20,20 +20,20 @@ import pyarrow.parquet as pq
 from energyrig.bounded import read_bytes
 from energyrig.results.store.layout import (INDEX, MANIFEST, POINT_SCHEMA, POINTS, WINDOW_SCHEMA,
                                             WINDOWS, RunError)
+from energyrig.results.store.schema import (SCHEMA_VERSION, V1, python_values, upgrade,
+                                            v1_schema)
 from energyrig.results.store.segments import (check_parts, check_segments, index_bytes,
                                               parse_index, stored_parts)
 
 log = logging.getLogger(__name__)
 
-# Integer factors are absent for ops that do not take them: keep them integers with <NA>.
-NULLABLE = {pa.int64(): pd.Int64Dtype()}
 _RETRIES = 5
 
 
 def read_table(run_dir: Path, paths: list[Path], schema: pa.Schema,
           columns: list[str] | None = None) -> pd.DataFrame:
     """Parquet files as one DataFrame in the store's schema (columns a file lacks: null),
-    only ``columns`` of it if given.
+    only ``columns`` of it if given; lists and structs as Python lists and dicts.
 
     Raises FileNotFoundError when a file vanished (a part consolidated meanwhile), and
     :class:`RunError` naming the file that is not Parquet (damaged, truncated)."""
@@ -44,7 +44,7 @@ def read_table(run_dir: Path, paths: list[Path], schema: pa.Schema,
         raise
     except (pa.ArrowException, OSError) as exc:
         raise unreadable(run_dir, paths, exc) from None
-    return table.to_pandas(types_mapper=NULLABLE.get)
+    return python_values(table)
 
 
 def unreadable(run_dir: Path, paths: list[Path], exc: Exception) -> RunError:
@@ -76,9 +76,12 @@ def identities(stored: pd.DataFrame) -> set[tuple[str, int]]:
     return set(zip(stored["point_key"], stored["attempt"].astype(int), strict=True))
 
 
-def _collect(run_dir: Path, all_attempts: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _collect(run_dir: Path, all_attempts: bool = False, version: int = SCHEMA_VERSION
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Top-level tables plus every part, without duplicates: of a point measured again
-    (``rig sweep --resume --retry-failed``) only its newest attempt, unless ``all_attempts``.
+    (``rig sweep --resume --retry-failed``) only its newest attempt, unless ``all_attempts``;
+    a run of schema ``version`` 1 read as such and upgraded to version 2
+    (:func:`~.schema.upgrade`).
 
     The segments are checked against ``segments.json`` (:func:`check_segments`). The
     files are listed before anything is read; if one vanishes while being read, or the
@@ -91,7 +94,7 @@ def _collect(run_dir: Path, all_attempts: bool = False) -> tuple[pd.DataFrame, p
             segments = check_segments(run_dir, None if raw is None
                                        else parse_index(run_dir, raw))
             tables = [read_table(run_dir, [*segments[name], *(p / name for p in part_dirs)],
-                                 schema)
+                                 v1_schema(schema) if version == V1 else schema)
                       for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA))]
         except (FileNotFoundError, NotADirectoryError):
             continue
@@ -104,6 +107,8 @@ def _collect(run_dir: Path, all_attempts: bool = False) -> tuple[pd.DataFrame, p
     else:
         check_parts(run_dir)  # a folder put in parts/ by hand, never a point
         raise RunError(run_dir, f"its parts kept changing over {_RETRIES} reads")
+    if version == V1:
+        tables = [upgrade(t) for t in tables]
     win, pts = (t.fillna({"attempt": 1}) for t in tables)
     pts = pts.drop_duplicates(["point_key", "attempt"], keep="last")
     if not all_attempts:  # the newest attempt of each point and its windows
@@ -173,6 +178,18 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def schema_version(run_dir: str | Path, manifest: dict[str, Any]) -> int:
+    """The results schema version of a run (its manifest's ``schema_version``; 1 for a run
+    written before it was recorded), or :class:`RunError` for one this reader does not know
+    (a newer rig wrote it)."""
+    version = manifest.get("schema_version", V1)
+    if type(version) is not int or not V1 <= version <= SCHEMA_VERSION:
+        raise RunError(run_dir, f"{MANIFEST}: schema_version {version!r}: this energyrig "
+                                f"reads results schema versions {V1} to {SCHEMA_VERSION}; "
+                                "read the run with the newer energyrig that wrote it")
+    return version
+
+
 def load(run_dir: str | Path, *, all_attempts: bool = False) -> Run:
     """Load a run directory, finished or still being written.
 
@@ -187,12 +204,16 @@ def load(run_dir: str | Path, *, all_attempts: bool = False) -> Run:
     Returns
     -------
     Run
-        ``.windows`` and ``.points`` as pandas DataFrames, ``.manifest`` as a dict.
+        ``.windows`` and ``.points`` as pandas DataFrames in the schema of version
+        :data:`~.schema.SCHEMA_VERSION` (docs/results.md: ``flag_list`` a list per row, the
+        budgets and corrections dicts; a run of version 1 converted on load),
+        ``.manifest`` as a dict.
 
     Raises
     ------
     RunError
-        Naming the file: no or a malformed manifest; a segment missing, altered or not
+        Naming the file: no or a malformed manifest; a ``schema_version`` newer than
+        this reader knows; a segment missing, altered or not
         listed in ``segments.json``; a table that is not Parquet; something in ``parts/``
         that is not a stored point. A run without ``segments.json`` (from before segment
         indexes) is read unverified, with a warning.
@@ -202,7 +223,7 @@ def load(run_dir: str | Path, *, all_attempts: bool = False) -> Run:
     if not (path / INDEX).exists():
         log.warning("%s: no %s (a run from before segment indexes): its segments are read "
                     "unverified; resuming the run indexes them", path, INDEX)
-    windows, points = _collect(path, all_attempts)
+    windows, points = _collect(path, all_attempts, schema_version(path, manifest))
     return Run(path=path, manifest=manifest, windows=windows, points=points)
 
 

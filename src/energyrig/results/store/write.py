@@ -34,7 +34,7 @@ from energyrig.domain import (
     Status,
     Window,
     excluded,
-    join_flags,
+    flag_list,
     windows_frame,
 )
 from energyrig.errors import DiskFullError, EnergyrigError
@@ -61,12 +61,22 @@ from energyrig.results.store.layout import (
     listed,
 )
 from energyrig.results.store.read import (
-    NULLABLE,
     identities,
     read_manifest,
     read_table,
+    schema_version,
     stored_points,
     unreadable,
+)
+from energyrig.results.store.schema import (
+    FLAG_LIST,
+    NESTED,
+    SCHEMA_VERSION,
+    V1,
+    budget_struct,
+    corrections_struct,
+    python_values,
+    uncertainty_struct,
 )
 from energyrig.results.store.segments import (
     SEGMENT,
@@ -233,6 +243,8 @@ def _windows_frame(point: Point, batch_n: int, windows: Sequence[Window] | pd.Da
                    ) -> pd.DataFrame:
     """The windows of one point as rows of :data:`WINDOW_SCHEMA`."""
     df = windows_frame(windows, batch_n)
+    df["corrections"] = [corrections_struct(c) for c in df["corrections"]]
+    df["uncertainty"] = [uncertainty_struct(u) for u in df["uncertainty"]]
     df["window"] = np.arange(len(df), dtype=np.int64)
     _set_factors(df, point, batch_n)
     return df
@@ -249,29 +261,34 @@ def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, re
                uncertainty: Mapping[str, Any] | None = None,
                flags: Sequence[str] = ()) -> pd.DataFrame:
     """The one-row points table of a point from its windows (and its uncertainty: the
-    expanded figures and the budget, written as JSON; ``flags`` of the point itself beside
-    its windows'); the statistics over the windows of its estimate, and how many were left
-    out and why (:func:`~energyrig.domain.excluded`)."""
-    n_excluded, why = excluded(win["flags"])
+    expanded figures and the budget, a struct of its components; ``flags`` of the point
+    itself beside its windows'); the statistics over the windows of its estimate, and how
+    many were left out and why (:func:`~energyrig.domain.excluded`)."""
+    n_excluded, why = excluded(win[FLAG_LIST])
     row: dict[str, Any] = {"status": status, "reason": reason or None,
                            "n_windows": len(win),
-                           "n_flagged": int((win["flags"] != "").sum()) if len(win) else 0,
+                           "n_flagged": sum(1 for f in win[FLAG_LIST] if f),
                            "windows_excluded": n_excluded, "excluded_reason": why or None,
-                           "flags": join_flags([*",".join(win["flags"]).split(","), *flags]),
+                           FLAG_LIST: flag_list([*(f for w in win[FLAG_LIST] for f in w),
+                                                 *flags]),
                            "written_at": _now()}
     row.update(summarise_per_op(win))
     if uncertainty is not None:
         row.update(net_energy_per_op_u_j=uncertainty["net_energy_per_op_u_j"],
                    time_per_op_u_s=uncertainty["time_per_op_u_s"],
-                   uncertainty_budget=json.dumps(uncertainty["uncertainty_budget"]))
+                   uncertainty_budget=budget_struct(uncertainty["uncertainty_budget"]))
     df = pd.DataFrame([row])
     _set_factors(df, point, batch_n)
     return df
 
 
 def _to_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_pandas(df.reindex(columns=schema.names), schema=schema,
-                                preserve_index=False)
+    """``df`` in ``schema``: its lists and structs as such, null where a row has none."""
+    df = df.reindex(columns=schema.names)
+    for name in (n for n in NESTED if n in df):
+        df[name] = pd.Series([v if isinstance(v, (list, dict)) else None for v in df[name]],
+                             index=df.index, dtype=object)
+    return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
 
 
 @dataclass
@@ -338,6 +355,7 @@ class RunWriter:
         path.mkdir(parents=True, exist_ok=True)
         manifest = {
             "format": 1,
+            "schema_version": SCHEMA_VERSION,
             "plan": dict(plan or {}),
             "fixture": dict(fixture or {}),
             "firmware": dict(firmware or {}),
@@ -369,6 +387,12 @@ class RunWriter:
         written); a run from before segment indexes gets its ``segments.json``."""
         path = Path(run_dir)
         manifest = read_manifest(path)
+        if schema_version(path, manifest) == V1:
+            raise RunError(path, "written with results schema version 1 (flags and "
+                                 "corrections as text, before typed columns): load(), rig "
+                                 "report and rig reanalyze read it, but points of version "
+                                 f"{SCHEMA_VERSION} cannot be added to it; measure the "
+                                 "points it lacks in a new run (rig sweep --out NEW)")
         writer = cls(path=path, manifest=manifest, consolidate_every=consolidate_every)
         writer._lock()
         try:
@@ -594,7 +618,7 @@ class RunWriter:
             index = {**self._index, "pending": {}}
             for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA)):
                 table = (read_table(self.path, [p / name for p in part_dirs], schema) if part_dirs
-                         else schema.empty_table().to_pandas(types_mapper=NULLABLE.get))
+                         else python_values(schema.empty_table()))
                 (self.path / name).mkdir(exist_ok=True)
                 _write_parquet(_to_table(table, schema), self.path / name / file)
                 _fsync_dir(self.path / name)

@@ -129,7 +129,7 @@ def _status(run: Run, matched: Sequence[str]) -> dict[tuple[Any, ...], str]:
 def _estimate_windows(run: Run) -> pd.DataFrame:
     ok = run.points.loc[run.points["status"] == "ok", "point_key"]
     windows = run.windows[run.windows["point_key"].isin(ok)]
-    return windows[in_estimate(windows["flags"])] if len(windows) else windows
+    return windows[in_estimate(windows["flag_list"])] if len(windows) else windows
 
 
 def _no_match(runs: Sequence[Run], k: int, matched: Sequence[str]) -> RunError:

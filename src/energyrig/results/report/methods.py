@@ -11,7 +11,6 @@ not hold reads :data:`NOT_RECORDED`.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -21,6 +20,7 @@ import pandas as pd
 from energyrig.domain import KEY_FACTORS
 from energyrig.results.report.tables import by_factor, config_label
 from energyrig.results.store.read import Run
+from energyrig.results.store.schema import POINT_COMPONENTS, field_name
 from energyrig.units import format_duration, format_si
 
 #: What the paragraph says of a fact the manifest does not hold.
@@ -121,13 +121,14 @@ def _software(m: Mapping[str, Any]) -> str:
 
 
 def _budget(value: Any) -> list[Mapping[str, Any]]:
-    """A point's uncertainty budget as a list of components, from the store's JSON text or a
-    list-typed column; empty when the point has none."""
-    if isinstance(value, str):
-        return json.loads(value or "[]")
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    """A point's uncertainty budget (the store's struct: a field per component, each
+    ``{u_j, type, source}``, None where the point has no such component) as a list of
+    components, each with its name under ``component`` (:data:`POINT_COMPONENTS`); empty
+    when the point has none."""
+    if not isinstance(value, Mapping):
         return []
-    return [c for c in value if isinstance(c, Mapping)]
+    return [{"component": name, **value[field_name(name)]} for name in POINT_COMPONENTS
+            if isinstance(value.get(field_name(name)), Mapping)]
 
 
 def largest_components(points: pd.DataFrame) -> pd.DataFrame:

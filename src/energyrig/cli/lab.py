@@ -20,7 +20,8 @@ _STATUS_HELP = (
 
 _SIM_HELP = (
     "Start a simulated lab on loopback: a labgrid coordinator and one exporter per place, "
-    "each sharing a host DUT and an emulated PPK2 through ser2net. Prints the coordinator "
+    "each sharing a DUT (by default the emulated Cortex-M4 board of fixtures/sim-m4.toml, "
+    "its own QEMU per place) and an emulated PPK2 through ser2net. Prints the coordinator "
     "(for --lab or LG_COORDINATOR) and the places; runs until Ctrl-C, then stops everything."
 )
 
@@ -69,9 +70,11 @@ def register(app: typer.Typer) -> None:
                                    help="How many simulated benches (places)."),
         fixture: Optional[Path] = typer.Option(
             None, "--fixture", "-f", dir_okay=False,
-            help="The simulated fixture every bench runs (default: the default fixture, "
-                 "fixtures/sim.toml)."),
-        seed: int = typer.Option(0, "--seed", help="Emulator seed of the first bench."),
+            help="The simulated fixture every bench runs (default: fixtures/sim-m4.toml, the "
+                 "emulated Cortex-M4 board; fixtures/sim.toml for the host DUT)."),
+        seed: Optional[int] = typer.Option(
+            None, "--seed", help="Emulator seed of the first bench (default: the "
+                                 "fixture's [sim] seed)."),
     ) -> None:
         from energyrig.cli.labsim import run
 

@@ -1,8 +1,9 @@
 """A sweep over a simulated lab of three places (issue 14's acceptance test).
 
 ``plans/quick.toml`` runs across three labgrid places of the simulated lab
-(:class:`energyrig.rig.labsim.SimLab`: a coordinator and three exporters, each a host DUT and an
-emulated PPK2 shared through ser2net). One bench host is killed (SIGKILL to its whole
+(:class:`energyrig.rig.labsim.SimLab`: a coordinator and three exporters, each the emulated
+Cortex-M4 board of the plan's ``fixtures/sim-m4.toml``, the lab's default, and an emulated PPK2
+shared through ser2net; the resume test's lab runs host DUTs). One bench host is killed (SIGKILL to its whole
 process group) once it has stored a point; the sweep must go on, and the run must then hold
 every point of the plan exactly once, with the place and host it ran on, none lost, and no
 process of the lab or the sweep left behind.
@@ -147,7 +148,7 @@ def test_a_stopped_lab_run_resumes_on_its_lab_from_its_manifest(tmp_path: Path) 
     plan = load_plan(plan_path)
     run = tmp_path / "run"
     stop = StopRequest()
-    with SimLab(2) as lab:
+    with SimLab(2, fixture=ROOT / "fixtures" / "sim.toml") as lab:
         ended = threading.Event()
         stopper = threading.Thread(target=_stop_after, args=(run, 2, stop, ended))
         stopper.start()

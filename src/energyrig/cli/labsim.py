@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from energyrig.fixtures.paths import sim_lab_fixture_path
+from energyrig.fixtures.paths import default_fixture_path
 from energyrig.rig.labsim import BENCH_PROGRAM, SimLab, serve_bench
 
 
@@ -22,9 +22,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "Ctrl-C.")
     parser.add_argument("--places", type=int, default=2, help="number of benches (places)")
     parser.add_argument("--fixture", type=Path, default=None,
-                        help="the simulated fixture every bench runs (default: "
-                             "fixtures/sim-m4.toml, the emulated Cortex-M4 board; "
-                             "fixtures/sim.toml: the host DUT)")
+                        help="the simulated fixture every bench runs (default: the default "
+                             "fixture, fixtures/sim.toml, the host DUT; fixtures/sim-m4.toml: "
+                             "the emulated Cortex-M4 board)")
     parser.add_argument("--seed", type=int, default=None,
                         help="emulator seed of the first bench (default: the fixture's)")
     parser.add_argument("--bench", help=argparse.SUPPRESS)  # one bench host (internal)
@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.bench:
-        serve_bench(args.bench, args.coordinator, args.dir, args.fixture or sim_lab_fixture_path(),
+        serve_bench(args.bench, args.coordinator, args.dir, args.fixture or default_fixture_path(),
                     args.seed or 0, ready=lambda: print("ready", flush=True))
         return
     run(args.places, args.fixture, args.seed)

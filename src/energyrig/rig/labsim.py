@@ -6,14 +6,14 @@ simulated bench, so the whole lab path runs on one machine.
     rig lab sim --places 3                         # or: python -m energyrig.cli.labsim
 
     with SimLab(places=2) as lab:                  # lab.coordinator: "127.0.0.1:PORT"
-        with place_slots(lab.coordinator, lab.places, [load_fixture("fixtures/sim-m4.toml")]) as s:
+        with place_slots(lab.coordinator, lab.places, [load_fixture("fixtures/sim.toml")]) as s:
             ...
         lab.kill("bench-b")                        # a bench host dies
 
 Each bench is one *bench host*: a supervisor process (``python -m energyrig.cli.labsim --bench
 NAME``, :func:`serve_bench`, the leader of its own process group) that starts the fixture's
-DUT (``COMMAND --pty --trigger-wire W``: by default ``fixtures/sim-m4.toml``'s emulated
-Cortex-M4 board, its own QEMU and bridge; ``fixtures/sim.toml``'s host DUT on request) and
+DUT (``COMMAND --pty --trigger-wire W``: by default ``fixtures/sim.toml``'s host DUT; with
+``fixtures/sim-m4.toml`` the emulated Cortex-M4 board, its own QEMU and bridge) and
 an emulated PPK2 (the fixture's ``[sim]`` power model, a seed of its own, so a serial
 number and calibration records of its own) on the same wire, both on ptys, and runs
 ``labgrid-exporter`` publishing them as ``RawSerialPort`` resources ``dut`` and
@@ -55,7 +55,7 @@ from types import TracebackType
 from typing import Self
 
 from energyrig.errors import LabError
-from energyrig.fixtures.paths import sim_lab_fixture_path
+from energyrig.fixtures.paths import default_fixture_path
 from energyrig.instruments.progress import ProgressBound, cpu_time_s
 from energyrig.instruments.sim.process import python_module, tethered
 from energyrig.lab.place import DUT, INSTRUMENT, LabClient, client_program
@@ -159,9 +159,10 @@ class SimLab:
         How many benches (places ``bench-a``, ``bench-b``, ...).
     fixture:
         The simulated fixture whose DUT command and ``[sim]`` power model every bench runs
-        (``None``: :func:`~energyrig.fixtures.paths.sim_lab_fixture_path`,
-        ``fixtures/sim-m4.toml``: the emulated Cortex-M4 board, whose op lasts its cycles
-        at its clock however many places run; ``fixtures/sim.toml`` for the host DUT).
+        (``None``: the default fixture, ``fixtures/sim.toml``, the host DUT;
+        ``fixtures/sim-m4.toml``: the emulated Cortex-M4 board, whose op lasts its cycles at
+        its clock however many places run, but whose QEMU busy-waits a host core while the
+        board idles: docs/lab.md).
     seed:
         Bench *i*'s emulator runs with seed ``seed + i``, so each place's instrument has a
         serial number, and so calibration records, of its own (``None``: the fixture's
@@ -180,7 +181,7 @@ class SimLab:
         if places < 1:
             raise LabError(f"a simulated lab needs at least one place, not {places}")
         self.places = place_names(places)
-        self.fixture = Path(fixture) if fixture is not None else sim_lab_fixture_path()
+        self.fixture = Path(fixture) if fixture is not None else default_fixture_path()
         self.seed = seed
         self.coordinator = ""
         self._benches: dict[str, subprocess.Popen[bytes]] = {}

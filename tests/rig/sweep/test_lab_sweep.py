@@ -1,9 +1,9 @@
 """A sweep over a simulated lab of three places (issue 14's acceptance test).
 
 ``plans/quick.toml`` runs across three labgrid places of the simulated lab
-(:class:`energyrig.rig.labsim.SimLab`: a coordinator and three exporters, each the emulated
-Cortex-M4 board of the plan's ``fixtures/sim-m4.toml``, the lab's default, and an emulated PPK2
-shared through ser2net; the resume test's lab runs host DUTs). One bench host is killed (SIGKILL to its whole
+(:class:`energyrig.rig.labsim.SimLab`: a coordinator and three exporters, each a host DUT and an
+emulated PPK2 shared through ser2net; the plan's own fixture is the emulated Cortex-M4 board's,
+``-f fixtures/sim.toml`` as ``rig sweep`` takes it). One bench host is killed (SIGKILL to its whole
 process group) once it has stored a point; the sweep must go on, and the run must then hold
 every point of the plan exactly once, with the place and host it ran on, none lost, and no
 process of the lab or the sweep left behind.
@@ -24,6 +24,7 @@ import psutil
 import pytest
 from support.paths import ROOT
 
+from energyrig.fixtures import load_fixture
 from energyrig.results.store.layout import PARTS, POINTS
 from energyrig.rig.labsim import SimLab
 from energyrig.rig.plan import load_plan
@@ -60,6 +61,7 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
     before = _descendants()
     run = tmp_path / "run"
     plan = load_plan(QUICK)
+    host = load_fixture(ROOT / "fixtures" / "sim.toml")  # the lab's places: host DUTs
     stop = StopRequest()
     outcome: list = []
     errors: list[BaseException] = []
@@ -69,7 +71,7 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
 
         def sweep() -> None:
             try:
-                outcome.append(start_sweep(plan, run, stop=stop,
+                outcome.append(start_sweep(plan, run, fixture=host, stop=stop,
                                            lab=Lab(lab.coordinator, tuple(lab.places), None)))
             except BaseException as exc:  # noqa: BLE001 - raised in the test's thread
                 errors.append(exc)
@@ -93,7 +95,7 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
     measured = points[points["status"] != "skipped"]
     # Every point of the plan exactly once: the plan expanded on a local simulated bench
     # (not through the lab) says which.
-    expected = {p.key for p in dry_run(plan.with_seed(), plan_fixtures(plan)).points}
+    expected = {p.key for p in dry_run(plan.with_seed(), [host]).points}
     assert measured["point_key"].is_unique
     assert set(measured["point_key"]) == expected
     assert measured["place"].notna().all() and measured["host"].notna().all()
@@ -148,7 +150,7 @@ def test_a_stopped_lab_run_resumes_on_its_lab_from_its_manifest(tmp_path: Path) 
     plan = load_plan(plan_path)
     run = tmp_path / "run"
     stop = StopRequest()
-    with SimLab(2, fixture=ROOT / "fixtures" / "sim.toml") as lab:
+    with SimLab(2) as lab:
         ended = threading.Event()
         stopper = threading.Thread(target=_stop_after, args=(run, 2, stop, ended))
         stopper.start()

@@ -180,7 +180,7 @@ def test_the_rfc2217_loop_unescapes_data_and_hands_on_telnet_commands() -> None:
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[SimLab]:
-    with SimLab(places=2) as sim:
+    with SimLab(places=2, fixture=SIM) as sim:  # the host DUT's: lab-sim.toml's bench
         yield sim
 
 

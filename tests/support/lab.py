@@ -5,14 +5,19 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 
 @contextmanager
-def rig_lab_sim(places: Sequence[str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``rig lab sim --places N`` serving ``places`` (checked on its second line), with its
-    coordinator's address (its first line); killed on the way out if still running."""
+def rig_lab_sim(places: Sequence[str], fixture: Path | None = None
+                ) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``rig lab sim --places N [--fixture FIXTURE]`` serving ``places`` (checked on its second
+    line), with its coordinator's address (its first line); killed on the way out if still
+    running."""
     rig = subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "lab", "sim",
-                            "--places", str(len(places))], stdout=subprocess.PIPE, text=True)
+                            "--places", str(len(places)),
+                            *(["--fixture", str(fixture)] if fixture is not None else [])],
+                           stdout=subprocess.PIPE, text=True)
     try:
         assert rig.stdout is not None
         coordinator = rig.stdout.readline().split()[-1]

@@ -27,8 +27,10 @@ _STATUS_HELP = (
 
 _SIM_HELP = (
     "Start a simulated lab on loopback: a labgrid coordinator and one exporter per place, "
-    "each sharing a host DUT and an emulated PPK2 through ser2net. Prints the coordinator "
-    "(for --lab or LG_COORDINATOR) and the places; runs until Ctrl-C, then stops everything."
+    "each sharing a DUT (the host DUT; with --fixture fixtures/sim-m4.toml the emulated "
+    "Cortex-M4 board, its own QEMU per place) and an emulated PPK2 through ser2net. Prints "
+    "the coordinator (for --lab or LG_COORDINATOR) and the places; runs until Ctrl-C, then "
+    "stops everything."
 )
 
 
@@ -100,8 +102,11 @@ def register(app: typer.Typer) -> None:
         fixture: Optional[Path] = typer.Option(
             None, "--fixture", "-f", dir_okay=False,
             help="The simulated fixture every bench runs (default: the default fixture, "
-                 "fixtures/sim.toml)."),
-        seed: int = typer.Option(0, "--seed", help="Emulator seed of the first bench."),
+                 "fixtures/sim.toml, the host DUT; fixtures/sim-m4.toml: the emulated "
+                 "Cortex-M4 board)."),
+        seed: Optional[int] = typer.Option(
+            None, "--seed", help="Emulator seed of the first bench (default: the "
+                                 "fixture's [sim] seed)."),
     ) -> None:
         from energyrig.cli.labsim import run
 

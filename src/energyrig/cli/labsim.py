@@ -22,20 +22,23 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "Ctrl-C.")
     parser.add_argument("--places", type=int, default=2, help="number of benches (places)")
     parser.add_argument("--fixture", type=Path, default=None,
-                        help="the simulated fixture every bench runs")
-    parser.add_argument("--seed", type=int, default=0, help="emulator seed of the first bench")
+                        help="the simulated fixture every bench runs (default: the default "
+                             "fixture, fixtures/sim.toml, the host DUT; fixtures/sim-m4.toml: "
+                             "the emulated Cortex-M4 board)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="emulator seed of the first bench (default: the fixture's)")
     parser.add_argument("--bench", help=argparse.SUPPRESS)  # one bench host (internal)
     parser.add_argument("--coordinator", help=argparse.SUPPRESS)
     parser.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.bench:
         serve_bench(args.bench, args.coordinator, args.dir, args.fixture or default_fixture_path(),
-                    args.seed, ready=lambda: print("ready", flush=True))
+                    args.seed or 0, ready=lambda: print("ready", flush=True))
         return
     run(args.places, args.fixture, args.seed)
 
 
-def run(places: int, fixture: Path | None = None, seed: int = 0) -> None:
+def run(places: int, fixture: Path | None = None, seed: int | None = None) -> None:
     """Start a simulated lab, print its coordinator and places, serve until SIGINT/SIGTERM."""
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -11,9 +11,11 @@ simulated bench, so the whole lab path runs on one machine.
         lab.kill("bench-b")                        # a bench host dies
 
 Each bench is one *bench host*: a supervisor process (``python -m energyrig.cli.labsim --bench
-NAME``, :func:`serve_bench`, the leader of its own process group) that starts the host DUT
-(``energyrig-dut --pty --trigger-wire W``) and an emulated PPK2 (the fixture's ``[sim]``
-power model, a seed of its own) on the same wire, both on ptys, and runs
+NAME``, :func:`serve_bench`, the leader of its own process group) that starts the fixture's
+DUT (``COMMAND --pty --trigger-wire W``: by default ``fixtures/sim.toml``'s host DUT; with
+``fixtures/sim-m4.toml`` the emulated Cortex-M4 board, its own QEMU and bridge) and
+an emulated PPK2 (the fixture's ``[sim]`` power model, a seed of its own, so a serial
+number and calibration records of its own) on the same wire, both on ptys, and runs
 ``labgrid-exporter`` publishing them as ``RawSerialPort`` resources ``dut`` and
 ``instrument`` (labgrid starts ``ser2net`` on each when the place is acquired and publishes
 it as a ``NetworkSerialPort``, protocol rfc2217). :meth:`SimLab.kill` kills the whole group
@@ -157,9 +159,14 @@ class SimLab:
         How many benches (places ``bench-a``, ``bench-b``, ...).
     fixture:
         The simulated fixture whose DUT command and ``[sim]`` power model every bench runs
-        (``None``: the default fixture, ``fixtures/sim.toml``).
+        (``None``: the default fixture, ``fixtures/sim.toml``, the host DUT;
+        ``fixtures/sim-m4.toml``: the emulated Cortex-M4 board, whose op lasts its cycles at
+        its clock however many places run, but whose QEMU busy-waits a host core while the
+        board idles: docs/lab.md).
     seed:
-        Bench *i*'s emulator runs with seed ``seed + i``.
+        Bench *i*'s emulator runs with seed ``seed + i``, so each place's instrument has a
+        serial number, and so calibration records, of its own (``None``: the fixture's
+        ``[sim] seed``: ``bench-a``'s emulated PPK2 is then the fixture's own local bench's).
 
     Attributes
     ----------
@@ -169,7 +176,8 @@ class SimLab:
         The place names.
     """
 
-    def __init__(self, places: int = 1, fixture: Path | None = None, seed: int = 0) -> None:
+    def __init__(self, places: int = 1, fixture: Path | None = None,
+                 seed: int | None = None) -> None:
         if places < 1:
             raise LabError(f"a simulated lab needs at least one place, not {places}")
         self.places = place_names(places)
@@ -191,7 +199,9 @@ class SimLab:
     def _start(self) -> None:
         from energyrig.fixtures import load_fixture
 
-        board = load_fixture(self.fixture).dut.board
+        fx = load_fixture(self.fixture)
+        board = fx.dut.board
+        seed = self.seed if self.seed is not None else fx.sim.seed if fx.sim else 0
         remove_stale_workdirs()
         workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
         self._stack.callback(os.close, _claim(workdir))  # unlocked once removed (LIFO)
@@ -207,7 +217,7 @@ class SimLab:
             self._benches[name] = subprocess.Popen(
                 tethered([*python_module(BENCH_PROGRAM), "--bench", name,
                           "--coordinator", self.coordinator, "--dir", str(workdir / name),
-                          "--fixture", str(self.fixture), "--seed", str(self.seed + i)]),
+                          "--fixture", str(self.fixture), "--seed", str(seed + i)]),
                 stdout=subprocess.PIPE, start_new_session=True)
         client = LabClient(self.coordinator)
         threads = [threading.Thread(target=_create_place, args=(client, name, board))
@@ -280,7 +290,7 @@ def _create_place(client: LabClient, name: str, board: str) -> None:
 
 def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,
                 seed: int, ready: Callable[[], None]) -> None:
-    """Run one simulated bench host until SIGTERM: the emulator and the host DUT on one
+    """Run one simulated bench host until SIGTERM: the emulator and the fixture's DUT on one
     trigger wire, exported to ``coordinator`` as exporter ``name``; ``ready()`` once they
     run (the program's handshake with :class:`SimLab`)."""
     from energyrig.fixtures import load_fixture

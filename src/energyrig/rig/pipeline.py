@@ -28,7 +28,8 @@ Stages of a point (:func:`measure_point`):
    it against its limits and the firmware's own time → **annotate** (the simulated bench
    adds the truth) → a :class:`~energyrig.domain.Window` row.
 3. **batch size changes**, owned here once: with ``auto``, a window that comes out short (the
-   op ran faster than probed) grows N; a batch that outlasted a recorder's record
+   op ran faster than probed; not one whose stream failed its integrity checks, short of the
+   samples it lost) grows N; a batch that outlasted a recorder's record
    (:class:`~energyrig.errors.RecordTooShort`: a loaded host, an op whose time varies) is
    timed anew from the firmware's reply, N shrinks if the record cannot hold it, and the
    window is measured again. When N changes, the point's windows start over. Both count
@@ -58,7 +59,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from energyrig.calibration.routines.bench import CalibrationBench
 from energyrig.capture import Chunk
 from energyrig.domain import (MAX_FLAGGED_FRACTION, Point, Window, WindowSettings, estimate,
-                              excluded, finite_or_none, window_problems, windows_frame)
+                              excluded, finite_or_none, integrity_problems, window_problems,
+                              windows_frame)
 from energyrig.energy.budget import K, Supply, combined, energy_budget, time_budget
 from energyrig.energy.cut import cut
 from energyrig.energy.figures import window_figures
@@ -312,7 +314,11 @@ class Measurement:
                 continue  # _measure_window re-timed the batch
             self.per_op_s = elapsed_s / self.batch_n
             short = self._short_by(row)
-            if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):
+            # A window whose stream failed its integrity checks is short of samples it lost,
+            # not of the op's length: left out and replaced, never grown for (grown, the
+            # batch followed the host's load, not the op).
+            if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS) \
+                    or integrity_problems(row.flags):
                 return row
             grown = min(self._batch_cap(self.per_op_s),
                         math.ceil(self.batch_n * short * AUTO_MARGIN))

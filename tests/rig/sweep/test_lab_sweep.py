@@ -2,7 +2,8 @@
 
 ``plans/quick.toml`` runs across three labgrid places of the simulated lab
 (:class:`energyrig.rig.labsim.SimLab`: a coordinator and three exporters, each a host DUT and an
-emulated PPK2 shared through ser2net). One bench host is killed (SIGKILL to its whole
+emulated PPK2 shared through ser2net; the plan's own fixture is the emulated Cortex-M4 board's,
+``-f fixtures/sim.toml`` as ``rig sweep`` takes it). One bench host is killed (SIGKILL to its whole
 process group) once it has stored a point; the sweep must go on, and the run must then hold
 every point of the plan exactly once, with the place and host it ran on, none lost, and no
 process of the lab or the sweep left behind.
@@ -23,6 +24,7 @@ import psutil
 import pytest
 from support.paths import ROOT
 
+from energyrig.fixtures import load_fixture
 from energyrig.results.store.layout import PARTS, POINTS
 from energyrig.rig.labsim import SimLab
 from energyrig.rig.plan import load_plan
@@ -59,6 +61,7 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
     before = _descendants()
     run = tmp_path / "run"
     plan = load_plan(QUICK)
+    host = load_fixture(ROOT / "fixtures" / "sim.toml")  # the lab's places: host DUTs
     stop = StopRequest()
     outcome: list = []
     errors: list[BaseException] = []
@@ -68,7 +71,7 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
 
         def sweep() -> None:
             try:
-                outcome.append(start_sweep(plan, run, stop=stop,
+                outcome.append(start_sweep(plan, run, fixture=host, stop=stop,
                                            lab=Lab(lab.coordinator, tuple(lab.places), None)))
             except BaseException as exc:  # noqa: BLE001 - raised in the test's thread
                 errors.append(exc)
@@ -92,7 +95,7 @@ def test_a_lab_sweep_survives_a_dead_bench_host_and_stores_every_point_once(
     measured = points[points["status"] != "skipped"]
     # Every point of the plan exactly once: the plan expanded on a local simulated bench
     # (not through the lab) says which.
-    expected = {p.key for p in dry_run(plan.with_seed(), plan_fixtures(plan)).points}
+    expected = {p.key for p in dry_run(plan.with_seed(), [host]).points}
     assert measured["point_key"].is_unique
     assert set(measured["point_key"]) == expected
     assert measured["place"].notna().all() and measured["host"].notna().all()

@@ -58,7 +58,7 @@ def m4(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Board]:
     edges = tmp_path_factory.mktemp("m4") / "edges.txt"
     proc = subprocess.Popen([qemu, "-machine", "mps2-an386", "-nographic", "-monitor", "none",
                              "-serial", "stdio", "-serial", f"file:{edges}",
-                             "-icount", f"shift={ICOUNT_SHIFT},align=off,sleep=off",
+                             "-icount", f"shift={ICOUNT_SHIFT},align=off,sleep=on",
                              "-kernel", str(ELF)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     try:

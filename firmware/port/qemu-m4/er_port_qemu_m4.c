@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The firmware's port to the MPS2 AN386 (Cortex-M4) as QEMU 7.2 emulates it
- * (qemu-system-arm -machine mps2-an386), bare metal: no kernel, no interrupt.
+ * (qemu-system-arm -machine mps2-an386), bare metal: no kernel, no interrupt taken.
  *
- * - Link: UART0 (CMSDK APB UART, 0x40004000), polled. QEMU holds a byte back until the
- *   guest read the one before, so polling loses nothing.
+ * - Link: UART0 (CMSDK APB UART, 0x40004000). QEMU holds a byte back until the guest read
+ *   the one before, so nothing is lost. While no byte is there the core waits in WFI for
+ *   UART0's receive interrupt (README.md, "Waiting").
+ * - Waiting: interrupts stay masked (PRIMASK, set once at start): no handler ever runs, so
+ *   none lands in a window, its cycles or its stack. WFI still wakes on an enabled pending
+ *   interrupt; the wait clears it at the device and the NVIC and enables its NVIC line only
+ *   while it waits. An idle (er_port_idle_ms) waits in WFI on TIMER0 (CMSDK APB timer)
+ *   loaded for the span; the cycle counter decides when it has passed.
  * - Cycles: the core's SysTick on the processor clock (25 MHz, QEMU's SYSCLK), free-running,
  *   no interrupt. QEMU 7.2 implements no DWT (its CYCCNT never counts; README.md). The
  *   24-bit counter's wraps are counted from the FPGA's 100 Hz counter (FPGAIO CLK100HZ),
@@ -51,10 +57,28 @@
 #define UART_DATA(b) ER_REG((b) + 0x00u)
 #define UART_STATE(b) ER_REG((b) + 0x04u)
 #define UART_CTRL(b) ER_REG((b) + 0x08u)
+#define UART_INTCLEAR(b) ER_REG((b) + 0x0Cu)
 #define UART_BAUDDIV(b) ER_REG((b) + 0x10u)
 #define UART_STATE_TXFULL 0x1u
 #define UART_STATE_RXFULL 0x2u
 #define UART_CTRL_TX_RX 0x3u
+#define UART_CTRL_RXINTEN 0x8u
+#define UART_INT_RX 0x2u
+
+/* CMSDK APB timer 0: counts VALUE down at the 25 MHz PCLK, interrupts at 0 */
+#define TIMER0_CTRL ER_REG(0x40000000u)
+#define TIMER0_VALUE ER_REG(0x40000004u)
+#define TIMER0_RELOAD ER_REG(0x40000008u)
+#define TIMER0_INTCLEAR ER_REG(0x4000000Cu)
+#define TIMER_CTRL_EN_INTEN 0x9u
+#define TIMER_MAX 0xFFFFFFFFu
+
+/* NVIC lines of mps2-an385/an386 (QEMU hw/arm/mps2.c): UART0 RX 0, TIMER0 8 */
+#define NVIC_ISER0 ER_REG(0xE000E100u)
+#define NVIC_ICER0 ER_REG(0xE000E180u)
+#define NVIC_ICPR0 ER_REG(0xE000E280u)
+#define IRQ_UART0_RX 0u
+#define IRQ_TIMER0 8u
 
 /* CMSDK AHB GPIO0 */
 #define GPIO0_DATAOUT ER_REG(0x40010004u)
@@ -89,7 +113,7 @@ static const struct er_condition_s platform_conditions[] = {
 	{"regulator", "unknown", 0},
 	{"caches", "none", 0},
 	{"trace_unit", "off", 0},
-	{"idle", "busy-wait", 0},
+	{"idle", "wfi", 0},
 	{NULL, NULL, 0},
 };
 
@@ -210,7 +234,7 @@ uint32_t er_port_trigger_drops(void)
 	return 0;
 }
 
-/* Bare metal with no interrupt enabled (startup.c): every span is quiet already. */
+/* Interrupts are masked from start-up (PRIMASK) and only wake WFI: every span is quiet. */
 unsigned int er_port_quiet_begin(void)
 {
 	return 0;
@@ -229,13 +253,40 @@ void er_port_arena(uint8_t **base, size_t *size)
 	*size = sizeof(arena_buf);
 }
 
+/* The NVIC's pending bit of irq; its device's interrupt is cleared first (the line is a level). */
+static void clear_pending(uint32_t irq)
+{
+	NVIC_ICPR0 = 1u << irq;
+}
+
+/* Sleeps until an enabled interrupt is pending (PRIMASK set: none is taken). */
+static void wait_for_interrupt(void)
+{
+	__asm volatile("dsb\n\twfi" ::: "memory");
+}
+
+/* Waits in WFI on TIMER0, loaded for what is left of the span each time it wakes: the cycle
+ * counter, not the timer, says when the span has passed. The timer counts the SysTick's
+ * 25 MHz, so the span's cycles are its ticks. */
 void er_port_idle_ms(uint32_t ms)
 {
 	uint64_t start = er_port_cycles();
 	uint64_t span = (uint64_t)ms * (info.cycle_hz / 1000u);
+	uint64_t passed;
 
-	while (er_port_cycles() - start < span) {
+	NVIC_ISER0 = 1u << IRQ_TIMER0;
+	while ((passed = er_port_cycles() - start) < span) {
+		uint64_t left = span - passed;
+
+		TIMER0_RELOAD = TIMER_MAX;
+		TIMER0_VALUE = left < TIMER_MAX ? (uint32_t)left : TIMER_MAX;
+		TIMER0_CTRL = TIMER_CTRL_EN_INTEN;
+		wait_for_interrupt();
+		TIMER0_CTRL = 0;
+		TIMER0_INTCLEAR = 1u;
+		clear_pending(IRQ_TIMER0);
 	}
+	NVIC_ICER0 = 1u << IRQ_TIMER0;
 }
 
 /* ---- measured batch ---- */
@@ -300,8 +351,13 @@ size_t er_port_qemu_m4_read(uint8_t *buf, size_t size)
 {
 	size_t n = 0;
 
+	NVIC_ISER0 = 1u << IRQ_UART0_RX;
 	while (!(UART_STATE(UART0_BASE) & UART_STATE_RXFULL)) {
+		wait_for_interrupt(); /* a byte received since the check is pending: no sleep */
+		UART_INTCLEAR(UART0_BASE) = UART_INT_RX;
+		clear_pending(IRQ_UART0_RX);
 	}
+	NVIC_ICER0 = 1u << IRQ_UART0_RX;
 	while (n < size && (UART_STATE(UART0_BASE) & UART_STATE_RXFULL)) {
 		buf[n++] = (uint8_t)UART_DATA(UART0_BASE);
 	}
@@ -310,10 +366,12 @@ size_t er_port_qemu_m4_read(uint8_t *buf, size_t size)
 
 void er_port_qemu_m4_init(void)
 {
+	__asm volatile("cpsid i" ::: "memory"); /* no handler, ever: interrupts only wake WFI */
 	for (uint32_t base = UART0_BASE; base <= UART1_BASE; base += UART1_BASE - UART0_BASE) {
 		UART_BAUDDIV(base) = ER_SYSCLK_HZ / ER_BAUD;
 		UART_CTRL(base) = UART_CTRL_TX_RX;
 	}
+	UART_CTRL(UART0_BASE) = UART_CTRL_TX_RX | UART_CTRL_RXINTEN;
 	GPIO0_DATAOUT &= ~ER_TRIGGER_PIN;
 	GPIO0_OUTENSET = ER_TRIGGER_PIN;
 	SYST_RVR = SYST_MASK;

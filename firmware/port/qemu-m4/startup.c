@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reset and vector table of the MPS2 AN386 port: copy .data, clear .bss, run newlib's
- * initialisers, call main. No interrupt is enabled; a fault stops the core (QEMU's
- * monitor or gdb shows where), and the host sees a link that no longer answers.
+ * initialisers, call main. No interrupt is ever taken (the port masks them with PRIMASK;
+ * they only wake its WFI waits); a fault stops the core (QEMU's monitor or gdb shows
+ * where), and the host sees a link that no longer answers.
  */
 #include <stdint.h>
 #include <string.h>

@@ -161,8 +161,8 @@ class SimLab:
         The simulated fixture whose DUT command and ``[sim]`` power model every bench runs
         (``None``: the default fixture, ``fixtures/sim.toml``, the host DUT;
         ``fixtures/sim-m4.toml``: the emulated Cortex-M4 board, whose op lasts its cycles at
-        its clock however many places run, but whose QEMU busy-waits a host core while the
-        board idles: docs/lab.md).
+        its clock however many places run, and whose QEMU sleeps while the board waits:
+        docs/lab.md).
     seed:
         Bench *i*'s emulator runs with seed ``seed + i``, so each place's instrument has a
         serial number, and so calibration records, of its own (``None``: the fixture's

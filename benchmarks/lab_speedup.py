@@ -64,12 +64,13 @@ def sweep(plan_path: Path, fixture: Path, lab: SimLab, places: int,
     points = pd.read_parquet(out / POINTS)
     windows = pd.read_parquet(out / WINDOWS)
     measured = points[points["status"] != "skipped"]
-    flagged = windows["flags"].fillna("").str.len().gt(0).sum()
+    flags = windows["flag_list"].map(",".join)  # schema 2: a list per window (docs/results.md)
+    flagged = flags.ne("").sum()
     return {"places": places, "wall_s": round(wall_s, 1), "with_survey_s": round(total_s, 1),
             "points": int(len(measured)), "failed": int(outcome.failed),
             "per_place": measured["place"].value_counts().sort_index().to_dict(),
             "windows": int(len(windows)), "flagged_windows": int(flagged),
-            "flags": windows["flags"].fillna("").loc[lambda f: f != ""].value_counts()
+            "flags": flags.loc[lambda f: f != ""].value_counts()
             .to_dict(), "_points": measured}
 
 

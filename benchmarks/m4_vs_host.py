@@ -71,11 +71,11 @@ def bench(name: str, fixture: Path, plan: Path, tmp: Path) -> dict[str, object]:
               - datetime.fromisoformat(manifest["started_at"])).total_seconds()
     points = pd.read_parquet(out / POINTS)
     windows = pd.read_parquet(out / WINDOWS)
-    flags = windows["flags"].fillna("")
+    flags = windows["flag_list"].map(",".join)  # schema 2: a list per window (docs/results.md)
     measured = points[points["status"] != "skipped"]
     half = ((measured["energy_per_op_j_ci_high"] - measured["energy_per_op_j_ci_low"]) / 2
             / measured["energy_per_op_j_mean"])
-    not_met = measured["flags"].fillna("").str.split(",").map(lambda f: CI_TARGET_NOT_MET in f)
+    not_met = measured["flag_list"].map(lambda f: CI_TARGET_NOT_MET in f)
     return {"bench": name, "fixture": fixture.name, "wall_s": round(wall_s, 1),
             "duty": round(float(windows["duration_s"].sum()) / wall_s, 3),
             "windows": int(len(windows)), "points": int(len(measured)),

@@ -120,7 +120,7 @@ def test_the_csv_names_its_units_and_prints_clean_floats(capture: Path, tmp_path
     # every quantity's header says its SI unit
     units = re.compile(r".+_(s|j|w|c|a)$")
     assert [c for c in header if not units.match(c)] == ["window", "samples", "lost_samples",
-                                                         "flags"]
+                                                         "flag_list"]
     _analyze(capture, "--batch", "1000", "--csv", str(tmp_path / "w.csv"))
     header, rows = _csv_rows(tmp_path / "w.csv")
     assert {"energy_per_op_j", "net_energy_per_op_j", "time_per_op_s",

@@ -111,8 +111,8 @@ def test_the_clock_plan_follows_the_model(tmp_path: Path) -> None:
         # the windows whose samples are whole: flagged at most uncalibrated (this test's
         # bench) or stream_time_shift (uncounted samples lost before the window moved the
         # stream's time base; the window itself is whole)
-        clean = [set(filter(None, str(f or "").split(","))) <= CLEAN for f in windows["flags"]]
-        windows = windows[np.array(clean, dtype=bool) & np.array(in_estimate(windows["flags"]))]
+        clean = [set(f) <= CLEAN for f in windows["flag_list"]]
+        windows = windows[np.array(clean, dtype=bool) & np.array(in_estimate(windows["flag_list"]))]
         assert len(windows), point["point_key"]
         n = windows["batch_n"].to_numpy()
         cycles_per_op = windows["cycles"].to_numpy() / n

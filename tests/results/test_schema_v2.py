@@ -211,7 +211,7 @@ def test_the_report_titles_a_trace_with_the_window_flags(tmp_path: Path) -> None
                                                            np.where(high, 3e-3, 1e-6), 3.0,
                                                            high.astype(np.uint8)),)})
     write_report(tmp_path / "run", tmp_path / "report", flags=FLAGS)
-    (trace,) = (tmp_path / "report" / "traces").glob("*.json")
+    (trace,) = (tmp_path / "report" / "traces").rglob("*.json")
     assert json.loads(trace.read_text())["flags"] == ["glitch", "uncalibrated"]
 
 

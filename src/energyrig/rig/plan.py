@@ -461,10 +461,10 @@ def expand(plan: Plan, target: Target, seed: int | None = None) -> Expansion:
     if seed is None:
         raise ValueError("expand needs a seed: call plan.with_seed() and record it")
     _check_compare(plan, target)
-    _check_clocks(plan, target)
     combinations = _combinations(plan, target)
     _check_size(plan, combinations, f"{combinations:,} combinations of levels (measured or "
                                      "skipped)")
+    _check_clocks(plan, target)  # after the size: a plan too large is that, whatever its levels
     configs: dict[str, Point] = {}
     skipped: dict[str, Skipped] = {}
     for block, factors in enumerate(plan.factors):

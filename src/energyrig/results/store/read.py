@@ -216,14 +216,14 @@ def load(run_dir: str | Path, *, all_attempts: bool = False) -> Run:
         this reader knows; a segment missing, altered or not
         listed in ``segments.json``; a table that is not Parquet; something in ``parts/``
         that is not a stored point. A run without ``segments.json`` (from before segment
-        indexes) is read unverified, with a warning.
+        indexes) is read unverified, with a warning once it has been read.
     """
     path = Path(run_dir)
     manifest = read_manifest(path)
-    if not (path / INDEX).exists():
-        log.warning("%s: no %s (a run from before segment indexes): its segments are read "
-                    "unverified; resuming the run indexes them", path, INDEX)
     windows, points = _collect(path, all_attempts, schema_version(path, manifest))
+    if not (path / INDEX).exists():  # said once read: a table that cannot be read is the error
+        log.warning("%s: no %s (a run from before segment indexes): its segments were read "
+                    "unverified; resuming the run indexes them", path, INDEX)
     return Run(path=path, manifest=manifest, windows=windows, points=points)
 
 

@@ -32,7 +32,8 @@ def clock_table(summary: pd.DataFrame) -> pd.DataFrame:
     """The workloads of ``summary`` (:func:`~energyrig.results.report.tables
     .summarise_workloads`) measured at more than one CPU clock, one row per clock: their
     :data:`SERIES`, ``cpu_hz`` and figures per op, with ``lowest`` true at the clock of a
-    series' least gross energy per op; empty when no workload ran at two clocks."""
+    series' least gross energy per op and ``apart`` true there when its 95 % CI lies below
+    every other clock's (:func:`_apart`); empty when no workload ran at two clocks."""
     if summary.empty or "cpu_hz" not in summary or summary["cpu_hz"].isna().all():
         return pd.DataFrame()
     rows = summary[summary["cpu_hz"].notna()].copy()
@@ -42,7 +43,19 @@ def clock_table(summary: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return rows
     least = rows.groupby(SERIES)["energy_per_op_j_mean"].transform("min")
-    return rows.assign(lowest=rows["energy_per_op_j_mean"] == least)
+    rows = rows.assign(lowest=rows["energy_per_op_j_mean"] == least)
+    return rows.assign(apart=[_apart(rows[rows[SERIES] == r[SERIES]], i) if r["lowest"]
+                              else False for i, r in rows.iterrows()])
+
+
+def _apart(series: pd.DataFrame, lowest: Any) -> bool:
+    """Whether the 95 % CI of the least gross energy per op (row ``lowest`` of ``series``)
+    lies wholly below every other clock's: only then is that clock significantly the least
+    (False where a CI is not known)."""
+    if not {"energy_per_op_j_ci_low", "energy_per_op_j_ci_high"} <= set(series):
+        return False
+    others = series.drop(index=lowest)["energy_per_op_j_ci_low"]
+    return bool((series.at[lowest, "energy_per_op_j_ci_high"] < others).all())
 
 
 def clock_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
@@ -94,7 +107,8 @@ CLOCK_COLUMNS: tuple[Column, ...] = (
                                  f"{format_si(r['energy_per_op_j_ci_high'], 'J')}")),
     Column("net energy / op", lambda r: format_si(r["net_energy_per_op_j_mean"], "J")),
     Column("mean power", lambda r: format_si(r["mean_power_w_mean"], "W")),
-    Column("least energy", lambda r: "◀ least" if r["lowest"] else "", numeric=False),
+    Column("least energy", lambda r: ("" if not r["lowest"] else "◀ least" if r["apart"]
+                                      else "lowest mean; CIs overlap"), numeric=False),
 )
 
 

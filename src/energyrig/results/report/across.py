@@ -33,10 +33,10 @@ from energyrig.results.report.page import (
     FACTOR_COLUMNS,
     SORT_JS,
     Column,
-    _table,
+    html_table,
     methods_parts,
 )
-from energyrig.results.report.tables import METRICS, by_factor, summarise_workloads
+from energyrig.results.report.tables import METRICS, by_factor, plain, summarise_workloads
 from energyrig.results.stats import RATIO_METHOD, ratio_of_means
 from energyrig.results.store.layout import RunError
 from energyrig.results.store.read import Run, load
@@ -84,15 +84,8 @@ class Across:
     unmatched: pd.DataFrame
 
 
-def _plain(value: Any) -> Any:
-    """A factor's level as a dictionary key: missing → None, numpy → Python."""
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value
-
-
 def _keyed(df: pd.DataFrame, factors: Sequence[str]) -> dict[tuple[Any, ...], pd.DataFrame]:
-    return {tuple(_plain(v) for v in keys): group
+    return {tuple(plain(v) for v in keys): group
             for keys, group in df.groupby(list(factors), dropna=False, sort=False)}
 
 
@@ -105,7 +98,7 @@ def run_labels(runs: Sequence[Run]) -> tuple[str, ...]:
 
 def _levels(run: Run, factor: str) -> set[Any]:
     measured = run.points[run.points["status"] != "skipped"]
-    return {_plain(v) for v in measured[factor]} if factor in measured else {None}
+    return {plain(v) for v in measured[factor]} if factor in measured else {None}
 
 
 def _apart(runs: Sequence[Run]) -> dict[str, tuple[Any, ...]]:
@@ -334,7 +327,7 @@ def across_html(across: Across) -> str:
     for col, name in METRICS:
         unit = "s" if col.endswith("_s") else "J"
         parts += [f"<h2>{html.escape(name.capitalize())} per op</h2>",
-                  _table(_wide(across, col), _metric_columns(across, unit))]
+                  html_table(_wide(across, col), _metric_columns(across, unit))]
     parts.append("<h2>Points not measured in every run</h2>")
     if across.unmatched.empty:
         parts.append("<p>None: every point was measured in every run.</p>")
@@ -342,7 +335,7 @@ def across_html(across: Across) -> str:
         columns = [*(FACTOR_COLUMNS[f] for f in across.matched),
                    *(Column(label, lambda r, label=label: str(r[label]), numeric=False)
                      for label in across.labels)]
-        parts.append(_table(across.unmatched, columns))
+        parts.append(html_table(across.unmatched, columns))
     for run, label in zip(across.runs, across.labels, strict=True):
         parts += [f"<h2>Methods: {html.escape(label)}</h2>", *methods_parts(run)]
     return ("<!doctype html><html><head><meta charset='utf-8'>"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from energyrig.results.report.page import Column, _img, _table
+from energyrig.results.report.page import Column, figure_html, html_table
 from energyrig.results.report.tables import Drawn, ReportTables, by_factor, config_label
 from energyrig.results.store.read import Run
 from energyrig.units import format_si
@@ -124,5 +124,5 @@ def clock_html(run: Run, tables: ReportTables, family: str,
              "power that does not follow the clock dominates and rises where the power grows "
              "faster than the clock. On the simulated bench that power is the model's "
              "(docs/sweep.md, \"The CPU clock\").</p>"),
-            _img(images.get(""), "energy per op against the CPU clock"),
-            _table(tables.clock, CLOCK_COLUMNS)]
+            figure_html(images.get(""), "energy per op against the CPU clock"),
+            html_table(tables.clock, CLOCK_COLUMNS)]

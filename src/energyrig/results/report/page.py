@@ -108,7 +108,7 @@ class Quantity:
         return Column(f"{self.header} ({prefix}{self.unit})", cell)
 
 
-def _table(df: pd.DataFrame, columns: Sequence[Column | Quantity]) -> str:
+def html_table(df: pd.DataFrame, columns: Sequence[Column | Quantity]) -> str:
     """The rows of ``df`` as a table that sorts by a click on a heading (:data:`SORT_JS`),
     in a box that scrolls sideways rather than overflow the page; a :class:`Quantity`
     column in the one prefix of its values."""
@@ -332,7 +332,7 @@ def _allocation_table(alloc: pd.DataFrame) -> str:
     columns += [Column(f"{response} ({scale})",
                        lambda r, response=response, scale=scale: cell(r["term"], response, scale))
                 for response, scale in groups]
-    return _table(table, columns)
+    return html_table(table, columns)
 
 
 CSS = """
@@ -393,7 +393,7 @@ def legend_html(run: Run, tables: ReportTables, family: str,
     return ["<h2 id='flags'>Flags</h2>",
             "<p class='note'>What the flags in the tables below mean: how many points "
             "(failed ones too) and windows carry each, and what to do about it.</p>",
-            _table(tables.flags, LEGEND_COLUMNS)]
+            html_table(tables.flags, LEGEND_COLUMNS)]
 
 
 def _title(run: Run) -> str:
@@ -454,7 +454,7 @@ def _conditions_html(run: Run) -> list[str]:
             "explained in firmware/README.md.</p>"]
 
 
-def _img(name: str | None, alt: str) -> str:
+def figure_html(name: str | None, alt: str) -> str:
     """A figure's PNG, with links to its SVG twin and the CSV of the numbers it was drawn
     from (written beside it: :func:`~energyrig.results.report.figures.draw_figures`)."""
     if not name:
@@ -485,8 +485,8 @@ def workloads_html(run: Run, tables: ReportTables, family: str,
     energy against time."""
     fam = tables.summary[tables.summary["family"] == family]
     truth = fam["true_net_energy_per_op_j_mean"].notna().any()
-    return [_table(fam, (*WORKLOAD_COLUMNS, TRUTH_COLUMN) if truth else WORKLOAD_COLUMNS),
-            _img(images.get(family), f"{family} energy-time")]
+    return [html_table(fam, (*WORKLOAD_COLUMNS, TRUTH_COLUMN) if truth else WORKLOAD_COLUMNS),
+            figure_html(images.get(family), f"{family} energy-time")]
 
 
 def relative_html(run: Run, tables: ReportTables, family: str,
@@ -494,7 +494,7 @@ def relative_html(run: Run, tables: ReportTables, family: str,
     """The ops of ``family`` relative to its reference, where one was compared."""
     if not tables.has_relative(family):
         return []
-    return ["<h3>Relative to the reference</h3>", _img(images.get(family), f"{family} relative")]
+    return ["<h3>Relative to the reference</h3>", figure_html(images.get(family), f"{family} relative")]
 
 
 def payload_html(run: Run, tables: ReportTables, family: str,
@@ -502,11 +502,11 @@ def payload_html(run: Run, tables: ReportTables, family: str,
     """The ops of ``family`` against payload size, and their fits, where there are some."""
     if not tables.has_payload_fits(family):
         return []
-    parts = ["<h3>Against payload size</h3>", _img(images.get(family), f"{family} payload")]
+    parts = ["<h3>Against payload size</h3>", figure_html(images.get(family), f"{family} payload")]
     fits = tables.family_fits(family)
     for col, name in METRICS:
         parts.append(f"<p>{html.escape(name)} per op = intercept + slope × bytes</p>")
-        parts.append(_table(fits[col], _fit_columns(_unit(col))))
+        parts.append(html_table(fits[col], _fit_columns(_unit(col))))
     return parts
 
 
@@ -528,7 +528,7 @@ def warmups_html(run: Run, tables: ReportTables, family: str,
              "of the point's other windows: a warm-up (caches, clocks, first use of a "
              "peripheral). It is kept in the means and intervals above; the others' median "
              "and mean show the point without it.</p>"),
-            _table(tables.warmups, _point_columns(tables.factors, *WARMUP_COLUMNS))]
+            html_table(tables.warmups, _point_columns(tables.factors, *WARMUP_COLUMNS))]
 
 
 def comparisons_html(run: Run, tables: ReportTables, family: str,
@@ -544,13 +544,13 @@ def comparisons_html(run: Run, tables: ReportTables, family: str,
              "the other one's cost saved by switching to the lower one.</p>"]
     if tables.planned_comparisons:
         parts += ["<h3>The pairs the plan names</h3>",
-                  _table(plan, COMPARISON_COLUMNS) if len(plan) else
+                  html_table(plan, COMPARISON_COLUMNS) if len(plan) else
                   "<p>None of them could be compared.</p>"]
     if len(reference):
         parts += ["<h3>Each configuration against its family's reference</h3>",
                   "<p class='note'>The ratios, intervals and verdicts the figures "
                   "“relative to the reference” draw.</p>",
-                  _table(reference, COMPARISON_COLUMNS)]
+                  html_table(reference, COMPARISON_COLUMNS)]
     if not len(table):
         parts.append("<p>No pair could be compared: a paired comparison needs two "
                      "configurations measured under at least two common conditions.</p>")
@@ -567,7 +567,7 @@ def factorial_html(run: Run, tables: ReportTables, family: str,
     return [f"<h2>2<sup>{len(design.factors)}</sup> factorial design</h2>",
             "<p>Factors (low, high): " + html.escape("; ".join(
                 f"{f} ({lo}, {hi})" for f, (lo, hi) in design.levels.items())) + "</p>",
-            _img(images.get(""), "allocation of variation"),
+            figure_html(images.get(""), "allocation of variation"),
             "<p class='note'>Each cell: the fraction of the variation the term explains, and "
             "its effect q (half the change from the low to the high level; in decades on the "
             "log10 scale) with its 95 % CI where the design is replicated.</p>",
@@ -610,7 +610,7 @@ def uncertainty_html(run: Run, tables: ReportTables, family: str,
             "op, in the way of the GUM: repeatability (Type A, which holds each window's "
             "edge quantisation and noise), the ADC resolution and the calibration's gain "
             "and skew (Type B). Unknown without a calibration.</p>",
-            _table(ok, _point_columns(tables.factors, *UNCERTAINTY_COLUMNS))]
+            html_table(ok, _point_columns(tables.factors, *UNCERTAINTY_COLUMNS))]
 
 
 FOOTPRINT_COLUMNS = (
@@ -636,7 +636,7 @@ def footprint_html(run: Run, tables: ReportTables, family: str,
                    f"{_fmt_int(fp.empty.ram_bytes)} B of static RAM; with all "
                    f"{len(fp.ops)} ops {_fmt_int(fp.full.flash_bytes)} B and "
                    f"{_fmt_int(fp.full.ram_bytes)} B.</p>"),
-                  _table(rows, FOOTPRINT_COLUMNS) if len(rows) else
+                  html_table(rows, FOOTPRINT_COLUMNS) if len(rows) else
                   "<p>The footprint has none of the ops measured.</p>"]
     if not parts:
         return []
@@ -665,7 +665,7 @@ def methods_parts(run: Run) -> list[str]:
     return [f"<p class='methods'>{html.escape(methods_paragraph(run))}</p>",
             "<p class='note'>The same paragraph, with the table below, is in "
             "<code>methods.md</code> beside this page.</p>",
-            _table(largest, METHODS_COLUMNS) if len(largest) else ""]
+            html_table(largest, METHODS_COLUMNS) if len(largest) else ""]
 
 
 def methods_html(run: Run, tables: ReportTables, family: str,
@@ -679,7 +679,7 @@ def problems_html(run: Run, tables: ReportTables, family: str,
     """The points that failed or were skipped, and why."""
     problems = tables.points[tables.points["status"] != "ok"]
     return ["<h2>Failed and skipped points</h2>",
-            _table(problems, _problem_columns(tables.factors)) if len(problems)
+            html_table(problems, _problem_columns(tables.factors)) if len(problems)
             else "<p>None.</p>"]
 
 

@@ -181,6 +181,18 @@ static inline int er_may_be_odd(er_sample_s before, er_sample_s mid)
 	return (mid.key != before.key) | (fabs(mid.amps - before.amps) > mid.jump);
 }
 
+/*
+ * On x86-64 Linux the fast run is built twice, for AVX2 (four doubles a vector) and for the
+ * baseline (two), and the loader picks the one the CPU runs. AVX2 brings no fused
+ * multiply-add (and -ffp-contract=off forbids it), so both round alike, bit for bit.
+ */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && \
+	(defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 6)
+#define ER_VECTOR_CLONES __attribute__((target_clones("avx2", "default"), noinline))
+#else
+#define ER_VECTOR_CLONES
+#endif
+
 /** Words a fast run decodes at most before it looks for the first event among them. */
 #define ER_RUN 64
 /** Samples the exact path decodes after an event before a fast run is tried again. */
@@ -205,11 +217,12 @@ static inline int er_counter_of(uint32_t w)
  * of all m words are written; those past the returned count are rewritten by the exact
  * path. One range along the run, so no table look-up: the loops vectorise.
  */
-static inline Py_ssize_t er_fast_run(const er_range_s *t, double jump, uint32_t key,
-				     const uint8_t *restrict src, Py_ssize_t m, int prev,
-				     double prev_amps, double *restrict current, uint8_t *restrict logic,
-				     uint8_t *restrict saturated, uint8_t *restrict range,
-				     uint8_t *restrict floor, uint8_t *restrict corrupt)
+ER_VECTOR_CLONES static Py_ssize_t er_fast_run(const er_range_s *t, double jump, uint32_t key,
+					       const uint8_t *restrict src, Py_ssize_t m, int prev,
+					       double prev_amps, double *restrict current,
+					       uint8_t *restrict logic, uint8_t *restrict saturated,
+					       uint8_t *restrict range, uint8_t *restrict floor,
+					       uint8_t *restrict corrupt)
 {
 	uint8_t event[ER_RUN];
 	const double o = t->o, k = t->k, gs = t->gs, gi = t->gi, ug = t->ug, c = t->c;

@@ -21,6 +21,13 @@
  * preallocated by the caller (numpy arrays through the buffer protocol); nothing is
  * allocated and the GIL is released while the block is decoded.
  *
+ * Speed: a healthy stream holds its logic byte and range for many samples, its counter
+ * steps by one and its current moves by less than the jump limit from sample to sample;
+ * along such a run no check can flag anything. Runs are decoded by er_fast_run, vectorised
+ * (one range, so no table look-up; AVX2 where the CPU has it); each event and the few
+ * samples after it go through the exact per-sample path, which alone flags and records
+ * gaps. The flags are the per-sample path's bit for bit.
+ *
  * Word: bits 0-13 ADC code, 14-16 current range (5..7 are treated as 4, as ppk2-api does),
  * 18-23 sample counter, 24-31 logic D0..D7.
  *

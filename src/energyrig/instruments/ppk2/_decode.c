@@ -21,6 +21,13 @@
  * preallocated by the caller (numpy arrays through the buffer protocol); nothing is
  * allocated and the GIL is released while the block is decoded.
  *
+ * Speed: a healthy stream holds its logic byte and range for many samples, its counter
+ * steps by one and its current moves by less than the jump limit from sample to sample;
+ * along such a run no check can flag anything. Runs are decoded by er_fast_run, vectorised
+ * (one range, so no table look-up; AVX2 where the CPU has it); each event and the few
+ * samples after it go through the exact per-sample path, which alone flags and records
+ * gaps. The flags are the per-sample path's bit for bit.
+ *
  * Word: bits 0-13 ADC code, 14-16 current range (5..7 are treated as 4, as ppk2-api does),
  * 18-23 sample counter, 24-31 logic D0..D7.
  *
@@ -80,6 +87,7 @@ typedef struct {
 	int spike_filter;
 	er_spike_s spike; /* carried from one block to the next */
 	int prev_counter; /* -1 before the first sample */
+	long long fast_samples; /* samples decoded by er_fast_run */
 } er_kernel_s;
 
 /** Output buffers of one chunk; a decode call writes them from index `at`. */
@@ -181,10 +189,99 @@ static inline int er_may_be_odd(er_sample_s before, er_sample_s mid)
 }
 
 /*
+ * On x86-64 Linux the fast run is built twice, for AVX2 (four doubles a vector) and for the
+ * baseline (two), and the loader picks the one the CPU runs. AVX2 brings no fused
+ * multiply-add (and -ffp-contract=off forbids it), so both round alike, bit for bit.
+ */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && \
+	(defined(__clang__) ? __clang_major__ >= 14 : __GNUC__ >= 6)
+#define ER_VECTOR_CLONES __attribute__((target_clones("avx2", "default"), noinline))
+#else
+#define ER_VECTOR_CLONES
+#endif
+
+/** Words a fast run decodes at most before it looks for the first event among them. */
+#define ER_RUN 64
+/** Samples the exact path decodes after an event before a fast run is tried again. */
+#define ER_AFTER_EVENT 4
+/** The bits of a word that must not change along a fast run: logic, range code, bit 17. */
+#define ER_KEY_BITS (0xff000000u | (7u << 14) | ER_UNUSED_BIT)
+
+static inline int er_counter_of(uint32_t w)
+{
+	return (int)((w >> 18) & ER_COUNTER_MASK);
+}
+
+/*
+ * The fast path of a healthy stream. Decodes up to m words of `src` whose logic byte and
+ * range code equal `key` (bit 17 clear), and returns how many of them, from the first on,
+ * are uneventful: the same logic and range as the sample before, bit 17 clear, the counter
+ * one more than the word before (than `prev`, the counter's last value, before the
+ * first), and the current within the
+ * range's jump limit of the sample before (`prev_amps`, A). Along such words the exact path
+ * below flags nothing, records no gap and marks no neighbour: a sample can fail a
+ * neighbour check only when it differs from the sample before (er_may_be_odd). The outputs
+ * of all m words are written; those past the returned count are rewritten by the exact
+ * path. One range along the run, so no table look-up: the loops vectorise.
+ */
+ER_VECTOR_CLONES static Py_ssize_t er_fast_run(const er_range_s *t, double jump, uint32_t key,
+					       const uint8_t *restrict src, Py_ssize_t m, int prev,
+					       double prev_amps, double *restrict current,
+					       uint8_t *restrict logic, uint8_t *restrict saturated,
+					       uint8_t *restrict range, uint8_t *restrict floor,
+					       uint8_t *restrict corrupt)
+{
+	uint8_t event[ER_RUN];
+	const double o = t->o, k = t->k, gs = t->gs, gi = t->gi, ug = t->ug, c = t->c;
+	const uint32_t code = (key >> 14) & 7u;
+	const uint8_t top = code >= ER_TOP_RANGE, bottom = code == 0;
+	Py_ssize_t j;
+
+	for (j = 0; j < m; j++) {
+		const uint32_t w = er_load_le32(src + 4 * j);
+		const uint32_t adc = w & ER_ADC_MASK;
+		/* adc * 4 < 2^16: as a signed int the conversion vectorises, same value. */
+		const double x = ((double)(int32_t)(adc * 4u) - o) * k;
+
+		current[j] = ug * (x * (gs * x + gi) + c);
+		logic[j] = (uint8_t)(key >> 24);
+		range[j] = (uint8_t)code;
+		saturated[j] = (uint8_t)(top & (adc == ER_ADC_FULL_SCALE));
+		floor[j] = (uint8_t)(bottom & (adc == 0));
+		corrupt[j] = 0;
+		event[j] = (uint8_t)((w & ER_KEY_BITS) != key);
+	}
+	event[0] |= (uint8_t)(((er_counter_of(er_load_le32(src)) - prev) & ER_COUNTER_MASK) != 1) |
+		    (uint8_t)(fabs(current[0] - prev_amps) > jump);
+	for (j = 1; j < m; j++) {
+		const uint32_t step = (er_load_le32(src + 4 * j) >> 18) - (er_load_le32(src + 4 * (j - 1)) >> 18);
+
+		event[j] |= (uint8_t)((step & ER_COUNTER_MASK) != 1) |
+			    (uint8_t)(fabs(current[j] - current[j - 1]) > jump);
+	}
+	for (j = 0; j + 8 <= m; j += 8) {
+		uint64_t any;
+
+		memcpy(&any, event + j, 8);
+		if (any) {
+			break;
+		}
+	}
+	while (j < m && !event[j]) {
+		j++;
+	}
+	return j;
+}
+
+/*
  * Decode n words into the chunk's outputs from index out->at; stop early only when the gap
  * buffer is full. The samples before out->at are this chunk's, decoded by earlier calls:
  * the last of them is checked against its neighbours here. `filter` is a constant at each
  * call site so the compiler emits a lean loop for the unfiltered case.
+ *
+ * Without the filter, stretches without events go through er_fast_run; every event (a
+ * change of logic or range, a bad word, a counter skip, a step beyond the jump limit) and
+ * the few samples after it go through the exact per-sample path, which alone flags.
  */
 static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict src, Py_ssize_t n,
 					 const er_out_s *out, Py_ssize_t *n_gaps, const int filter)
@@ -204,7 +301,8 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 	const Py_ssize_t gap_cap = out->gap_cap;
 	int prev = s->prev_counter;
 	Py_ssize_t ng = 0;
-	Py_ssize_t i;
+	Py_ssize_t i = 0;
+	Py_ssize_t fast = 0;
 	/* The two samples before the one being decoded, `known` of them in this chunk. */
 	er_sample_s before = {0.0, 0.0, 0}, mid = {0.0, 0.0, 0};
 	int known = at < 2 ? (int)at : 2;
@@ -217,61 +315,90 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 		mid = (er_sample_s){current[-1], lim[range[-1] & 7].jump, logic[-1] << 8 | range[-1]};
 	}
 	memcpy(tab, s->tab, sizeof(tab));
-	for (i = 0; i < n; i++) {
-		const uint32_t w = er_load_le32(src + 4 * i);
-		const int counter = (int)((w >> 18) & ER_COUNTER_MASK);
-		const uint32_t adc = w & ER_ADC_MASK;
-		const uint32_t code = (w >> 14) & 7u;
-		uint8_t bad = (uint8_t)(((w & ER_UNUSED_BIT) != 0) | (code > ER_TOP_RANGE));
+	while (i < n) {
+		Py_ssize_t stop = n;
 
-		if (prev >= 0 && counter != ((prev + 1) & ER_COUNTER_MASK)) {
-			const int next = i + 1 < n ?
-				(int)((er_load_le32(src + 4 * (i + 1)) >> 18) & ER_COUNTER_MASK) : -1;
+		if (!filter) {
+			const int code = mid.key & 7;
 
-			if (next == ((prev + 2) & ER_COUNTER_MASK)) {
-				/* The next word continues the count: this word's counter is corrupt. */
-				bad = 1;
-				prev = (prev + 1) & ER_COUNTER_MASK;
-			} else {
-				if (ng == gap_cap) {
-					break;
+			/* A run needs the counter's last value and the two samples before it. */
+			if (known == 2 && prev >= 0 && code <= ER_TOP_RANGE && !er_may_be_odd(before, mid)) {
+				const Py_ssize_t m = n - i < ER_RUN ? n - i : ER_RUN;
+				const uint32_t key = (uint32_t)(mid.key >> 8) << 24 | (uint32_t)code << 14;
+				const Py_ssize_t e = er_fast_run(&tab[code], mid.jump, key, src + 4 * i, m,
+								 prev, mid.amps, current + i, logic + i,
+								 saturated + i, range + i, floor + i, corrupt + i);
+
+				if (e > 0) {
+					before = e >= 2 ? (er_sample_s){current[i + e - 2], mid.jump, mid.key} : mid;
+					mid = (er_sample_s){current[i + e - 1], mid.jump, mid.key};
+					prev = er_counter_of(er_load_le32(src + 4 * (i + e - 1)));
+					i += e;
+					fast += e;
+					if (e == m) {
+						continue;
+					}
 				}
-				gaps[2 * ng] = at + i;
-				gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
-				ng++;
+			}
+			stop = n - i < ER_AFTER_EVENT ? n : i + ER_AFTER_EVENT;
+		}
+		for (; i < stop; i++) {
+			const uint32_t w = er_load_le32(src + 4 * i);
+			const int counter = er_counter_of(w);
+			const uint32_t adc = w & ER_ADC_MASK;
+			const uint32_t code = (w >> 14) & 7u;
+			uint8_t bad = (uint8_t)(((w & ER_UNUSED_BIT) != 0) | (code > ER_TOP_RANGE));
+
+			if (prev >= 0 && counter != ((prev + 1) & ER_COUNTER_MASK)) {
+				const int next = i + 1 < n ? er_counter_of(er_load_le32(src + 4 * (i + 1))) : -1;
+
+				if (next == ((prev + 2) & ER_COUNTER_MASK)) {
+					/* The next word continues the count: this word's counter is corrupt. */
+					bad = 1;
+					prev = (prev + 1) & ER_COUNTER_MASK;
+				} else {
+					if (ng == gap_cap) {
+						goto done;
+					}
+					gaps[2 * ng] = at + i;
+					gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
+					ng++;
+					prev = counter;
+				}
+			} else {
 				prev = counter;
 			}
-		} else {
-			prev = counter;
-		}
 
-		const er_range_s *t = &tab[code];
-		const double x = ((double)(adc * 4u) - t->o) * t->k;
-		double amps = t->ug * (x * (t->gs * x + t->gi) + t->c);
+			const er_range_s *t = &tab[code];
+			const double x = ((double)(adc * 4u) - t->o) * t->k;
+			double amps = t->ug * (x * (t->gs * x + t->gi) + t->c);
 
-		if (filter) {
-			amps = er_spike_filter(&spike, code > ER_TOP_RANGE ? ER_TOP_RANGE : (int)code, amps);
-		}
-		const er_sample_s here = {amps, lim[code].jump, (int)(w >> 24 << 8 | code)};
-
-		current[i] = amps;
-		logic[i] = (uint8_t)(w >> 24);
-		saturated[i] = (uint8_t)((code >= ER_TOP_RANGE) & (adc == ER_ADC_FULL_SCALE));
-		range[i] = (uint8_t)code;
-		floor[i] = (uint8_t)((code == 0) & (adc == 0));
-		corrupt[i] = bad;
-		if (known == 2) {
-			if (er_may_be_odd(before, mid)) {
-				corrupt[i - 1] |= er_odd_one_out(lim, before, mid, here);
+			if (filter) {
+				amps = er_spike_filter(&spike, code > ER_TOP_RANGE ? ER_TOP_RANGE : (int)code, amps);
 			}
-		} else {
-			known++;
+			const er_sample_s here = {amps, lim[code].jump, (int)(w >> 24 << 8 | code)};
+
+			current[i] = amps;
+			logic[i] = (uint8_t)(w >> 24);
+			saturated[i] = (uint8_t)((code >= ER_TOP_RANGE) & (adc == ER_ADC_FULL_SCALE));
+			range[i] = (uint8_t)code;
+			floor[i] = (uint8_t)((code == 0) & (adc == 0));
+			corrupt[i] = bad;
+			if (known == 2) {
+				if (er_may_be_odd(before, mid)) {
+					corrupt[i - 1] |= er_odd_one_out(lim, before, mid, here);
+				}
+			} else {
+				known++;
+			}
+			before = mid;
+			mid = here;
 		}
-		before = mid;
-		mid = here;
 	}
+done:
 	s->spike = spike;
 	s->prev_counter = prev;
+	s->fast_samples += fast;
 	*n_gaps = ng;
 	return i;
 }
@@ -420,6 +547,7 @@ static int er_kernel_init(er_kernel_s *self, PyObject *args, PyObject *kwds)
 		.alpha = alpha, .alpha5 = alpha5, .samples = spike_samples, .prev_range = -1,
 	};
 	self->prev_counter = -1;
+	self->fast_samples = 0;
 	return 0;
 }
 
@@ -436,6 +564,9 @@ static PyMethodDef er_kernel_methods[] = {
 static PyMemberDef er_kernel_members[] = {
 	{"prev_counter", T_INT, offsetof(er_kernel_s, prev_counter), READONLY,
 	 "Sample counter of the last decoded word, -1 before the first."},
+	{"fast_samples", T_LONGLONG, offsetof(er_kernel_s, fast_samples), READONLY,
+	 "Samples decoded so far along runs without an event (logic, range, counter, bad word or "
+	 "jump), where no check can flag; the rest went through the per-sample checks."},
 	{NULL, 0, 0, 0, NULL},
 };
 

@@ -9,7 +9,11 @@ The PPK2 streams one 4-byte little-endian word per sample (100 kS/s)::
 :class:`Ppk2Decoder` takes the bytes as they come off the port, in blocks of any size (a
 word split across two reads is carried to the next block), and turns each block into a
 chunk in one pass of a compiled kernel (``_decode.c``; nothing is allocated per sample and
-the GIL is released). The integrity checks below run in the same pass.
+the GIL is released). The integrity checks below run in the same pass: runs of words where
+none can fire (the same logic and range, the counter stepping by one, the current within
+the jump limit of the sample before) are decoded in vectorised loops, and only the words
+where something changes, and a few after them, are checked one by one (the kernel's
+``fast_samples`` counts the others).
 
 Conversion
     The current equals ``ppk2_api.PPK2_API.get_adc_result(range, adc * 4)`` bit for bit for

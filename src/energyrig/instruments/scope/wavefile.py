@@ -59,7 +59,7 @@ class Trace:
     Attributes
     ----------
     name:
-        The channel as the file labels it (``"1"``, ``"CH1"``).
+        The channel as the file labels it (``"CH1"``; a label ``"1"`` is read as ``"CH1"``).
     offset:
         Byte offset of sample 0 in the file.
     dtype:
@@ -148,6 +148,8 @@ def _bin_waveform(f: BinaryIO, pos: int, k: int, wide: bool, size: int, maker: s
     (header_size, wtype, buffers, points, _count, _range, _display, increment, origin,
      _xu, _yu, _date, _time, _frame, label) = _WFM_HEADER.unpack(raw)
     name = label.split(b"\0", 1)[0].decode("ascii", "replace").strip() or f"W{k + 1}"
+    if name.isdigit():  # Keysight labels channel n "n": a number in --voltage is a constant
+        name = f"CH{name}"
     if wtype not in (1, 3, 6) or buffers != 1:
         kind = _WAVEFORM_TYPES.get(wtype, f"type {wtype}")
         raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}) is a {kind} "

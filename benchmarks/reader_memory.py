@@ -204,8 +204,9 @@ def write_scope_bin(path: Path, size: int) -> tuple[int, list[str]]:
 
 
 def write_scope_isf(path: Path, size: int) -> tuple[int, list[str]]:
-    """A Tektronix .isf of one int16 channel, the trigger on itself (the shunt above 1 mV)."""
-    n = size // 2 // PERIOD * PERIOD
+    """A Tektronix .isf of one int16 channel, the trigger on itself (the shunt above 1 mV);
+    at most 10^9 − 1 bytes of samples, the most the 9-digit length of its block can state."""
+    n = min(size, 10**9 - 1) // 2 // PERIOD * PERIOD
     write_isf(path, n)
     return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
 

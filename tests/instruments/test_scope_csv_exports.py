@@ -3,7 +3,6 @@ writes them (tests/support/scope_files.py), read by `rig analyze` by content: ev
 energy against a numpy computation on the values the file holds."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,36 +11,21 @@ import pytest
 from support.bad_input import assert_refused
 from support.scope_files import (
     DT,
-    HIGH,
     LEVEL_V,
+    analyze,
+    check_windows,
     true_energies,
     write_keysight_csv,
     write_rigol_csv,
     write_siglent_csv,
     write_tektronix_csv,
 )
-from typer.testing import CliRunner
 
-from energyrig.cli.app import app
-from energyrig.instruments.files import open_capture
 from energyrig.instruments.csvfile import CsvCapture
 from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.files import open_capture
 
 N = 60_000
-
-
-def _analyze(path: Path, *args: str) -> dict:
-    result = CliRunner().invoke(app, ["analyze", str(path), "--json", *args])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
-
-
-def _check(doc: dict, truth: list[float]) -> None:
-    windows = doc["windows"]
-    assert len(windows) == len(truth) == 3
-    for got, true in zip(windows, truth, strict=True):
-        assert got["flags"] == [] and got["samples"] == HIGH[1] - HIGH[0]
-        assert got["energy_j"] == pytest.approx(true, rel=1e-9)
 
 
 # (writer, the lines pandas skips, the channel names: current, trigger, supply)
@@ -64,9 +48,9 @@ def test_three_channel_exports_read_by_content(tmp_path: Path, vendor: str) -> N
     i = table[current].to_numpy(float) / 0.5
     v = table[supply].to_numpy(float)
     high = table[trigger].to_numpy(float) > LEVEL_V
-    doc = _analyze(path, "--current", current, "--shunt-ohms", "0.5", "--voltage", supply,
+    doc = analyze(path, "--current", current, "--shunt-ohms", "0.5", "--voltage", supply,
                    "--trigger", trigger, "--trigger-level", str(LEVEL_V))
-    _check(doc, true_energies(i, v, high))
+    check_windows(doc, true_energies(i, v, high))
 
 
 def test_rigol_time_is_start_plus_index_times_increment(tmp_path: Path) -> None:
@@ -87,8 +71,8 @@ def test_siglent_single_channel_triggered_on_itself(tmp_path: Path) -> None:
     write_siglent_csv(path, N)
     table = pd.read_csv(path, skiprows=5)
     i = table["Volt"].to_numpy(float)
-    doc = _analyze(path, "--trigger", "Volt", "--trigger-level", "0.001", "--voltage", "3.0")
-    _check(doc, true_energies(i, 3.0, i > 0.001))
+    doc = analyze(path, "--trigger", "Volt", "--trigger-level", "0.001", "--voltage", "3.0")
+    check_windows(doc, true_energies(i, 3.0, i > 0.001))
 
 
 @pytest.mark.parametrize(("edit", "args", "expected"), [

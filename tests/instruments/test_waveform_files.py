@@ -4,7 +4,6 @@ written as the layouts their sources state (tests/support/scope_files.py), read 
 the file holds."""
 from __future__ import annotations
 
-import json
 import struct
 from pathlib import Path
 
@@ -12,38 +11,23 @@ import numpy as np
 import pytest
 from support.bad_input import assert_refused
 from support.scope_files import (
-    HIGH,
     ISF_YMULT,
     ISF_YOFF,
     ISF_YZERO,
     LEVEL_V,
+    analyze,
+    check_windows,
     isf_raw,
     profile,
     true_energies,
     write_bin,
     write_isf,
 )
-from typer.testing import CliRunner
 
-from energyrig.cli.app import app
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 
 N = 60_000
-
-
-def _analyze(path: Path, *args: str) -> dict:
-    result = CliRunner().invoke(app, ["analyze", str(path), "--json", *args])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.output)
-
-
-def _check(doc: dict, truth: list[float]) -> None:
-    windows = doc["windows"]
-    assert len(windows) == len(truth) == 3
-    for got, true in zip(windows, truth, strict=True):
-        assert got["flags"] == [] and got["samples"] == HIGH[1] - HIGH[0]
-        assert got["energy_j"] == pytest.approx(true, rel=1e-9)
 
 
 def _float32_channels() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -57,9 +41,9 @@ def test_bin_analog_trigger(tmp_path: Path, cookie: bytes, version: bytes) -> No
     path = tmp_path / "scope.bin"
     write_bin(path, N, cookie, version, block=25_000)
     shunt, trigger, supply = _float32_channels()
-    doc = _analyze(path, "--current", "CH1", "--shunt-ohms", "0.5", "--voltage", "3",
+    doc = analyze(path, "--current", "CH1", "--shunt-ohms", "0.5", "--voltage", "3",
                    "--trigger", "CH2", "--trigger-level", str(LEVEL_V))
-    _check(doc, true_energies(shunt / 0.5, 3.0, trigger > LEVEL_V))
+    check_windows(doc, true_energies(shunt / 0.5, 3.0, trigger > LEVEL_V))
 
 
 def test_bin_supply_channel_and_logic_trigger(tmp_path: Path) -> None:
@@ -76,9 +60,9 @@ def test_bin_supply_channel_and_logic_trigger(tmp_path: Path) -> None:
     np.testing.assert_array_equal(np.concatenate([c.voltage_v for c in chunks]), supply)
     np.testing.assert_array_equal(np.concatenate([c.logic for c in chunks]),
                                   (trigger > LEVEL_V).astype(np.uint8))
-    doc = _analyze(path, "--voltage", "CH3", "--trigger", "D0-7",
+    doc = analyze(path, "--voltage", "CH3", "--trigger", "D0-7",
                    "--trigger-bit", "3")
-    _check(doc, true_energies(shunt, supply, trigger > LEVEL_V))
+    check_windows(doc, true_energies(shunt, supply, trigger > LEVEL_V))
 
 
 @pytest.mark.parametrize("order", ["LSB", "MSB"])
@@ -87,8 +71,8 @@ def test_isf_scaled_as_its_preamble_states(tmp_path: Path, order: str) -> None:
     path = tmp_path / "ch1.isf"
     write_isf(path, N, block=25_000, order=order)
     volts = (isf_raw(0, N).astype(np.float64) - ISF_YOFF) * ISF_YMULT + ISF_YZERO
-    doc = _analyze(path, "--trigger", "CH1", "--trigger-level", "0.001", "--voltage", "3.0")
-    _check(doc, true_energies(volts, 3.0, volts > 0.001))
+    doc = analyze(path, "--trigger", "CH1", "--trigger-level", "0.001", "--voltage", "3.0")
+    check_windows(doc, true_energies(volts, 3.0, volts > 0.001))
 
 
 def _spoil_version(path: Path) -> None:
@@ -129,10 +113,18 @@ def test_bad_bin_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                    expected, tmp_path, capsys, monkeypatch)
 
 
-def test_isf_of_envelope_points_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    (b"PT_FMT Y", b"PT_FMT ENV", "point format 'ENV'"),
+    (b"#42000", b"#41000", "the curve block of 1000 bytes is not NR_PT 1000 × BYT_NR 2"),
+    (b"ENCDG BIN", b"ENCDG ASC", "encoding 'ASC'"),
+    (b"BYT_NR 2", b"BYT_NR 4", "BYT_NR 4"),
+    (b"YMULT", b"YMUL", "the preamble has no YMU field"),
+])
+def test_bad_isf_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                             monkeypatch: pytest.MonkeyPatch, old: bytes, new: bytes,
+                             expected: str) -> None:
     path = tmp_path / "ch1.isf"
     write_isf(path, 1000)
-    path.write_bytes(path.read_bytes().replace(b"PT_FMT Y", b"PT_FMT ENV"))
+    path.write_bytes(path.read_bytes().replace(old, new, 1))
     assert_refused(["analyze", str(path), "--trigger", "CH1", "--trigger-level", "0.001",
-                    "--voltage", "3"], "point format 'ENV'", tmp_path, capsys, monkeypatch)
+                    "--voltage", "3"], expected, tmp_path, capsys, monkeypatch)

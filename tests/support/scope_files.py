@@ -8,11 +8,16 @@ less a 10 Ω drop). A window every 0.2 s, samples [5000, 7000) of each 20000.
 """
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from energyrig.cli.app import app
 
 RATE = 100_000
 DT = 1.0 / RATE
@@ -31,6 +36,23 @@ def profile(start: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     trigger = np.where(high, 3.3, 0.0)
     supply = 3.0 - 10 * shunt
     return shunt, trigger, supply
+
+
+def analyze(path: Path, *args: str) -> dict:
+    """`rig analyze PATH --json ARGS`, which must succeed: its JSON."""
+    result = CliRunner().invoke(app, ["analyze", str(path), "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def check_windows(doc: dict, truth: list[float]) -> None:
+    """The three windows of the profile, unflagged, each of its samples, each energy the
+    truth's to 1e-9."""
+    windows = doc["windows"]
+    assert len(windows) == len(truth) == 3
+    for got, true in zip(windows, truth, strict=True):
+        assert got["flags"] == [] and got["samples"] == HIGH[1] - HIGH[0]
+        assert got["energy_j"] == pytest.approx(true, rel=1e-9)
 
 
 def true_energies(current: np.ndarray, voltage: np.ndarray | float, high: np.ndarray,

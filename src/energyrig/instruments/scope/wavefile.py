@@ -170,9 +170,13 @@ def _bin_waveform(f: BinaryIO, pos: int, k: int, wide: bool, size: int, maker: s
         raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}): buffer type "
                                    f"{btype} of {per_point} bytes per point is not read "
                                    "(float32 volts or one byte of logic per point are)")
+    if nbytes != points * per_point or not points:
+        raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}): its buffer of "
+                                   f"{nbytes} bytes is not its {points} points of {per_point} "
+                                   "bytes")
     offset = pos + header_size + dh_size
     trace = Trace(name, offset, np.dtype("<f4") if not logic else np.dtype("u1"),
-                  min(points, nbytes // per_point), float(increment), float(origin), logic)
+                  points, float(increment), float(origin), logic)
     if trace.end > size:
         raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}) needs bytes up to "
                                    f"{trace.end}, the file has {size} (truncated?)")
@@ -225,8 +229,11 @@ def read_isf(path: Path, source: str) -> tuple[str, list[Trace]]:
     except ValueError as exc:
         raise CaptureError(source, f"Tektronix .isf: a preamble field is not a number: "
                                    f"{exc}") from None
+    if nbytes != points * fmt.itemsize or not points:
+        raise CaptureError(source, f"Tektronix .isf: the curve block of {nbytes} bytes is not "
+                                   f"NR_PT {points} × BYT_NR {fmt.itemsize}")
     name = fields.get("WFI", "CH1").split(",", 1)[0].strip().upper() or "CH1"
-    trace = Trace(name, hash_at + 2 + digits, fmt, min(points, nbytes // fmt.itemsize),
+    trace = Trace(name, hash_at + 2 + digits, fmt, points,
                   values["XIN"], values["XZE"] - pt_off * values["XIN"], False,
                   values["YMU"], values["YOF"], values["YZE"])
     if not (math.isfinite(trace.period_s) and trace.period_s > 0):

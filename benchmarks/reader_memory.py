@@ -41,7 +41,14 @@ from support.ppk_app import (
     write_csv_export,
     write_session,
 )
-from support.scope_files import LEVEL_V, PERIOD, write_bin, write_isf, write_rigol_csv
+from support.scope_files import (
+    LEVEL_V,
+    PERIOD,
+    write_bin,
+    write_isf,
+    write_rigol_csv,
+    write_tek_wfm,
+)
 
 RIG = Path(sys.executable).parent / "rig"
 GOAL_MB = 300
@@ -211,6 +218,13 @@ def write_scope_isf(path: Path, size: int) -> tuple[int, list[str]]:
     return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
 
 
+def write_scope_wfm(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Tektronix .wfm (WFM#003) of one int16 channel, the trigger on itself."""
+    n = size // 2 // PERIOD * PERIOD
+    write_tek_wfm(path, n)
+    return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
+
+
 @dataclass(frozen=True)
 class Kind:
     """One row of the benchmark: a name, a file name and the generator writing the capture
@@ -229,6 +243,7 @@ KINDS = (
     Kind("scope-csv", "rigol.csv", write_scope_csv),
     Kind("scope-bin", "keysight.bin", write_scope_bin),
     Kind("scope-isf", "tek.isf", write_scope_isf),
+    Kind("scope-wfm", "tek.wfm", write_scope_wfm),
 )
 
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from support.bad_input import assert_refused
 from support.scope_files import (
+    DT,
+    HIGH,
     ISF_YMULT,
     ISF_YOFF,
     ISF_YZERO,
@@ -22,6 +24,7 @@ from support.scope_files import (
     true_energies,
     write_bin,
     write_isf,
+    write_tek_wfm,
 )
 
 from energyrig.instruments.fileopts import CaptureOptions
@@ -73,6 +76,37 @@ def test_isf_scaled_as_its_preamble_states(tmp_path: Path, order: str) -> None:
     volts = (isf_raw(0, N).astype(np.float64) - ISF_YOFF) * ISF_YMULT + ISF_YZERO
     doc = analyze(path, "--trigger", "CH1", "--trigger-level", "0.001", "--voltage", "3.0")
     check_windows(doc, true_energies(volts, 3.0, volts > 0.001))
+
+
+@pytest.mark.parametrize(("version", "order"), [(b"WFM#003", "<"), (b"WFM#002", ">")])
+def test_tek_wfm_user_samples_scaled_as_stated(tmp_path: Path, version: bytes,
+                                               order: str) -> None:
+    """The pre- and post-charge points (full scale) are not samples; one channel, the
+    trigger on itself."""
+    path = tmp_path / "ch1.wfm"
+    write_tek_wfm(path, N, version, order, block=25_000)
+    volts = isf_raw(0, N).astype(np.float64) * ISF_YMULT + (ISF_YZERO - ISF_YOFF * ISF_YMULT)
+    doc = analyze(path, "--trigger", "CH1", "--trigger-level", "0.001", "--voltage", "3.0")
+    check_windows(doc, true_energies(volts, 3.0, volts > 0.001))
+    # From the first user sample (the pre-charge would move it by 16 samples).
+    assert doc["windows"][0]["start_s"] == pytest.approx(HIGH[0] * DT, abs=DT)
+
+
+@pytest.mark.parametrize(("offset", "value", "expected"), [
+    (2, b"WFM#001", "Tektronix .wfm version 'WFM#001' is not one the rig reads"),
+    (72, b"\x03", "a FastFrame set (4 frames)"),
+    (168 + 68, b"\x04", "curve format 4 with 2 bytes per point"),
+])
+def test_bad_tek_wfm_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch, offset: int, value: bytes,
+                                 expected: str) -> None:
+    path = tmp_path / "ch1.wfm"
+    write_tek_wfm(path, 1000)
+    data = bytearray(path.read_bytes())
+    data[offset:offset + len(value)] = value
+    path.write_bytes(bytes(data))
+    assert_refused(["analyze", str(path), "--trigger", "CH1", "--trigger-level", "0.001",
+                    "--voltage", "3"], expected, tmp_path, capsys, monkeypatch)
 
 
 def _spoil_version(path: Path) -> None:

@@ -22,6 +22,12 @@ def is_isf(head: bytes) -> bool:
     return b"#" in head and b"BYT_N" in preamble and b"CURV" in preamble
 
 
+def is_tek_wfm(head: bytes) -> bool:
+    """A Tektronix ``.wfm``: the byte-order mark ``0x0F0F`` or ``0xF0F0``, then ``WFM#`` (any
+    version: the reader names one it does not read)."""
+    return head[:2] in (b"\x0f\x0f", b"\xf0\xf0") and head[2:6] == b"WFM#"
+
+
 FILE_KINDS = (
     FileKind("scope CSV export", (".csv",), is_scope_csv,
              "energyrig.instruments.scope.csvexport:open_scope_csv"),
@@ -29,4 +35,6 @@ FILE_KINDS = (
              "energyrig.instruments.scope.wavefile:open_bin"),
     FileKind("Tektronix ISF waveform", (".isf",), is_isf,
              "energyrig.instruments.scope.wavefile:open_isf"),
+    FileKind("Tektronix WFM waveform", (".wfm",), is_tek_wfm,
+             "energyrig.instruments.scope.wavefile:open_tek_wfm"),
 )

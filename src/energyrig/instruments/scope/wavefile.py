@@ -1,4 +1,5 @@
-"""Binary waveform files a scope saves: Keysight/Agilent and Rigol ``.bin``, Tektronix ``.isf``.
+"""Binary waveform files a scope saves: Keysight/Agilent and Rigol ``.bin``, Tektronix ``.isf``
+and ``.wfm``.
 
 Each file is read as a set of :class:`Trace` (one per waveform: where its samples start in
 the file, their type, and the scale and offset the file states), then streamed by
@@ -12,6 +13,11 @@ waveform files"):
     waveform a header (its own size first; points, x increment, x origin, label at fixed
     offsets) and its buffers, each with a data header (its size, buffer type, bytes per
     point, buffer size). Analog buffers are float32 volts; logic buffers one byte per point.
+``.wfm`` (Tektronix WFM#002, WFM#003)
+    A byte-order mark (``0x0F0F`` little-endian), the version, the curve buffer's offset,
+    then at fixed offsets explicit dimension 1 (volts = raw × scale + offset, the sample
+    format), implicit dimension 1 (the interval and the time of the buffer's first point)
+    and the curve object (where the user's samples start and end in the buffer). One channel.
 ``.isf`` (Tektronix)
     The ASCII preamble ``:WFMPRE:BYT_NR 2;...;YZERO 0.0E+0;:CURVE #<n><len>`` then the
     samples as integers: volts = (raw − YOFF) × YMULT + YZERO, sample k at XZERO + XINCR·(k −
@@ -255,6 +261,65 @@ def _isf_dtype(fields: dict[str, str], source: str) -> np.dtype:
     return np.dtype(("<" if order == "LSB" else ">") + ("i" if kind == "RI" else "u") + width)
 
 
+#: Tektronix WFM: version -> byte offsets of explicit dimension 1, implicit dimension 1 and
+#: the curve object (WFM#003's point densities are 8 bytes, WFM#002's 4).
+TEK_WFM_VERSIONS = {b"WFM#002": (168, 480, 792), b"WFM#003": (168, 488, 808)}
+#: Tektronix WFM explicit formats -> numpy type code (with the file's byte order).
+_TEK_FORMATS = {0: "i2", 1: "i4", 2: "u4", 3: "u8", 4: "f4", 5: "f8", 7: "u1", 8: "i1"}
+_TEK_HEAD = 838  # through the curve object of a WFM#003
+
+
+def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
+    """The one trace of a Tektronix ``.wfm`` (WFM#002 or WFM#003; headers only are read).
+
+    Raises
+    ------
+    CaptureError
+        Another version, a FastFrame set, a storage or format not read, or a file shorter
+        than its curve.
+    """
+    with path.open("rb") as f:
+        head = f.read(_TEK_HEAD)
+    size = path.stat().st_size
+    order = {b"\x0f\x0f": "<", b"\xf0\xf0": ">"}.get(head[:2])
+    version = head[2:9]
+    if order is None or not version.startswith(b"WFM#") or len(head) < 120:
+        raise CaptureError(source, "not a Tektronix .wfm (no byte-order mark and 'WFM#')")
+    if version not in TEK_WFM_VERSIONS:
+        raise CaptureError(source, f"Tektronix .wfm version {version.decode('ascii', 'replace')!r} "
+                                   "is not one the rig reads (it reads WFM#002, WFM#003)")
+    exp_at, imp_at, curve_at = TEK_WFM_VERSIONS[version]
+    if len(head) < curve_at + 30:
+        raise CaptureError(source, "Tektronix .wfm: the file ends inside its header")
+    (per_point,) = struct.unpack_from("B", head, 15)
+    (curve_offset,) = struct.unpack_from(order + "i", head, 16)
+    (frames_minus_1,) = struct.unpack_from(order + "I", head, 72)
+    label = head[40:72].split(b"\0", 1)[0].decode("ascii", "replace").strip()
+    y_scale, y_offset = struct.unpack_from(order + "2d", head, exp_at)
+    fmt, storage = struct.unpack_from(order + "2i", head, exp_at + 68)
+    x_scale, x_offset = struct.unpack_from(order + "2d", head, imp_at)
+    data_start, post_start = struct.unpack_from(order + "2I", head, curve_at + 14)
+    if frames_minus_1 or storage != 0:
+        raise CaptureError(source, f"Tektronix .wfm: a FastFrame set ({frames_minus_1 + 1} "
+                                   f"frames) or storage type {storage}: the rig reads one "
+                                   "frame of samples (storage 0)")
+    if fmt not in _TEK_FORMATS or np.dtype(_TEK_FORMATS[fmt]).itemsize != per_point:
+        raise CaptureError(source, f"Tektronix .wfm: curve format {fmt} with {per_point} "
+                                   "bytes per point is not read")
+    dtype = np.dtype(order + _TEK_FORMATS[fmt])
+    first = data_start // per_point
+    trace = Trace(label or "CH1", curve_offset + data_start, dtype,
+                  (post_start - data_start) // per_point, x_scale, x_offset + first * x_scale,
+                  False, y_scale, 0.0, y_offset)
+    if not (math.isfinite(x_scale) and x_scale > 0) or trace.samples <= 0:
+        raise CaptureError(source, f"Tektronix .wfm: sample interval {x_scale!r} s and "
+                                   f"{trace.samples} samples: nothing to read")
+    if trace.end > size:
+        raise CaptureError(source, f"Tektronix .wfm: the curve needs bytes up to {trace.end}, "
+                                   f"the file has {size} (truncated?)")
+    return "Tektronix .wfm", [trace]
+
+
 class WaveformCapture:
     """A scope's waveform file as a capture (:mod:`energyrig.capture`), streamed.
 
@@ -378,3 +443,8 @@ def open_bin(path: Path, options: CaptureOptions) -> WaveformCapture:
 def open_isf(path: Path, options: CaptureOptions) -> WaveformCapture:
     """Reader of :func:`energyrig.instruments.files.file_kinds` for Tektronix ``.isf``."""
     return WaveformCapture(path, *read_isf(path, str(path)), options)
+
+
+def open_tek_wfm(path: Path, options: CaptureOptions) -> WaveformCapture:
+    """Reader of :func:`energyrig.instruments.files.file_kinds` for Tektronix ``.wfm``."""
+    return WaveformCapture(path, *read_tek_wfm(path, str(path)), options)

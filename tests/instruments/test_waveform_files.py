@@ -49,6 +49,16 @@ def test_bin_analog_trigger(tmp_path: Path, cookie: bytes, version: bytes) -> No
     check_windows(doc, true_energies(shunt / 0.5, 3.0, trigger > LEVEL_V))
 
 
+def test_bin_logic_trigger_bit_beyond_the_pod(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "scope.bin"
+    write_bin(path, 1000, logic_bit=3)
+    assert_refused(["analyze", str(path), "--trigger", "D0-7", "--trigger-bit", "9",
+                    "--voltage", "3"], "--trigger-bit must be 0..7, got 9", tmp_path, capsys,
+                   monkeypatch)
+
+
 def test_bin_supply_channel_and_logic_trigger(tmp_path: Path) -> None:
     """The trigger on bit 3 of a digital pod (bit 0 toggling every sample), the supply on a
     channel; chunks smaller than the file."""
@@ -135,6 +145,8 @@ def _peak_detect(path: Path) -> None:
     (lambda p: None, ("--trigger", "CH9", "--voltage", "3"), "no channel 'CH9' for the trigger"),
     (lambda p: None, ("--trigger", "CH2", "--trigger-level", "1.65", "--voltage", "D0-7"),
      "no analog channel 'D0-7' for the voltage"),
+    (lambda p: None, ("--trigger", "CH2", "--trigger-level", "1.65", "--trigger-bit", "1",
+                      "--voltage", "3"), "--trigger-bit applies to a logic one"),
 ])
 def test_bad_bin_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                              monkeypatch: pytest.MonkeyPatch, spoil, args,

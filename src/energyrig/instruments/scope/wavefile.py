@@ -392,11 +392,18 @@ class WaveformCapture:
                                             "--trigger, an analog one with --trigger-level "
                                             f"VOLTS ({self.describe()})")
         trace = self._trace(name, "trigger", logic=None)
+        bit = self.options.trigger_bit
         if trace.logic:
             if self.options.trigger_level_v is not None:
                 raise CaptureError(self.source, f"trigger {name!r} is a logic channel: "
                                                 "--trigger-level applies to an analog one")
+            if bit is not None and bit > 7:
+                raise ChannelError(self.source, f"trigger {name!r} holds 8 logic channels: "
+                                                f"--trigger-bit must be 0..7, got {bit}")
             return trace, None
+        if bit is not None:
+            raise CaptureError(self.source, f"trigger {name!r} is an analog channel: "
+                                            "--trigger-bit applies to a logic one")
         return trace, self.options.analog_trigger(self.source, name)
 
     def _check_aligned(self, used: list[Trace]) -> None:

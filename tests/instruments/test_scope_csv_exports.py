@@ -71,7 +71,8 @@ def test_siglent_single_channel_triggered_on_itself(tmp_path: Path) -> None:
     write_siglent_csv(path, N)
     table = pd.read_csv(path, skiprows=5)
     i = table["Volt"].to_numpy(float)
-    doc = analyze(path, "--trigger", "Volt", "--trigger-level", "0.001", "--voltage", "3.0")
+    # Its column is read as the channel of its Source row.
+    doc = analyze(path, "--trigger", "CH1", "--trigger-level", "0.001", "--voltage", "3.0")
     check_windows(doc, true_energies(i, 3.0, i > 0.001))
 
 

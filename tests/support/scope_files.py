@@ -146,7 +146,8 @@ def write_bin(path: Path, n: int, cookie: bytes = b"AG", version: bytes = b"10",
                 ch1, ch2, ch3 = profile(a, min(block, n - a))
                 if logic:
                     k = np.arange(a, a + len(ch1))
-                    bits = ((ch2 > LEVEL_V).astype(np.uint8) << logic_bit) | (k % 2).astype(np.uint8)
+                    bits = (((ch2 > LEVEL_V).astype(np.uint8) << logic_bit)
+                            | (k % 2).astype(np.uint8))
                     out.write(bits.astype(np.uint8).tobytes())
                 else:
                     out.write({"1": ch1, "2": ch2, "3": ch3}[label].astype("<f4").tobytes())

@@ -14,7 +14,8 @@ Tektronix (MSO/MDO/TBS and the 4/5/6 series)
     then ``TIME,CH1,CH2``; time in the metadata's ``Horizontal Units`` (only ``s`` is read).
 Siglent (SDS1000X-E and its ``bin2csv``)
     metadata rows (``Record Length,Analog:N``, ``Sample Interval``, ``Source,CH1``, ...), then
-    ``Second,Volt`` (or ``Second,Value``); time in seconds.
+    ``Second,Volt`` (or ``Second,Value``); time in seconds. The one waveform column is read as
+    the ``Source`` row's channel (``CH1``) when there is one.
 
 The samples are read by :class:`~energyrig.instruments.csvfile.CsvCapture` with the layout
 found here (:class:`~energyrig.instruments.csvfile.CsvLayout`), so they stream in chunks and
@@ -61,7 +62,8 @@ class ScopeCsvLayout:
     time_offset_s, time_scale_s:
         time = offset + value × scale, s.
     rename:
-        Header cells read as other names (Keysight's ``1`` as ``CH1``).
+        Header cells read as other names (Keysight's ``1`` as ``CH1``, Siglent's ``Volt`` as
+        its ``Source``).
     """
 
     vendor: str
@@ -130,7 +132,13 @@ def find_layout(head: str, source: str = "") -> ScopeCsvLayout | None:
         if first == "second" and h > 0:
             meta = _metadata(rows[:h])
             if "record length" in meta or "source" in meta:
-                return ScopeCsvLayout("Siglent", h, False, header[0], _channels(header, set()))
+                channels = _channels(header, set())
+                source_channel = meta.get("source", "")
+                rename = (((channels[0], source_channel),)
+                          if source_channel and len(channels) == 1 else ())
+                return ScopeCsvLayout("Siglent", h, False, header[0],
+                                      tuple(dict(rename).get(c, c) for c in channels),
+                                      rename=rename)
     return None
 
 

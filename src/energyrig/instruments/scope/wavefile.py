@@ -50,7 +50,8 @@ from energyrig.instruments.threshold import AnalogTrigger, Schmitt
 log = logging.getLogger(__name__)
 
 #: ``.bin`` cookie -> (maker, known versions).
-BIN_VERSIONS = {b"AG": ("Keysight/Agilent", (b"01", b"03", b"10")), b"RG": ("Rigol", (b"01", b"03"))}
+BIN_VERSIONS = {b"AG": ("Keysight/Agilent", (b"01", b"03", b"10")),
+                b"RG": ("Rigol", (b"01", b"03"))}
 #: Waveform header fields read, little-endian, at offset 0 (the header's size comes first).
 _WFM_HEADER = struct.Struct("<5I f 3d 2I 16s 16s 24s 16s")
 _WAVEFORM_TYPES = {0: "unknown", 1: "normal", 2: "peak detect", 3: "average", 6: "logic"}
@@ -128,7 +129,8 @@ def read_bin(path: Path, source: str) -> tuple[str, list[Trace]]:
                                        "(no 'AG' or 'RG' cookie)")
         maker, versions = BIN_VERSIONS[cookie]
         if version not in versions:
-            raise CaptureError(source, f"{maker} .bin version {version.decode('ascii', 'replace')!r} "
+            raise CaptureError(source, f"{maker} .bin version "
+                                       f"{version.decode('ascii', 'replace')!r} "
                                        "is not one the rig reads (it reads "
                                        f"{', '.join(v.decode() for v in versions)})")
         wide = version == b"03"  # 64-bit file and buffer sizes
@@ -254,7 +256,8 @@ def _isf_dtype(fields: dict[str, str], source: str) -> np.dtype:
     if fields.get("ENC", "BIN") not in ("BIN", "BINARY"):
         raise CaptureError(source, f"Tektronix .isf: encoding {fields['ENC']!r}: the rig reads "
                                    "BIN")
-    width, kind, order = fields.get("BYT_N", "?"), fields.get("BN_F", "RI"), fields.get("BYT_O", "MSB")
+    width, kind = fields.get("BYT_N", "?"), fields.get("BN_F", "RI")
+    order = fields.get("BYT_O", "MSB")
     if width not in ("1", "2") or kind not in ("RI", "RP") or order not in ("MSB", "LSB"):
         raise CaptureError(source, f"Tektronix .isf: BYT_NR {width}, BN_FMT {kind}, BYT_OR "
                                    f"{order}: the rig reads 1 or 2 byte RI/RP integers, MSB or LSB")
@@ -348,7 +351,8 @@ class WaveformCapture:
             raise CaptureError(self.source, f"{kind}: two waveforms have the same label "
                                             f"({', '.join(t.name for t in traces)})")
         if options.chunk_samples < 1:
-            raise CaptureError(self.source, f"chunk_samples must be >= 1, got {options.chunk_samples}")
+            raise CaptureError(self.source, "chunk_samples must be >= 1, got "
+                                            f"{options.chunk_samples}")
         self._amperes_per_volt = options.amperes_per_volt(self.source)
         analog = [t.name for t in traces if not t.logic]
         if not analog:
@@ -413,10 +417,10 @@ class WaveformCapture:
                     and math.isclose(t.origin_s, first.origin_s, rel_tol=0,
                                      abs_tol=first.period_s / 4)):
                 raise CaptureError(self.source, f"{self.kind}: channels {first.name} and "
-                                                f"{t.name} are sampled differently ({first.period_s:g} s "
-                                                f"from {first.origin_s:g} s, {t.period_s:g} s from "
-                                                f"{t.origin_s:g} s): the rig reads channels on one "
-                                                "time base")
+                                                f"{t.name} are sampled differently "
+                                                f"({first.period_s:g} s from {first.origin_s:g} s, "
+                                                f"{t.period_s:g} s from {t.origin_s:g} s): the rig "
+                                                "reads channels on one time base")
 
     def chunks(self) -> Iterator[Chunk]:
         """Yield the capture ``options.chunk_samples`` samples at a time.
@@ -432,11 +436,14 @@ class WaveformCapture:
         with self.path.open("rb") as f:
             for start in range(0, self.samples, block):
                 n = min(block, self.samples - start)
-                current = self.current.read(f, start, n, self.source) * self._amperes_per_volt
+                read: dict[str, npt.NDArray[np.generic]] = {}  # a channel used twice, once
+                for trace in (self.current, self.voltage, self.trigger):
+                    if trace is not None and trace.name not in read:
+                        read[trace.name] = trace.read(f, start, n, self.source)
+                current = read[self.current.name] * self._amperes_per_volt
                 supply: npt.NDArray[np.float64] | float = (
-                    self.voltage_const if self.voltage is None
-                    else self.voltage.read(f, start, n, self.source))
-                trig = self.trigger.read(f, start, n, self.source)
+                    self.voltage_const if self.voltage is None else read[self.voltage.name])
+                trig = read[self.trigger.name]
                 logic = (schmitt(trig) if schmitt is not None
                          else ((trig >> bit) & 1).astype(np.uint8))
                 yield Chunk(start, self.period_s, current, supply, logic)

@@ -94,6 +94,17 @@ def test_bad_rigol_export_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert_refused(["analyze", str(path), *args], expected, tmp_path, capsys, monkeypatch)
 
 
+def test_keysight_export_without_its_units_row_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "keysight.csv"
+    write_keysight_csv(path, 100)
+    path.write_text(path.read_text().replace("second,Volt,Volt,Volt\n", "", 1))
+    assert_refused(["analyze", str(path), "--trigger", "CH2", "--voltage", "3"],
+                   "Keysight CSV export: line 2 should be the units row 'second,Volt,...'",
+                   tmp_path, capsys, monkeypatch)
+
+
 def test_tektronix_export_in_other_time_units_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -114,7 +114,11 @@ def find_layout(head: str, source: str = "") -> ScopeCsvLayout | None:
         below = rows[h + 1] if h + 1 < len(rows) else []
         if first == "x" and "Start" in header and "Increment" in header:
             return _rigol(header, below, h, source)
-        if first == "x-axis" and below and below[0].lower() == "second":
+        if first == "x-axis" and h == 0 and not (below and below[0].lower() == "second"):
+            raise CaptureError(source, f"Keysight CSV export: line {h + 2} should be the units "
+                                       "row 'second,Volt,...' (an export layout the rig does "
+                                       "not know)")
+        if first == "x-axis" and h == 0:
             rename = tuple((c, f"CH{c}") for c in _channels(header, set()) if c.isdigit())
             names = dict(rename)
             return ScopeCsvLayout("Keysight", h, True, header[0],

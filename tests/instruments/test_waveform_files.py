@@ -88,7 +88,8 @@ def test_isf_scaled_as_its_preamble_states(tmp_path: Path, order: str) -> None:
     check_windows(doc, true_energies(volts, 3.0, volts > 0.001))
 
 
-@pytest.mark.parametrize(("version", "order"), [(b"WFM#003", "<"), (b"WFM#002", ">")])
+@pytest.mark.parametrize(("version", "order"), [(b"WFM#003", "<"), (b"WFM#002", ">"),
+                                               (b"WFM#001", "<")])
 def test_tek_wfm_user_samples_scaled_as_stated(tmp_path: Path, version: bytes,
                                                order: str) -> None:
     """The pre- and post-charge points (full scale) are not samples; one channel, the
@@ -103,7 +104,7 @@ def test_tek_wfm_user_samples_scaled_as_stated(tmp_path: Path, version: bytes,
 
 
 @pytest.mark.parametrize(("offset", "value", "expected"), [
-    (2, b"WFM#001", "Tektronix .wfm version 'WFM#001' is not one the rig reads"),
+    (2, b"WFM#004", "Tektronix .wfm version 'WFM#004' is not one the rig reads"),
     (72, b"\x03", "a FastFrame set (4 frames)"),
     (168 + 68, b"\x04", "curve format 4 with 2 bytes per point"),
 ])

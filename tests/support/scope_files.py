@@ -187,7 +187,8 @@ def write_tek_wfm(path: Path, n: int, version: bytes = b"WFM#003", order: str = 
     """A Tektronix .wfm of channel 1, int16 codes (the ISF's, volts = raw × YMULT + YZERO −
     YOFF × YMULT), with pre- and post-charge points (Tektronix "Reference Waveform File
     Format" 001-1378-03, as RigolWFM's ksy/tektronix_wfm_002_le_wfm.ksy lays it out)."""
-    exp_at, imp_at, curve_at = (168, 488, 808) if version == b"WFM#003" else (168, 480, 792)
+    exp_at, imp_at, curve_at = {b"WFM#001": (166, 478, 790), b"WFM#002": (168, 480, 792),
+                                b"WFM#003": (168, 488, 808)}[version]
     head = bytearray(838)
     head[0:2] = b"\x0f\x0f" if order == "<" else b"\xf0\xf0"
     head[2:9] = version

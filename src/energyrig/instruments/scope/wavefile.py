@@ -13,7 +13,7 @@ waveform files"):
     waveform a header (its own size first; points, x increment, x origin, label at fixed
     offsets) and its buffers, each with a data header (its size, buffer type, bytes per
     point, buffer size). Analog buffers are float32 volts; logic buffers one byte per point.
-``.wfm`` (Tektronix WFM#002, WFM#003)
+``.wfm`` (Tektronix WFM#001, WFM#002, WFM#003)
     A byte-order mark (``0x0F0F`` little-endian), the version, the curve buffer's offset,
     then at fixed offsets explicit dimension 1 (volts = raw × scale + offset, the sample
     format), implicit dimension 1 (the interval and the time of the buffer's first point)
@@ -265,15 +265,17 @@ def _isf_dtype(fields: dict[str, str], source: str) -> np.dtype:
 
 
 #: Tektronix WFM: version -> byte offsets of explicit dimension 1, implicit dimension 1 and
-#: the curve object (WFM#003's point densities are 8 bytes, WFM#002's 4).
-TEK_WFM_VERSIONS = {b"WFM#002": (168, 480, 792), b"WFM#003": (168, 488, 808)}
+#: the curve object (WFM#002 adds a 2-byte summary frame type to WFM#001; WFM#003's point
+#: densities are 8 bytes, WFM#002's 4).
+TEK_WFM_VERSIONS = {b"WFM#001": (166, 478, 790), b"WFM#002": (168, 480, 792),
+                    b"WFM#003": (168, 488, 808)}
 #: Tektronix WFM explicit formats -> numpy type code (with the file's byte order).
 _TEK_FORMATS = {0: "i2", 1: "i4", 2: "u4", 3: "u8", 4: "f4", 5: "f8", 7: "u1", 8: "i1"}
 _TEK_HEAD = 838  # through the curve object of a WFM#003
 
 
 def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
-    """The one trace of a Tektronix ``.wfm`` (WFM#002 or WFM#003; headers only are read).
+    """The one trace of a Tektronix ``.wfm`` (WFM#001 to WFM#003; headers only are read).
 
     Raises
     ------
@@ -290,7 +292,7 @@ def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
         raise CaptureError(source, "not a Tektronix .wfm (no byte-order mark and 'WFM#')")
     if version not in TEK_WFM_VERSIONS:
         raise CaptureError(source, f"Tektronix .wfm version {version.decode('ascii', 'replace')!r} "
-                                   "is not one the rig reads (it reads WFM#002, WFM#003)")
+                                   "is not one the rig reads (it reads WFM#001 to WFM#003)")
     exp_at, imp_at, curve_at = TEK_WFM_VERSIONS[version]
     if len(head) < curve_at + 30:
         raise CaptureError(source, "Tektronix .wfm: the file ends inside its header")

@@ -88,8 +88,8 @@ def test_isf_scaled_as_its_preamble_states(tmp_path: Path, order: str) -> None:
     check_windows(doc, true_energies(volts, 3.0, volts > 0.001))
 
 
-@pytest.mark.parametrize(("version", "order"), [(b"WFM#003", "<"), (b"WFM#002", ">"),
-                                               (b"WFM#001", "<")])
+@pytest.mark.parametrize(("version", "order"), [(b":WFM#003", "<"), (b":WFM#002", ">"),
+                                               (b":WFM#001", "<")])
 def test_tek_wfm_user_samples_scaled_as_stated(tmp_path: Path, version: bytes,
                                                order: str) -> None:
     """The pre- and post-charge points (full scale) are not samples; one channel, the
@@ -104,9 +104,10 @@ def test_tek_wfm_user_samples_scaled_as_stated(tmp_path: Path, version: bytes,
 
 
 @pytest.mark.parametrize(("offset", "value", "expected"), [
-    (2, b"WFM#004", "Tektronix .wfm version 'WFM#004' is not one the rig reads"),
+    (2, b":WFM#004", "Tektronix .wfm version ':WFM#004' is not one the rig reads"),
     (72, b"\x03", "a FastFrame set (4 frames)"),
-    (168 + 68, b"\x04", "curve format 4 with 2 bytes per point"),
+    (168 + 72, b"\x04", "curve format 4 with 2 bytes per point"),
+    (168 + 76, b"\x01", "storage type 1"),
 ])
 def test_bad_tek_wfm_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                  monkeypatch: pytest.MonkeyPatch, offset: int, value: bytes,

@@ -182,21 +182,22 @@ def write_isf(path: Path, n: int, block: int = 1 << 20, order: str = "LSB") -> N
 TEK_WFM_CHARGE = 16  # points of pre- and post-charge around the user's samples
 
 
-def write_tek_wfm(path: Path, n: int, version: bytes = b"WFM#003", order: str = "<",
+def write_tek_wfm(path: Path, n: int, version: bytes = b":WFM#003", order: str = "<",
                   block: int = 1 << 20) -> None:
     """A Tektronix .wfm of channel 1, int16 codes (the ISF's, volts = raw × YMULT + YZERO −
     YOFF × YMULT), with pre- and post-charge points (Tektronix "Reference Waveform File
-    Format" 001-1378-03, as RigolWFM's ksy/tektronix_wfm_002_le_wfm.ksy lays it out)."""
-    exp_at, imp_at, curve_at = {b"WFM#001": (166, 478, 790), b"WFM#002": (168, 480, 792),
-                                b"WFM#003": (168, 488, 808)}[version]
+    Format" 001-1378-03, as RigolWFM's ksy/tektronix_wfm_002_le_wfm.ksy lays it out; the
+    version ":WFM#003" at offset 2 as Tektronix's sample reader tekwfm2 checks it)."""
+    exp_at, imp_at, curve_at = {b":WFM#001": (166, 478, 790), b":WFM#002": (168, 480, 792),
+                                b":WFM#003": (168, 488, 808)}[version]
     head = bytearray(838)
     head[0:2] = b"\x0f\x0f" if order == "<" else b"\xf0\xf0"
-    head[2:9] = version
+    head[2:10] = version
     charge = 2 * TEK_WFM_CHARGE
     struct.pack_into(order + "Bi", head, 15, 2, len(head))
     head[40:43] = b"CH1"
     struct.pack_into(order + "2d", head, exp_at, ISF_YMULT, ISF_YZERO - ISF_YOFF * ISF_YMULT)
-    struct.pack_into(order + "2i", head, exp_at + 68, 0, 0)  # int16 samples
+    struct.pack_into(order + "2i", head, exp_at + 72, 0, 0)  # int16 samples
     struct.pack_into(order + "2dI", head, imp_at, DT, START_S - TEK_WFM_CHARGE * DT,
                      n + 2 * TEK_WFM_CHARGE)
     struct.pack_into(order + "5I", head, curve_at + 10, 0, charge, charge + 2 * n,

@@ -23,9 +23,9 @@ def is_isf(head: bytes) -> bool:
 
 
 def is_tek_wfm(head: bytes) -> bool:
-    """A Tektronix ``.wfm``: the byte-order mark ``0x0F0F`` or ``0xF0F0``, then ``WFM#`` (any
+    """A Tektronix ``.wfm``: the byte-order mark ``0x0F0F`` or ``0xF0F0``, then ``:WFM#`` (any
     version: the reader names one it does not read)."""
-    return head[:2] in (b"\x0f\x0f", b"\xf0\xf0") and head[2:6] == b"WFM#"
+    return head[:2] in (b"\x0f\x0f", b"\xf0\xf0") and head[2:7] == b":WFM#"
 
 
 FILE_KINDS = (

@@ -14,7 +14,8 @@ waveform files"):
     offsets) and its buffers, each with a data header (its size, buffer type, bytes per
     point, buffer size). Analog buffers are float32 volts; logic buffers one byte per point.
 ``.wfm`` (Tektronix WFM#001, WFM#002, WFM#003)
-    A byte-order mark (``0x0F0F`` little-endian), the version, the curve buffer's offset,
+    A byte-order mark (``0x0F0F`` little-endian), the version (``:WFM#003``), the curve
+    buffer's offset,
     then at fixed offsets explicit dimension 1 (volts = raw × scale + offset, the sample
     format), implicit dimension 1 (the interval and the time of the buffer's first point)
     and the curve object (where the user's samples start and end in the buffer). One channel.
@@ -267,10 +268,12 @@ def _isf_dtype(fields: dict[str, str], source: str) -> np.dtype:
 #: Tektronix WFM: version -> byte offsets of explicit dimension 1, implicit dimension 1 and
 #: the curve object (WFM#002 adds a 2-byte summary frame type to WFM#001; WFM#003's point
 #: densities are 8 bytes, WFM#002's 4).
-TEK_WFM_VERSIONS = {b"WFM#001": (166, 478, 790), b"WFM#002": (168, 480, 792),
-                    b"WFM#003": (168, 488, 808)}
-#: Tektronix WFM explicit formats -> numpy type code (with the file's byte order).
-_TEK_FORMATS = {0: "i2", 1: "i4", 2: "u4", 3: "u8", 4: "f4", 5: "f8", 7: "u1", 8: "i1"}
+TEK_WFM_VERSIONS = {b":WFM#001": (166, 478, 790), b":WFM#002": (168, 480, 792),
+                    b":WFM#003": (168, 488, 808)}
+#: Tektronix WFM explicit formats -> numpy type code (with the file's byte order). The 8-bit
+#: codes are left out: RigolWFM reads 7 as uint8 and 8 as int8, Tektronix's sample reader
+#: (tekwfm2) 7 as int8.
+_TEK_FORMATS = {0: "i2", 1: "i4", 2: "u4", 3: "u8", 4: "f4", 5: "f8"}
 _TEK_HEAD = 838  # through the curve object of a WFM#003
 
 
@@ -287,12 +290,12 @@ def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
         head = f.read(_TEK_HEAD)
     size = path.stat().st_size
     order = {b"\x0f\x0f": "<", b"\xf0\xf0": ">"}.get(head[:2])
-    version = head[2:9]
-    if order is None or not version.startswith(b"WFM#") or len(head) < 120:
-        raise CaptureError(source, "not a Tektronix .wfm (no byte-order mark and 'WFM#')")
+    version = head[2:10]
+    if order is None or not version.startswith(b":WFM#") or len(head) < 120:
+        raise CaptureError(source, "not a Tektronix .wfm (no byte-order mark and ':WFM#')")
     if version not in TEK_WFM_VERSIONS:
         raise CaptureError(source, f"Tektronix .wfm version {version.decode('ascii', 'replace')!r} "
-                                   "is not one the rig reads (it reads WFM#001 to WFM#003)")
+                                   "is not one the rig reads (it reads :WFM#001 to :WFM#003)")
     exp_at, imp_at, curve_at = TEK_WFM_VERSIONS[version]
     if len(head) < curve_at + 30:
         raise CaptureError(source, "Tektronix .wfm: the file ends inside its header")
@@ -301,7 +304,7 @@ def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
     (frames_minus_1,) = struct.unpack_from(order + "I", head, 72)
     label = head[40:72].split(b"\0", 1)[0].decode("ascii", "replace").strip()
     y_scale, y_offset = struct.unpack_from(order + "2d", head, exp_at)
-    fmt, storage = struct.unpack_from(order + "2i", head, exp_at + 68)
+    fmt, storage = struct.unpack_from(order + "2i", head, exp_at + 72)
     x_scale, x_offset = struct.unpack_from(order + "2d", head, imp_at)
     data_start, post_start = struct.unpack_from(order + "2I", head, curve_at + 14)
     if frames_minus_1 or storage != 0:

@@ -41,6 +41,14 @@ from support.ppk_app import (
     write_csv_export,
     write_session,
 )
+from support.scope_files import (
+    LEVEL_V,
+    PERIOD,
+    write_bin,
+    write_isf,
+    write_rigol_csv,
+    write_tek_wfm,
+)
 
 RIG = Path(sys.executable).parent / "rig"
 GOAL_MB = 300
@@ -172,6 +180,51 @@ def write_jls(path: Path, size: int) -> tuple[int, list[str]]:
     return n, []
 
 
+_SCOPE_ARGS = ["--current", "CH1", "--trigger", "CH2", "--trigger-level", str(LEVEL_V)]
+
+
+def write_scope_csv(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Rigol DS1000Z CSV export (tests/support/scope_files.py; its first rows are compared
+    with that writer's): the rows after the sample number repeat every period."""
+    reference = path.with_suffix(".ref")
+    write_rigol_csv(reference, 2 * PERIOD)
+    lines = reference.read_text().splitlines(keepends=True)
+    reference.unlink()
+    tails = [line.split(",", 1)[1] for line in lines[2:2 + PERIOD]]
+    n = 0
+    with path.open("w", newline="") as out:
+        out.write("".join(lines[:2]))
+        while out.tell() < size:
+            out.write("".join(map("{},{}".format, range(n, n + PERIOD), tails)))
+            n += PERIOD
+    with path.open() as f:
+        if [f.readline() for _ in lines] != lines:
+            raise SystemExit(f"{path}: the fast writer differs from tests/support/scope_files.py")
+    return n, [*_SCOPE_ARGS, "--voltage", "CH3"]
+
+
+def write_scope_bin(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Keysight .bin (AG10) of three float32 channels: 12 bytes per sample."""
+    n = size // 12 // PERIOD * PERIOD
+    write_bin(path, n)
+    return n, [*_SCOPE_ARGS, "--voltage", "CH3"]
+
+
+def write_scope_isf(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Tektronix .isf of one int16 channel, the trigger on itself (the shunt above 1 mV);
+    at most 10^9 − 1 bytes of samples, the most the 9-digit length of its block can state."""
+    n = min(size, 10**9 - 1) // 2 // PERIOD * PERIOD
+    write_isf(path, n)
+    return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
+
+
+def write_scope_wfm(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Tektronix .wfm (WFM#003) of one int16 channel, the trigger on itself."""
+    n = size // 2 // PERIOD * PERIOD
+    write_tek_wfm(path, n)
+    return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
+
+
 @dataclass(frozen=True)
 class Kind:
     """One row of the benchmark: a name, a file name and the generator writing the capture
@@ -187,6 +240,10 @@ KINDS = (
     Kind("ppk-csv", "export.csv", write_ppk_csv),
     Kind("ppk2-session", "session.ppk2", write_ppk_session),
     Kind("jls", "capture.jls", write_jls),
+    Kind("scope-csv", "rigol.csv", write_scope_csv),
+    Kind("scope-bin", "keysight.bin", write_scope_bin),
+    Kind("scope-isf", "tek.isf", write_scope_isf),
+    Kind("scope-wfm", "tek.wfm", write_scope_wfm),
 )
 
 

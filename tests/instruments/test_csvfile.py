@@ -83,12 +83,12 @@ def test_malformed_rows_name_the_line(tmp_path: Path, rows: list[tuple], message
 def test_dispatcher_checks_content_against_extension(tmp_path: Path) -> None:
     zipped = tmp_path / "capture.csv"
     zipped.write_bytes(b"PK\x03\x04" + bytes(100))
-    with pytest.raises(CaptureError, match="not a Power Profiler CSV export or CSV file "
-                                           r"\(tried by content\)"):
+    with pytest.raises(CaptureError, match="not a Power Profiler CSV export or scope CSV export "
+                                           r"or CSV file \(tried by content\)"):
         open_capture(zipped)
     with pytest.raises(CaptureError, match="cannot read"):
         open_capture(tmp_path / "missing.csv")
-    unknown = tmp_path / "capture.bin"
+    unknown = tmp_path / "capture.raw"
     unknown.write_bytes(bytes(range(256)))
     with pytest.raises(CaptureError, match=r"unknown capture format: its content is none of "
                                            r"Power Profiler session \(\.ppk2\), raw PPK2 stream "

@@ -32,8 +32,10 @@ pandas' C parser, so memory stays bounded for files of any length.
 from __future__ import annotations
 
 import csv
+import itertools
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +63,51 @@ ENCODING = "utf-8-sig"
 #: so a CSV is read in smaller chunks than ``chunk_samples``' default
 #: (benchmarks/reader_memory.py: peak RSS of `rig analyze` on 1 GB).
 MAX_CHUNK_ROWS = 1 << 18
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """Where the header and the samples sit in a CSV, and what its time column holds.
+
+    The rig's own layout (and the generic mapping) is the default: the header on line 1, the
+    samples from line 2, time in ``time_unit``. An oscilloscope's export
+    (:mod:`energyrig.instruments.scope.csvexport`) has metadata rows before the header, a
+    units row under it, or time as a sample number.
+
+    Attributes
+    ----------
+    header_line:
+        Lines before the header row (0: it is the first line).
+    units_row:
+        A row of units follows the header and is skipped.
+    time_offset_s:
+        Time of the time column's value 0, s (``t = time_offset_s + value * time_scale_s``).
+    time_scale_s:
+        Seconds per unit of the time column; ``None``: ``time_unit`` of the options.
+    rename:
+        Header names read as other names (Keysight's channel ``1`` as ``CH1``: a number
+        would be a constant voltage in ``--voltage``).
+    """
+
+    header_line: int = 0
+    units_row: bool = False
+    time_offset_s: float = 0.0
+    time_scale_s: float | None = None
+    rename: tuple[tuple[str, str], ...] = ()
+
+    def column(self, header: str) -> str:
+        """The name a header cell is read by (stripped of spaces, then renamed)."""
+        name = header.strip()
+        return dict(self.rename).get(name, name)
+
+    def skipped_lines(self) -> list[int]:
+        """The lines (from 0) pandas skips: those before the header, and the units row."""
+        return [*range(self.header_line), *([self.header_line + 1] if self.units_row else [])]
+
+    @property
+    def first_data_line(self) -> int:
+        """Line number (from 1) of the first sample."""
+        return self.header_line + 2 + self.units_row
 
 
 def gaps_from_indices(indices: npt.NDArray[np.int64], expected: int
@@ -91,26 +138,31 @@ class CsvCapture:
         The trigger column holds digital channels as text, one character per channel, as
         the Power Profiler app writes them: the trigger is character ``options.trigger_bit``
         (default 0).
+    layout:
+        Where the header and samples are and how time is given (default: the rig's layout).
     """
 
     trigger_bit = 0  # the trigger column arrives on logic bit D0
 
     def __init__(self, path: str | Path, options: CaptureOptions | None = None, *,
-                 digital_text: bool = False) -> None:
+                 digital_text: bool = False, layout: CsvLayout | None = None) -> None:
         self.path = Path(path)
         self.source = str(path)
         self.options = options or CaptureOptions()
         self.digital_text = digital_text
         self._scale = (self.options.amperes_per_volt(self.source)
                        * CURRENT_UNITS[self.options.current_unit or "A"])
-        self._seconds = TIME_UNITS[self.options.time_unit or "s"]
+        self.layout = layout or CsvLayout()
+        self._seconds = (self.layout.time_scale_s if self.layout.time_scale_s is not None
+                         else TIME_UNITS[self.options.time_unit or "s"])
         self.time_column = self.options.time or TIME
         try:
             with self.path.open(newline="", encoding=ENCODING) as f:
-                header = next(csv.reader(f), [])
+                lines = itertools.islice(f, self.layout.header_line, None)
+                header = next(csv.reader(lines), [])
         except (OSError, UnicodeDecodeError) as exc:
             raise CaptureError(self.source, f"cannot read the CSV header: {exc}") from exc
-        self.columns = [name.strip() for name in header]
+        self.columns = [self.layout.column(name) for name in header]
         self._raw_names = dict(zip(self.columns, header, strict=True))
         voltage = self.options.voltage
         self.voltage_column = VOLTAGE if voltage is None else voltage
@@ -145,18 +197,18 @@ class CsvCapture:
         row0 = 0
         schmitt = Schmitt(self.trigger_threshold)
         try:  # the parser decodes ahead when it opens: its errors are the read's
-            reader = pd.read_csv(self.path, usecols=lambda c: c.strip() in wanted,
+            reader = pd.read_csv(self.path, usecols=lambda c: self.layout.column(c) in wanted,
                                  chunksize=min(self.options.chunk_samples, MAX_CHUNK_ROWS),
                                  engine="c", skipinitialspace=True, dtype=text,
-                                 encoding=ENCODING)
+                                 encoding=ENCODING, skiprows=self.layout.skipped_lines())
             for frame in reader:
                 if frame.empty:
                     continue
-                frame.columns = [c.strip() for c in frame.columns]
+                frame.columns = [self.layout.column(c) for c in frame.columns]
                 cols = {name: self._numeric(frame[name], name, row0) for name in numeric}
-                t = cols[self.time_column] * self._seconds
+                t = self.layout.time_offset_s + cols[self.time_column] * self._seconds
                 if (k := LIMITS["time_s"].first_outside(t)) is not None:
-                    raise CaptureError(self.source, f"line {row0 + k + 2}: column "
+                    raise CaptureError(self.source, f"line {self._line(row0 + k)}: column "
                                                     f"'{self.time_column}': "
                                                     f"{LIMITS['time_s'].problem(t[k])}")
                 if grid is None:
@@ -171,17 +223,26 @@ class CsvCapture:
                 expected = int(indices[-1]) + 1
                 row0 += len(frame)
         except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
-            raise CaptureError(self.source, f"malformed CSV after line {row0 + 1}: "
+            raise CaptureError(self.source, f"malformed CSV after line "
+                                            f"{self._line(row0) - 1}: "
                                             f"{str(exc).strip()}") from exc
         if grid is None:
             raise CaptureError(self.source, "no samples after the header")
+
+    def _line(self, row: int) -> int:
+        """Line number (from 1) of sample row ``row`` (from 0)."""
+        return self.layout.first_data_line + row
+
+    def _time_value(self, t: float) -> float:
+        """The time column's value for time ``t`` s (as the file writes it)."""
+        return (t - self.layout.time_offset_s) / self._seconds
 
     def _numeric(self, column: pd.Series, name: str, row0: int) -> npt.NDArray[np.float64]:
         values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)
         bad = np.flatnonzero(~np.isfinite(values))
         if len(bad):
             i = int(bad[0])
-            raise CaptureError(self.source, f"line {row0 + i + 2}: column '{name}' has "
+            raise CaptureError(self.source, f"line {self._line(row0 + i)}: column '{name}' has "
                                             f"'{column.iloc[i]}', not a finite number")
         return values
 
@@ -198,7 +259,7 @@ class CsvCapture:
             bad = np.flatnonzero((ints != values) | (ints < 0))
             if len(bad):
                 i = int(bad[0])
-                raise CaptureError(self.source, f"line {row0 + i + 2}: trigger column "
+                raise CaptureError(self.source, f"line {self._line(row0 + i)}: trigger column "
                                                 f"'{self.trigger_column}' has "
                                                 f"'{column.iloc[i]}', not a whole number >= 0 "
                                                 "of packed channel bits")
@@ -227,7 +288,7 @@ class CsvCapture:
         bad = np.flatnonzero(~seen)
         if len(bad):
             i = int(bad[0])
-            raise CaptureError(self.source, f"line {row0 + i + 2}: digital column "
+            raise CaptureError(self.source, f"line {self._line(row0 + i)}: digital column "
                                             f"'{self.trigger_column}' has {column.iloc[i]!r}: "
                                             f"no channel {bit} of the form 0, 1, X or -")
         return level, (unknown if unknown.any() else None)
@@ -237,7 +298,7 @@ class CsvCapture:
         bad = np.flatnonzero((trigger != 0) & (trigger != 1))
         if len(bad):
             i = int(bad[0])
-            raise CaptureError(self.source, f"line {row0 + i + 2}: trigger column "
+            raise CaptureError(self.source, f"line {self._line(row0 + i)}: trigger column "
                                             f"'{self.trigger_column}' has {float(trigger[i])!r}, "
                                             "not 0 or 1: for an analog trigger give its threshold "
                                             "with --trigger-level VOLTS (e.g. 1.65 for 3.3 V logic)")
@@ -268,8 +329,8 @@ class CsvCapture:
         if len(bad):
             i = int(bad[0])
             why = f"is off the {period:.6g} s sample grid" if off[i] else "goes back or repeats"
-            raise CaptureError(self.source, f"line {row0 + i + 2}: {self.time_column} = "
-                                            f"{float(t[i]) / self._seconds!r} {why}")
+            raise CaptureError(self.source, f"line {self._line(row0 + i)}: {self.time_column} = "
+                                            f"{self._time_value(float(t[i]))!r} {why}")
         return indices
 
 

@@ -137,7 +137,7 @@ def test_nan_samples_are_flagged_corrupt(tmp_path: Path) -> None:
 
 def test_content_sniff_recognises_a_jls_without_its_extension(recording: Path,
                                                               tmp_path: Path) -> None:
-    renamed = tmp_path / "recording.bin"
+    renamed = tmp_path / "recording.dat"
     renamed.write_bytes(recording.read_bytes())
     assert isinstance(open_capture(renamed), JlsCapture)
 

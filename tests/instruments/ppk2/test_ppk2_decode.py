@@ -325,7 +325,7 @@ def test_open_capture_reads_ppk2_files_and_windows_integrate_the_decoded_power(t
         expected = chunk.current_a[lo:lo + 2000].sum() * (VDD_MV / 1000) * 1e-5  # T * sum(v*i)
         assert w.energy_j == pytest.approx(expected, rel=1e-12)
         assert w.energy_j == pytest.approx(5e-3 * 3.3 * 0.02, rel=2e-3)  # the encoded 5 mA
-    by_content = tmp_path / "bench.bin"
+    by_content = tmp_path / "bench.dat"
     by_content.write_bytes(path.read_bytes())
     override = open_capture(by_content, CaptureOptions(voltage=1.8))
     assert next(iter(override.chunks())).voltage_v == pytest.approx(1.8)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from energyrig.errors import EnergyrigError
 from energyrig.instruments.family import Family, Found
 from energyrig.instruments.scope.config import ScopeConfig
+from energyrig.instruments.scope.filekinds import FILE_KINDS
 from energyrig.instruments.scope.flags import SCOPE_FLAGS
 
 if TYPE_CHECKING:
@@ -91,4 +92,5 @@ FAMILY = Family(
     emulator_args=emulator_args,
     program_fields=("visa_library",),  # a path loads that library, "@name" imports pyvisa_name
     flags=SCOPE_FLAGS,
+    file_kinds=FILE_KINDS,
 )

@@ -1,0 +1,40 @@
+"""The capture files of the scope family (``Family.file_kinds``): content tests, no numpy.
+
+A scope's CSV export (:mod:`.csvexport`) and its binary waveform files (:mod:`.wavefile`);
+the layouts and their sources are in docs/formats.md.
+"""
+from __future__ import annotations
+
+from energyrig.instruments.family import FileKind
+from energyrig.instruments.scope.csvexport import is_scope_csv
+
+
+def is_waveform_bin(head: bytes) -> bool:
+    """A Keysight/Agilent (``AG``) or Rigol (``RG``) ``.bin``: the cookie and a two-digit
+    version (an unknown version passes: the reader names it)."""
+    return head[:2] in (b"AG", b"RG") and head[2:4].isdigit() and len(head) >= 12
+
+
+def is_isf(head: bytes) -> bool:
+    """A Tektronix ``.isf``: an ASCII preamble with the byte count field and ``CURV`` before
+    the ``#`` of the curve block."""
+    preamble = head.split(b"#", 1)[0].upper()
+    return b"#" in head and b"BYT_N" in preamble and b"CURV" in preamble
+
+
+def is_tek_wfm(head: bytes) -> bool:
+    """A Tektronix ``.wfm``: the byte-order mark ``0x0F0F`` or ``0xF0F0``, then ``:WFM#`` (any
+    version: the reader names one it does not read)."""
+    return head[:2] in (b"\x0f\x0f", b"\xf0\xf0") and head[2:7] == b":WFM#"
+
+
+FILE_KINDS = (
+    FileKind("scope CSV export", (".csv",), is_scope_csv,
+             "energyrig.instruments.scope.csvexport:open_scope_csv"),
+    FileKind("scope waveform (.bin)", (".bin",), is_waveform_bin,
+             "energyrig.instruments.scope.wavefile:open_bin"),
+    FileKind("Tektronix ISF waveform", (".isf",), is_isf,
+             "energyrig.instruments.scope.wavefile:open_isf"),
+    FileKind("Tektronix WFM waveform", (".wfm",), is_tek_wfm,
+             "energyrig.instruments.scope.wavefile:open_tek_wfm"),
+)

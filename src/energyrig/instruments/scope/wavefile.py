@@ -1,0 +1,469 @@
+"""Binary waveform files a scope saves: Keysight/Agilent and Rigol ``.bin``, Tektronix ``.isf``
+and ``.wfm``.
+
+Each file is read as a set of :class:`Trace` (one per waveform: where its samples start in
+the file, their type, and the scale and offset the file states), then streamed by
+:class:`WaveformCapture`: ``chunk_samples`` samples of each channel used are read from their
+place in the file at a time (``seek`` + ``numpy.fromfile``), so memory stays bounded whatever
+the file's length. The layouts, with their sources, are in docs/formats.md ("Oscilloscope
+waveform files"):
+
+``.bin`` (Keysight/Agilent ``AG``, Rigol ``RG``)
+    A file header (cookie, 2-digit version, file size, number of waveforms), then per
+    waveform a header (its own size first; points, x increment, x origin, label at fixed
+    offsets) and its buffers, each with a data header (its size, buffer type, bytes per
+    point, buffer size). Analog buffers are float32 volts; logic buffers one byte per point.
+``.wfm`` (Tektronix WFM#001, WFM#002, WFM#003)
+    A byte-order mark (``0x0F0F`` little-endian), the version (``:WFM#003``), the curve
+    buffer's offset,
+    then at fixed offsets explicit dimension 1 (volts = raw × scale + offset, the sample
+    format), implicit dimension 1 (the interval and the time of the buffer's first point)
+    and the curve object (where the user's samples start and end in the buffer). One channel.
+``.isf`` (Tektronix)
+    The ASCII preamble ``:WFMPRE:BYT_NR 2;...;YZERO 0.0E+0;:CURVE #<n><len>`` then the
+    samples as integers: volts = (raw − YOFF) × YMULT + YZERO, sample k at XZERO + XINCR·(k −
+    PT_OFF). One channel per file.
+
+Channel mapping as for a sigrok session: ``current`` (default the first analog channel) in
+volts × ``amperes_per_volt``; ``voltage`` a channel or a constant (required); ``trigger`` a
+channel (required): an analog one thresholded at ``trigger_level_v`` with hysteresis, a logic
+one (a ``.bin`` digital pod) at bit ``trigger_bit`` (default 0).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import re
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import numpy.typing as npt
+
+from energyrig.capture import Chunk
+from energyrig.errors import CaptureError, ChannelError
+from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.threshold import AnalogTrigger, Schmitt
+
+log = logging.getLogger(__name__)
+
+#: ``.bin`` cookie -> (maker, known versions).
+BIN_VERSIONS = {b"AG": ("Keysight/Agilent", (b"01", b"03", b"10")),
+                b"RG": ("Rigol", (b"01", b"03"))}
+#: Waveform header fields read, little-endian, at offset 0 (the header's size comes first).
+_WFM_HEADER = struct.Struct("<5I f 3d 2I 16s 16s 24s 16s")
+_WAVEFORM_TYPES = {0: "unknown", 1: "normal", 2: "peak detect", 3: "average", 6: "logic"}
+#: Buffer types: 1 float32 volts (normal), 5/6 one byte of logic per point.
+_ANALOG_BUFFER, _LOGIC_BUFFERS = 1, (5, 6)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One channel's samples in the file: ``volts = (raw - raw_offset) * scale + zero``.
+
+    Attributes
+    ----------
+    name:
+        The channel as the file labels it (``"CH1"``; a label ``"1"`` is read as ``"CH1"``).
+    offset:
+        Byte offset of sample 0 in the file.
+    dtype:
+        Type of one raw sample (with its byte order).
+    samples:
+        Samples of the trace.
+    period_s:
+        Sample interval, s.
+    origin_s:
+        Time of sample 0, s (relative to the scope's trigger).
+    logic:
+        One byte of logic channels per sample (a digital pod), not volts.
+    """
+
+    name: str
+    offset: int
+    dtype: np.dtype
+    samples: int
+    period_s: float
+    origin_s: float
+    logic: bool = False
+    scale: float = 1.0
+    raw_offset: float = 0.0
+    zero: float = 0.0
+
+    @property
+    def end(self) -> int:
+        """Byte just after the last sample."""
+        return self.offset + self.samples * self.dtype.itemsize
+
+    def read(self, f: BinaryIO, start: int, n: int, source: str) -> npt.NDArray[np.generic]:
+        """Samples ``start .. start + n`` (raw for logic, volts otherwise)."""
+        f.seek(self.offset + start * self.dtype.itemsize)
+        raw = np.fromfile(f, dtype=self.dtype, count=n)
+        if len(raw) != n:
+            raise CaptureError(source, f"channel {self.name}: the file ended at sample "
+                                       f"{start + len(raw)} of {self.samples} (changed since "
+                                       "it was opened?)")
+        if self.logic:
+            return raw
+        return (raw.astype(np.float64) - self.raw_offset) * self.scale + self.zero
+
+
+def read_bin(path: Path, source: str) -> tuple[str, list[Trace]]:
+    """The traces of a Keysight/Agilent or Rigol ``.bin`` file (headers only are read).
+
+    Raises
+    ------
+    CaptureError
+        Not such a file, an unknown version, a waveform or buffer of a kind not read, or a
+        file shorter than its headers say.
+    """
+    size = path.stat().st_size
+    traces: list[Trace] = []
+    with path.open("rb") as f:
+        head = f.read(12)
+        cookie, version = head[:2], head[2:4]
+        if len(head) < 12 or cookie not in BIN_VERSIONS:
+            raise CaptureError(source, "not a Keysight/Agilent or Rigol .bin waveform file "
+                                       "(no 'AG' or 'RG' cookie)")
+        maker, versions = BIN_VERSIONS[cookie]
+        if version not in versions:
+            raise CaptureError(source, f"{maker} .bin version "
+                                       f"{version.decode('ascii', 'replace')!r} "
+                                       "is not one the rig reads (it reads "
+                                       f"{', '.join(v.decode() for v in versions)})")
+        wide = version == b"03"  # 64-bit file and buffer sizes
+        if wide:
+            head += f.read(4)
+        (count,) = struct.unpack_from("<I", head, 12 if wide else 8)
+        pos = f.tell()
+        for k in range(count):
+            trace, pos = _bin_waveform(f, pos, k, wide, size, maker, source)
+            traces.append(trace)
+    return f"{maker} .bin", traces
+
+
+def _bin_waveform(f: BinaryIO, pos: int, k: int, wide: bool, size: int, maker: str,
+                  source: str) -> tuple[Trace, int]:
+    """Waveform ``k`` (from 0) whose header starts at byte ``pos``: its analog or logic
+    trace (one buffer), and where the next waveform starts."""
+    f.seek(pos)
+    raw = f.read(_WFM_HEADER.size)
+    if len(raw) < _WFM_HEADER.size:
+        raise CaptureError(source, f"{maker} .bin: the file ends inside waveform {k + 1}'s "
+                                   "header")
+    (header_size, wtype, buffers, points, _count, _range, _display, increment, origin,
+     _xu, _yu, _date, _time, _frame, label) = _WFM_HEADER.unpack(raw)
+    name = label.split(b"\0", 1)[0].decode("ascii", "replace").strip() or f"W{k + 1}"
+    if name.isdigit():  # Keysight labels channel n "n": a number in --voltage is a constant
+        name = f"CH{name}"
+    if wtype not in (1, 3, 6) or buffers != 1:
+        kind = _WAVEFORM_TYPES.get(wtype, f"type {wtype}")
+        raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}) is a {kind} "
+                                   f"record with {buffers} buffers; the rig reads normal, "
+                                   "average and logic records (save in Normal acquisition)")
+    if not (math.isfinite(increment) and increment > 0):
+        raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}): x increment "
+                                   f"{increment!r} s is not > 0")
+    f.seek(pos + header_size)
+    data_format = "<IHHQ" if wide else "<IHHI"
+    dh = f.read(struct.calcsize(data_format))
+    if len(dh) < struct.calcsize(data_format):
+        raise CaptureError(source, f"{maker} .bin: the file ends inside waveform {k + 1}'s "
+                                   "data header")
+    dh_size, btype, per_point, nbytes = struct.unpack(data_format, dh)
+    logic = btype in _LOGIC_BUFFERS
+    if not (btype == _ANALOG_BUFFER and per_point == 4) and not (logic and per_point == 1):
+        raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}): buffer type "
+                                   f"{btype} of {per_point} bytes per point is not read "
+                                   "(float32 volts or one byte of logic per point are)")
+    if nbytes != points * per_point or not points:
+        raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}): its buffer of "
+                                   f"{nbytes} bytes is not its {points} points of {per_point} "
+                                   "bytes")
+    offset = pos + header_size + dh_size
+    trace = Trace(name, offset, np.dtype("<f4") if not logic else np.dtype("u1"),
+                  points, float(increment), float(origin), logic)
+    if trace.end > size:
+        raise CaptureError(source, f"{maker} .bin: waveform {k + 1} ({name}) needs bytes up to "
+                                   f"{trace.end}, the file has {size} (truncated?)")
+    return trace, offset + nbytes
+
+
+_ISF_KEYS = {  # long form -> the short form newer firmware writes
+    "BYT_NR": "BYT_N", "BN_FMT": "BN_F", "BYT_OR": "BYT_O", "ENCDG": "ENC", "NR_PT": "NR_P",
+    "PT_FMT": "PT_F", "XINCR": "XIN", "XZERO": "XZE", "PT_OFF": "PT_O", "YMULT": "YMU",
+    "YOFF": "YOF", "YZERO": "YZE", "WFID": "WFI"}
+_ISF_HEAD = 4096
+_ISF_ITEM = re.compile(r'\s*:?(?:[A-Z]+:)*([A-Z_]+)\s+("[^"]*"|[^;]*)')
+
+
+def read_isf(path: Path, source: str) -> tuple[str, list[Trace]]:
+    """The one trace of a Tektronix ``.isf`` file (the preamble is read, not the samples).
+
+    Raises
+    ------
+    CaptureError
+        No ``#`` block within the first 4 KiB, a field missing, or an encoding not read.
+    """
+    with path.open("rb") as f:
+        head = f.read(_ISF_HEAD)
+    size = path.stat().st_size
+    hash_at = head.find(b"#")
+    if hash_at < 0 or hash_at + 2 > len(head) or not head[hash_at + 1:hash_at + 2].isdigit():
+        raise CaptureError(source, "Tektronix .isf: no '#<n><length>' curve block in the "
+                                   "first 4 KiB")
+    digits = int(head[hash_at + 1:hash_at + 2])
+    length_text = head[hash_at + 2:hash_at + 2 + digits]
+    fields: dict[str, str] = {}
+    for item in head[:hash_at].decode("ascii", "replace").split(";"):
+        match = _ISF_ITEM.match(item.upper())
+        if match:
+            key = match.group(1)
+            fields[_ISF_KEYS.get(key, key)] = match.group(2).strip().strip('"')
+    fmt = _isf_dtype(fields, source)
+    if fields.get("PT_F", "Y") != "Y":
+        raise CaptureError(source, f"Tektronix .isf: point format {fields['PT_F']!r}: the rig "
+                                   "reads Y (one value per point; ENV is min/max pairs)")
+    try:
+        values = {key: float(fields[key]) for key in ("XIN", "XZE", "YMU", "YOF", "YZE")}
+        points = int(fields["NR_P"])
+        pt_off = float(fields.get("PT_O", "0"))
+        nbytes = int(length_text)
+    except KeyError as exc:
+        raise CaptureError(source, f"Tektronix .isf: the preamble has no {exc.args[0]} "
+                                   "field") from None
+    except ValueError as exc:
+        raise CaptureError(source, f"Tektronix .isf: a preamble field is not a number: "
+                                   f"{exc}") from None
+    if nbytes != points * fmt.itemsize or not points:
+        raise CaptureError(source, f"Tektronix .isf: the curve block of {nbytes} bytes is not "
+                                   f"NR_PT {points} × BYT_NR {fmt.itemsize}")
+    name = fields.get("WFI", "CH1").split(",", 1)[0].strip().upper() or "CH1"
+    trace = Trace(name, hash_at + 2 + digits, fmt, points,
+                  values["XIN"], values["XZE"] - pt_off * values["XIN"], False,
+                  values["YMU"], values["YOF"], values["YZE"])
+    if not (math.isfinite(trace.period_s) and trace.period_s > 0):
+        raise CaptureError(source, f"Tektronix .isf: XINCR {trace.period_s!r} s is not > 0")
+    if trace.end > size:
+        raise CaptureError(source, f"Tektronix .isf: {points} points need bytes up to "
+                                   f"{trace.end}, the file has {size} (truncated?)")
+    return "Tektronix .isf", [trace]
+
+
+def _isf_dtype(fields: dict[str, str], source: str) -> np.dtype:
+    if fields.get("ENC", "BIN") not in ("BIN", "BINARY"):
+        raise CaptureError(source, f"Tektronix .isf: encoding {fields['ENC']!r}: the rig reads "
+                                   "BIN")
+    width, kind = fields.get("BYT_N", "?"), fields.get("BN_F", "RI")
+    order = fields.get("BYT_O", "MSB")
+    if width not in ("1", "2") or kind not in ("RI", "RP") or order not in ("MSB", "LSB"):
+        raise CaptureError(source, f"Tektronix .isf: BYT_NR {width}, BN_FMT {kind}, BYT_OR "
+                                   f"{order}: the rig reads 1 or 2 byte RI/RP integers, MSB or LSB")
+    return np.dtype(("<" if order == "LSB" else ">") + ("i" if kind == "RI" else "u") + width)
+
+
+#: Tektronix WFM: version -> byte offsets of explicit dimension 1, implicit dimension 1 and
+#: the curve object (WFM#002 adds a 2-byte summary frame type to WFM#001; WFM#003's point
+#: densities are 8 bytes, WFM#002's 4).
+TEK_WFM_VERSIONS = {b":WFM#001": (166, 478, 790), b":WFM#002": (168, 480, 792),
+                    b":WFM#003": (168, 488, 808)}
+#: Tektronix WFM explicit formats -> numpy type code (with the file's byte order). The 8-bit
+#: codes are left out: RigolWFM reads 7 as uint8 and 8 as int8, Tektronix's sample reader
+#: (tekwfm2) 7 as int8.
+_TEK_FORMATS = {0: "i2", 1: "i4", 2: "u4", 3: "u8", 4: "f4", 5: "f8"}
+_TEK_HEAD = 838  # through the curve object of a WFM#003
+
+
+def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
+    """The one trace of a Tektronix ``.wfm`` (WFM#001 to WFM#003; headers only are read).
+
+    Raises
+    ------
+    CaptureError
+        Another version, a FastFrame set, a storage or format not read, or a file shorter
+        than its curve.
+    """
+    with path.open("rb") as f:
+        head = f.read(_TEK_HEAD)
+    size = path.stat().st_size
+    order = {b"\x0f\x0f": "<", b"\xf0\xf0": ">"}.get(head[:2])
+    version = head[2:10]
+    if order is None or not version.startswith(b":WFM#") or len(head) < 120:
+        raise CaptureError(source, "not a Tektronix .wfm (no byte-order mark and ':WFM#')")
+    if version not in TEK_WFM_VERSIONS:
+        raise CaptureError(source, f"Tektronix .wfm version {version.decode('ascii', 'replace')!r} "
+                                   "is not one the rig reads (it reads :WFM#001 to :WFM#003)")
+    exp_at, imp_at, curve_at = TEK_WFM_VERSIONS[version]
+    if len(head) < curve_at + 30:
+        raise CaptureError(source, "Tektronix .wfm: the file ends inside its header")
+    (per_point,) = struct.unpack_from("B", head, 15)
+    (curve_offset,) = struct.unpack_from(order + "i", head, 16)
+    (frames_minus_1,) = struct.unpack_from(order + "I", head, 72)
+    label = head[40:72].split(b"\0", 1)[0].decode("ascii", "replace").strip()
+    y_scale, y_offset = struct.unpack_from(order + "2d", head, exp_at)
+    fmt, storage = struct.unpack_from(order + "2i", head, exp_at + 72)
+    x_scale, x_offset = struct.unpack_from(order + "2d", head, imp_at)
+    data_start, post_start = struct.unpack_from(order + "2I", head, curve_at + 14)
+    if frames_minus_1 or storage != 0:
+        raise CaptureError(source, f"Tektronix .wfm: a FastFrame set ({frames_minus_1 + 1} "
+                                   f"frames) or storage type {storage}: the rig reads one "
+                                   "frame of samples (storage 0)")
+    if fmt not in _TEK_FORMATS or np.dtype(_TEK_FORMATS[fmt]).itemsize != per_point:
+        raise CaptureError(source, f"Tektronix .wfm: curve format {fmt} with {per_point} "
+                                   "bytes per point is not read")
+    dtype = np.dtype(order + _TEK_FORMATS[fmt])
+    first = data_start // per_point
+    trace = Trace(label or "CH1", curve_offset + data_start, dtype,
+                  (post_start - data_start) // per_point, x_scale, x_offset + first * x_scale,
+                  False, y_scale, 0.0, y_offset)
+    if not (math.isfinite(x_scale) and x_scale > 0) or trace.samples <= 0:
+        raise CaptureError(source, f"Tektronix .wfm: sample interval {x_scale!r} s and "
+                                   f"{trace.samples} samples: nothing to read")
+    if trace.end > size:
+        raise CaptureError(source, f"Tektronix .wfm: the curve needs bytes up to {trace.end}, "
+                                   f"the file has {size} (truncated?)")
+    return "Tektronix .wfm", [trace]
+
+
+class WaveformCapture:
+    """A scope's waveform file as a capture (:mod:`energyrig.capture`), streamed.
+
+    Parameters
+    ----------
+    path:
+        The file.
+    kind:
+        What it is, for messages (``"Rigol .bin"``).
+    traces:
+        Its channels (:func:`read_bin`, :func:`read_isf`).
+    options:
+        Which channel is the current, the voltage and the trigger.
+    """
+
+    trigger_bit = 0  # the trigger (analog thresholded, or the chosen logic bit) is bit 0
+
+    def __init__(self, path: Path, kind: str, traces: list[Trace],
+                 options: CaptureOptions) -> None:
+        self.path = path
+        self.source = str(path)
+        self.kind = kind
+        self.options = options
+        self.traces = {t.name: t for t in traces}
+        if len(self.traces) != len(traces):
+            raise CaptureError(self.source, f"{kind}: two waveforms have the same label "
+                                            f"({', '.join(t.name for t in traces)})")
+        if options.chunk_samples < 1:
+            raise CaptureError(self.source, "chunk_samples must be >= 1, got "
+                                            f"{options.chunk_samples}")
+        self._amperes_per_volt = options.amperes_per_volt(self.source)
+        analog = [t.name for t in traces if not t.logic]
+        if not analog:
+            raise ChannelError(self.source, f"{kind}: no analog channel for the current "
+                                            f"({self.describe()})")
+        self.current = self._trace(options.current or analog[0], "current", logic=False)
+        self.voltage, self.voltage_const = self._voltage()
+        self.trigger, self.threshold = self._trigger()
+        used = [t for t in (self.current, self.voltage, self.trigger) if t is not None]
+        self._check_aligned(used)
+        self.samples = min(t.samples for t in used)
+        self.period_s = self.current.period_s
+
+    def describe(self) -> str:
+        """The channels, for messages."""
+        return "the channels are " + ", ".join(
+            f"{t.name}{' (logic)' if t.logic else ''}" for t in self.traces.values())
+
+    def _trace(self, name: str, role: str, *, logic: bool | None) -> Trace:
+        trace = self.traces.get(name)
+        if trace is None or (logic is not None and trace.logic != logic):
+            kind = "" if logic is None else ("logic " if logic else "analog ")
+            raise ChannelError(self.source, f"no {kind}channel {name!r} for the {role} "
+                                            f"({self.describe()})")
+        return trace
+
+    def _voltage(self) -> tuple[Trace | None, float]:
+        voltage = self.options.voltage
+        if voltage is None:
+            raise ChannelError(self.source, f"{self.kind}: give the supply voltage, a channel "
+                                            "(--voltage CH2) or a constant (--voltage 3.3) "
+                                            f"({self.describe()})")
+        if isinstance(voltage, float):
+            return None, voltage
+        return self._trace(voltage, "voltage", logic=False), math.nan
+
+    def _trigger(self) -> tuple[Trace, AnalogTrigger | None]:
+        name = self.options.trigger
+        if name is None:
+            raise ChannelError(self.source, f"{self.kind}: name the trigger channel with "
+                                            "--trigger, an analog one with --trigger-level "
+                                            f"VOLTS ({self.describe()})")
+        trace = self._trace(name, "trigger", logic=None)
+        bit = self.options.trigger_bit
+        if trace.logic:
+            if self.options.trigger_level_v is not None:
+                raise CaptureError(self.source, f"trigger {name!r} is a logic channel: "
+                                                "--trigger-level applies to an analog one")
+            if bit is not None and bit > 7:
+                raise ChannelError(self.source, f"trigger {name!r} holds 8 logic channels: "
+                                                f"--trigger-bit must be 0..7, got {bit}")
+            return trace, None
+        if bit is not None:
+            raise CaptureError(self.source, f"trigger {name!r} is an analog channel: "
+                                            "--trigger-bit applies to a logic one")
+        return trace, self.options.analog_trigger(self.source, name)
+
+    def _check_aligned(self, used: list[Trace]) -> None:
+        first = used[0]
+        for t in used[1:]:
+            if not (math.isclose(t.period_s, first.period_s, rel_tol=1e-9)
+                    and math.isclose(t.origin_s, first.origin_s, rel_tol=0,
+                                     abs_tol=first.period_s / 4)):
+                raise CaptureError(self.source, f"{self.kind}: channels {first.name} and "
+                                                f"{t.name} are sampled differently "
+                                                f"({first.period_s:g} s from {first.origin_s:g} s, "
+                                                f"{t.period_s:g} s from {t.origin_s:g} s): the rig "
+                                                "reads channels on one time base")
+
+    def chunks(self) -> Iterator[Chunk]:
+        """Yield the capture ``options.chunk_samples`` samples at a time.
+
+        Raises
+        ------
+        CaptureError
+            The file is shorter than when it was opened.
+        """
+        block = self.options.chunk_samples
+        schmitt = Schmitt(self.threshold) if self.threshold is not None else None
+        bit = self.options.trigger_bit or 0
+        with self.path.open("rb") as f:
+            for start in range(0, self.samples, block):
+                n = min(block, self.samples - start)
+                read: dict[str, npt.NDArray[np.generic]] = {}  # a channel used twice, once
+                for trace in (self.current, self.voltage, self.trigger):
+                    if trace is not None and trace.name not in read:
+                        read[trace.name] = trace.read(f, start, n, self.source)
+                current = read[self.current.name] * self._amperes_per_volt
+                supply: npt.NDArray[np.float64] | float = (
+                    self.voltage_const if self.voltage is None else read[self.voltage.name])
+                trig = read[self.trigger.name]
+                logic = (schmitt(trig) if schmitt is not None
+                         else ((trig >> bit) & 1).astype(np.uint8))
+                yield Chunk(start, self.period_s, current, supply, logic)
+
+
+def open_bin(path: Path, options: CaptureOptions) -> WaveformCapture:
+    """Reader of :func:`energyrig.instruments.files.file_kinds` for ``.bin`` files."""
+    return WaveformCapture(path, *read_bin(path, str(path)), options)
+
+
+def open_isf(path: Path, options: CaptureOptions) -> WaveformCapture:
+    """Reader of :func:`energyrig.instruments.files.file_kinds` for Tektronix ``.isf``."""
+    return WaveformCapture(path, *read_isf(path, str(path)), options)
+
+
+def open_tek_wfm(path: Path, options: CaptureOptions) -> WaveformCapture:
+    """Reader of :func:`energyrig.instruments.files.file_kinds` for Tektronix ``.wfm``."""
+    return WaveformCapture(path, *read_tek_wfm(path, str(path)), options)

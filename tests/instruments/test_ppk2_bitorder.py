@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.cli import rig
+from support.cli import rig_output
 
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
@@ -71,13 +71,8 @@ Analyze = Callable[..., tuple[int, str]]
 def analyze(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Analyze:
     """``analyze(path, *args)``: ``rig analyze PATH --voltage 1.8 --json ARGS`` through the
     console script; its exit code and stdout (stderr when it failed)."""
-    def run(path: Path, *args: str) -> tuple[int, str]:
-        capsys.readouterr()
-        code = rig(monkeypatch, "analyze", str(path), "--voltage", str(SUPPLY_V), "--json",
-                   *args)
-        out = capsys.readouterr()
-        return code, out.out if code == 0 else out.err
-    return run
+    return lambda path, *args: rig_output(monkeypatch, capsys, "analyze", str(path),
+                                          "--voltage", str(SUPPLY_V), "--json", *args)
 
 
 def test_ppk2_python_bit_mask_is_told_from_the_apps_pairs(tmp_path: Path,

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.ppk_app import js_number, js_to_fixed
-from support.cli import rig
+from support.cli import rig_output
 
 from energyrig.instruments.csvfile import CsvCapture
 from energyrig.instruments.fileopts import CaptureOptions
@@ -83,13 +83,8 @@ Analyze = Callable[..., tuple[int, str]]
 def analyze(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Analyze:
     """``analyze(path, *args)``: ``rig analyze PATH --voltage 3.0 --json ARGS`` as the console
     script runs it; its exit code and its output (stdout, or stderr when it failed)."""
-    def run(path: Path, *args: str) -> tuple[int, str]:
-        capsys.readouterr()
-        code = rig(monkeypatch, "analyze", str(path), "--voltage", str(SUPPLY_V), "--json",
-                   *args)
-        out = capsys.readouterr()
-        return code, out.out if code == 0 else out.err
-    return run
+    return lambda path, *args: rig_output(monkeypatch, capsys, "analyze", str(path),
+                                          "--voltage", str(SUPPLY_V), "--json", *args)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.cli import rig
+from support.cli import rig_output
 
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.saleae import DigitalTrack, SaleaeCapture
@@ -89,12 +89,7 @@ Run = Callable[..., tuple[int, str]]
 def analyze(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
     """``analyze(*args)``: ``rig analyze ARGS --json`` through the console script; its exit
     code and stdout (stderr when it failed)."""
-    def run(*args: str) -> tuple[int, str]:
-        capsys.readouterr()
-        code = rig(monkeypatch, "analyze", *map(str, args), "--json")
-        out = capsys.readouterr()
-        return code, out.out if code == 0 else out.err
-    return run
+    return lambda *args: rig_output(monkeypatch, capsys, "analyze", *map(str, args), "--json")
 
 
 def _check(windows: list, truth: list[tuple[int, float]]) -> None:

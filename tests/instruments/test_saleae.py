@@ -185,3 +185,14 @@ def test_a_bad_digital_cell_is_refused_naming_its_line(tmp_path: Path, analyze: 
     assert code == 2
     assert output.strip() == (f"rig: error: {digital}: line 6: channel 'Channel 2' has '2', "
                               "not 0, 1 or X")
+
+
+def test_a_folder_without_an_analog_export_is_refused(tmp_path: Path, analyze: Run) -> None:
+    """A folder is read as an export's: one without analog.csv says what it expected (it
+    was "cannot read: Is a directory")."""
+    write_export(tmp_path / "export", analog_name="a.csv")
+    code, output = analyze(tmp_path / "export", *CHANNELS)
+    assert code == 2
+    assert output.strip() == (f"rig: error: {tmp_path / 'export'}: a folder, not a capture "
+                              "file: expected a Saleae Logic 2 export folder holding "
+                              "analog.csv and digital.csv")

@@ -33,10 +33,11 @@ EDGES = [(0.0500013, 0.0700052), (0.2000047, 0.2250009), (0.4000001, 0.4120098)]
 
 
 def write_export(folder: Path, analog_name: str = "analog.csv",
-                 digital_name: str = "digital.csv") -> tuple[Path, Path]:
+                 digital_name: str = "digital.csv", mso: bool = False) -> tuple[Path, Path]:
     """The two files of one capture: analog Channel 0 the volts across the shunt (a current
     of 1 mA idle, 20-30 mA in a window), Channel 1 the supply (3.3 V with a ripple); digital
-    Channel 0 a clock unrelated to the trigger, Channel 2 the trigger."""
+    Channel 0 a clock unrelated to the trigger, Channel 2 the trigger. ``mso``: the analog
+    file as an MSO's "Waveform CSV", the time from the trigger first (here from 0.1 s)."""
     folder.mkdir(parents=True, exist_ok=True)
     t = np.arange(N) / ANALOG_RATE
     busy = np.zeros(N, dtype=bool)
@@ -45,10 +46,11 @@ def write_export(folder: Path, analog_name: str = "analog.csv",
     current = np.where(busy, 0.020 + 0.010 * np.sin(2 * np.pi * 37 * t) ** 2, 0.001)
     supply = 3.3 + 0.01 * np.sin(2 * np.pi * 50 * t)
     analog = folder / analog_name
+    columns = [t, current * SHUNT_OHMS, supply]
     with analog.open("w") as f:
-        f.write("Time [s],Channel 0,Channel 1\n")
-        np.savetxt(f, np.column_stack([t, current * SHUNT_OHMS, supply]),
-                   fmt=("%.9f", "%.9f", "%.9f"), delimiter=",")
+        f.write("Trigger [s]," * mso + "Time [s],Channel 0,Channel 1\n")
+        np.savetxt(f, np.column_stack([t - 0.1, *columns] if mso else columns),
+                   fmt="%.9f", delimiter=",")
     # Digital rows: the capture's start, every change of the clock or the trigger, the end.
     clock = np.arange(1, 25) * 0.02 + 0.0000003  # a change every 20 ms
     changes = sorted({0.0, *clock.tolist(), *(e for pair in EDGES for e in pair)})
@@ -68,6 +70,8 @@ def reference(analog: Path, digital: Path) -> list[tuple[int, float]]:
     files; a sample is in a window when its time stamp is at or after a rise of the
     trigger column and before the next fall; energy = period × Σ v_shunt / R × v_supply."""
     a = np.loadtxt(analog, delimiter=",", skiprows=1)
+    if analog.read_text()[:11] == "Trigger [s]":
+        a = a[:, 1:]
     rows = [line.split(",") for line in digital.read_text().splitlines()[1:]]
     times = [float(r[0]) for r in rows]
     levels = [r[2] for r in rows]
@@ -103,13 +107,13 @@ CHANNELS = ("--current", "Channel 0", "--shunt-ohms", SHUNT_OHMS, "--voltage", "
             "--trigger", "Channel 2")
 
 
-@pytest.mark.parametrize("how", ["folder", "analog", "named"])
+@pytest.mark.parametrize("how", ["folder", "analog", "named", "mso"])
 def test_rig_analyze_reads_the_export(tmp_path: Path, analyze: Run, how: str) -> None:
     """The folder Logic 2 exported to, its analog.csv (digital.csv found beside it), or two
-    files of any name with --digital."""
+    files of any name with --digital; an MSO's waveform export too."""
     names = ("a.csv", "d.csv") if how == "named" else ("analog.csv", "digital.csv")
-    analog, digital = write_export(tmp_path / "export", *names)
-    given = {"folder": [analog.parent], "analog": [analog],
+    analog, digital = write_export(tmp_path / "export", *names, mso=how == "mso")
+    given = {"folder": [analog.parent], "analog": [analog], "mso": [analog],
              "named": [analog, "--digital", digital]}[how]
     code, output = analyze(*given, *CHANNELS)
     assert code == 0, output

@@ -11,7 +11,9 @@ The files hold a 100 kS/s capture: idle 10 µA, a 20 ms window of 2.5 mA every 2
 trigger. The Power Profiler CSV export and session are laid out as the app writes them
 (``tests/support/ppk_app.py``; the export's first rows are compared with that reference
 writer before the run); the session is 1 GB of ``session.raw`` before compression; the
-Joulescope JLS is written with pyjls's own ``Writer``.
+Joulescope JLS is written with pyjls's own ``Writer``. The app's older export (``Bits``,
+D7 first), a ppk2-python session (a bit mask) and a Saleae Logic 2 export (1 GB of
+``analog.csv``, its ``digital.csv`` beside it) follow the layouts their tests cite.
 
     .venv/bin/python benchmarks/reader_memory.py [--size-mb 1024] [--kinds csv,ppk-csv,...]
         [--json]
@@ -138,11 +140,29 @@ def _samples(start: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return current, convert_bits16((high.astype(np.uint8) << TRIGGER_BIT) | 1)
 
 
-def write_ppk_session(path: Path, size: int) -> tuple[int, list[str]]:
-    """A Power Profiler session whose session.raw is ``size`` bytes (6 per sample)."""
+def write_ppk_csv_v3(path: Path, size: int) -> tuple[int, list[str]]:
+    """The export of the app's development builds of 2020 (``Bits``: the logic byte as
+    binary text, D7 first; tests/instruments/test_ppk_v3_csv.py has the source)."""
+    def tails(high: bool) -> list[str]:
+        current = js_to_fixed(float(np.float32(ACTIVE_UA if high else IDLE_UA)), 3)
+        bits = format((int(high) << TRIGGER_BIT) | 1, "08b")
+        return [js_number(r / 100)[1:] + f",{current},{bits}\n" for r in range(MS)]
+
+    n = _write_rows(path, "Timestamp(ms),Current(uA),Bits\n", tails, str, size)
+    return n, ["--voltage", str(SUPPLY_V), "--trigger", f"D{TRIGGER_BIT}"]
+
+
+def write_ppk_session(path: Path, size: int, mask: bool = False) -> tuple[int, list[str]]:
+    """A Power Profiler session whose session.raw is ``size`` bytes (6 per sample); with
+    ``mask`` the digital word is ppk2-python's D0..D7 bit mask, little-endian."""
     block = PERIOD_MS * MS * 10  # 2 s: whole periods, so the blocks repeat
     n = size // 6 // block * block
     template = _samples(0, block)
+    if mask:  # the mask's little-endian bytes, as the big-endian word the writer stores
+        high = ((np.arange(block) // MS) % PERIOD_MS >= HIGH_MS[0]) & (
+            (np.arange(block) // MS) % PERIOD_MS < HIGH_MS[1])
+        word = ((high.astype(np.uint16) << TRIGGER_BIT) | 1) << 8
+        template = (template[0], word.astype(np.uint16))
 
     def blocks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for _ in range(n // block):
@@ -223,6 +243,24 @@ def write_scope_wfm(path: Path, size: int) -> tuple[int, list[str]]:
     n = size // 2 // PERIOD * PERIOD
     write_tek_wfm(path, n)
     return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
+def write_saleae(path: Path, size: int) -> tuple[int, list[str]]:
+    """Saleae Logic 2's export: ``analog.csv`` of ``size`` bytes (Time [s], the volts across
+    a 1 Ω shunt, the supply; one row per sample) and ``digital.csv`` beside it (a row per
+    edge of the trigger, 5 µs after the sample it follows; tests/instruments/test_saleae.py
+    has the layout's source)."""
+    def tails(high: bool) -> list[str]:
+        volts = f"{(ACTIVE_UA if high else IDLE_UA) * 1e-6:.9f}"
+        return [f"{r:02d}0000,{volts},{SUPPLY_V:.9f}\n" for r in range(MS)]
+
+    n = _write_rows(path, "Time [s],Channel 0,Channel 1\n", tails,
+                    lambda q: f"{q // 1000}.{q % 1000:03d}", size)
+    with (path.parent / "digital.csv").open("w") as out:
+        out.write("Time [s],Channel 0\n0.000000000,0\n")
+        for start in range(0, n // MS, PERIOD_MS):
+            for ms, level in ((start + HIGH_MS[0], 1), (start + HIGH_MS[1], 0)):
+                out.write(f"{ms / 1000 - 5e-6:.9f},{level}\n")
+        out.write(f"{n / RATE:.9f},X\n")
+    return n, ["--current", "Channel 0", "--shunt-ohms", "1", "--voltage", "Channel 1"]
 
 
 @dataclass(frozen=True)
@@ -238,7 +276,11 @@ class Kind:
 KINDS = (
     Kind("csv", "generic.csv", write_generic_csv),
     Kind("ppk-csv", "export.csv", write_ppk_csv),
+    Kind("ppk-csv-v3", "export-v3.csv", write_ppk_csv_v3),
     Kind("ppk2-session", "session.ppk2", write_ppk_session),
+    Kind("ppk2-mask", "ppk2-python.ppk2",
+         lambda path, size: write_ppk_session(path, size, mask=True)),
+    Kind("saleae", "analog.csv", write_saleae),
     Kind("jls", "capture.jls", write_jls),
     Kind("scope-csv", "rigol.csv", write_scope_csv),
     Kind("scope-bin", "keysight.bin", write_scope_bin),

@@ -16,7 +16,7 @@ from energyrig.errors import ConfigError, InstrumentError
 from energyrig.fixtures import load_fixture
 from energyrig.instruments.base import Acquisition, InstrumentInfo, Limits
 from energyrig.instruments.family import Family
-from energyrig.instruments.files import CSV, file_kinds
+from energyrig.instruments.files import CSV, SALEAE, file_kinds
 from energyrig.instruments.registry import FAMILIES, InstrumentConfig, family
 
 #: The smallest ``[instrument]`` table of each kind that opens (an address where one is needed).
@@ -63,7 +63,8 @@ def test_each_family_is_consistent(kind: str) -> None:
 
 
 def test_the_file_table_is_the_families_kinds_and_the_csv_reader_last() -> None:
-    assert file_kinds() == (*(k for f in FAMILIES.values() for k in f.file_kinds), CSV)
+    # Saleae Logic 2's export: a recording no family drives, read before the generic CSV.
+    assert file_kinds() == (*(k for f in FAMILIES.values() for k in f.file_kinds), SALEAE, CSV)
     extensions = [e for k in file_kinds() for e in k.extensions]
     # Shared on purpose, told apart by content: the app's sessions and the rig's old raw
     # streams; the app's CSV export and the generic CSV.

@@ -20,6 +20,16 @@ def rig(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
     return int(exited.value.code or 0)
 
 
+def rig_output(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+               *args: str) -> tuple[int, str]:
+    """Run ``rig ARGS`` through its entry point: its exit code and what it printed (stdout,
+    or stderr when it failed)."""
+    capsys.readouterr()
+    code = rig(monkeypatch, *args)
+    out = capsys.readouterr()
+    return code, out.out if code == 0 else out.err
+
+
 def on_scripted_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bench: ScriptedBench,
                       plan: str) -> None:
     """Sweeps of ``rig`` measure on ``bench``, from ``tmp_path`` holding ``plan.toml``."""

@@ -220,6 +220,8 @@ _HELP = (
     "  rig analyze session.sr --trigger D0 --current A0 --shunt-ohms 1 --voltage 3.3\n"
     "  rig analyze bench.ppk2raw --batch 1000 --csv windows.csv --calibration latest\n"
     "  rig analyze profiler-session.ppk2 --trigger D3 --voltage 3.0\n"
+    "  rig analyze saleae/analog.csv --digital saleae/digital.csv --trigger 'Channel 2' "
+    "--current 'Channel 0' --shunt-ohms 1 --voltage 3.3\n"
     "  rig analyze otii.csv --time-column 'Time (s)' --current-column 'Main current (A)' "
     "--voltage 3.3 --trigger-column GPI --trigger-bit 1"
 )
@@ -231,7 +233,8 @@ def register(app: typer.Typer) -> None:
         capture: Path = typer.Argument(
             ..., metavar="CAPTURE",
             help="Capture file: CSV, sigrok .sr, PPK2 raw stream, Power Profiler export or "
-                 "session (recognised by content; docs/formats.md)."),
+                 "session, Saleae Logic 2 analog export (or its folder) (recognised by "
+                 "content; docs/formats.md)."),
         batch: Optional[int] = typer.Option(
             None, "--batch", "-n", min=1,
             help="Operations the firmware ran inside each window: adds per-op figures."),
@@ -254,6 +257,17 @@ def register(app: typer.Typer) -> None:
             None, "--trigger-bit", min=0, max=15, metavar="BIT",
             help="The trigger column packs digital channels in a whole number: the trigger "
                  "is this bit (0 = lowest). For a PPK2 or Power Profiler file: channel D<BIT>."),
+        digital_layout: Optional[str] = typer.Option(
+            None, "--digital-layout", metavar="LAYOUT",
+            help="How a Power Profiler file holds its digital channels (default: told from "
+                 "the file): a CSV export's text d0-first (the app since v3.1.3) or d7-first "
+                 "(v3.0.0 to v3.1.2); a .ppk2 session's word as the app's bit pairs (pairs) "
+                 "or a plain D0..D7 bit mask (mask: ppk2-python's save_ppk2)."),
+        digital: Optional[Path] = typer.Option(
+            None, "--digital", dir_okay=False, metavar="FILE",
+            help="Saleae Logic 2 export: the digital CSV holding the trigger, read with the "
+                 "analog CSV given as CAPTURE (default: digital.csv beside it; CAPTURE may "
+                 "also be the export's folder)."),
         trigger_level: Optional[float] = typer.Option(
             None, metavar="VOLTS",
             help="Threshold of an analog trigger (sigrok analog channel, CSV column of volts), "
@@ -322,7 +336,7 @@ def register(app: typer.Typer) -> None:
         from energyrig.results.store.schema import flat
         from energyrig.rig.analysis import analyze_file
 
-        inputs = [capture]
+        inputs = [capture] if digital is None else [capture, digital]
         if csv is not None:
             check_outputs([(csv, "--csv")], inputs, force=force)
         if as_json:
@@ -334,7 +348,8 @@ def register(app: typer.Typer) -> None:
                                      current=current, voltage=parse_voltage(voltage),
                                      shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale,
                                      trigger_bit=trigger_bit, time=time_column,
-                                     time_unit=time_unit, current_unit=current_unit)
+                                     time_unit=time_unit, current_unit=current_unit,
+                                     digital_layout=digital_layout, digital=digital)
             settings = WindowSettings(active_high=not active_low, min_pulse_s=min_pulse,
                                       guard_s=guard, baseline_s=baseline, min_samples=min_samples)
         except ValueError as exc:

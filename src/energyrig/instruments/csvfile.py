@@ -37,6 +37,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -110,6 +111,18 @@ class CsvLayout:
         return self.header_line + 2 + self.units_row
 
 
+class TriggerTrack(Protocol):
+    """A trigger recorded apart from the samples (:class:`CsvCapture`'s ``trigger_track``)."""
+
+    name: str  # what messages call it
+
+    def levels(self, t: npt.NDArray[np.float64]
+               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_] | None]:
+        """The trigger's level (0 or 1) at the increasing times ``t`` (s; each call later
+        than the last), and the samples at which it is unknown (``None``: none)."""
+        ...
+
+
 def gaps_from_indices(indices: npt.NDArray[np.int64], expected: int
                       ) -> npt.NDArray[np.int64]:
     """:attr:`Chunk.gaps` rows for samples at absolute ``indices``.
@@ -140,16 +153,22 @@ class CsvCapture:
         (default 0).
     layout:
         Where the header and samples are and how time is given (default: the rig's layout).
+    trigger_track:
+        The trigger is in another file (a Saleae Logic 2 digital export): its level at each
+        sample's time stamp, from ``trigger_track.levels(t)``; the file needs no trigger
+        column.
     """
 
     trigger_bit = 0  # the trigger column arrives on logic bit D0
 
     def __init__(self, path: str | Path, options: CaptureOptions | None = None, *,
-                 digital_text: bool = False, layout: CsvLayout | None = None) -> None:
+                 digital_text: bool = False, layout: CsvLayout | None = None,
+                 trigger_track: TriggerTrack | None = None) -> None:
         self.path = Path(path)
         self.source = str(path)
         self.options = options or CaptureOptions()
         self.digital_text = digital_text
+        self.trigger_track = trigger_track
         self._scale = (self.options.amperes_per_volt(self.source)
                        * CURRENT_UNITS[self.options.current_unit or "A"])
         self.layout = layout or CsvLayout()
@@ -169,7 +188,8 @@ class CsvCapture:
         self.voltage_const: float | None = None
         if isinstance(self.voltage_column, float):
             self.voltage_const, self.voltage_column = self.voltage_column, None
-        self.trigger_column = self._column(self.options.trigger or TRIGGER, "trigger")
+        self.trigger_column = (trigger_track.name if trigger_track is not None
+                               else self._column(self.options.trigger or TRIGGER, "trigger"))
         self.trigger_threshold = self.options.analog_trigger(self.source, self.trigger_column,
                                                              LOGIC_LEVEL)
         self.current_column = self._column(self.options.current or CURRENT, "current")
@@ -187,10 +207,10 @@ class CsvCapture:
     def chunks(self) -> Iterator[Chunk]:
         """Yield the samples in chunks of ``options.chunk_samples`` rows (at most
         :data:`MAX_CHUNK_ROWS`)."""
-        wanted = [self.time_column, self.current_column, self.trigger_column]
+        numeric = [self.time_column, self.current_column]
         if self.voltage_column is not None:
-            wanted.append(self.voltage_column)
-        numeric = wanted[:2] + wanted[3:]
+            numeric.append(self.voltage_column)
+        wanted = numeric if self.trigger_track is not None else [*numeric, self.trigger_column]
         text = {self._raw_names[self.trigger_column]: str} if self.digital_text else None
         grid: tuple[float, float] | None = None  # (t0, period)
         expected = 0
@@ -216,7 +236,8 @@ class CsvCapture:
                 indices = self._indices(t, grid, row0, expected)
                 voltage = (self.voltage_const if self.voltage_column is None
                            else cols[self.voltage_column])
-                trigger, corrupt = self._trigger(frame[self.trigger_column], row0)
+                trigger, corrupt = (self.trigger_track.levels(t) if self.trigger_track
+                                    else self._trigger(frame[self.trigger_column], row0))
                 yield Chunk(expected, grid[1], cols[self.current_column] * self._scale,
                             voltage, schmitt(trigger), None, gaps_from_indices(indices, expected),
                             corrupt=corrupt)

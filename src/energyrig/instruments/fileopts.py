@@ -19,6 +19,12 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 CURRENT_UNITS = {"A": 1.0, "mA": 1e-3, "uA": 1e-6, "µA": 1e-6, "nA": 1e-9}
 #: Logic inputs of a PPK2 (and of the Power Profiler app's files).
 LOGIC_CHANNELS = tuple(f"D{k}" for k in range(8))
+#: How a Power Profiler file lays out its digital channels (``--digital-layout``; ``None``:
+#: told from the file, docs/formats.md): a CSV export's text D0 first (the app since v3.1.3)
+#: or D7 first (v3.0.0 to v3.1.2, and the ``Bits`` column of its 2020 development builds);
+#: a session's 16-bit word as the app's bit pairs, or as a plain D0..D7 bit mask
+#: (third-party writers such as ppk2-python's ``save_ppk2``).
+DIGITAL_LAYOUTS = ("d0-first", "d7-first", "pairs", "mask")
 
 
 def unit_factor(unit: str, units: dict[str, float], option: str) -> float:
@@ -77,6 +83,12 @@ class CaptureOptions:
         Unit of the current column: one of :data:`CURRENT_UNITS` (default ``A``).
     chunk_samples:
         Samples per chunk the reader yields (bounds memory; default 2**20).
+    digital_layout:
+        Layout of a Power Profiler file's digital channels, one of :data:`DIGITAL_LAYOUTS`
+        (default: told from the file).
+    digital:
+        A second file holding the trigger, for a recording exported as two files (Saleae
+        Logic 2's ``digital.csv`` beside its ``analog.csv``).
     """
 
     trigger: str | None = None
@@ -91,6 +103,8 @@ class CaptureOptions:
     time_unit: str | None = None
     current_unit: str | None = None
     chunk_samples: int = DEFAULT_CHUNK_SAMPLES
+    digital_layout: str | None = None
+    digital: Path | None = None
 
     def __post_init__(self) -> None:
         """A constant supply voltage must be finite and positive: NaN or a negative voltage
@@ -111,6 +125,9 @@ class CaptureOptions:
             unit_factor(self.time_unit, TIME_UNITS, "time unit")
         if self.current_unit is not None:
             unit_factor(self.current_unit, CURRENT_UNITS, "current unit")
+        if self.digital_layout is not None and self.digital_layout not in DIGITAL_LAYOUTS:
+            raise ValueError(f"digital layout must be one of {', '.join(DIGITAL_LAYOUTS)}, "
+                             f"got {self.digital_layout!r}")
 
     def logic_channel(self, source: str | Path) -> int:
         """The logic input carrying the trigger, 0..7: ``trigger_bit``, else the number of
@@ -131,6 +148,20 @@ class CaptureOptions:
             raise ChannelError(source, f"no logic channel {self.trigger!r}: the channels are "
                                        "D0..D7")
         return int(name[1])
+
+    def layout_for(self, source: str | Path, layouts: tuple[str, ...], what: str) -> str | None:
+        """``digital_layout`` when it is one of ``layouts``, those of a ``what`` file
+        (``None``: not given, the reader tells it from the file).
+
+        Raises
+        ------
+        CaptureError
+            A layout of another kind of file.
+        """
+        if self.digital_layout is None or self.digital_layout in layouts:
+            return self.digital_layout
+        raise CaptureError(source, f"--digital-layout {self.digital_layout} does not apply to a "
+                                   f"{what}: its layouts are {', '.join(layouts)}")
 
     def amperes_per_volt(self, source: str | Path) -> float:
         """Factor turning the current channel's values into amperes (1 if neither is given)."""

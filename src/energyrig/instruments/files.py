@@ -9,7 +9,8 @@ shared: ``.ppk2`` is the Power Profiler app's session and the rig's old raw stre
 the app's export and the generic CSV, which comes last); else, for an extension no kind
 claims, the first kind whose test passes. A file whose extension is claimed but whose content
 matches none of its kinds is refused naming the kinds tried (a ``.csv`` that is really a zip
-is not read as one). Readers are imported only when used.
+is not read as one). A folder is read as a Saleae Logic 2 export's (its ``analog.csv`` and
+``digital.csv``). Readers are imported only when used.
 
 A reader takes ``(path, options)`` and returns a :class:`~energyrig.capture.Capture`
 (raising :class:`~energyrig.errors.CaptureError` / :class:`~energyrig.errors.ChannelError`
@@ -26,6 +27,7 @@ from energyrig.errors import CaptureError
 from energyrig.instruments.family import FileKind
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.registry import FAMILIES
+from energyrig.instruments.saleaeformat import is_saleae
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,16 @@ def _is_text(head: bytes) -> bool:
 
 #: The generic reader: a CSV of time, current, voltage and trigger columns.
 CSV = FileKind("CSV", (".csv", ".txt"), _is_text, "energyrig.instruments.csvfile:open_csv")
+#: Saleae Logic 2's raw-data export (no instrument family: the rig reads its files only):
+#: the analog file, or its folder, with the digital file beside it.
+SALEAE = FileKind("Saleae Logic 2 export", (".csv",), is_saleae,
+                  "energyrig.instruments.saleae:open_saleae")
 
 
 def file_kinds() -> tuple[FileKind, ...]:
-    """Every file kind: each family's (``Family.file_kinds``), then the generic CSV (last:
-    any text with a comma passes its test)."""
-    return (*(k for f in FAMILIES.values() for k in f.file_kinds), CSV)
+    """Every file kind: each family's (``Family.file_kinds``), Saleae's, then the generic CSV
+    (last: any text with a comma passes its test)."""
+    return (*(k for f in FAMILIES.values() for k in f.file_kinds), SALEAE, CSV)
 
 
 def _describe(head: bytes, kinds: tuple[FileKind, ...]) -> str:
@@ -82,6 +88,8 @@ def open_capture(path: str | Path, options: CaptureOptions | None = None) -> Cap
     """
     path = Path(path)
     options = options or CaptureOptions()
+    if path.is_dir():  # the one kind that is a folder: a Saleae export's
+        return SALEAE.open(path, options)
     try:
         with path.open("rb") as f:
             head = f.read(_HEAD_BYTES)

@@ -11,7 +11,18 @@ import codecs
 CSV_TIME = "Timestamp(ms)"
 CSV_CURRENT = "Current(uA)"
 CSV_PACKED = "D0-D7"
-CSV_NAMES = frozenset((CSV_TIME, CSV_CURRENT, CSV_PACKED, *(f"D{k}" for k in range(8))))
+#: The packed column of the development builds of April 2020 (before v3.0.0): ``Bits``
+#: (commit a7b1157), then ``LAP0-LAP7`` (fc6268e); both hold the 8-bit word as binary text,
+#: D7 first (``toString(2).padStart(8, '0')``).
+CSV_PACKED_D7_FIRST = ("Bits", "LAP0-LAP7")
+CSV_NAMES = frozenset((CSV_TIME, CSV_CURRENT, CSV_PACKED, *CSV_PACKED_D7_FIRST,
+                       *(f"D{k}" for k in range(8))))
+#: Layouts of the export's digital text (``--digital-layout``): D0 first (since v3.1.3) or
+#: D7 first (v3.0.0 to v3.1.2 under the same ``D0-D7`` header, and the builds above).
+CSV_LAYOUTS = ("d0-first", "d7-first")
+#: Layouts of a session's 16-bit digital word: the app's bit pairs (big-endian), or a plain
+#: D0..D7 bit mask (little-endian; m-mcgowan/ppk2-python ``save_ppk2``).
+SESSION_LAYOUTS = ("pairs", "mask")
 
 #: Members of a saved session (``saveFileHandler.ts``, ``FileBuffer.ts``, ``foldingBuffer.ts``).
 SESSION_RAW = "session.raw"

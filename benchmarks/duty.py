@@ -133,10 +133,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--plan", type=Path, default=ROOT / "plans" / "quick.toml")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep the calibration and the two runs in DIR (new or empty)")
     args = parser.parse_args()
     target = load_plan(args.plan).adaptive.ci_target
     with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
+        tmp = args.keep or Path(name)
+        tmp.mkdir(parents=True, exist_ok=True)
         calibration_dir = tmp / "calibration"
         today, grouped = variant(1, tmp), variant(None, tmp)
         if subprocess.run([sys.executable, "-m", "energyrig.cli.app", "calibrate", "all",

@@ -14,6 +14,9 @@ CI still needs, one request and one PPK2 record for them). Per way it reports
   wall time, the share of it spent measuring an op; and the duty of the points whose
   windows are at least 20 ms long (``duty_20ms``: their windows over their own wall time,
   from ``point_started`` to ``point_stored`` of ``rig sweep --json``);
+- the median wall time of a point (``point_started`` to ``point_stored``), s: a point whose
+  batch grew under load (a window cut short by a stream loss) weighs on the sweep's wall
+  time, not on this median;
 - the points that met the plan's ``ci_target`` and those flagged ``ci_target_not_met``, the
   median and worst 95 % CI half-width of the energy per op, the windows flagged;
 - the load average before and after, and the CPU time of the sweep's processes, s.
@@ -33,24 +36,22 @@ import json
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
+from m4_vs_host import SWEEP_DONE, run_figures  # this folder: the script's own
 
 from energyrig.calibration.store import CALIBRATION_DIR_ENV
-from energyrig.flags import CI_TARGET_NOT_MET
-from energyrig.results.store.layout import POINTS, WINDOWS
+from energyrig.results.store.layout import WINDOWS
 from energyrig.rig.plan import load_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "sim-m4.toml"
-#: Exit codes of a sweep that completed (3: with failed points, stored as failed).
-SWEEP_DONE = (0, 3)
 #: The windows whose points count in ``duty_20ms``, s.
 LONG_WINDOW_S = 20e-3
 
@@ -98,32 +99,17 @@ def sweep(name: str, fixture: Path, plan: Path, tmp: Path,
     if proc.returncode not in SWEEP_DONE:
         raise SystemExit(f"rig sweep failed on {fixture} (exit {proc.returncode})")
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    manifest = json.loads((out / "manifest.json").read_text())
-    wall_s = (datetime.fromisoformat(manifest["ended_at"])
-              - datetime.fromisoformat(manifest["started_at"])).total_seconds()
-    points = pd.read_parquet(out / POINTS)
+    figures = run_figures(out)
     windows = pd.read_parquet(out / WINDOWS)
-    flags = windows["flag_list"].map(",".join)
-    measured = points[points["status"] != "skipped"]
-    half = ((measured["energy_per_op_j_ci_high"] - measured["energy_per_op_j_ci_low"]) / 2
-            / measured["energy_per_op_j_mean"])
-    not_met = measured["flag_list"].map(lambda f: CI_TARGET_NOT_MET in f)
     per_point = windows.groupby("point_key")["duration_s"].agg(["sum", "median"])
     long = per_point[(per_point["median"] >= LONG_WINDOW_S)
                      & per_point.index.isin(list(point_wall))]
     long_wall = sum(point_wall[k] for k in long.index)
-    return {"way": name, "wall_s": round(wall_s, 1),
-            "duty": round(float(windows["duration_s"].sum()) / wall_s, 3),
+    return {"way": name, **figures,
             "duty_20ms": round(float(long["sum"].sum()) / long_wall, 3) if long_wall else None,
             "points_20ms": int(len(long)),
-            "points_per_hour": round(len(measured) / wall_s * 3600),
-            "windows": int(len(windows)), "points": int(len(measured)),
-            "flagged_windows": int(flags.ne("").sum()),
-            "flags": flags[flags.ne("")].value_counts().to_dict(),
-            "failed": int((measured["status"] == "failed").sum()),
-            "ci_target_met": int((~not_met).sum()), "ci_target_not_met": int(not_met.sum()),
-            "ci_halfwidth_median": round(float(half.median()), 5),
-            "ci_halfwidth_worst": round(float(half.max()), 5),
+            "point_wall_median_s": round(statistics.median(point_wall.values()), 3),
+            "points_per_hour": round(int(figures["points"]) / float(figures["wall_s"]) * 3600),
             "cpu_s": round(cpu_after.ru_utime + cpu_after.ru_stime
                            - cpu_before.ru_utime - cpu_before.ru_stime, 1),
             "load_before": round(load_before, 1), "load_after": round(os.getloadavg()[0], 1)}
@@ -154,6 +140,8 @@ def main() -> None:
                "duty_today": one["duty"], "duty_grouped": many["duty"],
                "duty_grouped_20ms": many["duty_20ms"],
                "wall_ratio": round(float(many["wall_s"]) / float(one["wall_s"]), 2),
+               "point_wall_ratio": round(float(many["point_wall_median_s"])
+                                         / float(one["point_wall_median_s"]), 2),
                "points_per_hour_today": one["points_per_hour"],
                "points_per_hour_grouped": many["points_per_hour"],
                "ci_target": target, "ways": rows}
@@ -170,7 +158,9 @@ def main() -> None:
               f"{r['ci_halfwidth_median']:9.3%} {r['ci_halfwidth_worst']:8.3%} "
               f"{r['cpu_s']:5.1f}s {r['load_before']:4.1f}-{r['load_after']:<4.1f}  "
               f"{r['flagged_windows']} of {r['windows']} {r['flags']}")
-    print(f"wall time, grouped / today: {summary['wall_ratio']:.2f}x")
+    print(f"wall time, grouped / today: {summary['wall_ratio']:.2f}x; median point "
+          f"{many['point_wall_median_s']:.3f} s / {one['point_wall_median_s']:.3f} s = "
+          f"{summary['point_wall_ratio']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -378,11 +378,15 @@ class SimBench(Bench):
 
     def annotate_group(self, rows: Sequence[Window], sent_ns: int,
                        replied_ns: int) -> list[Window]:
-        """The windows of one group, each with the true window whose rise lies nearest its
-        start (within :data:`GROUP_TRUTH_TOLERANCE_S`), or flagged ``no_truth``."""
+        """The windows of one group, each with its true window: in order when the request's
+        span holds as many true windows as ``rows`` (so a window the stream shifted is
+        flagged ``stream_time_shift``, as a lone one), else the one whose rise lies nearest
+        its start (within :data:`GROUP_TRUTH_TOLERANCE_S`); or flagged ``no_truth``."""
         assert self.truth is not None
         truths = self.truth.match_all(sent_ns, replied_ns)
         stream = self.truth.stream
+        if len(truths) == len(rows):
+            return [self._with_truth(row, truth) for row, truth in zip(rows, truths, strict=True)]
         if stream is None or not truths:
             return [self._with_truth(row, None) for row in rows]
         return [self._with_truth(row, stream.match(truths, row.start_s,

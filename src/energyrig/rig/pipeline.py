@@ -721,7 +721,8 @@ class PointResult:
                 out[key] = stats[f"{key}_mean"]
         out["flags"] = list(self.flags)
         out["windows"] = [{"start_s": w.start_s, "end_s": w.end_s, "samples": w.samples,
-                           "energy_j": w.energy_j, "baseline_w": finite_or_none(w.baseline_w),
+                           "energy_j": finite_or_none(w.energy_j),  # None: window_lost
+                           "baseline_w": finite_or_none(w.baseline_w),
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
                            "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),

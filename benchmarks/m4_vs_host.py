@@ -55,6 +55,32 @@ def rig(args: list[str], calibration_dir: Path) -> int:
                           stdout=subprocess.DEVNULL, check=False).returncode
 
 
+def run_figures(out: Path) -> dict[str, object]:
+    """The figures of the sweep run in ``out``: its wall time (the manifest's start to its
+    end), s; the duty (the windows' total length over it); its windows, points, failed and
+    flagged ones; the points that met the plan's CI target and the median and worst 95 %
+    CI half-width of the energy per op."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    wall_s = (datetime.fromisoformat(manifest["ended_at"])
+              - datetime.fromisoformat(manifest["started_at"])).total_seconds()
+    points = pd.read_parquet(out / POINTS)
+    windows = pd.read_parquet(out / WINDOWS)
+    flags = windows["flag_list"].map(",".join)  # schema 2: a list per window (docs/results.md)
+    measured = points[points["status"] != "skipped"]
+    half = ((measured["energy_per_op_j_ci_high"] - measured["energy_per_op_j_ci_low"]) / 2
+            / measured["energy_per_op_j_mean"])
+    not_met = measured["flag_list"].map(lambda f: CI_TARGET_NOT_MET in f)
+    return {"wall_s": round(wall_s, 1),
+            "duty": round(float(windows["duration_s"].sum()) / wall_s, 3),
+            "windows": int(len(windows)), "points": int(len(measured)),
+            "flagged_windows": int(flags.ne("").sum()),
+            "flags": flags[flags.ne("")].value_counts().to_dict(),
+            "failed": int((measured["status"] == "failed").sum()),
+            "ci_target_met": int((~not_met).sum()), "ci_target_not_met": int(not_met.sum()),
+            "ci_halfwidth_median": round(float(half.median()), 5),
+            "ci_halfwidth_worst": round(float(half.max()), 5)}
+
+
 def bench(name: str, fixture: Path, plan: Path, tmp: Path) -> dict[str, object]:
     """Calibrate ``fixture`` and sweep ``plan`` on it, as ``make run`` does; the figures."""
     calibration_dir, out = tmp / f"calibration-{name}", tmp / f"run-{name}"
@@ -66,25 +92,7 @@ def bench(name: str, fixture: Path, plan: Path, tmp: Path) -> dict[str, object]:
     code = rig(["sweep", str(plan), "-f", str(fixture), "--out", str(out)], calibration_dir)
     if code not in SWEEP_DONE:
         raise SystemExit(f"rig sweep failed on {fixture} (exit {code})")
-    manifest = json.loads((out / "manifest.json").read_text())
-    wall_s = (datetime.fromisoformat(manifest["ended_at"])
-              - datetime.fromisoformat(manifest["started_at"])).total_seconds()
-    points = pd.read_parquet(out / POINTS)
-    windows = pd.read_parquet(out / WINDOWS)
-    flags = windows["flag_list"].map(",".join)  # schema 2: a list per window (docs/results.md)
-    measured = points[points["status"] != "skipped"]
-    half = ((measured["energy_per_op_j_ci_high"] - measured["energy_per_op_j_ci_low"]) / 2
-            / measured["energy_per_op_j_mean"])
-    not_met = measured["flag_list"].map(lambda f: CI_TARGET_NOT_MET in f)
-    return {"bench": name, "fixture": fixture.name, "wall_s": round(wall_s, 1),
-            "duty": round(float(windows["duration_s"].sum()) / wall_s, 3),
-            "windows": int(len(windows)), "points": int(len(measured)),
-            "flagged_windows": int(flags.ne("").sum()),
-            "flags": flags[flags.ne("")].value_counts().to_dict(),
-            "failed": int((measured["status"] == "failed").sum()),
-            "ci_target_met": int((~not_met).sum()), "ci_target_not_met": int(not_met.sum()),
-            "ci_halfwidth_median": round(float(half.median()), 5),
-            "ci_halfwidth_worst": round(float(half.max()), 5),
+    return {"bench": name, "fixture": fixture.name, **run_figures(out),
             "calibrate_s": round(calibrate_s, 1), "load_before": round(load_before, 1),
             "load_after": round(os.getloadavg()[0], 1)}
 

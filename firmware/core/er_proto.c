@@ -512,15 +512,30 @@ static int port_ready(struct er_req_s *r)
 	return 0;
 }
 
+/* A key and, per window opened, one number of @p values: "key":[v0,v1,...]. */
+static void kv_u64_list(struct er_json_s *j, const char *key, const uint64_t *values,
+			uint32_t count)
+{
+	er_json_key(j, key);
+	er_json_arr_begin(j);
+	for (uint32_t k = 0; k < count; k++) {
+		er_json_u64(j, values[k]);
+	}
+	er_json_arr_end(j);
+}
+
 static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 {
 	struct er_proto_s *p = r->p;
-	struct er_batch_s batch;
+	struct er_batch_s *batch = &p->batch;
 	bool named;
+	bool several;
 	uint64_t n = 0;
+	uint64_t windows = 1;
 	uint64_t settle_ms = 0;
 
 	if (arg_u64(r, "n", 0, 1000000000u, true, &named, &n) != 0 ||
+	    arg_u64(r, "windows", 1, ER_WINDOWS_MAX, false, &several, &windows) != 0 ||
 	    arg_u64(r, "settle_ms", 0, 60000, false, &named, &settle_ms) != 0 ||
 	    args_all_taken(r, cmd) != 0) {
 		return -EINVAL;
@@ -531,20 +546,33 @@ static int cmd_run(struct er_req_s *r, const struct er_cmd_s *cmd)
 	if (port_ready(r) != 0) {
 		return -EINVAL;
 	}
-	if (er_runner_run(p->op, (uint32_t)n, (uint32_t)settle_ms, &p->arena, &batch) != 0) {
+	if (er_runner_run(p->op, (uint32_t)n, (uint32_t)windows, (uint32_t)settle_ms, &p->arena,
+			  batch) != 0) {
 		return fail(r, "the op allocated from the arena inside the window");
 	}
-	reply_begin(r, batch.status == 0);
+	/* Without windows= the reply is the one-window reply of protocol 1, byte for byte;
+	 * with it, the windows done and, per window opened, its cycles and time. */
+	several = several || windows > 1;
+	reply_begin(r, batch->status == 0);
 	er_json_kv_str(&r->json, "op", p->op->name);
 	er_json_kv_u64(&r->json, "n", n);
-	er_json_kv_u64(&r->json, "n_done", batch.n_done);
-	er_json_kv_u64(&r->json, "cycles", batch.cycles);
-	er_json_kv_u64(&r->json, "elapsed_ns", batch.elapsed_ns);
-	er_json_kv_i64(&r->json, "status", batch.status);
-	er_json_kv_u64(&r->json, "stack_bytes", batch.stack_bytes);
-	if (batch.status != 0) {
+	if (several) {
+		er_json_kv_u64(&r->json, "windows", windows);
+		er_json_kv_u64(&r->json, "windows_done", batch->windows_done);
+	}
+	er_json_kv_u64(&r->json, "n_done", batch->n_done);
+	if (several) {
+		kv_u64_list(&r->json, "cycles", batch->cycles, batch->windows_open);
+		kv_u64_list(&r->json, "elapsed_ns", batch->elapsed_ns, batch->windows_open);
+	} else {
+		er_json_kv_u64(&r->json, "cycles", batch->cycles[0]);
+		er_json_kv_u64(&r->json, "elapsed_ns", batch->elapsed_ns[0]);
+	}
+	er_json_kv_i64(&r->json, "status", batch->status);
+	er_json_kv_u64(&r->json, "stack_bytes", batch->stack_bytes);
+	if (batch->status != 0) {
 		fail(r, "op failed: ");
-		append_errno(r, batch.status);
+		append_errno(r, batch->status);
 		er_json_kv_str(&r->json, "error", r->err.buf);
 	}
 	reply_end(r);
@@ -645,7 +673,8 @@ static const struct er_cmd_s commands[ER_N_COMMANDS] = {
 	{"help", "help", false, cmd_help},
 	{"prep", "prep <op> [key_bits=K] [payload_bytes=P] [curve=C] [seed=S] [backend=B]", true,
 	 cmd_prep},
-	{"run", "run n=<0..1000000000> [settle_ms=<0..60000>]", false, cmd_run},
+	{"run", "run n=<0..1000000000> [windows=<1..64>] [settle_ms=<0..60000>]", false,
+	 cmd_run},
 	{"idle", "idle ms=<1..60000>", false, cmd_idle},
 	{"mark", "mark cycles=<1..10000000000>", false, cmd_mark},
 	{"clock", "clock hz=<1..4294967295>", false, cmd_clock},

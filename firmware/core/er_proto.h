@@ -17,6 +17,7 @@
 #include "er_line.h"
 #include "er_op.h"
 #include "er_registry.h"
+#include "er_runner.h"
 
 #define ER_PROTOCOL_VERSION 1
 
@@ -43,6 +44,7 @@ struct er_proto_s {
 	const struct er_op_s *op;  /**< the prepared op, or NULL */
 	struct er_params_s params; /**< its parameters */
 	uint32_t payload_cap;      /**< largest payload: arena size / 4 */
+	struct er_batch_s batch;   /**< the last `run`'s windows (too large for a small stack) */
 	char out[ER_PROTO_OUT];
 };
 

@@ -13,27 +13,35 @@
 #include "er_arena.h"
 #include "er_op.h"
 
-/** What one batch did. */
+/** Most trigger windows one batch opens (`run windows=`). */
+#define ER_WINDOWS_MAX 64
+
+/** What one batch did: its windows, each of n runs. */
 struct er_batch_s {
-	uint32_t n_done;    /**< runs that returned 0 (n unless one failed) */
-	int status;         /**< 0, or the negative errno of the first failing run */
-	uint64_t cycles;    /**< cycles between the window's two counter readings */
-	uint64_t elapsed_ns;/**< nanoseconds between them */
+	uint32_t n_done;       /**< runs that returned 0 in the last window opened (n unless
+				    one failed) */
+	uint32_t windows_open; /**< windows opened: those done, and one that failed inside */
+	uint32_t windows_done; /**< windows whose n runs all returned 0 */
+	int status;            /**< 0, or the negative errno of the first failing run */
+	uint64_t cycles[ER_WINDOWS_MAX];     /**< per window opened: cycles between its two
+						  counter readings */
+	uint64_t elapsed_ns[ER_WINDOWS_MAX]; /**< per window opened: nanoseconds between them */
 	size_t stack_bytes; /**< stack high-water mark of the batch (op, loop, trigger calls) */
 };
 
 /**
- * @brief One unrecorded run of the op, @p settle_ms of idle, then trigger high, counters
- * read, @p n x op->run(), counters read, trigger low; on the port's measured stack. @p n may
- * be 0: the window then holds only the trigger and the two readings, the overhead the host
- * subtracts. Stops at the first failing run; a failing unrecorded run opens no window
- * (n_done 0). Allocates nothing.
- * @param settle_ms idle between the unrecorded run and the window (the host's baseline span)
+ * @brief One unrecorded run of the op, then @p windows times: @p settle_ms of idle, trigger
+ * high, counters read, @p n x op->run(), counters read, trigger low; on the port's measured
+ * stack. @p n may be 0: a window then holds only the trigger and the two readings, the
+ * overhead the host subtracts. Stops at the first failing run (no window after it); a
+ * failing unrecorded run opens no window (n_done 0). Allocates nothing.
+ * @param windows windows to open, 1 .. ER_WINDOWS_MAX
+ * @param settle_ms idle before each window (the host's baseline span of that window)
  * @param arena the arena op->prep used; checked to be untouched by the window
  * @retval 0 the batch ran (see @p batch->status for the op's own result)
  * @retval -EFAULT the op allocated from the arena inside the window
  */
-int er_runner_run(const struct er_op_s *op, uint32_t n, uint32_t settle_ms,
+int er_runner_run(const struct er_op_s *op, uint32_t n, uint32_t windows, uint32_t settle_ms,
 		  const struct er_arena_s *arena, struct er_batch_s *batch);
 
 /**

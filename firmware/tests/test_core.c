@@ -412,7 +412,8 @@ static void test_proto_hello_ops(void)
 			  "\"multiple\":16}},{\"name\":\"curvy\",\"family\":\"public-key\","
 			  "\"backend\":\"software\",\"curves\":[\"p256\",\"x25519\"]}]}\n");
 	ER_CHECK_INT(count_char(ops, strlen(ops), '\n'), 1);
-	ER_CHECK_HAS(say("help\n"), "\"run n=<0..1000000000> [settle_ms=<0..60000>]\"");
+	ER_CHECK_HAS(say("help\n"),
+		     "\"run n=<0..1000000000> [windows=<1..64>] [settle_ms=<0..60000>]\"");
 }
 
 /* Requests that must be refused, and the error each gets. */

@@ -16,7 +16,7 @@ static int run_batch(const char *name, uint32_t n, uint32_t settle_ms, struct er
 
 	er_fake_reset();
 	er_arena_init(&arena, arena_buf, sizeof(arena_buf));
-	return er_runner_run(er_registry_find(&er_fake_registry, name, -1), n, settle_ms, &arena,
+	return er_runner_run(er_registry_find(&er_fake_registry, name, -1), n, 1, settle_ms, &arena,
 			     batch);
 }
 

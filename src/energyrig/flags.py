@@ -122,7 +122,15 @@ BASELINE_CLIPPED = Flag(
     "most of the baseline reads the instrument's floor (an offset larger than the idle "
     "current); the window is left out of its point's estimate",
     "calibrate the offset (rig calibrate zero) or use a more sensitive range")
-INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED)
+WINDOW_LOST = Flag(
+    # a window of a group (run windows=R): the firmware opened it, the record holds no
+    # trigger window where it lies (the group's other windows are kept)
+    "window_lost",
+    "the firmware ran this window of its group but the record holds no trigger window for "
+    "it; the window is left out of its point's estimate",
+    "check the trigger wiring and the instrument's stream (a lossy USB link), or measure "
+    "one window per request (the fixture's measure.max_group = 1)")
+INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED, WINDOW_LOST)
 
 # -- the bench or the point, not one window's samples ------------------------------------------
 # A window carrying only these is not a suspicious one (domain.window_problems: its trace is

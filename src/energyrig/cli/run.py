@@ -265,7 +265,7 @@ def register(app: typer.Typer) -> None:
         from energyrig.rig.bench import (
             open_bench,  # instruments and emulators: only here
         )
-        from energyrig.rig.pipeline import KEEP_CAPTURES, measure_point, reps_done
+        from energyrig.rig.pipeline import KEEP_CAPTURES, measure_point, reps_done, reps_left
 
         batch_n = _batch(batch)
         _in_protocol_range("seed", seed, "--seed")
@@ -311,7 +311,8 @@ def register(app: typer.Typer) -> None:
                 result = measure_point(bench, point, until=reps_done(total), batch_n=batch_n,
                                        seed=seed, min_samples=min_samples,
                                        on_progress=progress,
-                                       keep=keep_captures)  # type: ignore[arg-type]
+                                       keep=keep_captures,  # type: ignore[arg-type]
+                                       group=reps_left(total))
         if result.captures:
             from energyrig.results.store.layout import capture_dir_name
             from energyrig.results.store.write import write_captures

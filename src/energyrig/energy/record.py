@@ -22,7 +22,7 @@ class Recorder(Protocol[R_co]):
     """What :func:`record_window` needs of an instrument
     (:class:`energyrig.instruments.base.Acquisition`)."""
 
-    def arm(self, pre_s: float, window_s: float, post_s: float) -> None: ...
+    def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None: ...
 
     def collect(self, timeout_s: float) -> R_co: ...
 
@@ -48,6 +48,9 @@ class WindowRequest:
         instrument is armed. What it returns is the caller's (a closure keeps the reply).
     collect_timeout_s:
         How long the instrument may take to deliver the record once ``run`` returned, s.
+    windows:
+        Trigger windows ``run`` makes and the record holds (a group: ``window_s`` then
+        spans them, from the first rise to the last fall).
     """
 
     pre_s: float
@@ -55,6 +58,7 @@ class WindowRequest:
     post_s: float
     run: Callable[[], object]
     collect_timeout_s: float
+    windows: int = 1
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,9 @@ def record_window(bench: WindowBench[R], request: WindowRequest) -> Recording[R]
         :class:`~energyrig.errors.RecordTooShort`; none in it:
         :class:`~energyrig.errors.NoTriggerWindow`).
     """
+    group = {"windows": request.windows} if request.windows > 1 else {}
     bench.instrument.arm(pre_s=request.pre_s, window_s=request.window_s,
-                         post_s=request.post_s)
+                         post_s=request.post_s, **group)
     sent_ns = time.monotonic_ns()
     request.run()
     replied_ns = time.monotonic_ns()

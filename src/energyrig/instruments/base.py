@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
 from energyrig.capture import Chunk
+from energyrig.errors import InstrumentError
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,9 @@ class Limits:
     resolution:
         The current channel's ADC step (``None``: not known; the uncertainty budget's ADC
         resolution component is then unknown).
+    max_windows:
+        Most trigger windows one record holds (``arm(..., windows=R)``): a stream records
+        a group of windows in one record, a recorder one window per record.
     """
 
     sample_rate_hz: float
@@ -102,6 +106,7 @@ class Limits:
     stream_lag_s: float
     window_margin: float = 1.0
     resolution: Resolution | None = None
+    max_windows: int = 1
 
     def __post_init__(self) -> None:
         if not (self.sample_rate_hz > 0 and math.isfinite(self.sample_rate_hz)):
@@ -109,6 +114,8 @@ class Limits:
                              f"{self.sample_rate_hz!r}")
         if not self.window_margin >= 1.0:
             raise ValueError(f"window_margin must be >= 1, got {self.window_margin!r}")
+        if self.max_windows < 1:
+            raise ValueError(f"max_windows must be >= 1, got {self.max_windows!r}")
 
     @property
     def period_s(self) -> float:
@@ -204,22 +211,37 @@ class ArmRequest:
         from it, streams ignore it except for buffer checks).
     post_s:
         Samples to keep after the trigger falls, s.
+    windows:
+        Trigger windows the record holds: it ends ``post_s`` after the last one's fall
+        (``window_s`` then spans them all).
     """
 
     pre_s: float
     window_s: float
     post_s: float
+    windows: int = 1
 
     def __post_init__(self) -> None:
         for name in ("pre_s", "window_s", "post_s"):
             value = getattr(self, name)
             if not value >= 0.0:  # also rejects NaN
                 raise ValueError(f"arm(): {name} must be >= 0 s, got {value!r}")
+        if self.windows < 1:
+            raise ValueError(f"arm(): windows must be >= 1, got {self.windows!r}")
 
     @property
     def total_s(self) -> float:
         """Length of the record the request asks for, s."""
         return self.pre_s + self.window_s + self.post_s
+
+    def one_window(self, source: str) -> ArmRequest:
+        """This request, refused (:class:`~energyrig.errors.InstrumentError` naming
+        ``source``) when it asks a recorder, whose record holds one window
+        (``Limits.max_windows`` 1), for several."""
+        if self.windows > 1:
+            raise InstrumentError(f"{source}: records one trigger window per record, not "
+                                  f"{self.windows} (its limits' max_windows is 1)")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +265,10 @@ class RecordedCapture:
     corrections:
         What a correction stage took out of the samples, ``(name, value)`` in SI units
         (empty as the instrument gave it).
+    loss_spans:
+        Where the stream lost samples its counter could not count, ``[first, end)``
+        absolute sample indices (the spans behind a ``stream_loss`` in ``flags``): a record
+        of several windows flags only the windows whose stretch meets one.
     """
 
     source: str
@@ -250,6 +276,7 @@ class RecordedCapture:
     trigger_bit: int = 0
     flags: tuple[str, ...] = ()
     corrections: tuple[tuple[str, float], ...] = ()
+    loss_spans: tuple[tuple[int, int], ...] = ()
 
     def chunks(self) -> Iterator[Chunk]:
         """Yield the chunks in time order."""
@@ -283,17 +310,21 @@ class Acquisition(Protocol):
         """Open and configure the instrument; a stream starts sampling here."""
         ...
 
-    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
-        """Prepare to record one trigger window; call before the DUT runs.
+    def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None:
+        """Prepare to record one trigger window (or ``windows`` of them); call before the
+        DUT runs.
 
         Parameters
         ----------
         pre_s:
             Seconds of samples to keep before the trigger rises.
         window_s:
-            Expected trigger window length, s.
+            Expected trigger window length, s (with several windows, from the first rise
+            to the last fall).
         post_s:
             Seconds of samples to keep after the trigger falls.
+        windows:
+            Trigger windows the record holds, at most ``limits().max_windows``.
         """
         ...
 

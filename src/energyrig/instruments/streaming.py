@@ -8,7 +8,7 @@ callbacks) hands decoded chunks to :meth:`StreamAcquisition._store`, which keeps
 * :meth:`~StreamAcquisition._mark`: ``arm()``'s wait for ``pre_s`` of samples and its mark
   ``pre_s`` before the newest one (never before the fall of the window collected last);
 * :meth:`~StreamAcquisition._collect_window`: ``collect()``'s wait for the first trigger
-  window after the mark plus ``post_s``, with
+  window after the mark (or the first ``windows`` of them) plus ``post_s``, with
   :class:`~energyrig.instruments.triggerscan.TriggerScan`;
 * :meth:`~StreamAcquisition.wait_received`: a wait for a given sample.
 
@@ -34,6 +34,10 @@ from energyrig.instruments.streambuffer import StreamBuffer
 from energyrig.instruments.triggerscan import TriggerScan, cut_at
 
 log = logging.getLogger(__name__)
+
+#: Most trigger windows a stream's record holds (``Limits.max_windows``): the firmware's
+#: most per ``run`` request (firmware/PROTOCOL.md, ``windows``).
+STREAM_MAX_WINDOWS = 64
 
 class StreamAcquisition(AcquisitionBase):
     """A streaming :class:`~energyrig.instruments.base.Acquisition`'s buffer, marks and waits.
@@ -187,7 +191,7 @@ class StreamAcquisition(AcquisitionBase):
     def _collect_window(self, timeout_s: float, trigger_bit: int, min_pulse_s: float,
                         trigger: str) -> tuple[Chunk, ...]:
         """``collect()``'s wait: the chunks from the mark to ``post_s`` after the first
-        trigger window after it (on logic bit ``trigger_bit``, named ``trigger`` in errors;
+        trigger window after it (the last of the ``windows`` armed for; on logic bit ``trigger_bit``, named ``trigger`` in errors;
         pulses shorter than ``min_pulse_s``, s, ignored). Disarms.
 
         ``timeout_s`` (s) counts twice, from the stream's progress, never from the call (a
@@ -209,7 +213,7 @@ class StreamAcquisition(AcquisitionBase):
             raise InstrumentError(f"{self.source}: collect() without arm()")
         post = round(self._arm.post_s * self._rate_hz)
         scan = TriggerScan(trigger_bit, round(min_pulse_s * self._rate_hz),
-                           start=self._scan_from, post=post)
+                           start=self._scan_from, post=post, windows=self._arm.windows)
         stalled = ProgressBound(timeout_s, clock=self._now)
         settle_deadline = self._now() + self._settle_s()
         try:
@@ -230,7 +234,7 @@ class StreamAcquisition(AcquisitionBase):
                             break  # the family flags it: the lag never settled
                     else:
                         settle_deadline = self._now() + self._settle_s()
-                        if newest >= stream_deadline:
+                        if newest >= stream_deadline and not scan.settle_for_fewer():
                             raise scan.timeout(self.source, timeout_s, trigger)
                         if stalled.expired():
                             raise self._window_stalled(scan, timeout_s, trigger, newest)

@@ -22,7 +22,8 @@ def absolute_index(chunk: Chunk, j: int) -> int:
 
 
 class TriggerScan:
-    """Finds the first complete trigger window after the arm point, chunk by chunk.
+    """Finds the first complete trigger window after the arm point (or the first
+    ``windows`` of them: :attr:`fall` is then the last one's fall), chunk by chunk.
 
     A level counts once it has lasted ``min_run`` received samples, so a single corrupted
     logic byte neither starts a window nor ends one. One Python step per run of equal
@@ -31,10 +32,14 @@ class TriggerScan:
     from absolute index ``start`` on.
     """
 
-    def __init__(self, bit: int, min_run: int, start: int = 0, post: int = 0) -> None:
+    def __init__(self, bit: int, min_run: int, start: int = 0, post: int = 0,
+                 windows: int = 1) -> None:
         self.mask = np.uint8(1 << bit)
         self.min_run = max(1, min_run)
         self.post = post
+        self.windows = windows
+        self.falls = 0                    # windows that have fallen so far
+        self.last_fall: int | None = None  # absolute index of the latest of them
         self.scanned = start              # absolute index of the next sample to scan
         self.level: bool | None = None    # settled level
         self.run_level: bool | None = None
@@ -62,14 +67,26 @@ class TriggerScan:
                 if level and self.rise is None:
                     self.rise = self.run_start
                 elif not level and self.rise is not None:
-                    self.fall = self.run_start
-                    return
+                    self.falls += 1
+                    self.last_fall = self.run_start
+                    if self.falls >= self.windows:
+                        self.fall = self.run_start
+                        return
 
     def feed(self, buffer: StreamBuffer) -> None:
         """Scan the samples ``buffer`` received since the last call."""
         for chunk in buffer.since(self.scanned):
             self.scan(chunk)
             self.scanned = chunk.end_index
+
+    def settle_for_fewer(self) -> bool:
+        """A record armed for several windows whose stream ran on without the rest ends
+        ``post`` after the last window that fell (the caller flags the missing ones); True
+        when there was one."""
+        if self.windows > 1 and self.fall is None and self.last_fall is not None:
+            self.fall = self.last_fall
+            return True
+        return False
 
     @property
     def end(self) -> int | None:
@@ -87,6 +104,8 @@ class TriggerScan:
         """What the scan saw of the window so far, in words."""
         if self.rise is None:
             return "the trigger never rose"
+        if self.fall is None and self.windows > 1:
+            return f"{self.falls} of the {self.windows} windows fell"
         if self.fall is None:
             return "the trigger rose but did not fall"
         return "the trigger fell but the record's post_s did not arrive"

@@ -25,6 +25,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from functools import partial
@@ -47,7 +48,7 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.instruments.sim.flags import NO_TRUTH, TIME_SHIFT, TRIGGER_DROPS, TRUTH_LATE
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.switch import Load, LoadKind, set_load
-from energyrig.instruments.sim.truth import TruthFollower
+from energyrig.instruments.sim.truth import TruthFollower, TruthWindow
 from energyrig.instruments.streaming import StreamAcquisition
 from energyrig.lab.place import held_place
 from energyrig.opfamilies import firmware_mismatch
@@ -219,6 +220,11 @@ class Bench:
         """A real bench knows nothing of a window beyond its record."""
         return row
 
+    def annotate_group(self, rows: Sequence[Window], sent_ns: int,
+                       replied_ns: int) -> list[Window]:
+        """Nor of the windows of a group."""
+        return list(rows)
+
     def point_flags(self) -> list[str]:
         """A real bench adds no point-level flags."""
         return []
@@ -239,6 +245,9 @@ SWITCH_SLACK_S = 5.0
 
 #: A window further than this many samples from its true edge is flagged ``stream_time_shift``.
 MAX_SHIFT_SAMPLES = 3
+#: How far a window of a group may start from its true rise to be paired with it, s (the
+#: windows of a group lie a settle idle, over 10 ms, apart).
+GROUP_TRUTH_TOLERANCE_S = 2e-3
 
 
 def _workdir(stack: ExitStack) -> Path:
@@ -365,7 +374,28 @@ class SimBench(Bench):
     def annotate(self, row: Window, sent_ns: int, replied_ns: int) -> Window:
         """The window with the emulator's true energy, or flagged ``no_truth``."""
         assert self.truth is not None
-        truth = self.truth.match(sent_ns, replied_ns)
+        return self._with_truth(row, self.truth.match(sent_ns, replied_ns))
+
+    def annotate_group(self, rows: Sequence[Window], sent_ns: int,
+                       replied_ns: int) -> list[Window]:
+        """The windows of one group, each with its true window: in order when the request's
+        span holds as many true windows as ``rows`` (so a window the stream shifted is
+        flagged ``stream_time_shift``, as a lone one), else the one whose rise lies nearest
+        its start (within :data:`GROUP_TRUTH_TOLERANCE_S`); or flagged ``no_truth``."""
+        assert self.truth is not None
+        truths = self.truth.match_all(sent_ns, replied_ns)
+        stream = self.truth.stream
+        if len(truths) == len(rows):
+            return [self._with_truth(row, truth) for row, truth in zip(rows, truths, strict=True)]
+        if stream is None or not truths:
+            return [self._with_truth(row, None) for row in rows]
+        return [self._with_truth(row, stream.match(truths, row.start_s,
+                                                   GROUP_TRUTH_TOLERANCE_S))
+                for row in rows]
+
+    def _with_truth(self, row: Window, truth: TruthWindow | None) -> Window:
+        """``row`` with ``truth``'s energies, or flagged ``no_truth`` without one."""
+        assert self.truth is not None
         if truth is None:
             return replace(row, flags=(*row.flags, NO_TRUTH))
         flags = [TRUTH_LATE] if truth.late else []

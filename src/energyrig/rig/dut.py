@@ -312,15 +312,34 @@ class Dut:
         ``settle_s`` (rounded up to whole ms; the baseline span before the rising edge), then
         opens the window. ``timeout_s`` is the wait for the reply beyond ``settle_s``.
         """
-        request = f"run n={n}"
-        if settle_s > 0:
-            ms = _whole_ms(settle_s)
-            request += f" settle_ms={ms}"
-            timeout_s += ms / 1000
-        reply = self.request(request, timeout_s)
+        reply = self.request(*self._run_request(f"run n={n}", timeout_s, settle_s, 1))
         return RunReply(n=int(reply["n"]), cycles=int(reply["cycles"]),
                         elapsed_ns=int(reply["elapsed_ns"]),
                         stack_bytes=int(reply.get("stack_bytes", 0)), raw=reply)
+
+    def run_windows(self, n: int, windows: int, timeout_s: float,
+                    settle_s: float = 0.0) -> list[RunReply]:
+        """Run ``windows`` trigger windows of ``n`` ops each in one request
+        (``run n=N windows=R``): one warm-up run, then per window ``settle_s`` of idle
+        (rounded up to whole ms; that window's baseline span) and the window. ``timeout_s``
+        is the wait for the reply beyond the settles. One :class:`RunReply` per window,
+        as the firmware timed it.
+        """
+        reply = self.request(*self._run_request(f"run n={n} windows={windows}", timeout_s,
+                                                settle_s, windows))
+        return [RunReply(n=int(reply["n"]), cycles=int(c), elapsed_ns=int(t),
+                         stack_bytes=int(reply.get("stack_bytes", 0)), raw=reply)
+                for c, t in zip(reply["cycles"], reply["elapsed_ns"], strict=True)]
+
+    @staticmethod
+    def _run_request(request: str, timeout_s: float, settle_s: float,
+                     windows: int) -> tuple[str, float]:
+        """``request`` with its ``settle_ms`` and the wait for its reply, s."""
+        if settle_s > 0:
+            ms = whole_ms(settle_s)
+            request += f" settle_ms={ms}"
+            timeout_s += windows * ms / 1000
+        return request, timeout_s
 
     def clock(self, hz: int) -> dict[str, Any]:
         """Run the CPU at ``hz`` (Hz, one of ``hello``'s ``cpu_hz_levels``) from now on; the
@@ -331,11 +350,11 @@ class Dut:
     def idle(self, seconds: float) -> float:
         """Stay idle (trigger low) for ``seconds`` (rounded up to whole ms); returns the
         time the firmware spent, s."""
-        ms = _whole_ms(seconds)
+        ms = whole_ms(seconds)
         return self.request(f"idle ms={ms}", self.timeout_s + ms / 1000)["idle_ns"] * 1e-9
 
 
-def _whole_ms(seconds: float) -> int:
+def whole_ms(seconds: float) -> int:
     """``seconds`` rounded up to whole milliseconds, 1 .. 60000 (the firmware's range)."""
     return max(1, min(60000, math.ceil(seconds * 1000)))
 

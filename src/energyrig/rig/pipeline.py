@@ -54,7 +54,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from energyrig.calibration.routines.bench import CalibrationBench
 from energyrig.capture import Chunk
@@ -68,9 +68,10 @@ from energyrig.energy.record import WindowRequest, record_window
 from energyrig.energy.windows import find_windows, longest, stream_flags
 from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
                               RecordTooShort)
-from energyrig.flags import DROPPED_SAMPLES
+from energyrig.flags import DROPPED_SAMPLES, STREAM_LOSS, WINDOW_LOST
 from energyrig.results.stats import summarise_per_op
-from energyrig.rig.dut import DutRefused, RunReply
+from energyrig.rig import groups
+from energyrig.rig.dut import DutRefused, RunReply, whole_ms
 from energyrig.rig.flags import DURATION_MISMATCH, EDGE_ERROR, EXTRA_WINDOWS
 from energyrig.units import format_si
 
@@ -90,6 +91,9 @@ AUTO_MARGIN = 1.5
 MAX_RESTARTS = 3
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
 COLLECT_SLACK_S = 5.0
+#: Longest a group of windows (``run windows=R``) may last, first rise to last fall, s: a
+#: group is one request, and a stop request waits for it.
+MAX_GROUP_S = 10.0
 
 #: Which windows' samples a point keeps (:attr:`PointResult.captures`): none, the flagged
 #: ones, or all.
@@ -128,6 +132,11 @@ class PipelineBench(CalibrationBench, Protocol):
         """Add what the bench knows of the window beyond the record (the truth)."""
         ...
 
+    def annotate_group(self, rows: Sequence[Window], sent_ns: int,
+                       replied_ns: int) -> list[Window]:
+        """:meth:`annotate` for the windows of one group (one request), in time order."""
+        ...
+
     def point_flags(self) -> list[str]:
         """Flags of the point as a whole, asked once its windows are measured."""
         ...
@@ -156,6 +165,19 @@ class PreparedPoint(Protocol):
         ...
 
     def window(self) -> Window: ...
+
+
+@runtime_checkable
+class GroupedPoint(Protocol):
+    """A prepared point that measures several windows per request and record
+    (:meth:`Measurement.windows`)."""
+
+    @property
+    def max_group(self) -> int:
+        """Most windows one request may open now."""
+        ...
+
+    def windows(self, count: int) -> list[tuple[Window, tuple[Chunk, ...]]]: ...
 
 
 class PointBench(Protocol):
@@ -394,24 +416,38 @@ class Measurement:
         """The record's trigger window (the longest, if it holds several), with the
         record's own flags, the corrections applied to it (the window overhead taken out)
         and its uncertainty (:func:`~energyrig.energy.figures.window_figures`)."""
-        w = self.bench.fixture.windows
-        settings = WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
-                                  guard_s=w.guard_s, baseline_s=w.baseline_s,
-                                  min_samples=w.min_samples)
+        settings = self._settings(record)
         found = list(find_windows(record, settings))
         if not found:
-            raise InstrumentError(f"{record.source}: the record holds no complete trigger "
-                                  "window (is the trigger wired to the instrument?)")
+            raise _no_window(record)
         flags = list(record.flags)
         if len(found) > 1:
             flags.append(EXTRA_WINDOWS)
         if record.lost:  # also in the baseline span: the driver has logged it
             flags.append(DROPPED_SAMPLES)
         window = longest(found)
-        flags += stream_flags(record.chunk_list, window, settings)
-        self.kept = tuple(replace(c, logic=None if c.logic is None
-                                  else (c.logic >> record.trigger_bit) & 1)
-                          for c in cut(record.chunk_list, window, settings))
+        self.kept = self._cut(record, window, settings)
+        return self._figures(record, window, flags, settings)
+
+    def _settings(self, record: RecordedCapture) -> WindowSettings:
+        w = self.bench.fixture.windows
+        return WindowSettings(trigger_bit=record.trigger_bit, min_pulse_s=w.min_pulse_s,
+                              guard_s=w.guard_s, baseline_s=w.baseline_s,
+                              min_samples=w.min_samples)
+
+    @staticmethod
+    def _cut(record: RecordedCapture, window: Window,
+             settings: WindowSettings) -> tuple[Chunk, ...]:
+        """The samples around ``window`` a capture keeps, its trigger on D0."""
+        return tuple(replace(c, logic=None if c.logic is None
+                             else (c.logic >> record.trigger_bit) & 1)
+                     for c in cut(record.chunk_list, window, settings))
+
+    def _figures(self, record: RecordedCapture, window: Window, flags: Sequence[str],
+                 settings: WindowSettings) -> Window:
+        """``window`` of ``record`` with ``flags``, the stream's flags of it, the record's
+        corrections and its uncertainty."""
+        flags = [*flags, *stream_flags(record.chunk_list, window, settings)]
         fx = self.bench.fixture
         return window_figures(
             record.chunk_list, replace(window, flags=(*window.flags, *flags),
@@ -419,6 +455,129 @@ class Measurement:
             settings, resolution=self.bench.limits.resolution,
             calibration=self.bench.calibration,
             supply=Supply.stated(fx.calibration.supply_tolerance, fx.path.name))
+
+    # -- a group of windows ------------------------------------------------------------------
+    def _settle_s(self) -> float:
+        """The idle before each window, as the firmware idles it (whole ms), s."""
+        w = self.bench.fixture.windows
+        return whole_ms(w.guard_s + w.baseline_s) / 1000
+
+    @property
+    def max_group(self) -> int:
+        """Most windows one request may open now: the fixture's ``measure.max_group``, the
+        windows the instrument's record holds (``Limits.max_windows``: one for a recorder),
+        and a group lasting at most :data:`MAX_GROUP_S`."""
+        step_s = self.per_op_s * self.batch_n + self._settle_s()
+        fits = math.floor(MAX_GROUP_S / step_s) if math.isfinite(step_s) else 1
+        return max(1, min(self.bench.fixture.measure.max_group,
+                          self.bench.limits.max_windows, fits))
+
+    def windows(self, count: int) -> list[tuple[Window, tuple[Chunk, ...]]]:
+        """Measure ``count`` windows (at most :attr:`max_group`) in one request and one
+        record: each window with its own baseline (the settle idle before it), its own
+        flags (those of the stretch of the record it answers for) and its own check
+        against the firmware's time of it; a window the record lacks is a row flagged
+        ``window_lost`` (left out of the estimate), not the group. With ``auto``, a short
+        window grows :attr:`batch_n` and the group is measured again, as :meth:`window`.
+        Each row comes with the samples kept around it. ``count`` 1 is :meth:`window`."""
+        if count <= 1:
+            row = self.window()
+            return [(row, self.kept)]
+        while True:
+            rows = self._measure_group(count)
+            timed = [r.duration_s for r, _ in rows if WINDOW_LOST not in r.flags]
+            if timed:
+                self.per_op_s = float(sum(timed) / len(timed)) / self.batch_n
+            short = max((self._short_by(r) for r, _ in rows
+                         if not integrity_problems(r.flags)), default=0.0)
+            if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):
+                return rows
+            grown = min(self._batch_cap(self.per_op_s),
+                        math.ceil(self.batch_n * short * AUTO_MARGIN))
+            if grown <= self.batch_n:
+                return rows
+            self.restarts += 1
+            log.info("%s: a window of the group is short; batch %d -> %d", self.point.label,
+                     self.batch_n, grown)
+            self.batch_n = grown
+
+    def _measure_group(self, count: int) -> list[tuple[Window, tuple[Chunk, ...]]]:
+        """arm for ``count`` windows → run them in one request → collect one record →
+        correct → cut it into its windows → check each → annotate."""
+        bench = self.bench
+        fx = bench.fixture
+        m, w = fx.measure, fx.windows
+        expected_s = self.per_op_s * self.batch_n
+        settle_s = self._settle_s()
+        replies: list[RunReply] = []
+
+        def run() -> None:
+            replies.extend(bench.dut.run_windows(
+                self.batch_n, count, fx.dut.timeout_s + 10 * (count * expected_s + self.per_op_s),
+                settle_s=w.guard_s + w.baseline_s))
+
+        recording = record_window(bench, WindowRequest(
+            pre_s=m.pre_s, window_s=count * expected_s + (count - 1) * settle_s,
+            post_s=m.post_s, run=run, windows=count,
+            collect_timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S))
+        record = bench.correction(recording.record)
+        rows = self._cut_group(record, replies)
+        found = [i for i, (row, _) in enumerate(rows) if WINDOW_LOST not in row.flags]
+        annotated = bench.annotate_group([rows[i][0] for i in found], recording.sent_ns,
+                                         recording.replied_ns)
+        for i, row in zip(found, annotated, strict=True):
+            rows[i] = (row, rows[i][1])
+        return [(replace(row, flags=tuple(sorted(set(row.flags)))), kept) for row, kept in rows]
+
+    def _cut_group(self, record: RecordedCapture,
+                   replies: Sequence[RunReply]) -> list[tuple[Window, tuple[Chunk, ...]]]:
+        """One row per window the firmware opened (``replies``), in order: the window found
+        for it with the flags of its stretch of the record, or a ``window_lost`` row."""
+        settings = self._settings(record)
+        found = list(find_windows(record, settings))
+        if not found:
+            raise _no_window(record)
+        elapsed = [r.elapsed_s for r in replies]
+        rises = groups.offsets(elapsed, self._settle_s())
+        owner = groups.assign([f.start_s for f in found], rises)
+        mine: dict[int, list[Window]] = {}
+        for j, window in zip(owner, found, strict=True):
+            mine.setdefault(j, []).append(window)
+        present = sorted(mine)
+        chosen = [longest(mine[j]) for j in present]
+        chunks = record.chunk_list
+        where = dict(zip(present, groups.stretches(
+            [(x.start_s, x.end_s) for x in chosen], chunks[0].start_index,
+            chunks[-1].end_index, chunks[0].period_s), strict=True))
+        losses = groups.loss_positions(chunks)
+        # a stream_loss the record can place goes to the windows whose stretch meets it
+        whole = [f for f in record.flags if not (f == STREAM_LOSS and record.loss_spans)]
+        anchor_s = found[0].start_s - rises[owner[0]]
+        rows: list[tuple[Window, tuple[Chunk, ...]]] = []
+        for j, reply in enumerate(replies):
+            if j not in mine:
+                start_s = anchor_s + rises[j]
+                log.warning("%s: window %d of a group of %d is not in the record",
+                            self.point.label, j + 1, len(replies),
+                            extra={"repeats": f"windows flagged {WINDOW_LOST}"})
+                rows.append((Window(start_s=start_s, end_s=start_s + reply.elapsed_s,
+                                    samples=0, energy_j=math.nan, baseline_w=math.nan,
+                                    flags=(WINDOW_LOST,), cycles=reply.cycles), ()))
+                continue
+            window = longest(mine[j])
+            first, end = where[j]
+            flags = list(whole)
+            if groups.meets(record.loss_spans, first, end):
+                flags.append(STREAM_LOSS)
+            if len(mine[j]) > 1:
+                flags.append(EXTRA_WINDOWS)
+            if ((losses >= first) & (losses < end)).any():
+                flags.append(DROPPED_SAMPLES)
+            row = self._figures(record, window, flags, settings)
+            row = replace(row, cycles=reply.cycles,
+                          flags=(*row.flags, *self._check(row, reply.elapsed_s)))
+            rows.append((row, self._cut(record, window, settings)))
+        return rows
 
     def _check(self, win: Window, elapsed_s: float) -> list[str]:
         """Flags of the checks of a window against its limits and the firmware's time."""
@@ -435,6 +594,12 @@ class Measurement:
                         extra={"repeats": f"windows flagged {DURATION_MISMATCH}"})
             flags.append(DURATION_MISMATCH)
         return flags
+
+
+def _no_window(record: RecordedCapture) -> InstrumentError:
+    """The error of a record that holds no trigger window."""
+    return InstrumentError(f"{record.source}: the record holds no complete trigger "
+                           "window (is the trigger wired to the instrument?)")
 
 
 def point_uncertainty(windows: Sequence[Window], batch_n: int,
@@ -556,7 +721,8 @@ class PointResult:
                 out[key] = stats[f"{key}_mean"]
         out["flags"] = list(self.flags)
         out["windows"] = [{"start_s": w.start_s, "end_s": w.end_s, "samples": w.samples,
-                           "energy_j": w.energy_j, "baseline_w": finite_or_none(w.baseline_w),
+                           "energy_j": finite_or_none(w.energy_j),  # None: window_lost
+                           "baseline_w": finite_or_none(w.baseline_w),
                            "edge_error_j": w.edge_error_j, "cycles": w.cycles,
                            "true_energy_j": w.true_energy_j,
                            "true_net_energy_j": w.true_net_energy_j, "flags": list(w.flags),
@@ -600,6 +766,9 @@ class Readout:
 
 
 Until = Callable[[Sequence[Window]], bool]
+#: How many windows to ask for next, given those measured (a sweep's adaptive rule:
+#: :func:`energyrig.rig.sweep.stopping.next_group`); 1: one window per request.
+Group = Callable[[Sequence[Window]], int]
 #: ``on_progress(stage, windows_done, readout of the last window or None)``.
 Progress = Callable[[str, int, "Readout | None"], None]
 
@@ -618,11 +787,16 @@ def reps_done(reps: int) -> Until:
     return lambda windows: len(estimate(windows)) >= reps or len(windows) >= cap
 
 
+def reps_left(reps: int) -> Group:
+    """The group of ``rig run``: the windows :func:`reps_done` still needs."""
+    return lambda windows: max(1, reps - len(estimate(windows)))
+
+
 def measure_point(bench: PointBench, point: Point, *, until: Until,
                   batch_n: int | None = None, seed: int | None = None,
                   min_samples: int | None = None, stop: Callable[[], bool] = lambda: False,
                   on_progress: Progress | None = None,
-                  keep: KeepCaptures = "none") -> PointResult:
+                  keep: KeepCaptures = "none", group: Group | None = None) -> PointResult:
     """Measure one point: prepare, then windows until ``until(windows)`` (module docstring).
 
     Parameters
@@ -645,6 +819,10 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
     keep:
         Whose samples the result keeps (:attr:`PointResult.captures`): no window's, the
         flagged windows' (:func:`~energyrig.domain.window_problems`), or all.
+    group:
+        How many windows to ask for next (:data:`Group`); a prepared point that measures
+        groups (:class:`GroupedPoint`) opens that many per request, up to its
+        ``max_group``. ``None``: one window per request.
 
     Returns
     -------
@@ -666,15 +844,20 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                 return PointResult(prepared.point, "interrupted", "stop requested", n,
                                    tuple(windows), prep=prepared.prep, cycle_hz=cycle_hz,
                                    calibration=bench.calibration)
-            row = prepared.window()
+            count = 1
+            if group is not None and isinstance(prepared, GroupedPoint):
+                count = max(1, min(group(windows), prepared.max_group))
+            measured = (prepared.windows(count) if count > 1
+                        else [(prepared.window(), prepared.kept)])
             if prepared.batch_n != n:  # the batch changed: the windows before are of the old one
                 windows.clear()
                 captures.clear()
                 n = prepared.batch_n
-            if keep == "all" or (keep == "flagged" and window_problems(row.flags)):
-                captures[len(windows)] = prepared.kept
-            windows.append(row)
-            progress("window", len(windows), Readout.of(row, n, prepared.kept))
+            for row, kept in measured:
+                if keep == "all" or (keep == "flagged" and window_problems(row.flags)):
+                    captures[len(windows)] = kept
+                windows.append(row)
+                progress("window", len(windows), Readout.of(row, n, kept))
         extra = bench.point_flags()
     except POINT_ERRORS as exc:
         # Ctrl-C in a terminal also reaches the DUT and emulator processes: an error after a

@@ -23,6 +23,7 @@ from energyrig.instruments.ppk2.emulator import DEFAULT_CALIBRATION, SERIAL_BASE
 from energyrig.instruments.sim.process import EmulatorProcess
 from energyrig.instruments.sim.truth import read_truth
 from energyrig.instruments.sim.wire import edge_records, send_edges
+from energyrig.instruments.streaming import STREAM_MAX_WINDOWS
 from energyrig.domain import Window
 from energyrig.energy.windows import WindowSettings, find_windows, stream_flags
 from energyrig.flags import CORRUPT, DROPPED_SAMPLES, ENERGY_FLAGS, INTEGRITY_FLAGS, STREAM_LOSS
@@ -94,12 +95,13 @@ def test_metadata_the_emulator_splits_over_300_ms_arrives_whole() -> None:
 
 
 def test_limits_and_describe_against_the_emulator() -> None:
-    """100 kS/s, a stream 50 ms behind, its ranges' steps from its calibration; named by
-    its hardware revision, at its port."""
+    """100 kS/s, a stream 50 ms behind that records groups of windows, its ranges' steps
+    from its calibration; named by its hardware revision, at its port."""
     with Ppk2Emulator(PowerModel()) as emu, Ppk2(emu.port) as ppk:
         limits, info = ppk.limits(), ppk.describe()
     assert limits == Limits(sample_rate_hz=100_000, max_record_s=None,
-                            stream_lag_s=TRANSFER_LAG_S, resolution=limits.resolution)
+                            stream_lag_s=TRANSFER_LAG_S, resolution=limits.resolution,
+                            max_windows=STREAM_MAX_WINDOWS)
     assert limits.resolution is not None
     steps = [limits.resolution.step_a(i) for i in (3e-6, 3e-3, 0.5)]
     assert steps == pytest.approx([4.4e-8, 4.4e-7, 4.5e-5], rel=0.03)  # 14 bits per range

@@ -20,7 +20,7 @@ from energyrig.instruments.base import ArmRequest, InstrumentInfo, Limits, Recor
 from energyrig.instruments.joulescope import protocol
 from energyrig.instruments.joulescope.config import JoulescopeConfig
 from energyrig.instruments.joulescope.processing import StreamAligner
-from energyrig.instruments.streaming import StreamAcquisition
+from energyrig.instruments.streaming import STREAM_MAX_WINDOWS, StreamAcquisition
 from energyrig.instruments.triggerscan import TriggerScan
 
 log = logging.getLogger(__name__)
@@ -150,11 +150,11 @@ class Joulescope(StreamAcquisition):
             self._store(chunk)
 
     # -- acquisition -----------------------------------------------------------------------
-    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
+    def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None:
         """Mark the stream ``pre_s`` before the newest sample (not before the last window's
-        fall); waits for that many samples (an error when none came for ``pre_s`` +
+        fall), for a record of ``windows`` trigger windows; waits for that many samples (an error when none came for ``pre_s`` +
         :data:`STREAM_START_S`)."""
-        request = ArmRequest(pre_s, window_s, post_s)
+        request = ArmRequest(pre_s, window_s, post_s, windows)
         if self._driver is None:
             raise InstrumentError(f"{self.source}: not streaming; call start() first")
         if request.total_s > self.config.buffer_s or pre_s > self.config.history_s:
@@ -181,7 +181,7 @@ class Joulescope(StreamAcquisition):
     def limits(self) -> Limits:
         """The configured output rate; a stream :data:`STREAM_LAG_S` behind real time."""
         return Limits(sample_rate_hz=float(self.config.sample_rate_hz), max_record_s=None,
-                      stream_lag_s=STREAM_LAG_S)
+                      stream_lag_s=STREAM_LAG_S, max_windows=STREAM_MAX_WINDOWS)
 
     def describe(self) -> InstrumentInfo:
         """Device path, model and serial (from the path) and the fixture's settings."""

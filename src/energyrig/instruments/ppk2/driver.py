@@ -63,7 +63,7 @@ from energyrig.instruments.ppk2.protocol import (
     regulator_set,
 )
 from energyrig.instruments.serialurl import open_serial
-from energyrig.instruments.streaming import StreamAcquisition
+from energyrig.instruments.streaming import STREAM_MAX_WINDOWS, StreamAcquisition
 
 log = logging.getLogger(__name__)
 
@@ -290,14 +290,14 @@ class Ppk2(StreamAcquisition):
         if self._error is not None:
             raise InstrumentError(f"{self.source}: stream failed: {self._error}")
 
-    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
+    def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None:
         """Mark the stream ``pre_s`` before the newest received sample (but not before the
-        fall of the window collected last).
+        fall of the window collected last); the record holds ``windows`` trigger windows.
 
         Waits until the stream holds ``pre_s`` of samples, so the first window after
         :meth:`start` has its lead-in too (an error when no sample came for ``pre_s`` + 2 s).
         """
-        request = ArmRequest(pre_s, window_s, post_s)
+        request = ArmRequest(pre_s, window_s, post_s, windows)
         if request.total_s > self.config.buffer_s:
             raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
                                   f"fit the {self.config.buffer_s} s buffer; raise buffer_s")
@@ -320,8 +320,9 @@ class Ppk2(StreamAcquisition):
         """
         kept = self._collect_window(timeout_s, self.config.trigger_bit,
                                     self.config.min_pulse_s, f"D{self.config.trigger_bit}")
+        spans = self._loss_spans(kept)
         record = RecordedCapture(self.source, kept, trigger_bit=self.config.trigger_bit,
-                                 flags=self._loss_flags(kept))
+                                 flags=(STREAM_LOSS,) if spans else (), loss_spans=spans)
         if record.lost:
             log.warning("%s: %d samples lost inside the record", self.source, record.lost,
                         extra={"repeats": "PPK2 records with samples lost inside"})
@@ -344,9 +345,10 @@ class Ppk2(StreamAcquisition):
         assert self._decoder is not None
         return self._decoder.next_index
 
-    def _loss_flags(self, chunks: tuple[Chunk, ...]) -> tuple[str, ...]:
-        """``stream_loss`` when ``chunks`` reach into a loss found against the host's clock,
-        or into a lag still suspect."""
+    def _loss_spans(self, chunks: tuple[Chunk, ...]) -> tuple[tuple[int, int], ...]:
+        """The spans of a loss found against the host's clock, or of a lag still suspect,
+        that ``chunks`` reach into (``stream_loss``), ``[first, end)`` absolute indices
+        clipped to them."""
         if not chunks:
             return ()
         lo, hi = chunks[0].start_index, chunks[-1].end_index
@@ -355,7 +357,7 @@ class Ppk2(StreamAcquisition):
             suspect = self._clock.suspect_from
         if suspect is not None:
             spans.append((suspect, hi))  # collect() waited for it as long as it could
-        return (STREAM_LOSS,) if any(a < hi and b > lo for a, b in spans) else ()
+        return tuple((max(a, lo), min(b, hi)) for a, b in spans if a < hi and b > lo)
 
     def limits(self) -> Limits:
         """100 kS/s, a stream (no record limit), :data:`TRANSFER_LAG_S` behind real time; the
@@ -365,7 +367,8 @@ class Ppk2(StreamAcquisition):
             range_steps(cal, self.config.supply_mv),
             "one ADC code per range, from the unit's calibration metadata (R, GS, GI, UG)")
         return Limits(sample_rate_hz=SAMPLE_RATE_HZ, max_record_s=None,
-                      stream_lag_s=TRANSFER_LAG_S, resolution=resolution)
+                      stream_lag_s=TRANSFER_LAG_S, resolution=resolution,
+                      max_windows=STREAM_MAX_WINDOWS)
 
     def _serial(self) -> str:
         """The metadata's serial number (the emulator's), else the USB descriptor's."""

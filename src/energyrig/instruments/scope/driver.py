@@ -257,13 +257,15 @@ class Scope(AcquisitionBase):
         except StateTimeout as exc:
             raise InstrumentError(f"{self.source}: {what} (status {exc.last!r})") from None
 
-    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
-        """Set up one record holding ``pre + margin·window + post`` and arm a single trigger.
+    def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None:
+        """Set up one record holding ``pre + margin·window + post`` and arm a single trigger
+        (one window per record: no dialect here offers segmented memory; ``windows`` > 1 is
+        refused).
 
         Returns once the scope reports armed and ``pre_s`` has passed since (its pre-trigger
         memory is full), so the DUT may run.
         """
-        req = ArmRequest(pre_s, window_s, post_s)
+        req = ArmRequest(pre_s, window_s, post_s, windows).one_window(self.source)
         dialect = self._require_dialect()
         plan = protocol.plan_record(dialect, self.n_channels, self.config.sample_rate_hz,
                                     req.pre_s, req.window_s, req.post_s,

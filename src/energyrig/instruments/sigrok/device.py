@@ -159,8 +159,9 @@ class SigrokDevice(AcquisitionBase):
         self.scanned = found[0]
         log.info("sigrok device %s: %s", self.device, self.scanned.description)
 
-    def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
-        """Start a capture long enough for ``pre_s + window_s + post_s`` seconds.
+    def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None:
+        """Start a capture long enough for ``pre_s + window_s + post_s`` seconds (one
+        trigger window: ``windows`` > 1 is refused).
 
         Returns once the device delivers samples (sigrok-cli has written its first packet),
         so a window started after this call falls inside the capture as long as ``pre_s``
@@ -181,7 +182,8 @@ class SigrokDevice(AcquisitionBase):
         if rate is None:
             raise InstrumentError(f"sigrok device {self.device}: no samplerate_hz configured, "
                                   "cannot size a capture in seconds")
-        request = ArmRequest(pre_s, window_s, post_s)
+        request = ArmRequest(pre_s, window_s, post_s, windows).one_window(
+            f"sigrok device {self.device}")
         self._discard_output()
         self._samples = protocol.samples_for(request.total_s, rate)
         self._output = self._next_output(self._dir)

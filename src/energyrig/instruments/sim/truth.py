@@ -263,10 +263,17 @@ class TruthFollower:
         answered at ``replied_ns`` (CLOCK_MONOTONIC, the clock of the trigger wire): the
         window inside that span, ``None`` if there is none (or several). Windows up to
         ``replied_ns`` are forgotten."""
+        inside = self.match_all(sent_ns, replied_ns)
+        return inside[0] if len(inside) == 1 else None
+
+    def match_all(self, sent_ns: int, replied_ns: int) -> list[TruthWindow]:
+        """Every truth window inside the span of a request sent at ``sent_ns`` and answered
+        at ``replied_ns`` (a group's, ``run windows=R``), in time order. Windows up to
+        ``replied_ns`` are forgotten."""
         self.read()
         inside = [w for w in self.windows if sent_ns <= w.t_rise_ns and w.t_fall_ns <= replied_ns]
         self.windows = [w for w in self.windows if w.t_fall_ns > replied_ns]
-        return inside[0] if len(inside) == 1 else None
+        return sorted(inside, key=lambda w: w.t_rise_ns)
 
     def offset_s(self, truth: TruthWindow, start_s: float) -> float:
         """How far a measured window's start (capture time base: sample 0 of the stream at

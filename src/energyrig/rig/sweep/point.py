@@ -17,7 +17,7 @@ from energyrig.rig.sweep.events import (
     WindowMeasured,
 )
 from energyrig.rig.sweep.state import SweepOutcome
-from energyrig.rig.sweep.stopping import StopRequest, enough_windows, target_met
+from energyrig.rig.sweep.stopping import StopRequest, enough_windows, next_group, target_met
 
 
 def measure_one(bench: PointBench, point: Point, plan: Plan, stop: StopRequest,
@@ -40,7 +40,7 @@ def measure_one(bench: PointBench, point: Point, plan: Plan, stop: StopRequest,
     return measure_point(
         bench, point, until=lambda windows: enough_windows(windows, plan),
         batch_n=None if plan.batch == "auto" else plan.batch, stop=lambda: bool(stop),
-        on_progress=progress, keep=keep)
+        on_progress=progress, keep=keep, group=lambda windows: next_group(windows, plan))
 
 
 def store_result(result: PointResult, plan: Plan, writer: RunWriter, outcome: SweepOutcome,

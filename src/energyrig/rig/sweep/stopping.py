@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import signal
 import threading
 from collections.abc import Iterator, Sequence
@@ -85,3 +86,23 @@ def target_met(windows: Sequence[Window], plan: Plan) -> bool:
     summary = describe_finite([_metric(w, plan.adaptive.metric) for w in estimate(windows)])
     return summary is not None and summary.n >= 2 and \
         summary.ci_halfwidth_rel <= plan.adaptive.ci_target
+
+
+def next_group(windows: Sequence[Window], plan: Plan) -> int:
+    """How many windows to ask for next (one request, one record where the bench can:
+    :meth:`energyrig.rig.pipeline.Measurement.windows`), from the CI reached so far: the
+    windows ``min_windows`` still needs, then the windows the 95 % CI half-width needs to
+    reach ``ci_target`` (it shrinks as 1/sqrt(n): n × (half-width / target)² in all),
+    within ``max_windows``; at least 1."""
+    rule = plan.adaptive
+    kept = estimate(windows)
+    if len(kept) < rule.min_windows:
+        need = rule.min_windows - len(kept)
+    else:
+        summary = describe_finite([_metric(w, rule.metric) for w in kept])
+        if summary is None or summary.n < 2 or not math.isfinite(summary.ci_halfwidth_rel):
+            need = 1
+        else:
+            ratio = summary.ci_halfwidth_rel / rule.ci_target
+            need = math.ceil(summary.n * ratio * ratio) - summary.n
+    return max(1, min(rule.max_windows - len(windows), need))

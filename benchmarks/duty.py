@@ -1,0 +1,167 @@
+"""Benchmark: the bench's duty and points per hour on the quick plan, one window per request
+(today's way) against groups of windows (``run windows=R``), in one run (issue 24 part 3).
+
+The emulated Cortex-M4 bench (``fixtures/sim-m4.toml``) is calibrated once (``rig calibrate
+all --yes``, into a calibration directory of its own, so no stored record is touched); then
+the plan is swept twice on it, each sweep in a fresh process, one after the other: with the
+fixture's ``measure.max_group`` set to 1 (every window its own request, arm and record, as
+before groups) and as the fixture has it (groups: the adaptive rule asks for the windows the
+CI still needs, one request and one PPK2 record for them). Per way it reports
+
+- the sweep's wall time (the run's manifest: its start to its end), s, and the points per
+  hour it makes;
+- the **duty**: the windows' total length (``windows.parquet`` ``duration_s``) over that
+  wall time, the share of it spent measuring an op; and the duty of the points whose
+  windows are at least 20 ms long (``duty_20ms``: their windows over their own wall time,
+  from ``point_started`` to ``point_stored`` of ``rig sweep --json``);
+- the median wall time of a point (``point_started`` to ``point_stored``), s: a point whose
+  batch grew under load (a window cut short by a stream loss) weighs on the sweep's wall
+  time, not on this median;
+- the points that met the plan's ``ci_target`` and those flagged ``ci_target_not_met``, the
+  median and worst 95 % CI half-width of the energy per op, the windows flagged;
+- the load average before and after, and the CPU time of the sweep's processes, s.
+
+``--json`` prints one object: ``duty`` holds the fractions (``today``, ``grouped``, and
+``*_20ms``), ``wall_ratio`` the grouped sweep's wall time over today's, and flat keys for
+docs/performance.md's markers (``duty_today``, ``duty_grouped``, ``duty_grouped_20ms``,
+``wall_ratio``, ``points_per_hour_grouped``).
+
+Run: ``.venv/bin/python benchmarks/duty.py [--plan plans/quick.toml] [--json]`` (needs
+``make firmware-host firmware-qemu``), with this tree's ``src`` first on ``PYTHONPATH``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+from m4_vs_host import SWEEP_DONE, run_figures  # this folder: the script's own
+
+from energyrig.calibration.store import CALIBRATION_DIR_ENV
+from energyrig.results.store.layout import WINDOWS
+from energyrig.rig.plan import load_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "fixtures" / "sim-m4.toml"
+#: The windows whose points count in ``duty_20ms``, s.
+LONG_WINDOW_S = 20e-3
+
+
+def env(calibration_dir: Path) -> dict[str, str]:
+    return {**os.environ, CALIBRATION_DIR_ENV: str(calibration_dir),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"),
+                                                        os.environ.get("PYTHONPATH")]))}
+
+
+def variant(max_group: int | None, tmp: Path) -> Path:
+    """``fixtures/sim-m4.toml`` with ``measure.max_group`` set (``None``: as it is), written
+    into ``tmp`` with its relative paths made absolute."""
+    text = FIXTURE.read_text()
+    text = text.replace('"../firmware/', f'"{ROOT}/firmware/')
+    if max_group is not None:
+        text, n = re.subn(r"(?m)^max_group\s*=\s*\d+", f"max_group = {max_group}", text)
+        if not n:
+            text = text.replace("[measure]\n", f"[measure]\nmax_group = {max_group}\n", 1)
+    path = tmp / f"sim-m4-{max_group or 'as-is'}.toml"
+    path.write_text(text)
+    return path
+
+
+def sweep(name: str, fixture: Path, plan: Path, tmp: Path,
+          calibration_dir: Path) -> dict[str, object]:
+    """Sweep ``plan`` on ``fixture``; its figures."""
+    out = tmp / f"run-{name}"
+    load_before = os.getloadavg()[0]
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started: dict[str, float] = {}
+    point_wall: dict[str, float] = {}
+    with subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "sweep", str(plan),
+                           "-f", str(fixture), "--out", str(out), "--json"],
+                          env=env(calibration_dir), stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            now = time.monotonic()
+            event = json.loads(line)
+            key = (event.get("point") or {}).get("key")
+            if event["event"] == "point_started":
+                started[key] = now
+            elif event["event"] == "point_stored" and key in started:
+                point_wall[key] = now - started[key]
+    if proc.returncode not in SWEEP_DONE:
+        raise SystemExit(f"rig sweep failed on {fixture} (exit {proc.returncode})")
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures = run_figures(out)
+    windows = pd.read_parquet(out / WINDOWS)
+    per_point = windows.groupby("point_key")["duration_s"].agg(["sum", "median"])
+    long = per_point[(per_point["median"] >= LONG_WINDOW_S)
+                     & per_point.index.isin(list(point_wall))]
+    long_wall = sum(point_wall[k] for k in long.index)
+    return {"way": name, **figures,
+            "duty_20ms": round(float(long["sum"].sum()) / long_wall, 3) if long_wall else None,
+            "points_20ms": int(len(long)),
+            "point_wall_median_s": round(statistics.median(point_wall.values()), 3),
+            "points_per_hour": round(int(figures["points"]) / float(figures["wall_s"]) * 3600),
+            "cpu_s": round(cpu_after.ru_utime + cpu_after.ru_stime
+                           - cpu_before.ru_utime - cpu_before.ru_stime, 1),
+            "load_before": round(load_before, 1), "load_after": round(os.getloadavg()[0], 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--plan", type=Path, default=ROOT / "plans" / "quick.toml")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep the calibration and the two runs in DIR (new or empty)")
+    args = parser.parse_args()
+    target = load_plan(args.plan).adaptive.ci_target
+    with tempfile.TemporaryDirectory() as name:
+        tmp = args.keep or Path(name)
+        tmp.mkdir(parents=True, exist_ok=True)
+        calibration_dir = tmp / "calibration"
+        today, grouped = variant(1, tmp), variant(None, tmp)
+        if subprocess.run([sys.executable, "-m", "energyrig.cli.app", "calibrate", "all",
+                           "--yes", "-f", str(grouped)], env=env(calibration_dir),
+                          stdout=subprocess.DEVNULL, check=False).returncode != 0:
+            raise SystemExit(f"rig calibrate all failed on {grouped}")
+        rows = [sweep("today", today, args.plan, tmp, calibration_dir),
+                sweep("grouped", grouped, args.plan, tmp, calibration_dir)]
+    one, many = rows
+    summary = {"duty": {"today": one["duty"], "grouped": many["duty"],
+                        "today_20ms": one["duty_20ms"], "grouped_20ms": many["duty_20ms"]},
+               "duty_today": one["duty"], "duty_grouped": many["duty"],
+               "duty_grouped_20ms": many["duty_20ms"],
+               "wall_ratio": round(float(many["wall_s"]) / float(one["wall_s"]), 2),
+               "point_wall_ratio": round(float(many["point_wall_median_s"])
+                                         / float(one["point_wall_median_s"]), 2),
+               "points_per_hour_today": one["points_per_hour"],
+               "points_per_hour_grouped": many["points_per_hour"],
+               "ci_target": target, "ways": rows}
+    if args.json:
+        print(json.dumps(summary))
+        return
+    print(f"plan {args.plan.name} on {FIXTURE.name}, ci_target {target:.1%}")
+    print(f"{'way':8} {'wall':>7} {'duty':>6} {'>=20ms':>6} {'pts/h':>6} {'met':>4} "
+          f"{'not met':>7} {'CI median':>9} {'CI worst':>8} {'cpu':>6} {'load':>9}  flagged")
+    for r in rows:
+        d20 = f"{r['duty_20ms']:6.1%}" if r["duty_20ms"] is not None else f"{'-':>6}"
+        print(f"{r['way']:8} {r['wall_s']:6.1f}s {r['duty']:6.1%} {d20} "
+              f"{r['points_per_hour']:6} {r['ci_target_met']:4} {r['ci_target_not_met']:7} "
+              f"{r['ci_halfwidth_median']:9.3%} {r['ci_halfwidth_worst']:8.3%} "
+              f"{r['cpu_s']:5.1f}s {r['load_before']:4.1f}-{r['load_after']:<4.1f}  "
+              f"{r['flagged_windows']} of {r['windows']} {r['flags']}")
+    print(f"wall time, grouped / today: {summary['wall_ratio']:.2f}x; median point "
+          f"{many['point_wall_median_s']:.3f} s / {one['point_wall_median_s']:.3f} s = "
+          f"{summary['point_wall_ratio']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

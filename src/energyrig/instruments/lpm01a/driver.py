@@ -46,6 +46,8 @@ _READ_TIMEOUT_S = 0.02
 _DETAIL_WAIT_S = 1.0
 _STREAM_START_S = 2.0
 _END_WAIT_S = 2.0
+_QUIET_S = 0.1
+_DRAIN_LIMIT_S = 2.0
 #: How far behind real time the stream's samples reach the host (USB, decoding), s.
 TRANSFER_LAG_S = 0.05
 
@@ -137,6 +139,9 @@ class Lpm01a(StreamAcquisition):
             The board answered ``error`` (the message has its detail) or nothing within
             ``reply_timeout_s``.
         """
+        if self._reader is not None:
+            raise InstrumentError(f"{self.source}: '{text}' while streaming; the board takes "
+                                  "its settings between stop and start")
         self._write(text)
         deadline = time.monotonic() + self.config.reply_timeout_s
         reply: Reply | None = None
@@ -172,7 +177,24 @@ class Lpm01a(StreamAcquisition):
                 self._ser = open_serial(self.port, BAUD_RATE, _READ_TIMEOUT_S)
             except (serial.SerialException, OSError) as exc:
                 raise InstrumentError(f"{self.source}: cannot open the port ({exc})") from exc
+        try:
+            self._set_up()
+        except BaseException:
+            self._ser.close()
+            self._ser = None
+            raise
+        self._reader = threading.Thread(target=self._read_loop,
+                                        name=f"lpm01a-reader {self.port}", daemon=True)
+        self._reader.start()
+        log.info("%s: streaming %s at %d Hz, %.3f V", self.source, c.format, c.sample_rate_hz,
+                 c.supply_v)
+
+    def _set_up(self) -> None:
+        """Take the board, check it, set it up and start the acquisition."""
+        c = self.config
         self._rx.clear()
+        self._write("stop")  # a stream left running by an earlier host
+        self._drain()
         self.command("htc")
         status = self.command("status")
         if status != "ok":
@@ -197,11 +219,17 @@ class Lpm01a(StreamAcquisition):
         self.command("start")
         first, self._rx = bytes(self._rx), bytearray()
         self._feed(first)
-        self._reader = threading.Thread(target=self._read_loop,
-                                        name=f"lpm01a-reader {self.port}", daemon=True)
-        self._reader.start()
-        log.info("%s: streaming %s at %d Hz, %.3f V", self.source, c.format, c.sample_rate_hz,
-                 c.supply_v)
+
+    def _drain(self) -> None:
+        """Read and discard until the port has been quiet for a moment."""
+        deadline = time.monotonic() + _DRAIN_LIMIT_S
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < _QUIET_S:
+            if self._read():
+                quiet_since = time.monotonic()
+            if time.monotonic() > deadline:
+                raise InstrumentError(f"{self.source}: the device keeps sending after 'stop'; "
+                                      "is this an STM32 Power Shield?")
 
     def stop(self) -> None:
         """Stop the acquisition, wait for its end, switch the supply off, release the board."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from energyrig.config import Strict, between
 
@@ -67,13 +67,14 @@ class Lpm01aConfig(Strict):
                              "(the shield's freq values)")
         return v
 
-    @model_validator(mode="after")
-    def _format_rate(self) -> Lpm01aConfig:
-        if self.format == "ascii_dec" and self.sample_rate_hz > ASCII_MAX_RATE_HZ:
-            raise ValueError(f"format ascii_dec streams at most {ASCII_MAX_RATE_HZ} Hz without a "
-                             f"time limit, not {self.sample_rate_hz} Hz; use format = "
-                             '"bin_hexa" or a lower sample_rate_hz')
-        return self
+    @field_validator("format")
+    @classmethod
+    def _format_rate(cls, v: str, info: ValidationInfo) -> str:
+        rate = info.data.get("sample_rate_hz")
+        if v == "ascii_dec" and rate is not None and rate > ASCII_MAX_RATE_HZ:
+            raise ValueError(f"ascii_dec streams at most {ASCII_MAX_RATE_HZ} Hz without a time "
+                             f'limit, not {rate} Hz; use "bin_hexa" or a lower sample_rate_hz')
+        return v
 
     @property
     def supply_mv(self) -> int:

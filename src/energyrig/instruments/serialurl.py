@@ -13,8 +13,21 @@ replaces only its receive loop: the data between Telnet commands is queued in wh
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 import serial
 from serial import rfc2217
+
+class Transport(Protocol):
+    """The part of ``serial.Serial`` a serial instrument's driver uses (a byte-level fake in
+    tests)."""
+
+    def read(self, size: int = 1) -> bytes: ...
+
+    def write(self, data: bytes) -> int | None: ...
+
+    def close(self) -> None: ...
+
 
 #: Bytes asked of the socket per receive.
 _RECV_BYTES = 65536

@@ -19,12 +19,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
 
 import serial
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import ArmRequest, InstrumentInfo, Limits, RecordedCapture
+from energyrig.instruments.base import InstrumentInfo, Limits, RecordedCapture
 from energyrig.instruments.lpm01a.config import Lpm01aConfig
 from energyrig.instruments.lpm01a.processing import D7_BIT, StreamDecoder
 from energyrig.instruments.lpm01a.protocol import (
@@ -36,7 +35,7 @@ from energyrig.instruments.lpm01a.protocol import (
     format_rate,
     parse_reply,
 )
-from energyrig.instruments.serialurl import open_serial
+from energyrig.instruments.serialurl import Transport, open_serial
 from energyrig.instruments.streaming import StreamAcquisition
 
 log = logging.getLogger(__name__)
@@ -50,16 +49,6 @@ _QUIET_S = 0.1
 _DRAIN_LIMIT_S = 2.0
 #: How far behind real time the stream's samples reach the host (USB, decoding), s.
 TRANSFER_LAG_S = 0.05
-
-
-class Transport(Protocol):
-    """The part of ``serial.Serial`` the driver uses."""
-
-    def read(self, size: int = 1) -> bytes: ...
-
-    def write(self, data: bytes) -> int | None: ...
-
-    def close(self) -> None: ...
 
 
 class Lpm01a(StreamAcquisition):
@@ -297,14 +286,7 @@ class Lpm01a(StreamAcquisition):
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
         """Mark the stream ``pre_s`` before the newest sample received (not before the fall
         of the window collected last)."""
-        request = ArmRequest(pre_s, window_s, post_s)
-        if request.total_s > self.config.buffer_s:
-            raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
-                                  f"fit the {self.config.buffer_s} s buffer; raise buffer_s")
-        if pre_s > self.config.history_s:
-            raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
-                                  f"({self.config.history_s} s); raise history_s")
-        self._mark(request, _STREAM_START_S)
+        self._arm_stream(pre_s, window_s, post_s, _STREAM_START_S)
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for D7 to rise and fall (its events), plus ``post_s``; return the record."""

@@ -25,19 +25,13 @@ death.
 """
 from __future__ import annotations
 
-import errno
 import logging
 import os
-import select
-import threading
 import time
-import tty
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-from energyrig.instruments.base import OpenCloseBase
 from energyrig.instruments.lpm01a.config import ASCII_MAX_RATE_HZ, SAMPLE_RATES_HZ
 from energyrig.instruments.lpm01a.processing import (
     encode_ascii,
@@ -55,14 +49,9 @@ from energyrig.instruments.lpm01a.protocol import (
     parse_value,
 )
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
-from energyrig.instruments.sim.process import (
-    emulator_parser,
-    parse_emulator_args,
-    serve_until_stopped,
-)
-from energyrig.instruments.sim.switch import LoadSwitch
-from energyrig.instruments.sim.truth import TruthRecorder
-from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
+from energyrig.instruments.sim.process import parse_emulator_args, serve_until_stopped
+from energyrig.instruments.sim.pty import PtyEmulator, pty_emulator_parser
+from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +67,7 @@ class CommandError(Exception):
     """A command the board refuses; the message is its ``Error detail``."""
 
 
-class Lpm01aEmulator(OpenCloseBase):
+class Lpm01aEmulator(PtyEmulator):
     """A Power Shield on a pty, driven by a power model and the virtual trigger wire.
 
     Parameters
@@ -102,27 +91,18 @@ class Lpm01aEmulator(OpenCloseBase):
         The load switch's file (:mod:`energyrig.instruments.sim.switch`), or ``None``.
     """
 
+    label = "Power Shield emulator"
+
     def __init__(self, model: PowerModel, *, wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None, latency_s: float = 0.05,
                  block_s: float = 0.005, tx_buffer_s: float = 0.5, seed: int = 0,
                  load_switch: str | os.PathLike[str] | None = None) -> None:
-        self.model = model
-        self.switch = LoadSwitch(None if load_switch is None else Path(load_switch))
-        self.latency_ns = int(latency_s * 1e9)
-        self.block_s = block_s
+        super().__init__(model, wire=wire, truth=truth, latency_s=latency_s, block_s=block_s,
+                         seed=seed, load_switch=load_switch)
         self.tx_limit = int(tx_buffer_s * 100_000) * 2
         self.board_id = f"{BOARD_ID_BASE + seed:012X}"
         self.commands: list[str] = []
         self.dropped_samples = 0
-        self._wire = TriggerWire(wire) if wire is not None else None
-        self._truth = TruthRecorder(truth) if truth is not None else None
-        self._rng = np.random.default_rng(seed)
-        self._injected: list[EdgeArray] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._master = self._slave = -1
-        self.port = ""
         self._reset()
 
     # -- the board's settings --------------------------------------------------------------
@@ -156,77 +136,13 @@ class Lpm01aEmulator(OpenCloseBase):
     def period_ns(self) -> int:
         return 1_000_000_000 // self.rate_hz
 
-    # -- lifecycle -------------------------------------------------------------------------
-    def open(self) -> str:
-        """Open the pty, bind the wire and start serving; returns the port path."""
-        self._master, self._slave = os.openpty()
-        tty.setraw(self._slave)
-        os.set_blocking(self._master, False)
-        self.port = os.ttyname(self._slave)
-        if self._wire is not None:
-            self._wire.open()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._serve, name="lpm01a-emulator", daemon=True)
-        self._thread.start()
-        log.info("Power Shield emulator on %s", self.port)
-        return self.port
-
-    def close(self) -> None:
-        """Stop serving, close the pty and the wire, finish the truth log."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        for fd in (self._master, self._slave):
-            if fd >= 0:
-                os.close(fd)
-        self._master = self._slave = -1
-        if self._wire is not None:
-            self._wire.close()
-        if self._truth is not None:
-            self._truth.close()
+    def _report(self) -> None:
         log.log(logging.WARNING if self.dropped_samples else logging.INFO,
                 "Power Shield emulator: %d commands, %d samples dropped (host not reading)",
                 len(self.commands), self.dropped_samples)
 
-    def inject_edges(self, edges: EdgeArray) -> None:
-        """Add edges as if they came from the wire (for a wire-less emulator)."""
-        with self._lock:
-            self._injected.append(edges)
-
-    def _serve(self) -> None:
-        next_tick = time.monotonic()
-        while not self._stop.is_set():
-            wait = max(0.0, next_tick - time.monotonic())
-            out = [self._master] if self._tx else []
-            readable, writable, _ = select.select([self._master], out, [], wait)
-            if readable:
-                self._receive()
-            if writable:
-                self._send()
-            if time.monotonic() >= next_tick:
-                next_tick = max(next_tick + self.block_s, time.monotonic())
-                self._take_edges()
-                if self.acquiring:
-                    self._render()
-                self._send()
-
-    def _send(self) -> None:
-        if not self._tx:
-            return
-        try:
-            sent = os.write(self._master, self._tx)
-        except BlockingIOError:
-            return
-        del self._tx[:sent]
-
-    def _receive(self) -> None:
-        try:
-            data = os.read(self._master, 4096)
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EIO):  # EIO: no client has the port open
-                return
-            raise
+    # -- serving ---------------------------------------------------------------------------
+    def _received(self, data: bytes) -> None:
         self._rx += data
         while b"\n" in self._rx:
             raw, _, rest = bytes(self._rx).partition(b"\n")
@@ -234,6 +150,16 @@ class Lpm01aEmulator(OpenCloseBase):
             line = raw.decode("ascii", errors="replace").strip()
             if line:
                 self._tx += self.execute(line)
+
+    def _tick(self) -> None:
+        edges, _ = self._take_edges(self.acquiring, self.supply_v, self.powered)
+        if self.waiting_d7:
+            rises = edges["t_ns"][edges["level"] != 0]
+            if len(rises):
+                self._open_stream(int(rises.min()))
+        if self.acquiring:
+            self._render()
+        self._transmit()
 
     # -- commands --------------------------------------------------------------------------
     def execute(self, line: str) -> bytes:
@@ -369,27 +295,6 @@ class Lpm01aEmulator(OpenCloseBase):
         tail = end_message(self.fmt) if was else b""
         return tail + EOL + f"{PROMPT}{COMPLETED}".encode("ascii") + EOL
 
-    def _take_edges(self) -> None:
-        new = [self._wire.drain()] if self._wire is not None else []
-        with self._lock:
-            new, self._injected = new + self._injected, []
-        new = [e for e in new if len(e)]
-        if not new:
-            return
-        edges = np.concatenate(new)
-        late = (edges["t_ns"].astype(np.int64) <= self._rendered_ns) & self.acquiring
-        if late.any():
-            log.warning("Power Shield emulator: %d trigger edge(s) arrived after their samples "
-                        "were sent", int(late.sum()))
-        if self._truth is not None:
-            self._truth.feed(edges, self.model, self.supply_v, self.powered, late)
-        merged = np.concatenate([self._edges, edges])
-        self._edges = merged[np.argsort(merged["t_ns"], kind="stable")]
-        if self.waiting_d7:
-            rises = edges["t_ns"][edges["level"] != 0]
-            if len(rises):
-                self._open_stream(int(rises.min()))
-
     def _render(self) -> None:
         now_ns = time.monotonic_ns() - self.latency_ns
         end_k = (now_ns - self._t0_ns) // self.period_ns
@@ -439,17 +344,6 @@ class Lpm01aEmulator(OpenCloseBase):
             return
         self._tx += data
 
-    def _trim_edges(self) -> None:
-        """Forget edges no later sample needs (keep the one that sets the level)."""
-        if len(self._edges) < 2:
-            return
-        horizon = self._rendered_ns - max(0, int(self.model.skew_s * 1e9)) - int(
-            self.model.overhead_s * 1e9)
-        first = int(np.searchsorted(self._edges["t_ns"].astype(np.int64), horizon,
-                                    side="right")) - 1
-        if first > 0:
-            self._edges = self._edges[first:]
-
 
 _COMMANDS: dict[str, Callable[[Lpm01aEmulator, list[str]], str | None]] = {
     "htc": Lpm01aEmulator._htc, "hrc": Lpm01aEmulator._hrc,
@@ -472,16 +366,10 @@ _DURING = frozenset({"pwr", "targrst", "status", "temp", "lcd"})
 def main(argv: list[str], announce: Callable[[str], None]) -> int:
     """Serve as the command line ``argv`` says, ``announce`` the pty path, until SIGTERM,
     SIGINT or the parent's death (``python -m energyrig.cli.emulate``)."""
-    parser = emulator_parser(
+    parser = pty_emulator_parser(
         "energyrig.instruments.lpm01a.emulator",
         "Emulated STM32 Power Shield (X-NUCLEO-LPM01A) on a pty, driven by a power model and "
         "the virtual trigger wire on D7. Prints the pty path on the first line of stdout.")
-    parser.add_argument("--latency-s", type=float, default=0.05,
-                        help="how far the stream lags real time (default: %(default)s)")
-    parser.add_argument("--block-s", type=float, default=0.005,
-                        help="interval between sent blocks (default: %(default)s)")
-    parser.add_argument("--tx-buffer-s", type=float, default=0.5,
-                        help="transmit buffer in seconds of samples (default: %(default)s)")
     args, model = parse_emulator_args(parser, argv)
     with Lpm01aEmulator(model, wire=args.wire, truth=args.truth, latency_s=args.latency_s,
                         block_s=args.block_s, tx_buffer_s=args.tx_buffer_s, seed=args.seed,

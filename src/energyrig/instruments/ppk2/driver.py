@@ -32,7 +32,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
 
 import serial
 from ppk2_api.ppk2_api import PPK2_API
@@ -41,7 +40,6 @@ from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError
 from energyrig.flags import STREAM_LOSS
 from energyrig.instruments.base import (
-    ArmRequest,
     InstrumentInfo,
     Limits,
     RecordedCapture,
@@ -62,7 +60,7 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
-from energyrig.instruments.serialurl import open_serial
+from energyrig.instruments.serialurl import Transport, open_serial
 from energyrig.instruments.streaming import StreamAcquisition
 
 log = logging.getLogger(__name__)
@@ -74,16 +72,6 @@ _DRAIN_LIMIT_S = 2.0
 _STREAM_START_S = 2.0
 #: How far behind real time the stream's samples reach the host (USB, decoding), s.
 TRANSFER_LAG_S = 0.05
-
-
-class Transport(Protocol):
-    """The part of ``serial.Serial`` the driver uses (a byte-level fake in tests)."""
-
-    def read(self, size: int = 1) -> bytes: ...
-
-    def write(self, data: bytes) -> int | None: ...
-
-    def close(self) -> None: ...
 
 
 def discover() -> str:
@@ -297,14 +285,7 @@ class Ppk2(StreamAcquisition):
         Waits until the stream holds ``pre_s`` of samples, so the first window after
         :meth:`start` has its lead-in too (an error when no sample came for ``pre_s`` + 2 s).
         """
-        request = ArmRequest(pre_s, window_s, post_s)
-        if request.total_s > self.config.buffer_s:
-            raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
-                                  f"fit the {self.config.buffer_s} s buffer; raise buffer_s")
-        if pre_s > self.config.history_s:
-            raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
-                                  f"({self.config.history_s} s); raise history_s")
-        self._mark(request, _STREAM_START_S)
+        self._arm_stream(pre_s, window_s, post_s, _STREAM_START_S)
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for the trigger to rise and fall, plus ``post_s``; return the record.

@@ -35,7 +35,7 @@ from energyrig.instruments.lpm01a.protocol import (
     format_rate,
     parse_reply,
 )
-from energyrig.instruments.serialurl import Transport, open_serial
+from energyrig.instruments.serialurl import Transport, drain, open_serial
 from energyrig.instruments.streaming import StreamAcquisition
 
 log = logging.getLogger(__name__)
@@ -45,8 +45,6 @@ _READ_TIMEOUT_S = 0.02
 _DETAIL_WAIT_S = 1.0
 _STREAM_START_S = 2.0
 _END_WAIT_S = 2.0
-_QUIET_S = 0.1
-_DRAIN_LIMIT_S = 2.0
 #: How far behind real time the stream's samples reach the host (USB, decoding), s.
 TRANSFER_LAG_S = 0.05
 
@@ -183,7 +181,8 @@ class Lpm01a(StreamAcquisition):
         c = self.config
         self._rx.clear()
         self._write("stop")  # a stream left running by an earlier host
-        self._drain()
+        drain(self._read, f"{self.source}: the device keeps sending after 'stop'; is this an "
+                          "STM32 Power Shield?")
         self.command("htc")
         status = self.command("status")
         if status != "ok":
@@ -208,17 +207,6 @@ class Lpm01a(StreamAcquisition):
         self.command("start")
         first, self._rx = bytes(self._rx), bytearray()
         self._feed(first)
-
-    def _drain(self) -> None:
-        """Read and discard until the port has been quiet for a moment."""
-        deadline = time.monotonic() + _DRAIN_LIMIT_S
-        quiet_since = time.monotonic()
-        while time.monotonic() - quiet_since < _QUIET_S:
-            if self._read():
-                quiet_since = time.monotonic()
-            if time.monotonic() > deadline:
-                raise InstrumentError(f"{self.source}: the device keeps sending after 'stop'; "
-                                      "is this an STM32 Power Shield?")
 
     def stop(self) -> None:
         """Stop the acquisition, wait for its end, switch the supply off, release the board."""

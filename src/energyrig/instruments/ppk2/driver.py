@@ -60,15 +60,13 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
-from energyrig.instruments.serialurl import Transport, open_serial
+from energyrig.instruments.serialurl import Transport, drain, open_serial
 from energyrig.instruments.streaming import StreamAcquisition
 
 log = logging.getLogger(__name__)
 
 _READ_BYTES = 16384
 _READ_TIMEOUT_S = 0.02
-_QUIET_S = 0.1
-_DRAIN_LIMIT_S = 2.0
 _STREAM_START_S = 2.0
 #: How far behind real time the stream's samples reach the host (USB, decoding), s.
 TRANSFER_LAG_S = 0.05
@@ -162,17 +160,6 @@ class Ppk2(StreamAcquisition):
             raise InstrumentError(f"{self.source}: read failed ({exc}); is the PPK2 still "
                                   "connected?") from exc
 
-    def _drain(self) -> None:
-        """Read and discard until the port has been quiet for a moment (a stream left on)."""
-        deadline = time.monotonic() + _DRAIN_LIMIT_S
-        quiet_since = time.monotonic()
-        while time.monotonic() - quiet_since < _QUIET_S:
-            if self._read():
-                quiet_since = time.monotonic()
-            if time.monotonic() > deadline:
-                raise InstrumentError(f"{self.source}: the device keeps sending after "
-                                      "AVERAGE_STOP; is this a PPK2?")
-
     def read_metadata(self) -> Ppk2Calibration:
         """Ask for the calibration and read it until ``END``, however it is split."""
         self._command(Command.GET_META_DATA)
@@ -200,7 +187,8 @@ class Ppk2(StreamAcquisition):
             except (serial.SerialException, OSError) as exc:
                 raise InstrumentError(f"{self.source}: cannot open the port ({exc})") from exc
         self._command(Command.AVERAGE_STOP)
-        self._drain()
+        drain(self._read, f"{self.source}: the device keeps sending after AVERAGE_STOP; is "
+                          "this a PPK2?")
         self.calibration = self.read_metadata()
         self._command(Command.SET_POWER_MODE,
                       POWER_MODE_SOURCE if s.mode == "source" else POWER_MODE_AMPERE)

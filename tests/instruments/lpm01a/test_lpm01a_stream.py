@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from energyrig.instruments.base import Resolution
 from energyrig.instruments.lpm01a.processing import (
     D7_BIT,
     MAX_EXPONENT,
@@ -17,6 +18,7 @@ from energyrig.instruments.lpm01a.processing import (
     encode_ascii,
     encode_words,
     end_message,
+    resolution_ranges,
     text_message,
     timestamp_message,
 )
@@ -80,6 +82,19 @@ def test_encoding_keeps_12_significant_bits_and_never_the_metadata_exponent() ->
     assert np.all(np.abs(back - i) <= step / 2 + 1e-18)
     assert np.all(np.abs(back - i) <= i / 512 + 1e-18)
     assert np.allclose(decode_ascii(encode_ascii(i)), i, rtol=5e-4)
+
+
+def test_the_resolution_is_the_step_of_the_number_each_current_is_sent_as() -> None:
+    binary = Resolution(resolution_ranges("bin_hexa"), "test")
+    assert binary.step_a(3.3e-3) == 16.0 ** -5   # 3460 x 16^-5
+    assert binary.step_a(5e-3) == 16.0 ** -4     # 328 x 16^-4
+    assert binary.step_a(3e-6) == 16.0 ** -7     # 805 x 16^-7
+    i = np.array([3e-6, 3.3e-3, 5e-3, 40e-3])
+    assert np.all(np.abs(decode_words(encode_words(i)) - i)
+                  <= [binary.step_a(x) / 2 for x in i])
+    text = Resolution(resolution_ranges("ascii_dec"), "test")
+    assert text.step_a(640.9e-6) == pytest.approx(1e-7) and text.step_a(3.3e-3) == (
+        pytest.approx(1e-6))
 
 
 def _stream() -> tuple[bytes, np.ndarray]:

@@ -23,9 +23,9 @@ from collections.abc import Callable
 import serial
 
 from energyrig.errors import InstrumentError
-from energyrig.instruments.base import InstrumentInfo, Limits, RecordedCapture
+from energyrig.instruments.base import InstrumentInfo, Limits, RecordedCapture, Resolution
 from energyrig.instruments.lpm01a.config import Lpm01aConfig
-from energyrig.instruments.lpm01a.processing import D7_BIT, StreamDecoder
+from energyrig.instruments.lpm01a.processing import D7_BIT, StreamDecoder, resolution_ranges
 from energyrig.instruments.lpm01a.protocol import (
     BAUD_RATE,
     COMPLETED,
@@ -286,9 +286,12 @@ class Lpm01a(StreamAcquisition):
         return record
 
     def limits(self) -> Limits:
-        """The sampling frequency, a stream, :data:`TRANSFER_LAG_S` behind real time."""
+        """The sampling frequency, a stream, :data:`TRANSFER_LAG_S` behind real time; the step
+        of the stream's numbers at each current."""
         return Limits(sample_rate_hz=self.config.sample_rate_hz, max_record_s=None,
-                      stream_lag_s=TRANSFER_LAG_S)
+                      stream_lag_s=TRANSFER_LAG_S, resolution=Resolution(
+                          resolution_ranges(self.config.format),
+                          f"the step of the {self.config.format} number at each current"))
 
     def describe(self) -> InstrumentInfo:
         """Identity and settings for the run manifest."""

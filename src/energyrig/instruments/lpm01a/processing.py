@@ -70,6 +70,17 @@ def encode_words(current_a: npt.NDArray[np.float64]) -> bytes:
     return ((exp << 12) | mantissa).astype(">u2").tobytes()
 
 
+def resolution_ranges(fmt: str) -> tuple[tuple[float, float], ...]:
+    """``(highest current, A; its step, A)`` of each power the stream's numbers take, ascending
+    (what :class:`~energyrig.instruments.base.Resolution` takes): in ``bin_hexa`` a 12-bit
+    mantissa × 16^-e holds up to 4095 × 16^-e in steps of 16^-e (:func:`encode_words` takes
+    the largest e that fits); in ``ascii_dec`` 4 digits × 10^p, up to 9999 × 10^p in steps of
+    10^p."""
+    if fmt == "bin_hexa":
+        return tuple((4095 * 16.0 ** -e, 16.0 ** -e) for e in range(MAX_EXPONENT, 3, -1))
+    return tuple((9999 * 10.0 ** p, 10.0 ** p) for p in range(-13, -4))
+
+
 def decode_ascii(text: bytes) -> npt.NDArray[np.float64]:
     """Current of ``ascii_dec`` samples (``6409-07``), A."""
     return np.array([int(m) * 10.0 ** int(p) for m, p in _ASCII_SAMPLE.findall(text)],

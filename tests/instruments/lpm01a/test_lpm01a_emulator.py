@@ -169,3 +169,46 @@ def test_a_silent_port_is_named_with_what_to_check() -> None:
                                               "Power Shield at 3686400 baud"):
         device.start()
     device.stop()
+
+
+def test_trigsrc_d7_starts_the_acquisition_at_d7s_rising_edge(emulator: Lpm01aEmulator) -> None:
+    with serial.Serial(emulator.port, 3_686_400, timeout=0.05) as port:
+        for command in ("htc", "freq 100k", "format bin_hexa", "trigsrc d7", "eventsrc d7 both",
+                        "pwr on"):
+            exchange(port, command)
+        port.write(b"start\r\n")
+        assert port.read_until(b"\r\n") == b"PowerShield > ack start\r\n"
+        assert port.read(65536) == b"" and emulator.waiting_d7  # no edge yet: no stream
+        t = time.monotonic_ns()
+        emulator.inject_edges(edge_records([t, t + 20_000_000], [1, 0]))
+        decoder = StreamDecoder("bin_hexa", 100_000, 3.0)
+        chunks = []
+        while sum(len(c.current_a) for c in chunks) < 3000:
+            if (chunk := decoder.feed(port.read(65536))) is not None:
+                chunks.append(chunk)
+        port.write(b"stop\r\n")
+    level = np.concatenate([c.logic for c in chunks]) >> D7_BIT & 1
+    current = np.concatenate([c.current_a for c in chunks])
+    # the first sample is the edge's: D7 high and the board active from it, for 20 ms
+    assert level[0] == 1 and np.flatnonzero(np.diff(level.astype(int)))[0] + 1 == 2000
+    assert np.allclose(current[:2000], 3.3e-3, rtol=1 / 512)
+    assert decoder.stats.events == 2  # the rise at the first sample, then the fall
+
+
+def test_the_driver_streams_ascii_at_5_khz(emulator: Lpm01aEmulator) -> None:
+    device = Lpm01a(emulator.port, Lpm01aConfig(supply_v=1.8, sample_rate_hz=5000,
+                                                format="ascii_dec"))
+    device.start()
+    try:
+        device.arm(0.02, 0.01, 0.005)
+        t = time.monotonic_ns()
+        emulator.inject_edges(edge_records([t + 5_000_000, t + 25_000_000], [1, 0]))
+        record = device.collect(10.0)
+    finally:
+        device.stop()
+    level = np.concatenate([c.logic for c in record.chunk_list]) >> D7_BIT & 1
+    current = np.concatenate([c.current_a for c in record.chunk_list])
+    assert level.sum() == 100  # 20 ms at 5 kHz
+    assert np.allclose(current[level == 1], 3.3e-3, rtol=5e-4)
+    assert emulator.volt_mv == 1800 and "format ascii_dec" in emulator.commands
+    assert emulator.commands[-3:] == ["stop", "pwr off", "hrc"]

@@ -25,6 +25,7 @@ TABLES = {
     "scope": 'kind = "scope"\nresource = "TCPIP::192.0.2.1::INSTR"\n',
     "sigrok": 'kind = "sigrok"\ndriver = "demo"\nsamplerate_hz = 100000\n',
     "joulescope": 'kind = "joulescope"\n',
+    "lpm01a": 'kind = "lpm01a"\nport = "/dev/ttyACM0"\n',
 }
 DUT = '[dut]\nlink = "stdio"\ncommand = ["bin/dut"]\n'
 
@@ -102,7 +103,7 @@ def test_an_unknown_kind_names_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_fixture(write(tmp_path, 'kind = "otii"\n'))
     assert info.value.field == "instrument.kind"
-    assert "unknown kind 'otii' (known: joulescope, ppk2, scope, sigrok)" in str(info.value)
+    assert "unknown kind 'otii' (known: joulescope, lpm01a, ppk2, scope, sigrok)" in str(info.value)
     with pytest.raises(ConfigError) as missing:
         load_fixture(write(tmp_path, 'port = "/dev/ttyACM0"\n'))
     assert missing.value.field == "instrument.kind" and "needs kind" in str(missing.value)

@@ -13,8 +13,44 @@ replaces only its receive loop: the data between Telnet commands is queued in wh
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from typing import Protocol
+
 import serial
 from serial import rfc2217
+
+from energyrig.errors import InstrumentError
+
+class Transport(Protocol):
+    """The part of ``serial.Serial`` a serial instrument's driver uses (a byte-level fake in
+    tests)."""
+
+    def read(self, size: int = 1) -> bytes: ...
+
+    def write(self, data: bytes) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+def drain(read: Callable[[], bytes], refusal: str, quiet_s: float = 0.1,
+          limit_s: float = 2.0) -> None:
+    """Read with ``read`` and discard until the port has been quiet for ``quiet_s`` (a stream
+    an earlier host left on), s.
+
+    Raises
+    ------
+    InstrumentError
+        It still sends after ``limit_s`` (s); the message is ``refusal``.
+    """
+    deadline = time.monotonic() + limit_s
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < quiet_s:
+        if read():
+            quiet_since = time.monotonic()
+        if time.monotonic() > deadline:
+            raise InstrumentError(refusal)
+
 
 #: Bytes asked of the socket per receive.
 _RECV_BYTES = 65536

@@ -188,6 +188,21 @@ class StreamAcquisition(AcquisitionBase):
             self._arm = request
             self._buffer.overflow = 0
 
+    def _arm_stream(self, pre_s: float, window_s: float, post_s: float, start_s: float,
+                    windows: int = 1) -> None:
+        """``arm()`` of a stream for ``windows`` trigger windows: refuse a record the armed
+        buffer (``buffer_s``) cannot hold or a ``pre_s`` beyond the history kept
+        (``history_s``), each naming the setting to raise, then :meth:`_mark` (``start_s``,
+        s: its bound on a stream just started)."""
+        request = ArmRequest(pre_s, window_s, post_s, windows)
+        if request.total_s > self._buffer_s:
+            raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
+                                  f"fit the {self._buffer_s} s buffer; raise buffer_s")
+        if pre_s > self._history_s:
+            raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
+                                  f"({self._history_s} s); raise history_s")
+        self._mark(request, start_s)
+
     def _collect_window(self, timeout_s: float, trigger_bit: int, min_pulse_s: float,
                         trigger: str) -> tuple[Chunk, ...]:
         """``collect()``'s wait: the chunks from the mark to ``post_s`` after the first

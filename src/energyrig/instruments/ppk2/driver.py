@@ -32,7 +32,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
 
 import serial
 from ppk2_api.ppk2_api import PPK2_API
@@ -41,7 +40,6 @@ from energyrig.capture import Chunk
 from energyrig.errors import InstrumentError
 from energyrig.flags import STREAM_LOSS
 from energyrig.instruments.base import (
-    ArmRequest,
     InstrumentInfo,
     Limits,
     RecordedCapture,
@@ -62,28 +60,16 @@ from energyrig.instruments.ppk2.protocol import (
     Command,
     regulator_set,
 )
-from energyrig.instruments.serialurl import open_serial
+from energyrig.instruments.serialurl import Transport, drain, open_serial
 from energyrig.instruments.streaming import STREAM_MAX_WINDOWS, StreamAcquisition
 
 log = logging.getLogger(__name__)
 
 _READ_BYTES = 16384
 _READ_TIMEOUT_S = 0.02
-_QUIET_S = 0.1
-_DRAIN_LIMIT_S = 2.0
 _STREAM_START_S = 2.0
 #: How far behind real time the stream's samples reach the host (USB, decoding), s.
 TRANSFER_LAG_S = 0.05
-
-
-class Transport(Protocol):
-    """The part of ``serial.Serial`` the driver uses (a byte-level fake in tests)."""
-
-    def read(self, size: int = 1) -> bytes: ...
-
-    def write(self, data: bytes) -> int | None: ...
-
-    def close(self) -> None: ...
 
 
 def discover() -> str:
@@ -174,17 +160,6 @@ class Ppk2(StreamAcquisition):
             raise InstrumentError(f"{self.source}: read failed ({exc}); is the PPK2 still "
                                   "connected?") from exc
 
-    def _drain(self) -> None:
-        """Read and discard until the port has been quiet for a moment (a stream left on)."""
-        deadline = time.monotonic() + _DRAIN_LIMIT_S
-        quiet_since = time.monotonic()
-        while time.monotonic() - quiet_since < _QUIET_S:
-            if self._read():
-                quiet_since = time.monotonic()
-            if time.monotonic() > deadline:
-                raise InstrumentError(f"{self.source}: the device keeps sending after "
-                                      "AVERAGE_STOP; is this a PPK2?")
-
     def read_metadata(self) -> Ppk2Calibration:
         """Ask for the calibration and read it until ``END``, however it is split."""
         self._command(Command.GET_META_DATA)
@@ -212,7 +187,8 @@ class Ppk2(StreamAcquisition):
             except (serial.SerialException, OSError) as exc:
                 raise InstrumentError(f"{self.source}: cannot open the port ({exc})") from exc
         self._command(Command.AVERAGE_STOP)
-        self._drain()
+        drain(self._read, f"{self.source}: the device keeps sending after AVERAGE_STOP; is "
+                          "this a PPK2?")
         self.calibration = self.read_metadata()
         self._command(Command.SET_POWER_MODE,
                       POWER_MODE_SOURCE if s.mode == "source" else POWER_MODE_AMPERE)
@@ -297,14 +273,7 @@ class Ppk2(StreamAcquisition):
         Waits until the stream holds ``pre_s`` of samples, so the first window after
         :meth:`start` has its lead-in too (an error when no sample came for ``pre_s`` + 2 s).
         """
-        request = ArmRequest(pre_s, window_s, post_s, windows)
-        if request.total_s > self.config.buffer_s:
-            raise InstrumentError(f"{self.source}: a {request.total_s:.1f} s record does not "
-                                  f"fit the {self.config.buffer_s} s buffer; raise buffer_s")
-        if pre_s > self.config.history_s:
-            raise InstrumentError(f"{self.source}: pre_s {pre_s} s exceeds the history kept "
-                                  f"({self.config.history_s} s); raise history_s")
-        self._mark(request, _STREAM_START_S)
+        self._arm_stream(pre_s, window_s, post_s, _STREAM_START_S, windows)
 
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Wait for the trigger to rise and fall, plus ``post_s``; return the record.

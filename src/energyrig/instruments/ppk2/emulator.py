@@ -38,22 +38,16 @@ exactly that from Python.
 """
 from __future__ import annotations
 
-import errno
 import logging
 import os
-from pathlib import Path
-import select
 import struct
-import threading
 import time
-import tty
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from energyrig.instruments.base import OpenCloseBase
 from energyrig.instruments.ppk2.decode import SAMPLE_RATE_HZ, WORD_BYTES, auto_range, encode_words
 from energyrig.instruments.ppk2.metadata import N_RANGES, Ppk2Calibration, format_metadata
 from energyrig.instruments.ppk2.protocol import (
@@ -70,14 +64,9 @@ from energyrig.instruments.sim.power import (
     measured_current,
     range_faults,
 )
-from energyrig.instruments.sim.switch import LoadSwitch
-from energyrig.instruments.sim.process import (
-    emulator_parser,
-    parse_emulator_args,
-    serve_until_stopped,
-)
-from energyrig.instruments.sim.truth import TruthRecorder
-from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
+from energyrig.instruments.sim.process import parse_emulator_args, serve_until_stopped
+from energyrig.instruments.sim.pty import PtyEmulator, pty_emulator_parser
+from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +94,6 @@ class EmulatorStats:
     """What the emulator did, for logs and tests."""
 
     samples: int = 0
-    sent_bytes: int = 0
     overflow_samples: int = 0
     fault_dropped: int = 0
     corrupted_bytes: int = 0
@@ -117,7 +105,7 @@ class EmulatorStats:
         return {k: v for k, v in self.__dict__.items() if k != "commands"}
 
 
-class Ppk2Emulator(OpenCloseBase):
+class Ppk2Emulator(PtyEmulator):
     """A PPK2 on a pty, driven by a power model and the virtual trigger wire.
 
     Parameters
@@ -151,25 +139,13 @@ class Ppk2Emulator(OpenCloseBase):
                  block_s: float = 0.005, tx_buffer_s: float = 0.5,
                  metadata_split_s: float = 0.0, seed: int = 0,
                  load_switch: str | os.PathLike[str] | None = None) -> None:
-        self.model = model
-        self.switch = LoadSwitch(None if load_switch is None else Path(load_switch))
+        super().__init__(model, wire=wire, truth=truth, latency_s=latency_s, block_s=block_s,
+                         seed=seed, load_switch=load_switch)
         self.calibration = calibration
-        self.latency_ns = int(latency_s * 1e9)
-        self.block_s = block_s
         self.tx_limit = int(tx_buffer_s * SAMPLE_RATE_HZ) * WORD_BYTES
         self.metadata_split_s = metadata_split_s
         self.serial = SERIAL_BASE + seed
         self.stats = EmulatorStats()
-        self._wire = TriggerWire(wire) if wire is not None else None
-        self._truth = TruthRecorder(truth) if truth is not None else None
-        self._rng = np.random.default_rng(seed)
-        self._injected: list[EdgeArray] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._master = -1
-        self._slave = -1
-        self.port = ""
         self._reset_state()
 
     # -- device state ----------------------------------------------------------------------
@@ -196,73 +172,14 @@ class Ppk2Emulator(OpenCloseBase):
     def _powered(self) -> bool:
         return self.dut_powered or self.power_mode == POWER_MODE_AMPERE
 
-    # -- lifecycle -------------------------------------------------------------------------
-    def open(self) -> str:
-        """Open the pty, bind the wire and start serving; returns the port path."""
-        self._master, self._slave = os.openpty()
-        tty.setraw(self._slave)
-        os.set_blocking(self._master, False)
-        self.port = os.ttyname(self._slave)
-        if self._wire is not None:
-            self._wire.open()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._serve, name="ppk2-emulator", daemon=True)
-        self._thread.start()
-        log.info("PPK2 emulator on %s", self.port)
-        return self.port
-
-    def close(self) -> None:
-        """Stop serving, close the pty and the wire, finish the truth log."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self._close_pty()
-        if self._wire is not None:
-            self._wire.close()
-        if self._truth is not None:
-            self._truth.close()
+    def _report(self) -> None:
         st = self.stats
         troubled = st.overflow_samples or st.late_edges or st.unknown_bytes
         log.log(logging.WARNING if troubled else logging.INFO, "PPK2 emulator stats: %s",
                 st.as_dict())
 
-    def _close_pty(self) -> None:
-        for fd in (self._master, self._slave):
-            if fd >= 0:
-                os.close(fd)
-        self._master = self._slave = -1
-
-    def inject_edges(self, edges: EdgeArray) -> None:
-        """Add edges as if they came from the wire (for a wire-less emulator)."""
-        with self._lock:
-            self._injected.append(edges)
-
-    # -- serving loop ----------------------------------------------------------------------
-    def _serve(self) -> None:
-        next_tick = time.monotonic()
-        while not self._stop.is_set():
-            timeout = max(0.0, next_tick - time.monotonic())
-            wlist = [self._master] if self._tx else []
-            readable, writable, _ = select.select([self._master], wlist, [], timeout)
-            if readable:
-                self._receive()
-            if writable:
-                self._transmit()
-            now = time.monotonic()
-            if now >= next_tick:
-                next_tick = max(next_tick + self.block_s, now)
-                self._tick()
-                if self._master < 0:
-                    return  # disconnected by fault injection
-
-    def _receive(self) -> None:
-        try:
-            data = os.read(self._master, 4096)
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EIO):  # EIO: no client has the port open
-                return
-            raise
+    # -- serving ---------------------------------------------------------------------------
+    def _received(self, data: bytes) -> None:
         self._rx += data
         while self._rx:
             byte = self._rx[0]
@@ -323,7 +240,8 @@ class Ppk2Emulator(OpenCloseBase):
             self._truth.stream_started(self._t0_ns, SAMPLE_PERIOD_NS, self.supply_v, self.model)
 
     def _tick(self) -> None:
-        self._take_edges()
+        _, late = self._take_edges(self.streaming, self.supply_v, self._powered)
+        self.stats.late_edges += late
         now_mono = time.monotonic()
         due = [data for at, data in self._scheduled if at <= now_mono]
         if due:
@@ -338,26 +256,6 @@ class Ppk2Emulator(OpenCloseBase):
                 return
             self._render()
         self._transmit()
-
-    def _take_edges(self) -> None:
-        new = [self._wire.drain()] if self._wire is not None else []
-        with self._lock:
-            new += self._injected
-            self._injected = []
-        new = [e for e in new if len(e)]
-        if not new:
-            return
-        edges = np.concatenate(new)
-        late = (edges["t_ns"].astype(np.int64) <= self._rendered_ns) & self.streaming
-        if late.any():
-            self.stats.late_edges += int(late.sum())
-            log.warning("PPK2 emulator: %d trigger edge(s) arrived after their samples were "
-                        "sent (latency %.0f ms too short for this load)", int(late.sum()),
-                        self.latency_ns / 1e6)
-        if self._truth is not None:
-            self._truth.feed(edges, self.model, self.supply_v, self._powered, late)
-        merged = np.concatenate([self._edges, edges])
-        self._edges = merged[np.argsort(merged["t_ns"], kind="stable")]
 
     def _render(self) -> None:
         # The block's end is fixed before the load switch is read: a sample taken after a
@@ -400,16 +298,6 @@ class Ppk2Emulator(OpenCloseBase):
             return
         self._tx += data
 
-    def _trim_edges(self) -> None:
-        """Forget edges that no future sample needs (keep the one that sets the state)."""
-        if not len(self._edges):
-            return
-        horizon = self._rendered_ns - max(0, int(self.model.skew_s * 1e9))
-        first = int(np.searchsorted(self._edges["t_ns"].astype(np.int64), horizon,
-                                    side="right")) - 1
-        if first > 0:
-            self._edges = self._edges[first:]
-
     def _corrupt(self, data: bytes) -> bytes:
         buf = np.frombuffer(data, dtype=np.uint8).copy()
         hits = self._rng.random(buf.shape[0]) < self.model.corrupt_rate
@@ -417,30 +305,13 @@ class Ppk2Emulator(OpenCloseBase):
         self.stats.corrupted_bytes += int(hits.sum())
         return buf.tobytes()
 
-    def _transmit(self) -> None:
-        if not self._tx or self._master < 0:
-            return
-        try:
-            sent = os.write(self._master, self._tx)
-        except BlockingIOError:
-            return
-        del self._tx[:sent]
-        self.stats.sent_bytes += sent
-
-
 def main(argv: list[str], announce: Callable[[str], None]) -> int:
     """Serve as the command line ``argv`` says, ``announce`` the pty path, until SIGTERM,
     SIGINT or the parent's death (the program: ``python -m energyrig.cli.emulate``)."""
-    parser = emulator_parser(
+    parser = pty_emulator_parser(
         "energyrig.instruments.ppk2.emulator",
         "Emulated PPK2 on a pty, driven by a power model and the virtual trigger wire. "
         "Prints the pty path on the first line of stdout.")
-    parser.add_argument("--latency-s", type=float, default=0.05,
-                        help="how far the stream lags real time (default: %(default)s)")
-    parser.add_argument("--block-s", type=float, default=0.005,
-                        help="interval between sent blocks (default: %(default)s)")
-    parser.add_argument("--tx-buffer-s", type=float, default=0.5,
-                        help="transmit buffer in seconds of samples (default: %(default)s)")
     parser.add_argument("--metadata-split-s", type=float, default=0.0,
                         help="send the metadata in two halves this far apart")
     args, model = parse_emulator_args(parser, argv)

@@ -1,0 +1,51 @@
+"""The Otii family record (:data:`FAMILY`): Qoitech Otii Arc and Ace over the Otii
+application's TCP server.
+
+Cheap to import: the client (``otii_tcp_client``) and the driver are imported when an Otii is
+opened or searched for.
+"""
+from __future__ import annotations
+
+import socket
+from typing import TYPE_CHECKING
+
+from energyrig.instruments.family import Family, Found
+from energyrig.instruments.otii.config import DEFAULT_PORT, OtiiConfig
+
+if TYPE_CHECKING:
+    from energyrig.instruments.base import Acquisition
+
+#: How long ``rig instruments`` waits for a local Otii server to accept, s.
+PROBE_TIMEOUT_S = 0.5
+
+
+def open_otii(config: OtiiConfig, server: str | None) -> Acquisition:
+    """The Otii at ``server`` (``host:port``; ``None``: the fixture's)."""
+    from energyrig.instruments.otii.driver import Otii
+
+    return Otii(config, server)
+
+
+def scan() -> list[Found]:
+    """The Arcs and Aces the Otii application on this host lists (none when no Otii TCP server
+    listens on port 1905)."""
+    from energyrig.instruments.otii.driver import list_devices
+
+    address = f"127.0.0.1:{DEFAULT_PORT}"
+    try:
+        socket.create_connection(("127.0.0.1", DEFAULT_PORT), PROBE_TIMEOUT_S).close()
+    except OSError:
+        return []
+    return [Found("otii", address, f"{kind} {name}",
+                  f'kind = "otii"\nserver = "{address}"\ndevice = "{name}"')
+            for kind, name in list_devices(OtiiConfig(server=address))]
+
+
+FAMILY = Family(
+    kind="otii",
+    config=OtiiConfig,
+    open=open_otii,
+    scan=scan,
+    address_field="server",
+    emulator="energyrig.instruments.otii.emulator",
+)

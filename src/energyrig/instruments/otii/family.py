@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 from typing import TYPE_CHECKING
 
-from energyrig.instruments.family import Family, Found
+from energyrig.instruments.family import Family, FileKind, Found
 from energyrig.instruments.otii.config import DEFAULT_PORT, OtiiConfig
 
 if TYPE_CHECKING:
@@ -41,6 +41,16 @@ def scan() -> list[Found]:
             for kind, name in list_devices(OtiiConfig(server=address))]
 
 
+def is_otii3(head: bytes) -> bool:
+    """Whether ``head`` starts like an ``.otii3`` stub (a JSON object; the project is the
+    ``data/`` folder beside it)."""
+    return head.lstrip()[:1] == b"{"
+
+
+#: Otii 3's project files (the reader: :mod:`.projectfile`).
+OTII3 = FileKind("Otii 3 project", (".otii3",), is_otii3,
+                 "energyrig.instruments.otii.projectfile:open_otii3")
+
 FAMILY = Family(
     kind="otii",
     config=OtiiConfig,
@@ -48,4 +58,5 @@ FAMILY = Family(
     scan=scan,
     address_field="server",
     emulator="energyrig.instruments.otii.emulator",
+    file_kinds=(OTII3,),
 )

@@ -11,7 +11,8 @@ The files hold a 100 kS/s capture: idle 10 µA, a 20 ms window of 2.5 mA every 2
 trigger. The Power Profiler CSV export and session are laid out as the app writes them
 (``tests/support/ppk_app.py``; the export's first rows are compared with that reference
 writer before the run); the session is 1 GB of ``session.raw`` before compression; the
-Joulescope JLS is written with pyjls's own ``Writer``.
+Joulescope JLS is written with pyjls's own ``Writer``; the Otii 3 project as
+``tests/support/otii3.py`` lays it out.
 
     .venv/bin/python benchmarks/reader_memory.py [--size-mb 1024] [--kinds csv,ppk-csv,...]
         [--json]
@@ -20,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +37,7 @@ import numpy as np
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))  # tests/support: test support, not installed
+from support.otii3 import write_otii3 as write_otii3_layout
 from support.ppk_app import (
     convert_bits16,
     js_number,
@@ -172,6 +176,21 @@ def write_jls(path: Path, size: int) -> tuple[int, list[str]]:
     return n, []
 
 
+def write_otii3(path: Path, size: int) -> tuple[int, list[str]]:
+    """An Otii 3 project (``tests/support/otii3.py``: the layout otiio 0.1.1 reads) in
+    ``path``'s folder: mc, mv and the trigger on the ADC voltage av, float32 each (12 bytes
+    per sample), written 2 s at a time."""
+    block = PERIOD_MS * MS * 10  # 2 s: whole periods, so the blocks repeat
+    n = max(1, round(size / 12 / block)) * block
+    ms = (np.arange(block) // MS) % PERIOD_MS
+    high = (ms >= HIGH_MS[0]) & (ms < HIGH_MS[1])
+    blocks = {"mc": np.where(high, ACTIVE_UA, IDLE_UA) * 1e-6,
+              "mv": np.full(block, SUPPLY_V), "av": np.where(high, SUPPLY_V, 0.0)}
+    write_otii3_layout(path.parent, {name: itertools.repeat(b, n // block)
+                                     for name, b in blocks.items()}, RATE)
+    return n, ["--trigger", "av", "--trigger-level", str(SUPPLY_V / 2)]
+
+
 @dataclass(frozen=True)
 class Kind:
     """One row of the benchmark: a name, a file name and the generator writing the capture
@@ -187,6 +206,7 @@ KINDS = (
     Kind("ppk-csv", "export.csv", write_ppk_csv),
     Kind("ppk2-session", "session.ppk2", write_ppk_session),
     Kind("jls", "capture.jls", write_jls),
+    Kind("otii3", "otii3/bench.otii3", write_otii3),
 )
 
 
@@ -209,8 +229,12 @@ def measure(kind: Kind, tmp: Path, size: int) -> dict[str, float | int | str]:
     if windows != _windows(samples):
         raise SystemExit(f"{kind.name}: {windows} windows, the file has {_windows(samples)}")
     flagged = sum(1 for w in doc["windows"] if w["flags"])
-    file_mb = path.stat().st_size / 2**20
-    path.unlink()
+    if path.parent != tmp:  # a project: its folder counts, and goes
+        file_mb = sum(f.stat().st_size for f in path.parent.rglob("*") if f.is_file()) / 2**20
+        shutil.rmtree(path.parent)
+    else:
+        file_mb = path.stat().st_size / 2**20
+        path.unlink()
     return {"kind": kind.name, "file_mb": round(file_mb, 1), "samples": samples,
             "windows": windows, "flagged": flagged, "write_s": round(t_write, 1),
             "analyze_s": round(elapsed, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),

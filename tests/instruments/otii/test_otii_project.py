@@ -18,6 +18,7 @@ import pytest
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
+from support.otii3 import write_otii3
 
 RATE = 50_000
 VOLT = 3.3
@@ -35,39 +36,6 @@ def _signals(n: int = 60_000) -> dict[str, np.ndarray]:
     return {"mc": mc.astype("<f4"), "mv": mv.astype("<f4"), "av": av.astype("<f4")}
 
 
-def write_otii3(folder: Path, signals: dict[str, np.ndarray], *, fmt: str = "17",
-                offsets_us: dict[str, float] | None = None,
-                extra: list[dict[str, Any]] = ()) -> Path:
-    """A saved project as Otii 3 lays it out: the stub, the meta files, the saved version's
-    project.json and one samples.dat blob per channel; returns the ``.otii3`` file."""
-    data = folder / "data"
-    (data / "meta").mkdir(parents=True)
-    (data / "meta" / "project_format").write_text(fmt + "\n")
-    (data / "meta" / "saved_version").write_text("v-2\n")
-    kinds = {"mc": "current", "mv": "voltage", "av": "voltage", "sp": "voltage"}
-    measurements = []
-    for k, (name, values) in enumerate(signals.items()):
-        blob = f"blob-{k}"
-        (data / "data" / "project" / blob).mkdir(parents=True)
-        values.astype("<f4").tofile(data / "data" / "project" / blob / "samples.dat")
-        measurements.append({"measurement": {"id": f"m{k}", "source": {
-            "name": name, "data_type": kinds.get(name, "voltage"), "type": "samples",
-            "sample_rate": RATE, "device": "dev-1"}}, "data": {"id": blob},
-            "offset": (offsets_us or {}).get(name, 0.0)})
-    measurements += list(extra)
-    project = {"name": "bench", "devices": [{"id": "dev-1", "type": "Ace",
-                                             "settings": {"name": "Ace"}}],
-               "recordings": [{"id": "old", "start_time": 0, "offset": 0, "measurements": []},
-                              {"id": "rec-1", "start_time": 1_700_000_000_000, "offset": 0,
-                               "measurements": measurements}]}
-    described = data / "versions" / "v-2" / "data"
-    described.mkdir(parents=True)
-    (described / "project.json").write_text(json.dumps(project))
-    stub = folder / "bench.otii3"
-    stub.write_text(json.dumps({"name": "bench", "format": "otii3"}))
-    return stub
-
-
 def _numpy_windows(signals: dict[str, np.ndarray], level: float) -> list[float]:
     """Each window's energy by numpy alone: the samples whose av is above the level (no
     noise reaches the hysteresis band here), v * i summed, times the period."""
@@ -80,7 +48,7 @@ def _numpy_windows(signals: dict[str, np.ndarray], level: float) -> list[float]:
 
 def test_rig_analyze_reads_a_project_by_content(tmp_path: Path) -> None:
     signals = _signals()
-    stub = write_otii3(tmp_path, signals)
+    stub = write_otii3(tmp_path, signals, RATE)
     renamed = stub.with_suffix(".project")  # no extension any kind claims: found by content
     os.link(stub, renamed)
     for path in (stub, renamed):
@@ -98,7 +66,7 @@ def test_channels_are_aligned_by_their_offsets_and_read_in_chunks(tmp_path: Path
     and chunks of 1000 samples give the windows of one chunk."""
     signals = _signals()
     shifted = dict(signals, mv=signals["mv"][2:])
-    stub = write_otii3(tmp_path, shifted, offsets_us={"mv": 40.0})
+    stub = write_otii3(tmp_path, shifted, RATE, offsets_us={"mv": 40.0})
     capture = open_capture(stub, CaptureOptions(trigger="av", trigger_level_v=1.65,
                                                 chunk_samples=1000))
     chunks = list(capture.chunks())
@@ -126,7 +94,7 @@ GPI = {"measurement": {"id": "g", "source": {"name": "i1", "data_type": "digital
 def test_a_project_it_cannot_read_is_one_error_naming_the_file(
         tmp_path: Path, write: dict[str, Any], options: dict[str, Any],
         error: type[Exception], message: str) -> None:
-    stub = write_otii3(tmp_path, _signals(2000), **write)
+    stub = write_otii3(tmp_path, _signals(2000), RATE, **write)
     with pytest.raises(error, match=message) as err:
         open_capture(stub, CaptureOptions(**options))
     assert str(stub) in str(err.value)
@@ -140,7 +108,7 @@ def test_a_stub_without_its_data_folder_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_truncated_sample_file_is_refused(tmp_path: Path) -> None:
-    stub = write_otii3(tmp_path, _signals(2000))
+    stub = write_otii3(tmp_path, _signals(2000), RATE)
     blob = tmp_path / "data" / "data" / "project" / "blob-0" / "samples.dat"
     blob.write_bytes(blob.read_bytes()[:-3])
     with pytest.raises(CaptureError, match=r"channel mc: .* not whole float32 samples"):
@@ -148,7 +116,7 @@ def test_a_truncated_sample_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_rig_analyze_refuses_in_one_line_with_exit_2(tmp_path: Path) -> None:
-    stub = write_otii3(tmp_path, _signals(2000), extra=[GPI])
+    stub = write_otii3(tmp_path, _signals(2000), RATE, extra=[GPI])
     done = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "analyze", str(stub)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2

@@ -40,8 +40,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,7 +49,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.instruments.base import OpenCloseBase
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
 from energyrig.instruments.sim.process import (
     emulator_parser,
@@ -59,8 +56,8 @@ from energyrig.instruments.sim.process import (
     serve_until_stopped,
 )
 from energyrig.instruments.sim.switch import LoadSwitch
-from energyrig.instruments.sim.truth import TruthRecorder
-from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
+from energyrig.instruments.sim.tcp import LoopbackEmulator
+from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +103,7 @@ class Recording:
         return self.t0_ns + (self.rendered - 1) * self.period_ns
 
 
-class OtiiEmulator(OpenCloseBase):
+class OtiiEmulator(LoopbackEmulator):
     """The Otii TCP server with one device, driven by a power model and the trigger wire.
 
     Parameters
@@ -126,6 +123,9 @@ class OtiiEmulator(OpenCloseBase):
         Seed of the noise.
     """
 
+    name = "otii"
+    separator = b"\r\n"
+
     def __init__(self, model: PowerModel, *, device_type: str = "Ace",
                  wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None, latency_s: float = 0.05,
@@ -138,7 +138,7 @@ class OtiiEmulator(OpenCloseBase):
         self.device_id = f"{device_type}00000000000000000000000000000001"
         self.device_name = device_type
         self.latency_ns = int(latency_s * 1e9)
-        self.port = port
+        super().__init__(wire=wire, truth=truth, port=port)
         self.switch = LoadSwitch(None if load_switch is None else Path(load_switch))
         self.commands: list[str] = []
         self.main_v = 0.0
@@ -150,15 +150,8 @@ class OtiiEmulator(OpenCloseBase):
         self.project: int | None = None
         self.recordings: dict[int, Recording] = {}
         self._next_id = 1
-        self._wire = TriggerWire(wire) if wire is not None else None
-        self._truth = TruthRecorder(truth) if truth is not None else None
         self._rng = np.random.default_rng(seed)
         self._last_edge: EdgeArray = NO_EDGES
-        self._injected: list[EdgeArray] = []
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._server: socket.socket | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             name[len("_cmd_"):]: getattr(self, name) for name in dir(self)
             if name.startswith("_cmd_")}
@@ -168,84 +161,13 @@ class OtiiEmulator(OpenCloseBase):
         """``127.0.0.1:<port>``: the fixture's ``server``."""
         return f"127.0.0.1:{self.port}"
 
-    # -- lifecycle -------------------------------------------------------------------------
-    def open(self) -> str:
-        """Listen, bind the wire, start serving; returns :attr:`address`."""
-        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("127.0.0.1", self.port))
-        server.listen(4)
-        server.settimeout(0.1)
-        self._server = server
-        self.port = server.getsockname()[1]
-        if self._wire is not None:
-            self._wire.open()
-        self._stop.clear()
-        for target, name in ((self._accept, "otii-accept"), (self._tick_loop, "otii-rec")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        log.info("otii emulator (%s) on %s", self.device_type, self.address)
-        return self.address
+    def greeting(self) -> bytes:
+        """The ``information`` message a client waits for on connecting."""
+        return _line(CONNECTED)
 
-    def close(self) -> None:
-        """Stop serving, close the wire and the truth log."""
-        self._stop.set()
-        for thread in self._threads:
-            thread.join()
-        self._threads.clear()
-        if self._server is not None:
-            self._server.close()
-            self._server = None
-        if self._wire is not None:
-            self._wire.close()
-        if self._truth is not None:
-            self._truth.close()
-
-    def inject_edges(self, edges: EdgeArray) -> None:
-        """Add edges as if they came from the wire."""
-        with self._lock:
-            self._injected.append(edges)
-
-    # -- network ---------------------------------------------------------------------------
-    def _accept(self) -> None:
-        assert self._server is not None
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            thread = threading.Thread(target=self._serve, args=(conn,), name="otii-client",
-                                      daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def _serve(self, conn: socket.socket) -> None:
-        conn.settimeout(0.1)
-        buf = b""
-        with conn:
-            try:
-                conn.sendall(_line(CONNECTED))
-            except OSError:
-                return
-            while not self._stop.is_set():
-                try:
-                    data = conn.recv(65536)
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return
-                if not data:
-                    return
-                buf += data
-                while b"\r\n" in buf:
-                    line, buf = buf.split(b"\r\n", 1)
-                    try:
-                        conn.sendall(_line(self.execute(line)))
-                    except OSError:
-                        return
+    def reply(self, request: bytes) -> bytes:
+        """The reply to one request line, JSON."""
+        return _line(self.execute(request))
 
     def execute(self, line: bytes) -> dict[str, Any]:
         """The reply to one request line."""
@@ -270,19 +192,10 @@ class OtiiEmulator(OpenCloseBase):
         return {"type": "response", "cmd": cmd, "trans_id": trans_id, "data": data}
 
     # -- the recording clock ---------------------------------------------------------------
-    def _tick_loop(self) -> None:
-        while not self._stop.wait(0.005):
-            with self._lock:
-                self._tick()
-
-    def _tick(self) -> None:
+    def tick(self) -> None:
         """Take the wire's edges into the truth and the running recording; render the
         samples up to ``latency_s`` before now."""
-        new = [self._wire.drain()] if self._wire is not None else []
-        new += self._injected
-        self._injected = []
-        new = [e for e in new if len(e)]
-        edges = np.concatenate(new) if new else NO_EDGES
+        edges = self._drain()
         edges = edges[np.argsort(edges["t_ns"], kind="stable")]
         running = self._running()
         if len(edges):
@@ -526,7 +439,7 @@ class OtiiEmulator(OpenCloseBase):
 
 
 def _line(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj).encode("utf-8") + b"\r\n"
+    return json.dumps(obj).encode("utf-8")
 
 
 def _key(data: dict[str, Any], key: str) -> Any:

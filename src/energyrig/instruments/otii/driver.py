@@ -184,6 +184,14 @@ class Otii(AcquisitionBase):
         assert self._recording is not None and self._device is not None
         return int(self._recording.get_channel_data_count(self._device.id, channel))
 
+    def _samples_after_poll(self, got: int, bound: ProgressBound) -> int:
+        """The recording's samples after one poll interval; more than ``got`` is progress."""
+        time.sleep(POLL_S)
+        count = self._channel_count("mc")
+        if count > got:
+            bound.advance()
+        return count
+
     def arm(self, pre_s: float, window_s: float, post_s: float) -> None:
         """Start a recording and wait until it holds ``pre_s`` of samples."""
         request = ArmRequest(pre_s, window_s, post_s)
@@ -208,11 +216,7 @@ class Otii(AcquisitionBase):
                     raise InstrumentError(f"{self._where}: the recording holds {got} samples "
                                           f"after {ARM_BOUND_S:g} s without progress; "
                                           f"{need} wanted before the window")
-                time.sleep(POLL_S)
-                count = self._channel_count("mc")
-                if count > got:
-                    bound.advance()
-                got = count
+                got = self._samples_after_poll(got, bound)
         self._request = request
         self._armed_s = got / rate
 
@@ -242,11 +246,7 @@ class Otii(AcquisitionBase):
                         raise NoTriggerWindow(
                             f"{where}: it rose and fell between two samples at "
                             f"{rate} Sa/s: no sample caught the window")
-                time.sleep(POLL_S)
-                count = self._channel_count("mc")
-                if count > got:
-                    stalled.advance()
-                got = count
+                got = self._samples_after_poll(got, stalled)
                 if fall is None and (got >= deadline or stalled.expired()):
                     error = NoTriggerWindow if state == "it did not rise" else InstrumentError
                     raise error(f"{where}: no whole window within {timeout_s:g} s of "

@@ -121,3 +121,4 @@ def test_rig_analyze_refuses_in_one_line_with_exit_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2
     assert done.stderr.startswith(f"rig: error: {stub}: ") and done.stderr.count("\n") == 1
+    assert "GPI1 ('i1') is stored as 'digital'" in done.stderr

@@ -47,6 +47,18 @@ def is_otii3(head: bytes) -> bool:
     return head.lstrip()[:1] == b"{"
 
 
+#: The first line of every file of Otii's CSV export.
+CSV_HEADER = b'"Timestamp","Value"'
+
+
+def is_otii_csv(head: bytes) -> bool:
+    """Whether ``head`` starts with the header line of Otii's CSV export."""
+    return head.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r") == CSV_HEADER
+
+
+#: Otii's CSV export, one file per channel (the reader: :mod:`.csvexport`).
+OTII_CSV = FileKind("Otii CSV export", (".csv",), is_otii_csv,
+                    "energyrig.instruments.otii.csvexport:open_otii_csv")
 #: Otii 3's project files (the reader: :mod:`.projectfile`).
 OTII3 = FileKind("Otii 3 project", (".otii3",), is_otii3,
                  "energyrig.instruments.otii.projectfile:open_otii3")
@@ -58,5 +70,5 @@ FAMILY = Family(
     scan=scan,
     address_field="server",
     emulator="energyrig.instruments.otii.emulator",
-    file_kinds=(OTII3,),
+    file_kinds=(OTII3, OTII_CSV),
 )

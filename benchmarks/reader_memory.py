@@ -68,14 +68,15 @@ def _windows(samples: int) -> int:
 
 
 def _write_rows(path: Path, header: str, tails: Callable[[bool], list[str]],
-                prefix: Callable[[int], str], size: int) -> int:
+                prefix: Callable[[int], str], size: int, samples: int | None = None) -> int:
     """Rows of one millisecond at a time: ``prefix(ms)`` joined with the 100 row tails of a
-    high or low millisecond (one C-level join each). Returns the samples written."""
+    high or low millisecond (one C-level join each), until the file holds ``size`` bytes
+    (or, given, ``samples`` rows, a multiple of 100 000). Returns the samples written."""
     cache = {state: ["", *tails(state)] for state in (False, True)}
     ms = 0
     with path.open("w", newline="") as out:
         out.write(header)
-        while out.tell() < size:
+        while (ms * MS < samples) if samples is not None else (out.tell() < size):
             out.write("".join(prefix(q).join(cache[_high(q)])
                               for q in range(ms, ms + 1000)))
             ms += 1000
@@ -191,6 +192,27 @@ def write_otii3(path: Path, size: int) -> tuple[int, list[str]]:
     return n, ["--trigger", "av", "--trigger-level", str(SUPPLY_V / 2)]
 
 
+def write_otii_csv(path: Path, size: int) -> tuple[int, list[str]]:
+    """Otii's CSV export (one file per channel, ``"Timestamp","Value"``, ``%.6f`` s and
+    ``%.9g`` values, as otiio 0.1.1's ``export.py`` states Otii writes it): ``path`` is the
+    main current's file, its voltage and the trigger on the ADC voltage beside it, about
+    ``size`` bytes in all."""
+    def values(label: str) -> Callable[[bool], list[str]]:
+        value = {"Main current": lambda high: (ACTIVE_UA if high else IDLE_UA) * 1e-6,
+                 "Main voltage": lambda high: SUPPLY_V,
+                 "ADC voltage": lambda high: SUPPLY_V if high else 0.0}[label]
+        return lambda high: [f"{r:02d}0,{float(np.float32(value(high))):.9g}\n"
+                             for r in range(MS)]
+
+    path.parent.mkdir()
+    n: int | None = None  # the current's file sets the rows; the others hold as many
+    for label in ("Main current", "Main voltage", "ADC voltage"):
+        n = _write_rows(path.with_name(f"{label} - Ace.csv"), '"Timestamp","Value"\n',
+                        values(label), lambda q: f"{q // 1000}.{q % 1000:03d}", size // 2, n)
+    assert n is not None
+    return n, ["--trigger", "ADC voltage", "--trigger-level", str(SUPPLY_V / 2)]
+
+
 @dataclass(frozen=True)
 class Kind:
     """One row of the benchmark: a name, a file name and the generator writing the capture
@@ -207,6 +229,7 @@ KINDS = (
     Kind("ppk2-session", "session.ppk2", write_ppk_session),
     Kind("jls", "capture.jls", write_jls),
     Kind("otii3", "otii3/bench.otii3", write_otii3),
+    Kind("otii-csv", "otii-csv/Main current - Ace.csv", write_otii_csv),
 )
 
 

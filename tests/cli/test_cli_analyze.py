@@ -95,7 +95,7 @@ def test_file_not_what_it_claims(tmp_path: Path) -> None:
     fake.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     proc = rig("analyze", str(fake))
     assert proc.returncode == 2
-    assert f"{fake}: not a Power Profiler CSV export or CSV file" in proc.stderr
+    assert f"{fake}: not a Power Profiler CSV export or Otii CSV export or CSV file" in proc.stderr
 
 
 def test_lost_rows_and_glitches_are_flagged(tmp_path: Path) -> None:

@@ -83,8 +83,8 @@ def test_malformed_rows_name_the_line(tmp_path: Path, rows: list[tuple], message
 def test_dispatcher_checks_content_against_extension(tmp_path: Path) -> None:
     zipped = tmp_path / "capture.csv"
     zipped.write_bytes(b"PK\x03\x04" + bytes(100))
-    with pytest.raises(CaptureError, match="not a Power Profiler CSV export or CSV file "
-                                           r"\(tried by content\)"):
+    with pytest.raises(CaptureError, match="not a Power Profiler CSV export or Otii CSV export "
+                                           r"or CSV file \(tried by content\)"):
         open_capture(zipped)
     with pytest.raises(CaptureError, match="cannot read"):
         open_capture(tmp_path / "missing.csv")
@@ -93,7 +93,8 @@ def test_dispatcher_checks_content_against_extension(tmp_path: Path) -> None:
     with pytest.raises(CaptureError, match=r"unknown capture format: its content is none of "
                                            r"Power Profiler session \(\.ppk2\), raw PPK2 stream "
                                            r"\(\.ppk2raw \.ppk2\), .*sigrok session \(\.sr\), "
-                                           r"Joulescope JLS \(\.jls\), CSV \(\.csv \.txt\)$"):
+                                           r"Joulescope JLS \(\.jls\), Otii 3 project \(\.otii3\), "
+                                           r"Otii CSV export \(\.csv\), CSV \(\.csv \.txt\)$"):
         open_capture(unknown)
     # Unknown extension, CSV content: recognised by content.
     text = write(tmp_path / "capture.dat", "time_s,current_a,voltage_v,trigger", grid_rows(4))

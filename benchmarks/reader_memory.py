@@ -14,6 +14,8 @@ writer before the run); the session is 1 GB of ``session.raw`` before compressio
 Joulescope JLS is written with pyjls's own ``Writer``. The app's older export (``Bits``,
 D7 first), a ppk2-python session (a bit mask) and a Saleae Logic 2 export (1 GB of
 ``analog.csv``, its ``digital.csv`` beside it) follow the layouts their tests cite.
+Joulescope JLS is written with pyjls's own ``Writer``; the Otii 3 project as
+``tests/support/otii3.py`` lays it out.
 
     .venv/bin/python benchmarks/reader_memory.py [--size-mb 1024] [--kinds csv,ppk-csv,...]
         [--json]
@@ -22,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +40,7 @@ import numpy as np
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))  # tests/support: test support, not installed
+from support.otii3 import write_otii3 as write_otii3_layout
 from support.ppk_app import (
     convert_bits16,
     js_number,
@@ -74,14 +79,15 @@ def _windows(samples: int) -> int:
 
 
 def _write_rows(path: Path, header: str, tails: Callable[[bool], list[str]],
-                prefix: Callable[[int], str], size: int) -> int:
+                prefix: Callable[[int], str], size: int, samples: int | None = None) -> int:
     """Rows of one millisecond at a time: ``prefix(ms)`` joined with the 100 row tails of a
-    high or low millisecond (one C-level join each). Returns the samples written."""
+    high or low millisecond (one C-level join each), until the file holds ``size`` bytes
+    (or, given, ``samples`` rows, a multiple of 100 000). Returns the samples written."""
     cache = {state: ["", *tails(state)] for state in (False, True)}
     ms = 0
     with path.open("w", newline="") as out:
         out.write(header)
-        while out.tell() < size:
+        while (ms * MS < samples) if samples is not None else (out.tell() < size):
             out.write("".join(prefix(q).join(cache[_high(q)])
                               for q in range(ms, ms + 1000)))
             ms += 1000
@@ -261,6 +267,40 @@ def write_saleae(path: Path, size: int) -> tuple[int, list[str]]:
                 out.write(f"{ms / 1000 - 5e-6:.9f},{level}\n")
         out.write(f"{n / RATE:.9f},X\n")
     return n, ["--current", "Channel 0", "--shunt-ohms", "1", "--voltage", "Channel 1"]
+def write_otii3(path: Path, size: int) -> tuple[int, list[str]]:
+    """An Otii 3 project (``tests/support/otii3.py``: the layout otiio 0.1.1 reads) in
+    ``path``'s folder: mc, mv and the trigger on the ADC voltage av, float32 each (12 bytes
+    per sample), written 2 s at a time."""
+    block = PERIOD_MS * MS * 10  # 2 s: whole periods, so the blocks repeat
+    n = max(1, round(size / 12 / block)) * block
+    ms = (np.arange(block) // MS) % PERIOD_MS
+    high = (ms >= HIGH_MS[0]) & (ms < HIGH_MS[1])
+    blocks = {"mc": np.where(high, ACTIVE_UA, IDLE_UA) * 1e-6,
+              "mv": np.full(block, SUPPLY_V), "av": np.where(high, SUPPLY_V, 0.0)}
+    write_otii3_layout(path.parent, {name: itertools.repeat(b, n // block)
+                                     for name, b in blocks.items()}, RATE)
+    return n, ["--trigger", "av", "--trigger-level", str(SUPPLY_V / 2)]
+
+
+def write_otii_csv(path: Path, size: int) -> tuple[int, list[str]]:
+    """Otii's CSV export (one file per channel, ``"Timestamp","Value"``, ``%.6f`` s and
+    ``%.9g`` values, as otiio 0.1.1's ``export.py`` states Otii writes it): ``path`` is the
+    main current's file, its voltage and the trigger on the ADC voltage beside it, about
+    ``size`` bytes in all."""
+    def values(label: str) -> Callable[[bool], list[str]]:
+        value = {"Main current": lambda high: (ACTIVE_UA if high else IDLE_UA) * 1e-6,
+                 "Main voltage": lambda high: SUPPLY_V,
+                 "ADC voltage": lambda high: SUPPLY_V if high else 0.0}[label]
+        return lambda high: [f"{r:02d}0,{float(np.float32(value(high))):.9g}\n"
+                             for r in range(MS)]
+
+    path.parent.mkdir()
+    n: int | None = None  # the current's file sets the rows; the others hold as many
+    for label in ("Main current", "Main voltage", "ADC voltage"):
+        n = _write_rows(path.with_name(f"{label} - Ace.csv"), '"Timestamp","Value"\n',
+                        values(label), lambda q: f"{q // 1000}.{q % 1000:03d}", size // 2, n)
+    assert n is not None
+    return n, ["--trigger", "ADC voltage", "--trigger-level", str(SUPPLY_V / 2)]
 
 
 @dataclass(frozen=True)
@@ -286,6 +326,8 @@ KINDS = (
     Kind("scope-bin", "keysight.bin", write_scope_bin),
     Kind("scope-isf", "tek.isf", write_scope_isf),
     Kind("scope-wfm", "tek.wfm", write_scope_wfm),
+    Kind("otii3", "otii3/bench.otii3", write_otii3),
+    Kind("otii-csv", "otii-csv/Main current - Ace.csv", write_otii_csv),
 )
 
 
@@ -308,8 +350,12 @@ def measure(kind: Kind, tmp: Path, size: int) -> dict[str, float | int | str]:
     if windows != _windows(samples):
         raise SystemExit(f"{kind.name}: {windows} windows, the file has {_windows(samples)}")
     flagged = sum(1 for w in doc["windows"] if w["flags"])
-    file_mb = path.stat().st_size / 2**20
-    path.unlink()
+    if path.parent != tmp:  # a project: its folder counts, and goes
+        file_mb = sum(f.stat().st_size for f in path.parent.rglob("*") if f.is_file()) / 2**20
+        shutil.rmtree(path.parent)
+    else:
+        file_mb = path.stat().st_size / 2**20
+        path.unlink()
     return {"kind": kind.name, "file_mb": round(file_mb, 1), "samples": samples,
             "windows": windows, "flagged": flagged, "write_s": round(t_write, 1),
             "analyze_s": round(elapsed, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),

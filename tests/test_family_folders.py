@@ -32,7 +32,8 @@ RESOURCES = {
 NEEDS: dict[str, dict[str, object]] = {"sigrok": {"driver": "demo"}}
 #: An address of each family, as its ``open`` takes it (none is reached: nothing starts).
 ADDRESSES = {"ppk2": "/dev/ttyACM0", "scope": "TCPIP::192.0.2.1::INSTR", "sigrok": "1.6",
-             "joulescope": "u/js220/000001", "lpm01a": "/dev/ttyACM0"}
+             "joulescope": "u/js220/000001", "lpm01a": "/dev/ttyACM0",
+             "otii": "192.0.2.1:1905"}
 
 
 def _imports(path: Path) -> set[str]:

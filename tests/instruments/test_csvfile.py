@@ -93,7 +93,8 @@ def test_dispatcher_checks_content_against_extension(tmp_path: Path) -> None:
     with pytest.raises(CaptureError, match=r"unknown capture format: its content is none of "
                                            r"Power Profiler session \(\.ppk2\), raw PPK2 stream "
                                            r"\(\.ppk2raw \.ppk2\), .*sigrok session \(\.sr\), "
-                                           r"Joulescope JLS \(\.jls\), .*CSV \(\.csv \.txt\)$"):
+                                           r"Joulescope JLS \(\.jls\), Otii 3 project \(\.otii3\), "
+                                           r"Otii CSV export \(\.csv\), .*CSV \(\.csv \.txt\)$"):
         open_capture(unknown)
     # Unknown extension, CSV content: recognised by content.
     text = write(tmp_path / "capture.dat", "time_s,current_a,voltage_v,trigger", grid_rows(4))

@@ -26,6 +26,7 @@ TABLES = {
     "sigrok": 'kind = "sigrok"\ndriver = "demo"\nsamplerate_hz = 100000\n',
     "joulescope": 'kind = "joulescope"\n',
     "lpm01a": 'kind = "lpm01a"\nport = "/dev/ttyACM0"\n',
+    "otii": 'kind = "otii"\nserver = "192.0.2.1:1905"\n',
 }
 DUT = '[dut]\nlink = "stdio"\ncommand = ["bin/dut"]\n'
 
@@ -101,14 +102,14 @@ def test_an_address_override_reaches_the_instrument(tmp_path: Path, kind: str) -
 
 def test_an_unknown_kind_names_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
-        load_fixture(write(tmp_path, 'kind = "otii"\n'))
+        load_fixture(write(tmp_path, 'kind = "keithley"\n'))
     assert info.value.field == "instrument.kind"
-    assert "unknown kind 'otii' (known: joulescope, lpm01a, ppk2, scope, sigrok)" in str(info.value)
+    assert "unknown kind 'keithley' (known: joulescope, lpm01a, otii, ppk2, scope, sigrok)" in str(info.value)
     with pytest.raises(ConfigError) as missing:
         load_fixture(write(tmp_path, 'port = "/dev/ttyACM0"\n'))
     assert missing.value.field == "instrument.kind" and "needs kind" in str(missing.value)
-    with pytest.raises(InstrumentError, match="known: ppk2, scope, sigrok, joulescope"):
-        family("otii")
+    with pytest.raises(InstrumentError, match="known: ppk2, scope, sigrok, joulescope, otii"):
+        family("keithley")
 
 
 @pytest.mark.parametrize(("table", "field", "problem"), [

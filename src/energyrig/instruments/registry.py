@@ -17,12 +17,14 @@ from energyrig.errors import InstrumentError
 from energyrig.instruments.family import Family
 from energyrig.instruments.joulescope.family import FAMILY as JOULESCOPE
 from energyrig.instruments.lpm01a.family import FAMILY as LPM01A
+from energyrig.instruments.otii.family import FAMILY as OTII
 from energyrig.instruments.ppk2.family import FAMILY as PPK2
 from energyrig.instruments.scope.family import FAMILY as SCOPE
 from energyrig.instruments.sigrok.family import FAMILY as SIGROK
 
 #: ``kind -> family``, in the order ``rig instruments`` searches them.
-FAMILIES: Mapping[str, Family] = {f.kind: f for f in (PPK2, SCOPE, SIGROK, JOULESCOPE, LPM01A)}
+FAMILIES: Mapping[str, Family] = {f.kind: f for f in (PPK2, SCOPE, SIGROK, JOULESCOPE,
+                                                            LPM01A, OTII)}
 
 #: A fixture's ``[instrument]`` table: the config model of the family its ``kind`` names
 #: (a union built from :data:`FAMILIES`, told apart by ``kind``).

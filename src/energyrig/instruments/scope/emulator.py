@@ -45,8 +45,6 @@ import logging
 import os
 from pathlib import Path
 import re
-import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -54,7 +52,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.instruments.base import OpenCloseBase
 from energyrig.instruments.scope.dialects import DIALECTS, Dialect, number, steps_125
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
 from energyrig.instruments.sim.switch import LoadSwitch
@@ -63,8 +60,8 @@ from energyrig.instruments.sim.process import (
     parse_emulator_args,
     serve_until_stopped,
 )
-from energyrig.instruments.sim.truth import TruthRecorder
-from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
+from energyrig.instruments.sim.tcp import LoopbackEmulator
+from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +144,7 @@ class State:
     errors: list[str] = field(default_factory=list)
 
 
-class ScopeEmulator(OpenCloseBase):
+class ScopeEmulator(LoopbackEmulator):
     """A SCPI oscilloscope on loopback TCP, driven by a power model and the trigger wire.
 
     Parameters
@@ -174,6 +171,8 @@ class ScopeEmulator(OpenCloseBase):
     """
 
     SUPPLY_CH, SHUNT_CH, TRIGGER_CH = 1, 2, 3
+    name = "scope"
+    tick_s = 0.002
 
     def __init__(self, model: PowerModel, *, dialect: str = "rigol-ds1000z",
                  wire: str | os.PathLike[str] | None = None,
@@ -189,16 +188,9 @@ class ScopeEmulator(OpenCloseBase):
         self.shunt_ohms = shunt_ohms
         self.adc_noise_lsb = adc_noise_lsb
         self.latency_ns = int(latency_s * 1e9)
-        self.port = port
+        super().__init__(wire=wire, truth=truth, port=port)
         self.commands: list[str] = []
-        self._wire = TriggerWire(wire) if wire is not None else None
-        self._truth = TruthRecorder(truth) if truth is not None else None
         self._rng = np.random.default_rng(seed)
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._server: socket.socket | None = None
-        self._injected: list[EdgeArray] = []
         self._edges: EdgeArray = NO_EDGES
         self._handlers = _compile(self.dialect.name)
         self._arming = 0               # arms so far: a render finished late knows its own
@@ -239,83 +231,17 @@ class ScopeEmulator(OpenCloseBase):
             rate = max(r for r in steps_125(1.0, max_rate) if r <= limit * 1.0001)
         return rate, int(round(rate * screen))
 
-    # -- lifecycle -------------------------------------------------------------------------
-    def open(self) -> str:
-        """Listen, bind the wire, start serving; returns the VISA resource string."""
-        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("127.0.0.1", self.port))
-        server.listen(4)
-        server.settimeout(0.1)
-        self._server = server
-        self.port = server.getsockname()[1]
-        if self._wire is not None:
-            self._wire.open()
-        self._stop.clear()
-        for target, name in ((self._accept, "scope-accept"), (self._tick_loop, "scope-acq")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        log.info("scope emulator (%s) on %s", self.dialect.name, self.resource)
+    @property
+    def address(self) -> str:
+        """The VISA resource string (the emulator's first stdout line)."""
         return self.resource
 
-    def close(self) -> None:
-        """Stop serving, close the wire and the truth log."""
-        self._stop.set()
-        for thread in self._threads:
-            thread.join()
-        self._threads.clear()
-        if self._server is not None:
-            self._server.close()
-            self._server = None
-        if self._wire is not None:
-            self._wire.close()
-        if self._truth is not None:
-            self._truth.close()
-
-    def inject_edges(self, edges: EdgeArray) -> None:
-        """Add edges as if they came from the wire."""
-        with self._lock:
-            self._injected.append(edges)
-
-    # -- network ---------------------------------------------------------------------------
-    def _accept(self) -> None:
-        assert self._server is not None
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            thread = threading.Thread(target=self._serve, args=(conn,), name="scope-client",
-                                      daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def _serve(self, conn: socket.socket) -> None:
-        conn.settimeout(0.1)
-        buf = b""
-        with conn:
-            while not self._stop.is_set():
-                try:
-                    data = conn.recv(65536)
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return
-                if not data:
-                    return
-                buf += data
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    reply = self.execute(line.decode("ascii", "replace").strip())
-                    if reply is not None:
-                        out = reply if isinstance(reply, bytes) else reply.encode("ascii")
-                        try:
-                            conn.sendall(out + b"\n")
-                        except OSError:
-                            return
+    def reply(self, request: bytes) -> bytes | None:
+        """The reply to one program message, ASCII."""
+        out = self.execute(request.decode("ascii", "replace").strip())
+        if out is None:
+            return None
+        return out if isinstance(out, bytes) else out.encode("ascii")
 
     # -- commands --------------------------------------------------------------------------
     def execute(self, line: str) -> Reply:
@@ -353,20 +279,9 @@ class ScopeEmulator(OpenCloseBase):
     def _pre_ns(self) -> int:
         return int(round((self._screen_s() / 2 - self.state.position_s) * 1e9))
 
-    def _tick_loop(self) -> None:
-        while not self._stop.wait(0.002):
-            with self._lock:
-                render = self._tick()
-            if render is not None:
-                render()
-
-    def _tick(self) -> Callable[[], None] | None:
+    def tick(self) -> Callable[[], None] | None:
         """Take the wire's edges, trigger, and when the record is complete its render job."""
-        new = [self._wire.drain()] if self._wire is not None else []
-        new += self._injected
-        self._injected = []
-        new = [e for e in new if len(e)]
-        edges = np.concatenate(new) if new else NO_EDGES
+        edges = self._drain()
         if len(edges):
             merged = np.concatenate([self._edges, edges])
             self._edges = merged[np.argsort(merged["t_ns"], kind="stable")]

@@ -31,7 +31,7 @@ def is_tek_wfm(head: bytes) -> bool:
 FILE_KINDS = (
     FileKind("scope CSV export", (".csv",), is_scope_csv,
              "energyrig.instruments.scope.csvexport:open_scope_csv"),
-    FileKind("scope waveform (.bin)", (".bin",), is_waveform_bin,
+    FileKind("Keysight/Rigol waveform", (".bin",), is_waveform_bin,
              "energyrig.instruments.scope.wavefile:open_bin"),
     FileKind("Tektronix ISF waveform", (".isf",), is_isf,
              "energyrig.instruments.scope.wavefile:open_isf"),

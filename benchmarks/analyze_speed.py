@@ -1,0 +1,269 @@
+"""Benchmark: `rig analyze --json` against the readers it stands on, in one run.
+
+Issue 24 (part 2)'s goals: `rig analyze --json` at >= 100 M samples/s of CPU end to end on a
+synthetic 3-channel sigrok `.sr` and on a Joulescope JLS (the decompression or the reader is
+then the limit), >= 50 M samples/s on a real capture with ~31 k windows, peak RSS <= 150 MB
+whatever the size and the window count, and <= 0.3 s of CPU before reading anything.
+
+Each figure is one child process (`wait4`: its own user + system CPU time and peak RSS), so
+the load of the machine inflates wall time but hardly the CPU time. For each capture:
+
+* ``rig analyze --json``: the whole command, JSON written to a file (its window count is
+  checked against the file's);
+* ``rig reader alone``: the rig's reader for that file (``open_capture(...).chunks()``), every
+  chunk read and dropped: what `rig analyze` cannot beat;
+* ``numpy``: plain numpy on the same data, as fast as the format allows: the ``.sr``'s zip
+  members inflated with ``zipfile`` (the JLS's blocks read with pyjls) and the energy of the
+  trigger-high samples summed over whole arrays, rising edges counted;
+* ``pyjls alone`` (JLS): pyjls's ``Reader.fsr`` of the three signals, 2^20 samples at a time,
+  as the rig's reader asks for them;
+* ``sigrok-cli -O analog`` (``.sr``, with ``--sigrok-cli``): sigrok's own reader printing the
+  analog samples as text, to /dev/null (slow: text).
+
+Captures: ``sr`` (``--samples`` samples at 1 MS/s: a trigger, a shunt voltage, the supply;
+2 ms windows every 10 ms; the current and supply carry quantised noise, so the zip
+members inflate as a real capture's do), ``jls`` (``--samples`` samples, written by
+:func:`reader_memory.write_jls`), ``real`` (``--real FILE``: a capture of your own, with
+``--real-options``; the sigrok-dumps ``ad5258_read_once_write_continuously_triangle_0to255.sr``
+is the one of issue 24) and ``fixed``: `rig analyze --json` on a 1000-sample ``.sr`` (one
+window): the CPU a run spends before and around the reading, its fixed cost.
+
+    .venv/bin/python benchmarks/analyze_speed.py [--samples 5000000] [--kinds sr,jls,fixed]
+        [--real FILE [--real-options '--trigger SDA ...']] [--sigrok-cli] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reader_memory import write_jls  # noqa: E402  (the JLS writer of the memory benchmark)
+
+RIG = Path(sys.executable).parent / "rig"
+SRC = Path(__file__).resolve().parents[1] / "src"
+GOALS = {"sr": 100e6, "jls": 100e6, "real": 50e6}  # samples per CPU second
+GOAL_RSS_MB, GOAL_FIXED_S = 150, 0.3
+RATE = 1_000_000                 # .sr samples per second
+BLOCK = 1_000_000                # samples per zip member (100 whole periods)
+PERIOD, HIGH = 10_000, 2_000     # a window every 10 ms, 2 ms high
+SR_OPTIONS = ["--trigger", "TRIG", "--current", "SHUNT", "--shunt-ohms", "1",
+              "--voltage", "SUPPLY"]
+AD5258_OPTIONS = "--trigger SDA --current Voltage --shunt-ohms 1 --voltage 3.3"
+
+
+def _zip(path: Path, members: list[tuple[str, bytes, bytes, int, int]]) -> None:
+    """A zip of members already deflated: (name, raw deflate data, _, crc32, size); the
+    blocks of the capture repeat, so each is compressed once and written many times."""
+    central, offset = [], 0
+    with path.open("wb") as out:
+        for name, data, _, crc, size in members:
+            nb = name.encode()
+            head = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data),
+                               size, len(nb), 0)
+            out.write(head + nb + data)
+            central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0,
+                                       0x21, crc, len(data), size, len(nb), 0, 0, 0, 0, 0,
+                                       offset) + nb)
+            offset += len(head) + len(nb) + len(data)
+        cd = b"".join(central)
+        out.write(cd + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central),
+                                   len(central), len(cd), offset, 0))
+
+
+def _member(name: str, raw: bytes) -> tuple[str, bytes, bytes, int, int]:
+    co = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return name, co.compress(raw) + co.flush(), b"", zlib.crc32(raw), len(raw)
+
+
+def write_sr(path: Path, samples: int) -> tuple[int, int]:
+    """A libsigrok 0.5 session of ``samples`` samples (whole blocks of :data:`BLOCK`, or one
+    shorter block): logic ``TRIG``, analog ``SHUNT`` (volts across 1 ohm: 1 mA idle, 20 mA
+    in a window) and ``SUPPLY`` (3.3 V), float32 with noise of a 12-bit ADC. Returns the
+    samples and the windows written."""
+    n = min(samples, BLOCK)
+    blocks = max(1, samples // BLOCK) if samples >= BLOCK else 1
+    rng = np.random.default_rng(24)
+    high = (np.arange(n) % PERIOD >= PERIOD - HIGH - 1000) & (np.arange(n) % PERIOD < PERIOD - 1000)
+    lsb = 3.3 / 4096
+    shunt = (np.where(high, 0.020, 0.001) + np.round(rng.normal(0, 2, n)) * lsb / 100)
+    supply = 3.3 + np.round(rng.normal(0, 1, n)) * lsb
+    logic = _member("", high.astype(np.uint8).tobytes())[1:]
+    a9 = _member("", shunt.astype("<f4").tobytes())[1:]
+    a10 = _member("", supply.astype("<f4").tobytes())[1:]
+    metadata = ("[global]\nsigrok version=0.5.2\n\n[device 1]\ncapturefile=logic-1\n"
+                "total probes=8\nsamplerate=1 MHz\ntotal analog=2\nprobe1=TRIG\n"
+                "analog9=SHUNT\nanalog10=SUPPLY\nunitsize=1\n")
+    members = [_member("version", b"2"), _member("metadata", metadata.encode())]
+    for k in range(1, blocks + 1):
+        members += [(f"logic-1-{k}", *logic), (f"analog-1-9-{k}", *a9),
+                    (f"analog-1-10-{k}", *a10)]
+    _zip(path, members)
+    return n * blocks, blocks * int(np.count_nonzero(np.diff(high.astype(np.int8)) == 1))
+
+
+def child(argv: list[str], stdout: Path | None = None) -> dict[str, float]:
+    """CPU time (user + system, s), wall time (s) and peak RSS (MB) of one child."""
+    t0 = time.perf_counter()
+    with open(stdout or os.devnull, "wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": str(SRC)})
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{shlex.join(argv)} failed: {proc.stderr.read().decode()[-2000:]}")
+    return {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
+            "peak_rss_mb": usage.ru_maxrss / 1024}
+
+
+READER = """
+import sys
+from energyrig.cli.app import main  # the CLI's imports, as rig analyze pays them
+from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.files import open_capture, parse_voltage
+args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+volts = args.get("--voltage")
+options = CaptureOptions(trigger=args.get("--trigger"), current=args.get("--current"),
+                         shunt_ohms=float(args["--shunt-ohms"]) if "--shunt-ohms" in args
+                         else None, voltage=parse_voltage(volts) if volts else None)
+n = sum(len(c) for c in open_capture(sys.argv[1], options).chunks())
+print(n)
+"""
+
+NUMPY_SR = """
+import sys, zipfile, numpy as np
+z = zipfile.ZipFile(sys.argv[1])
+names = sorted((n for n in z.namelist() if n.startswith("logic-1-")),
+               key=lambda n: int(n.rsplit("-", 1)[1]))
+energy, rises, last = 0.0, 0, 0
+for name in names:
+    k = name.rsplit("-", 1)[1]
+    trig = np.frombuffer(z.read(name), dtype=np.uint8) & 1
+    i = np.frombuffer(z.read(f"analog-1-9-{k}"), dtype="<f4").astype(np.float64)
+    v = np.frombuffer(z.read(f"analog-1-10-{k}"), dtype="<f4").astype(np.float64)
+    energy += float((v * i)[trig == 1].sum()) * 1e-6
+    rises += int(np.count_nonzero(np.diff(trig, prepend=last).astype(np.int8) == 1))
+    last = trig[-1]
+print(rises, energy)
+"""
+
+PYJLS = """
+import sys, numpy as np, pyjls
+integrate = sys.argv[2] == "numpy"
+with pyjls.Reader(sys.argv[1]) as r:
+    sig = {s.name: s for s in r.signals.values()}
+    n = r.signals[sig["current"].signal_id].length
+    energy, rises, last = 0.0, 0, 0
+    for start in range(0, n, 1 << 20):
+        k = min(1 << 20, n - start)
+        i = r.fsr(sig["current"].signal_id, start, k)
+        v = r.fsr(sig["voltage"].signal_id, start, k)
+        bits = r.fsr(sig["gpi[0]"].signal_id, start, k)
+        if integrate:
+            trig = np.unpackbits(np.asarray(bits, dtype=np.uint8), bitorder="little")[:k]
+            p = i.astype(np.float64) * v
+            energy += float(p[trig == 1].sum()) * 1e-5
+            rises += int(np.count_nonzero(np.diff(trig, prepend=last).astype(np.int8) == 1))
+            last = trig[-1]
+print(rises, energy)
+"""
+
+
+def measure(name: str, path: Path, samples: int, options: list[str], windows: int | None,
+            tmp: Path, sigrok_cli: bool) -> dict[str, object]:
+    """The figures of one capture: each program's CPU, wall, peak RSS and samples/s."""
+    out = tmp / "out.json"
+    runs = {"rig analyze --json": child([str(RIG), "analyze", str(path), "--json", *options],
+                                        stdout=out)}
+    summary = json.loads(out.read_text())["summary"]
+    if windows is not None and summary["count"] != windows:
+        raise SystemExit(f"{name}: rig analyze found {summary['count']} windows, the file "
+                         f"holds {windows}")
+    runs["rig reader alone"] = child([sys.executable, "-c", READER, str(path), *options])
+    if path.suffix == ".jls":
+        runs["pyjls alone"] = child([sys.executable, "-c", PYJLS, str(path), "read"])
+        runs["pyjls + numpy"] = child([sys.executable, "-c", PYJLS, str(path), "numpy"])
+    elif name == "sr":
+        runs["zipfile + numpy"] = child([sys.executable, "-c", NUMPY_SR, str(path)])
+    if sigrok_cli and path.suffix == ".sr" and shutil.which("sigrok-cli"):
+        runs["sigrok-cli -O analog"] = child(["sigrok-cli", "-i", str(path), "-O", "analog"])
+    for fig in runs.values():
+        fig["msamples_per_cpu_s"] = samples / fig["cpu_s"] / 1e6
+    return {"samples": samples, "windows": summary["count"], "runs": runs}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=5_000_000,
+                        help="samples of the synthetic .sr and JLS (issue 24: 100000000)")
+    parser.add_argument("--kinds", default="sr,jls,fixed",
+                        help="comma-separated: sr, jls, fixed (real: with --real)")
+    parser.add_argument("--real", type=Path, help="a real capture to analyse as well")
+    parser.add_argument("--real-options", default=AD5258_OPTIONS,
+                        help="rig analyze options of --real (default: the ad5258 capture's)")
+    parser.add_argument("--sigrok-cli", action="store_true",
+                        help="also time sigrok-cli -O analog on the .sr files (slow)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    kinds = args.kinds.split(",") + (["real"] if args.real else [])
+    result: dict[str, object] = {"load_average": os.getloadavg(), "cpus": os.cpu_count(),
+                                 "captures": {}}
+    captures: dict[str, dict[str, object]] = result["captures"]  # type: ignore[assignment]
+    with tempfile.TemporaryDirectory(prefix="analyze-speed-") as tmpdir:
+        tmp = Path(tmpdir)
+        if "sr" in kinds:
+            n, windows = write_sr(tmp / "synthetic.sr", args.samples)
+            captures["sr"] = measure("sr", tmp / "synthetic.sr", n, SR_OPTIONS, windows, tmp,
+                                     args.sigrok_cli)
+        if "jls" in kinds:
+            n, options = write_jls(tmp / "capture.jls", round(args.samples * (8 + 1 / 8)))
+            captures["jls"] = measure("jls", tmp / "capture.jls", n, options, None, tmp, False)
+        if "real" in kinds:
+            n = int(subprocess.run([sys.executable, "-c", READER, str(args.real),
+                                    *shlex.split(args.real_options)], capture_output=True,
+                                   text=True, check=True,
+                                   env={**os.environ, "PYTHONPATH": str(SRC)}).stdout)
+            captures["real"] = measure("real", args.real, n, shlex.split(args.real_options),
+                                       None, tmp, args.sigrok_cli)
+        if "fixed" in kinds:
+            write_sr(tmp / "tiny.sr", 1000 + PERIOD)
+            fig = child([str(RIG), "analyze", str(tmp / "tiny.sr"), "--json", *SR_OPTIONS])
+            result["fixed_cost"] = fig
+    result["load_average_after"] = os.getloadavg()
+    goals = {name: (cap["runs"]["rig analyze --json"]["msamples_per_cpu_s"] * 1e6 >= GOALS[name]
+                    and cap["runs"]["rig analyze --json"]["peak_rss_mb"] <= GOAL_RSS_MB)
+             for name, cap in captures.items()}
+    if "fixed_cost" in result:
+        goals["fixed"] = result["fixed_cost"]["cpu_s"] <= GOAL_FIXED_S  # type: ignore[index]
+    result["goals_met"] = goals
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"load average {result['load_average']} -> {result['load_average_after']}")
+    for name, cap in captures.items():
+        print(f"\n{name}: {cap['samples']:,} samples, {cap['windows']:,} windows")
+        print(f"  {'program':24} {'CPU s':>8} {'wall s':>8} {'M samples/CPU s':>16} {'peak RSS MB':>12}")
+        for prog, fig in cap["runs"].items():
+            print(f"  {prog:24} {fig['cpu_s']:8.2f} {fig['wall_s']:8.2f} "
+                  f"{fig['msamples_per_cpu_s']:16.1f} {fig['peak_rss_mb']:12.0f}")
+    if "fixed_cost" in result:
+        fig = result["fixed_cost"]
+        print(f"\nfixed cost (1 window, 11 000 samples): {fig['cpu_s']:.2f} s CPU, "  # type: ignore[index]
+              f"{fig['peak_rss_mb']:.0f} MB")  # type: ignore[index]
+    print(f"\ngoals met: {goals}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

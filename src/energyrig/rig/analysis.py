@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Capture, Chunk, plausible_chunks
 from energyrig.domain import Window, WindowSettings, finite_or_none
 from energyrig.energy.figures import take_out_overhead
@@ -31,11 +30,13 @@ from energyrig.errors import CaptureError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 from energyrig.results.stats import describe_finite
-from energyrig.results.trace import Trace, window_trace
 from energyrig.units import significant
 
-if TYPE_CHECKING:  # pandas only for a table of the rows (--csv): not on --json's path
-    import pandas as pd
+if TYPE_CHECKING:  # pandas only for a table of the rows (--csv), calibration and traces
+    import pandas as pd  # where asked for: not on the path of --json
+
+    from energyrig.calibration.correction import CurrentCorrection
+    from energyrig.results.trace import Trace
 
 log = logging.getLogger(__name__)
 
@@ -362,6 +363,8 @@ def trace_file(path: str | Path, window: Window, options: CaptureOptions | None 
     """The trace of one window of :func:`analyze_file`'s result (opened again and read up to
     the window, with the same ``correction``), for
     :func:`~energyrig.results.trace.plot_trace`."""
+    from energyrig.results.trace import window_trace
+
     chunks = file_chunks(path, options)[1]
     chunks = chunks if correction is None else correction.chunks(chunks)
     return window_trace(chunks, window, settings or WindowSettings(), title=title)

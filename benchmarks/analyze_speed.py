@@ -42,18 +42,20 @@ import json
 import os
 import shlex
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reader_memory import write_jls  # noqa: E402  (the JLS writer of the memory benchmark)
+from reader_memory import (  # noqa: E402  (the writers of the memory benchmark)
+    SR_OPTIONS,
+    write_jls,
+    write_sr_blocks,
+)
 
 RIG = Path(sys.executable).parent / "rig"
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -62,58 +64,23 @@ GOAL_RSS_MB, GOAL_FIXED_S = 150, 0.3
 RATE = 1_000_000                 # .sr samples per second
 BLOCK = 1_000_000                # samples per zip member (100 whole periods)
 PERIOD, HIGH = 10_000, 2_000     # a window every 10 ms, 2 ms high
-SR_OPTIONS = ["--trigger", "TRIG", "--current", "SHUNT", "--shunt-ohms", "1",
-              "--voltage", "SUPPLY"]
 AD5258_OPTIONS = "--trigger SDA --current Voltage --shunt-ohms 1 --voltage 3.3"
 
 
-def _zip(path: Path, members: list[tuple[str, bytes, bytes, int, int]]) -> None:
-    """A zip of members already deflated: (name, raw deflate data, _, crc32, size); the
-    blocks of the capture repeat, so each is compressed once and written many times."""
-    central, offset = [], 0
-    with path.open("wb") as out:
-        for name, data, _, crc, size in members:
-            nb = name.encode()
-            head = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data),
-                               size, len(nb), 0)
-            out.write(head + nb + data)
-            central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0,
-                                       0x21, crc, len(data), size, len(nb), 0, 0, 0, 0, 0,
-                                       offset) + nb)
-            offset += len(head) + len(nb) + len(data)
-        cd = b"".join(central)
-        out.write(cd + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central),
-                                   len(central), len(cd), offset, 0))
-
-
-def _member(name: str, raw: bytes) -> tuple[str, bytes, bytes, int, int]:
-    co = zlib.compressobj(6, zlib.DEFLATED, -15)
-    return name, co.compress(raw) + co.flush(), b"", zlib.crc32(raw), len(raw)
-
-
 def write_sr(path: Path, samples: int) -> tuple[int, int]:
-    """A libsigrok 0.5 session of ``samples`` samples (whole blocks of :data:`BLOCK`, or one
-    shorter block): logic ``TRIG``, analog ``SHUNT`` (volts across 1 ohm: 1 mA idle, 20 mA
-    in a window) and ``SUPPLY`` (3.3 V), float32 with noise of a 12-bit ADC. Returns the
-    samples and the windows written."""
+    """A libsigrok 0.5 session of ``samples`` samples at 1 MS/s (whole blocks of
+    :data:`BLOCK`, or one shorter block): logic ``TRIG``, analog ``SHUNT`` (volts across
+    1 ohm: 1 mA idle, 20 mA in a window) and ``SUPPLY`` (3.3 V), float32 with the noise of
+    a 12-bit ADC. Returns the samples and the windows written."""
     n = min(samples, BLOCK)
     blocks = max(1, samples // BLOCK) if samples >= BLOCK else 1
     rng = np.random.default_rng(24)
-    high = (np.arange(n) % PERIOD >= PERIOD - HIGH - 1000) & (np.arange(n) % PERIOD < PERIOD - 1000)
+    phase = np.arange(n) % PERIOD
+    high = (phase >= PERIOD - HIGH - 1000) & (phase < PERIOD - 1000)
     lsb = 3.3 / 4096
-    shunt = (np.where(high, 0.020, 0.001) + np.round(rng.normal(0, 2, n)) * lsb / 100)
+    shunt = np.where(high, 0.020, 0.001) + np.round(rng.normal(0, 2, n)) * lsb / 100
     supply = 3.3 + np.round(rng.normal(0, 1, n)) * lsb
-    logic = _member("", high.astype(np.uint8).tobytes())[1:]
-    a9 = _member("", shunt.astype("<f4").tobytes())[1:]
-    a10 = _member("", supply.astype("<f4").tobytes())[1:]
-    metadata = ("[global]\nsigrok version=0.5.2\n\n[device 1]\ncapturefile=logic-1\n"
-                "total probes=8\nsamplerate=1 MHz\ntotal analog=2\nprobe1=TRIG\n"
-                "analog9=SHUNT\nanalog10=SUPPLY\nunitsize=1\n")
-    members = [_member("version", b"2"), _member("metadata", metadata.encode())]
-    for k in range(1, blocks + 1):
-        members += [(f"logic-1-{k}", *logic), (f"analog-1-9-{k}", *a9),
-                    (f"analog-1-10-{k}", *a10)]
-    _zip(path, members)
+    write_sr_blocks(path, high, shunt, supply, blocks, "1 MHz")
     return n * blocks, blocks * int(np.count_nonzero(np.diff(high.astype(np.int8)) == 1))
 
 

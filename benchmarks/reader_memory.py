@@ -11,7 +11,9 @@ The files hold a 100 kS/s capture: idle 10 µA, a 20 ms window of 2.5 mA every 2
 trigger. The Power Profiler CSV export and session are laid out as the app writes them
 (``tests/support/ppk_app.py``; the export's first rows are compared with that reference
 writer before the run); the session is 1 GB of ``session.raw`` before compression; the
-Joulescope JLS is written with pyjls's own ``Writer``.
+Joulescope JLS is written with pyjls's own ``Writer``; the sigrok session (``sr``, issue 24)
+holds the trigger, the current as volts across 1 ohm and the supply, 9 bytes a sample
+before compression, as libsigrok's srzip output lays them out.
 
     .venv/bin/python benchmarks/reader_memory.py [--size-mb 1024] [--kinds csv,ppk-csv,...]
         [--json]
@@ -22,10 +24,12 @@ import argparse
 import io
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +176,61 @@ def write_jls(path: Path, size: int) -> tuple[int, list[str]]:
     return n, []
 
 
+#: `rig analyze` options of the sessions :func:`write_sr_blocks` writes.
+SR_OPTIONS = ["--trigger", "TRIG", "--current", "SHUNT", "--shunt-ohms", "1",
+              "--voltage", "SUPPLY"]
+
+
+def _deflated(raw: bytes) -> tuple[bytes, int, int]:
+    """Raw deflate data of ``raw`` (as zip members hold it), its CRC-32 and size."""
+    co = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return co.compress(raw) + co.flush(), zlib.crc32(raw), len(raw)
+
+
+def write_sr_blocks(path: Path, high: np.ndarray, shunt_v: np.ndarray, supply_v: np.ndarray,
+                    blocks: int, samplerate: str) -> None:
+    """A libsigrok 0.5 session (srzip, as ``src/output/srzip.c`` lays it out) of ``blocks``
+    repeats of one block: logic ``TRIG`` (D0) from ``high``, analog ``SHUNT`` and ``SUPPLY``
+    (float32 volts), one zip member per block and channel. The block is deflated once and
+    its bytes written ``blocks`` times (no zip64: keep the file under 4 GB)."""
+    members = [("version", _deflated(b"2")), ("metadata", _deflated(
+        ("[global]\nsigrok version=0.5.2\n\n[device 1]\ncapturefile=logic-1\n"
+         f"total probes=8\nsamplerate={samplerate}\ntotal analog=2\nprobe1=TRIG\n"
+         "analog9=SHUNT\nanalog10=SUPPLY\nunitsize=1\n").encode()))]
+    logic, a9, a10 = (_deflated(a.tobytes()) for a in (
+        high.astype(np.uint8), shunt_v.astype("<f4"), supply_v.astype("<f4")))
+    for k in range(1, blocks + 1):
+        members += [(f"logic-1-{k}", logic), (f"analog-1-9-{k}", a9),
+                    (f"analog-1-10-{k}", a10)]
+    central, offset = [], 0
+    with path.open("wb") as out:
+        for name, (data, crc, size) in members:
+            nb = name.encode()
+            head = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data),
+                               size, len(nb), 0)
+            out.write(head + nb + data)
+            central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0,
+                                       0x21, crc, len(data), size, len(nb), 0, 0, 0, 0, 0,
+                                       offset) + nb)
+            offset += len(head) + len(nb) + len(data)
+        cd = b"".join(central)
+        out.write(cd + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central),
+                                   len(central), len(cd), offset, 0))
+
+
+def write_sr(path: Path, size: int) -> tuple[int, list[str]]:
+    """A sigrok session of about ``size`` bytes of samples (9 per sample: the logic byte
+    and two float32 channels) before compression: the trigger, the current as volts across
+    1 ohm, the supply."""
+    block = PERIOD_MS * MS * 10  # 2 s: whole periods, so the blocks repeat
+    current, _ = _samples(0, block)
+    ms = (np.arange(block) // MS) % PERIOD_MS
+    high = (ms >= HIGH_MS[0]) & (ms < HIGH_MS[1])
+    blocks = max(1, size // 9 // block)
+    write_sr_blocks(path, high, current * 1e-6, np.full(block, SUPPLY_V), blocks, "100 kHz")
+    return blocks * block, SR_OPTIONS
+
+
 @dataclass(frozen=True)
 class Kind:
     """One row of the benchmark: a name, a file name and the generator writing the capture
@@ -187,6 +246,7 @@ KINDS = (
     Kind("ppk-csv", "export.csv", write_ppk_csv),
     Kind("ppk2-session", "session.ppk2", write_ppk_session),
     Kind("jls", "capture.jls", write_jls),
+    Kind("sr", "session.sr", write_sr),
 )
 
 

@@ -8,8 +8,9 @@ The children run with their bytecode cached (``PYTHONPYCACHEPREFIX`` in the run'
 directory, one warm-up run first), as an installed rig does: without it each run compiles
 the rig's ~60 modules again (~0.2 s).
 
-Each figure is one child process (`wait4`: its own user + system CPU time and peak RSS), so
-the load of the machine inflates wall time but hardly the CPU time. For each capture:
+Each figure is one child process (its own user + system CPU time and peak RSS, from GNU
+time: :func:`reader_memory.measured`), so the load of the machine inflates wall time more
+than CPU time (it inflates that too: 2 cores shared by a dozen processes). For each capture:
 
 * ``rig analyze --json``: the whole command, JSON written to a file (its window count is
   checked against the file's);
@@ -28,8 +29,8 @@ Captures: ``sr`` (``--samples`` samples at 1 MS/s: a trigger, a shunt voltage, t
 members inflate as a real capture's do), ``jls`` (``--samples`` samples, written by
 :func:`reader_memory.write_jls`), ``real`` (``--real FILE``: a capture of your own, with
 ``--real-options``; the sigrok-dumps ``ad5258_read_once_write_continuously_triangle_0to255.sr``
-is the one of issue 24) and ``fixed``: `rig analyze --json` on an 11 000-sample ``.sr`` (one
-window; the least of 3 runs): the CPU a run spends before and around the reading, its
+is the one of issue 24) and ``fixed``: `rig analyze --json` on a 21 000-sample ``.sr`` (two
+windows, so the summary's interval is computed too; the least of 3 runs): the CPU a run spends before and around the reading, its
 fixed cost.
 
     .venv/bin/python benchmarks/analyze_speed.py [--samples 5000000] [--kinds sr,jls,fixed]
@@ -45,7 +46,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +53,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reader_memory import (  # noqa: E402  (the writers of the memory benchmark)
     SR_OPTIONS,
+    measured,
     write_jls,
     write_sr_blocks,
 )
@@ -91,16 +92,8 @@ ENV["PYTHONPATH"] = str(SRC)
 
 
 def child(argv: list[str], stdout: Path | None = None) -> dict[str, float]:
-    """CPU time (user + system, s), wall time (s) and peak RSS (MB) of one child."""
-    t0 = time.perf_counter()
-    with open(stdout or os.devnull, "wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=ENV)
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{shlex.join(argv)} failed: {proc.stderr.read().decode()[-2000:]}")
-    return {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
-            "peak_rss_mb": usage.ru_maxrss / 1024}
+    """:func:`reader_memory.measured` of ``argv`` in this tree's environment."""
+    return measured(argv, stdout, ENV)
 
 
 READER = """
@@ -199,7 +192,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="analyze-speed-") as tmpdir:
         tmp = Path(tmpdir)
         ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-        write_sr(tmp / "tiny.sr", 1000 + PERIOD)
+        write_sr(tmp / "tiny.sr", 1000 + 2 * PERIOD)
         tiny = [str(RIG), "analyze", str(tmp / "tiny.sr"), "--json", *SR_OPTIONS]
         child(tiny)  # bytecode compiled once, before any figure
         child([sys.executable, "-c", READER, str(tmp / "tiny.sr"), *SR_OPTIONS])
@@ -238,7 +231,7 @@ def main() -> int:
                   f"{fig['msamples_per_cpu_s']:16.1f} {fig['peak_rss_mb']:12.0f}")
     if "fixed_cost" in result:
         fig = result["fixed_cost"]
-        print(f"\nfixed cost (1 window, 11 000 samples): {fig['cpu_s']:.2f} s CPU, "  # type: ignore[index]
+        print(f"\nfixed cost (2 windows, 21 000 samples): {fig['cpu_s']:.2f} s CPU, "  # type: ignore[index]
               f"{fig['peak_rss_mb']:.0f} MB")  # type: ignore[index]
     print(f"\ngoals met: {goals}")
     return 0

@@ -125,8 +125,9 @@ def test_the_streamed_json_is_the_whole_result_dumped(capture: tuple[Path, int],
 def test_window_text_is_json_dumps_with_nan_and_flags() -> None:
     windows = [Window(0.5, 0.75, 21, 1.5e-5, math.nan, 1e-7, ("glitch", "no_baseline")),
                Window(1.0, 1.0000001, 2, 0.0, 3.25, 0.0, ("too_few_samples",)),
-               Window(2.0, 3.0, 10**6, 1 / 3, 1e-300, 5e-324)]
-    summary = {"count": 3, "x": None, "per_op": {"a": [1.5, 2]}}
+               Window(2.0, 3.0, 10**6, 1 / 3, 1e-300, 5e-324),
+               Window(4.0, 5.0, 3, math.inf, -math.inf, 0.0, ("saturated",))]
+    summary = {"count": 4, "x": None, "per_op": {"a": [1.5, 2]}}
     out = io.StringIO()
     cli_analyze.write_json(out, windows, lambda: summary)
     want = {"windows": [analysis.json_window(w) for w in windows], "summary": summary}

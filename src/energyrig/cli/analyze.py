@@ -148,8 +148,9 @@ def _plot_numbers(values: list[str], result: Analysis) -> list[int]:
     return list(dict.fromkeys(numbers))
 
 
-#: JSON's words for the floats a window may hold that are not finite (written as null).
-_NOT_FINITE = {"NaN": "null", "Infinity": "null", "-Infinity": "null"}
+#: JSON's words for the floats a window may hold that are not finite (written as null;
+#: -Infinity before Infinity).
+_NOT_FINITE = ("-Infinity", "Infinity", "NaN")
 
 
 def _json_windows_writer() -> Callable[[list[Window]], str]:
@@ -171,10 +172,11 @@ def _json_windows_writer() -> Callable[[list[Window]], str]:
                 if w.flags else "[]")
 
     def text(ws: list[Window]) -> str:
-        rows = json.dumps([get(w) for w in ws])[2:-2].split("], [")
-        return ",\n".join(template % (*(_NOT_FINITE.get(c, c) for c in row.split(", ")),
-                                       flags(w))
-                           for row, w in zip(rows, ws, strict=True))
+        numbers = json.dumps([get(w) for w in ws])
+        for word in _NOT_FINITE:  # the only letters in the numbers
+            numbers = numbers.replace(word, "null")
+        return ",\n".join(template % (*row.split(", "), flags(w)) for row, w in
+                           zip(numbers[2:-2].split("], ["), ws, strict=True))
 
     return text
 

@@ -11,6 +11,7 @@ import math
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -179,3 +180,59 @@ def test_rig_analyze_json_loads_neither_pandas_nor_scipy_stats(capture: tuple[Pa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stderr.strip().splitlines()[-1:] in ([], [""]), done.stderr
+
+
+def test_windows_after_a_corrupt_sample_get_their_flags_from_one_more_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A JLS with a lost (NaN) sample inside its 6th window: the windows before it stream
+    out at once with no integrity flag, the later ones wait for the pass that flags them;
+    every window's flags are those of the pass over all of them (as before streaming)."""
+    from pyjls import DataType, SignalType, Writer
+
+    from energyrig.energy.windows import windows_stream_flags
+    from energyrig.flags import CORRUPT
+
+    rate, n = 100_000, 200_000
+    k = np.arange(n)
+    high = k % 20_000 >= 10_000
+    high &= k % 20_000 < 12_000
+    current = np.where(high, 2e-3, 1e-5).astype(np.float32)
+    current[5 * 20_000 + 11_000] = np.nan
+    path = tmp_path / "lost.jls"
+    with Writer(str(path)) as w:
+        w.source_def(source_id=1, name="JS220-000001", vendor="Jetperch", model="JS220",
+                     version="", serial_number="000001")
+        for sid, name, dtype, units in ((1, "current", DataType.F32, "A"),
+                                        (2, "voltage", DataType.F32, "V"),
+                                        (3, "gpi[0]", DataType.U1, "")):
+            w.signal_def(signal_id=sid, source_id=1, signal_type=SignalType.FSR,
+                         data_type=dtype, sample_rate=rate, name=name, units=units)
+        w.fsr_f32(1, 0, current)
+        w.fsr_f32(2, 0, np.full(n, 3.0, dtype=np.float32))
+        w.fsr(3, 0, np.packbits(high.astype(np.uint8), bitorder="little"))
+    options = analysis.CaptureOptions(chunk_samples=25_000)
+    reads: list[int] = []
+    original = analysis.file_chunks
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        capture, chunks = original(*args)
+
+        def passing():  # type: ignore[no-untyped-def]
+            for chunk in chunks:
+                reads.append(chunk.end_index)
+                yield chunk
+        return capture, passing()
+
+    monkeypatch.setattr(analysis, "file_chunks", counted)
+    order = [(w, len(reads)) for w in analysis.WindowScan(path, options)]
+    windows = [w for w, _ in order]
+    assert len(windows) == 10
+    assert [k for k, w in enumerate(windows) if CORRUPT in w.flags] == [5]
+    first_pass = n // 25_000
+    early = [k for k, (_, chunks_read) in enumerate(order) if chunks_read <= first_pass]
+    assert early == list(range(5)), "the windows before the lost sample were held"
+    again = windows_stream_flags(original(path, options)[1],
+                                 [replace(w, flags=()) for w in windows],
+                                 analysis.WindowSettings())
+    assert [tuple(f for f in w.flags if f == CORRUPT) for w in windows] == \
+        [tuple(f) for f in again]

@@ -1,7 +1,8 @@
 """``rig analyze CAPTURE``: trigger windows and their energy in a recorded capture.
 
-A thin layer over :func:`energyrig.rig.analysis.analyze_file`; units are converted to µJ,
-ms and mW only here.
+A thin layer over :func:`energyrig.rig.analysis.analyze_file` (``--json`` alone: over
+:class:`~energyrig.rig.analysis.WindowScan`, each window written as it comes); units are
+converted to µJ, ms and mW only here.
 """
 from __future__ import annotations
 

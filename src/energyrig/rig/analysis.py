@@ -290,7 +290,6 @@ class WindowScan:
         self.source = capture.source
         settings = replace(self._settings,
                            trigger_bit=getattr(capture, "trigger_bit", self._settings.trigger_bit))
-        self.settings = settings
         finder = WindowFinder(settings, source=capture.source, charge=self._charge)
         watch = _Watch()
         chunks = watch(stream)

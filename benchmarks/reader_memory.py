@@ -39,6 +39,7 @@ import numpy as np
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))  # tests/support: test support, not installed
+from support.jls import write_js220
 from support.ppk_app import (
     convert_bits16,
     js_number,
@@ -153,27 +154,12 @@ def write_jls(path: Path, size: int) -> tuple[int, list[str]]:
     """A Joulescope JLS v2 file written with pyjls's own ``Writer``, as a JS220 recording
     holds its signals: current and voltage as float32, GPI 0 (the trigger) as u1, about
     ``size`` bytes of samples (8 1/8 per sample before pyjls's summaries)."""
-    from pyjls import DataType, SignalType, Writer
-
     block = PERIOD_MS * MS * 10  # 2 s: whole periods, so the blocks repeat
-    n = max(1, round(size / (8 + 1 / 8) / block)) * block
     ms = (np.arange(block) // MS) % PERIOD_MS
     high = (ms >= HIGH_MS[0]) & (ms < HIGH_MS[1])
-    current = (np.where(high, ACTIVE_UA, IDLE_UA) * 1e-6).astype(np.float32)
-    volts = np.full(block, SUPPLY_V, dtype=np.float32)
-    bits = np.packbits(high.astype(np.uint8), bitorder="little")
-    with Writer(str(path)) as w:
-        w.source_def(source_id=1, name="JS220-000001", vendor="Jetperch", model="JS220",
-                     version="", serial_number="000001")
-        for sid, name, dtype, units in ((1, "current", DataType.F32, "A"),
-                                        (2, "voltage", DataType.F32, "V"),
-                                        (3, "gpi[0]", DataType.U1, "")):
-            w.signal_def(signal_id=sid, source_id=1, signal_type=SignalType.FSR,
-                         data_type=dtype, sample_rate=RATE, name=name, units=units)
-        for start in range(0, n, block):
-            w.fsr_f32(1, start, current)
-            w.fsr_f32(2, start, volts)
-            w.fsr(3, start, bits)
+    n = write_js220(path, RATE, np.where(high, ACTIVE_UA, IDLE_UA) * 1e-6,
+                    np.full(block, SUPPLY_V), high,
+                    max(1, round(size / (8 + 1 / 8) / block)))
     return n, []
 
 

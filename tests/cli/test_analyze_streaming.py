@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
+from support.jls import write_js220
 from support.paths import DATA
 
 import energyrig.rig.analysis as analysis
@@ -187,8 +188,6 @@ def test_windows_after_a_corrupt_sample_get_their_flags_from_one_more_pass(
     """A JLS with a lost (NaN) sample inside its 6th window: the windows before it stream
     out at once with no integrity flag, the later ones wait for the pass that flags them;
     every window's flags are those of the pass over all of them (as before streaming)."""
-    from pyjls import DataType, SignalType, Writer
-
     from energyrig.energy.windows import windows_stream_flags
     from energyrig.flags import CORRUPT
 
@@ -199,17 +198,7 @@ def test_windows_after_a_corrupt_sample_get_their_flags_from_one_more_pass(
     current = np.where(high, 2e-3, 1e-5).astype(np.float32)
     current[5 * 20_000 + 11_000] = np.nan
     path = tmp_path / "lost.jls"
-    with Writer(str(path)) as w:
-        w.source_def(source_id=1, name="JS220-000001", vendor="Jetperch", model="JS220",
-                     version="", serial_number="000001")
-        for sid, name, dtype, units in ((1, "current", DataType.F32, "A"),
-                                        (2, "voltage", DataType.F32, "V"),
-                                        (3, "gpi[0]", DataType.U1, "")):
-            w.signal_def(signal_id=sid, source_id=1, signal_type=SignalType.FSR,
-                         data_type=dtype, sample_rate=rate, name=name, units=units)
-        w.fsr_f32(1, 0, current)
-        w.fsr_f32(2, 0, np.full(n, 3.0, dtype=np.float32))
-        w.fsr(3, 0, np.packbits(high.astype(np.uint8), bitorder="little"))
+    write_js220(path, rate, current, np.full(n, 3.0), high)
     options = analysis.CaptureOptions(chunk_samples=25_000)
     reads: list[int] = []
     original = analysis.file_chunks

@@ -16,14 +16,15 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
-from scipy import stats
 
 from energyrig.domain import in_estimate
+
+if TYPE_CHECKING:  # pandas and scipy.stats where a function needs them: `rig analyze` does not
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +84,18 @@ def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
     if std == 0.0:  # identical values: the interval is the point (scipy would give NaN)
         low = high = mean
     else:
-        low, high = stats.t.interval(confidence, x.size - 1, loc=mean,
-                                     scale=std / np.sqrt(x.size))
+        scale = std / np.sqrt(x.size)  # scipy.stats.t.interval's two ends, exactly
+        low, high = (t_quantile(q, x.size - 1) * scale + mean
+                     for q in ((1.0 - confidence) / 2, (1.0 + confidence) / 2))
     return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
+
+
+def t_quantile(q: float, dof: float) -> float:
+    """The ``q`` quantile of Student's t with ``dof`` degrees of freedom: scipy.stats.t.ppf's
+    value, from scipy.special alone (a fraction of scipy.stats's import time)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(dof, q))
 
 
 def fitted_interval(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
@@ -251,6 +261,9 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
     ValueError
         Fewer than two matched conditions, or a non-positive response.
     """
+    import pandas as pd
+    from scipy import stats
+
     on = list(on)
     means = [select(df, s).groupby(on, dropna=False)[response].mean() for s in (a, b)]
     pairs = pd.concat(means, axis=1, keys=["a", "b"], join="inner").dropna()
@@ -341,7 +354,7 @@ def ratio_of_means(a: npt.ArrayLike, b: npt.ArrayLike,
     r = mb / ma
     spread = (vb ** 2 / (len(xb) - 1) + r ** 4 * va ** 2 / (len(xa) - 1))
     dof = (vb + r * r * va) ** 2 / spread if spread > 0 else len(xa) + len(xb) - 2
-    t = float(stats.t.ppf(0.5 + confidence / 2, dof))
+    t = float(t_quantile(0.5 + confidence / 2, dof))
     quad = ma * ma - t * t * va  # > 0: the mean of a is distinguishable from 0
     if quad <= 0:
         return RatioOfMeans(r, -math.inf, math.inf, len(xa), len(xb))
@@ -366,7 +379,7 @@ def line_band(fit: Mapping[str, Any], x: npt.ArrayLike, confidence: float = 0.95
     xs = np.asarray(x, dtype=np.float64)
     y = fit["intercept"] + fit["slope"] * xs
     var = fit["var_intercept"] + 2.0 * xs * fit["cov_intercept_slope"] + xs ** 2 * fit["var_slope"]
-    half = stats.t.ppf(0.5 + confidence / 2.0, fit["df_resid"]) * np.sqrt(np.maximum(var, 0.0))
+    half = t_quantile(0.5 + confidence / 2.0, fit["df_resid"]) * np.sqrt(np.maximum(var, 0.0))
     return y, y - half, y + half
 
 
@@ -398,6 +411,7 @@ def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_byt
         ``intercept_significant`` (False where the interval contains zero), and what the
         line's confidence band needs (:data:`BAND_COLUMNS`, :func:`line_band`).
     """
+    import pandas as pd
     import statsmodels.api as sm  # statsmodels only where a line is fitted (the store
                                   # imports this module for its summaries)
 
@@ -467,6 +481,8 @@ def allocation_of_variation(df: pd.DataFrame, factors: Sequence[str], response: 
         A factor without exactly two levels, an empty cell, unequal replication, or a
         non-positive response with ``log``.
     """
+    import pandas as pd
+
     factors = list(factors)
     if not factors:
         raise ValueError("allocation_of_variation needs at least one factor")
@@ -508,7 +524,7 @@ def allocation_of_variation(df: pd.DataFrame, factors: Sequence[str], response: 
     dof_e = n_cells * (r - 1)
     if dof_e > 0:
         s_q = np.sqrt(sse / dof_e) / np.sqrt(n_cells * r)
-        half = float(stats.t.ppf(0.5 + confidence / 2.0, dof_e) * s_q)
+        half = float(t_quantile(0.5 + confidence / 2.0, dof_e) * s_q)
     else:
         half = np.nan
     rows = [{"term": name, "effect": q, "ci_low": q - half, "ci_high": q + half,

@@ -5,21 +5,24 @@
 >>> result.frame()          # one row per window, SI units (pandas): what --csv writes
 >>> result.row(2)           # window 3's row: what --plot 3 writes beside its PNG
 >>> result.summary()        # count, mean, median, std, 95 % CI per figure
+
+:class:`WindowScan` is the same pass one window at a time, for a caller that writes each
+window out as it comes (``rig analyze --json``): memory bounded whatever the count.
 """
 from __future__ import annotations
 
 import logging
 import math
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from energyrig.calibration.correction import CurrentCorrection
 from energyrig.capture import Capture, Chunk, plausible_chunks
-from energyrig.domain import (Window, WindowSettings, finite_or_none, windows_frame)
+from energyrig.domain import Window, WindowSettings, finite_or_none
 from energyrig.energy.figures import take_out_overhead
 from energyrig.energy.windows import (Glitch, UnpairedEdge, WindowCurrent, WindowFinder,
                                       find_windows, windows_max_current, windows_stream_flags)
@@ -27,8 +30,13 @@ from energyrig.errors import CaptureError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
 from energyrig.results.stats import describe_finite
-from energyrig.results.trace import Trace, window_trace
 from energyrig.units import significant
+
+if TYPE_CHECKING:  # pandas only for a table of the rows (--csv), calibration and traces
+    import pandas as pd  # where asked for: not on the path of --json
+
+    from energyrig.calibration.correction import CurrentCorrection
+    from energyrig.results.trace import Trace
 
 log = logging.getLogger(__name__)
 
@@ -94,30 +102,66 @@ class Analysis:
 
     def frame(self) -> pd.DataFrame:
         """One :meth:`row` per window, in time order (what ``--csv`` writes)."""
+        import pandas as pd
+
         columns = [*ROW_COLUMNS, *(PER_OP_COLUMNS if self.batch_n is not None else ())]
         return pd.DataFrame([self.row(k) for k in range(len(self.windows))], columns=columns)
 
     def summary(self) -> dict[str, object]:
         """Count, flagged count, and describe() of each figure (NaN values left out);
         with ``batch_n``, the same per operation under ``per_op``."""
-        out: dict[str, object] = {
-            "source": self.source,
-            "count": len(self.windows),
-            "flagged": sum(1 for w in self.windows if w.flags),
-            "glitches": len(self.glitches),
-            "unpaired_edges": [asdict(e) for e in self.unpaired],
-        }
-        frame = windows_frame(self.windows, self.batch_n or 1)
-        out.update({name: _describe(frame[name]) for name in FIGURES})
-        if self.batch_n is not None:
-            out["batch_n"] = self.batch_n
-            out["per_op"] = {name: _describe(frame[col]) for name, col in PER_OP_FIGURES.items()}
-        return out
+        tally = Tally()
+        for w in self.windows:
+            tally.add(w)
+        return tally.summary(self.source, self.glitches, self.unpaired, self.batch_n)
 
     def as_json(self) -> dict[str, object]:
         """``{"windows": [...], "summary": {...}}`` with NaN as null."""
-        windows = [{k: _json_value(getattr(w, k)) for k in JSON_FIELDS} for w in self.windows]
-        return {"windows": windows, "summary": self.summary()}
+        return {"windows": [json_window(w) for w in self.windows], "summary": self.summary()}
+
+
+def json_window(w: Window) -> dict[str, object]:
+    """One window of ``rig analyze --json``: :data:`JSON_FIELDS`, NaN as null."""
+    return {k: _json_value(getattr(w, k)) for k in JSON_FIELDS}
+
+
+class Tally:
+    """The figures of windows seen one at a time, for their summary: 8 bytes per figure and
+    window (no :class:`Window` kept), so a million windows take 32 MB."""
+
+    def __init__(self) -> None:
+        self.count = self.flagged = 0
+        self._figures = {name: array("d") for name in FIGURES}
+
+    def add(self, w: Window) -> None:
+        """Note one window's :data:`FIGURES` (its properties: the one formula of each)."""
+        self.count += 1
+        self.flagged += bool(w.flags)
+        duration = w.duration_s
+        figures = self._figures
+        figures["energy_j"].append(w.energy_j)
+        figures["net_energy_j"].append(w.net_energy_j)
+        figures["duration_s"].append(duration)
+        figures["mean_power_w"].append(w.energy_j / duration if duration else math.nan)
+
+    def summary(self, source: str, glitches: Iterable[Glitch] = (),
+                unpaired: Iterable[UnpairedEdge] = (), batch_n: int | None = None
+                ) -> dict[str, object]:
+        """Count, flagged count, and describe() of each figure (NaN values left out);
+        with ``batch_n``, the same per operation under ``per_op``."""
+        out: dict[str, object] = {
+            "source": source,
+            "count": self.count,
+            "flagged": self.flagged,
+            "glitches": len(list(glitches)),
+            "unpaired_edges": [asdict(e) for e in unpaired],
+        }
+        values = {name: np.frombuffer(a, dtype=np.float64) for name, a in self._figures.items()}
+        out.update({name: _describe(values[name]) for name in FIGURES})
+        if batch_n is not None:
+            out["batch_n"] = batch_n
+            out["per_op"] = {name: _describe(values[name] / batch_n) for name in PER_OP_FIGURES}
+        return out
 
 
 def _json_value(value: object) -> object:
@@ -127,8 +171,8 @@ def _json_value(value: object) -> object:
     return finite_or_none(value) if isinstance(value, float) else value
 
 
-def _describe(values: pd.Series) -> dict[str, float | int | None] | None:
-    d = describe_finite(values.to_numpy(dtype="float64", na_value=float("nan")))
+def _describe(values: np.ndarray) -> dict[str, float | int | None] | None:
+    d = describe_finite(values)
     if d is None:
         return None
     return {k: (finite_or_none(v) if isinstance(v, float) else v) for k, v in asdict(d).items()}
@@ -210,19 +254,89 @@ def file_chunks(path: str | Path, options: CaptureOptions | None = None
     return capture, chunks()
 
 
+class WindowScan:
+    """One pass over a capture file, its windows yielded as the finder completes them.
+
+    Iterating opens the file, finds the windows (``correction`` applied to the samples as
+    they stream and its window overhead to each window, as the point pipeline does; each
+    window records it in ``corrections`` and carries its flags) and yields each one once its
+    flags are known. A window's stream-integrity flags (corrupt samples, a baseline at the
+    instrument's floor) need the masks of the chunks around it: the windows found before the
+    stream showed any such sample have none and go out at once; those after it are held and
+    go out at the end, with their flags from one more pass over the file (in bounded
+    memory). After the iteration :attr:`glitches`, :attr:`unpaired` and, with ``charge``,
+    :attr:`currents` (a :class:`WindowCurrent` per window, its maximum not computed) hold
+    what the finder saw.
+
+    Raises
+    ------
+    CaptureError
+        (while iterating) The file or a channel is wrong, a quantity is implausible, or the
+        capture holds no window (:func:`no_window_reason` says why).
+    """
+
+    def __init__(self, path: str | Path, options: CaptureOptions | None = None,
+                 settings: WindowSettings | None = None,
+                 correction: CurrentCorrection | None = None, charge: bool = False) -> None:
+        self.path, self.options, self.correction = path, options, correction
+        self._settings, self._charge = settings or WindowSettings(), charge
+        self.source = str(path)
+        self.glitches: tuple[Glitch, ...] = ()
+        self.unpaired: tuple[UnpairedEdge, ...] = ()
+        self.currents: tuple[WindowCurrent, ...] = ()
+
+    def __iter__(self) -> Iterator[Window]:
+        capture, stream = file_chunks(self.path, self.options)
+        self.source = capture.source
+        settings = replace(self._settings,
+                           trigger_bit=getattr(capture, "trigger_bit", self._settings.trigger_bit))
+        finder = WindowFinder(settings, source=capture.source, charge=self._charge)
+        watch = _Watch()
+        chunks = watch(stream)
+        correction = self.correction
+        found = find_windows(chunks if correction is None else correction.chunks(chunks),
+                             finder=finder)
+        held: list[Window] = []
+        count = 0
+        for w in found:
+            count += 1
+            if correction is not None:
+                w = take_out_overhead(replace(w, flags=(*w.flags, *correction.flags),
+                                              corrections=correction.applied))
+            if watch.seen:  # its integrity flags come from the masks: at the end
+                held.append(w)
+            else:
+                yield w
+        self.glitches, self.unpaired = tuple(finder.glitches), tuple(finder.unpaired)
+        self.currents = tuple(finder.currents)
+        if not count:
+            column = getattr(capture, "trigger_column", None)
+            options = self.options
+            trigger = (f"column '{column}'" if column else options and options.trigger
+                       or f"D{settings.trigger_bit}")
+            raise CaptureError(capture.source, no_window_reason(
+                trigger, settings.trigger_bit, settings, watch, finder,
+                getattr(capture, "columns", None)))
+        if held:
+            flags = windows_stream_flags(file_chunks(self.path, self.options)[1], held,
+                                         settings)
+            yield from (replace(w, flags=(*w.flags, *f)) if f else w
+                        for w, f in zip(held, flags, strict=True))
+        log.info("%s: %d windows", capture.source, count)
+
+
 def analyze_file(path: str | Path, options: CaptureOptions | None = None,
                  settings: WindowSettings | None = None, batch_n: int | None = None,
                  correction: CurrentCorrection | None = None, max_current: bool = True
                  ) -> Analysis:
-    """Open a capture file, find its windows and integrate them.
+    """Open a capture file, find its windows and integrate them: :class:`WindowScan`'s
+    windows, all held.
 
     The trigger is chosen by channel name in ``options``; a reader that moves it to a
     particular logic bit says so in ``capture.trigger_bit``, which then overrides
-    ``settings.trigger_bit``. ``correction`` (a calibration's) is applied to the samples as
-    they stream and its window overhead to each window, as the point pipeline does; each
-    window records it (``corrections``) and carries its flags. Each window's charge and
-    baseline current come with the integration; its largest current takes one more pass over
-    the file, left out (NaN) with ``max_current`` False.
+    ``settings.trigger_bit``. Each window's charge and baseline current come with the
+    integration; its largest current takes one more pass over the file, left out (NaN) with
+    ``max_current`` False.
 
     Raises
     ------
@@ -230,41 +344,16 @@ def analyze_file(path: str | Path, options: CaptureOptions | None = None,
         The file or a channel is wrong, a quantity is implausible, or the capture holds no
         window (:func:`no_window_reason` says why).
     """
-    capture, stream = file_chunks(path, options)
-    settings = settings or WindowSettings()
-    settings = replace(settings, trigger_bit=getattr(capture, "trigger_bit", settings.trigger_bit))
-    finder = WindowFinder(settings, source=capture.source, charge=True)
-    watch = _Watch()
-    chunks = watch(stream)
-    if correction is None:
-        windows = tuple(find_windows(chunks, finder=finder))
-    else:
-        windows = tuple(take_out_overhead(replace(
-            w, flags=(*w.flags, *correction.flags), corrections=correction.applied))
-            for w in find_windows(correction.chunks(chunks), finder=finder))
-    if not windows:
-        column = getattr(capture, "trigger_column", None)
-        trigger = (f"column '{column}'" if column else options and options.trigger
-                   or f"D{settings.trigger_bit}")
-        raise CaptureError(capture.source, no_window_reason(
-            trigger, settings.trigger_bit, settings, watch, finder,
-            getattr(capture, "columns", None)))
-    if watch.seen:
-        # The file again, for the flags of the stream's integrity the point pipeline gives
-        # its windows (the windows are known now: one more pass, in bounded memory).
-        found = windows_stream_flags(file_chunks(path, options)[1], windows, settings)
-        windows = tuple(replace(w, flags=(*w.flags, *f)) if f else w
-                        for w, f in zip(windows, found, strict=True))
-    currents = tuple(finder.currents)
+    scan = WindowScan(path, options, settings, correction, charge=True)
+    windows = tuple(scan)
+    currents = scan.currents
     if max_current:  # once more for each window's largest current (of its energy's samples)
         again = file_chunks(path, options)[1]
         tops = windows_max_current(again if correction is None else correction.chunks(again),
                                    windows)
         currents = tuple(replace(c, max_current_a=float(top))
                          for c, top in zip(currents, tops, strict=True))
-    log.info("%s: %d windows", capture.source, len(windows))
-    return Analysis(capture.source, windows, tuple(finder.glitches), tuple(finder.unpaired),
-                    batch_n, currents)
+    return Analysis(scan.source, windows, scan.glitches, scan.unpaired, batch_n, currents)
 
 
 def trace_file(path: str | Path, window: Window, options: CaptureOptions | None = None,
@@ -273,6 +362,8 @@ def trace_file(path: str | Path, window: Window, options: CaptureOptions | None 
     """The trace of one window of :func:`analyze_file`'s result (opened again and read up to
     the window, with the same ``correction``), for
     :func:`~energyrig.results.trace.plot_trace`."""
+    from energyrig.results.trace import window_trace
+
     chunks = file_chunks(path, options)[1]
     chunks = chunks if correction is None else correction.chunks(chunks)
     return window_trace(chunks, window, settings or WindowSettings(), title=title)

@@ -207,7 +207,9 @@ class JlsCapture:
 
     def _chunk(self, reader: Any, start: int, n: int) -> Chunk:
         at = self._start + start
-        current = self._read(reader, self.current, at, n) * self._amperes_per_unit
+        current = self._read(reader, self.current, at, n)
+        if self._amperes_per_unit != 1.0:  # amperes already (a JS220's current): no pass
+            current = current * self._amperes_per_unit
         supply = (self._read(reader, self.voltage, at, n) if self.voltage is not None
                   else float(self.voltage_constant_v))  # type: ignore[arg-type]
         return to_chunk(start, self.period_s, current, supply,

@@ -16,18 +16,22 @@ def to_chunk(start: int, period_s: float, current: npt.NDArray[np.float64],
              supply: npt.NDArray[np.float64] | float, bits: npt.NDArray[np.uint8],
              power: bool = False) -> Chunk:
     """A chunk of ``current`` (A; W with ``power``: then I = P / V), ``supply`` (V) and the
-    trigger ``bits`` (0/1, on bit 0), NaN samples flagged ``corrupt``."""
-    current = np.array(current, dtype=np.float64)
+    trigger ``bits`` (0/1, on bit 0), NaN samples flagged ``corrupt``. The arrays are not
+    modified (a chunk without a NaN holds them as they are)."""
+    current = np.asarray(current, dtype=np.float64)
     bad = ~np.isfinite(current)
     if isinstance(supply, np.ndarray):
         bad |= ~np.isfinite(supply)
-        supply = np.where(bad, 0.0, supply)
-    current[bad] = 0.0
+    corrupt = bad if bad.any() else None
+    if corrupt is not None:
+        current = np.where(bad, 0.0, current)
+        if isinstance(supply, np.ndarray):
+            supply = np.where(bad, 0.0, supply)
     if power:
         with np.errstate(divide="ignore", invalid="ignore"):
             current = np.where(supply != 0, current / supply, 0.0)
     return Chunk(start_index=start, period_s=period_s, current_a=current, voltage_v=supply,
-                 logic=bits.astype(np.uint8, copy=False), corrupt=bad if bad.any() else None)
+                 logic=bits.astype(np.uint8, copy=False), corrupt=corrupt)
 
 
 class StreamAligner:

@@ -479,8 +479,10 @@ class SrCapture:
             bits = logic.take(n) if logic is not None else None
             if schmitt is not None:
                 bits = schmitt(bits)  # type: ignore[arg-type]
+            current_a = (shunt_v if self._amperes_per_volt == 1.0  # 1 ohm: no pass
+                         else shunt_v * self._amperes_per_volt)
             yield Chunk(start_index=start, period_s=self.period_s,
-                        current_a=shunt_v * self._amperes_per_volt, voltage_v=supply,
+                        current_a=current_a, voltage_v=supply,
                         logic=bits)  # type: ignore[arg-type]
             start += n
 

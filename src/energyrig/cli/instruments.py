@@ -16,7 +16,8 @@ _LIST_HELP = (
     "product 'PPK2'), 'scope' VISA resources through pyvisa-py (oscilloscopes on USBTMC or "
     "the LAN, each asked *IDN? for its dialect), 'sigrok' sigrok devices (sigrok-cli "
     "--scan; its 'demo' device is always there), 'lpm01a' serial ports with the STM32 virtual "
-    "COM port's USB ids (an STM32 Power Shield, X-NUCLEO-LPM01A). Each row shows the lines "
+    "COM port's USB ids (an STM32 Power Shield, X-NUCLEO-LPM01A), 'otii' the devices a "
+    "local Otii application's TCP server (port 1905) offers. Each row shows the lines "
     "to put in a fixture's instrument table.\n\n"
     "A scope on a raw socket is not discoverable: write its resource yourself, e.g. "
     "TCPIP::192.168.1.50::5555::SOCKET (Rigol) or TCPIP::192.168.1.50::5025::SOCKET."
@@ -56,7 +57,7 @@ def register(app: typer.Typer) -> None:
         source: Optional[list[str]] = typer.Option(
             None, "--source", "-s",
             help="Search only this family (a fixture's [instrument] kind: ppk2, scope, "
-                 "sigrok, joulescope, lpm01a); repeat for several."),
+                 "sigrok, joulescope, lpm01a, otii); repeat for several."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
         from rich.console import Console

@@ -219,6 +219,7 @@ class _Prepared:
     n: int = 0
     prep: Mapping[str, Any] = field(default_factory=dict)
     kept: tuple[Any, ...] = ()
+    first: tuple[tuple[Window, tuple[Any, ...]], ...] = ()  # prepare measured none
 
     def window(self) -> Window:
         flags = self.script[min(self.n, len(self.script) - 1)]

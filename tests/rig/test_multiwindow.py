@@ -158,6 +158,7 @@ class GroupedPrepared:
     batch_n: int = 10
     prep: dict[str, Any] = field(default_factory=dict)
     kept: tuple[Chunk, ...] = ()
+    first: tuple[tuple[Window, tuple[Chunk, ...]], ...] = ()
     asked: list[int] = field(default_factory=list)
 
     def window(self) -> Window:

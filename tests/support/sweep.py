@@ -45,6 +45,7 @@ class Prepared:
     n: int = 0
     prep: Mapping[str, Any] = field(default_factory=dict)
     kept: tuple[Chunk, ...] = ()
+    first: tuple[tuple[Window, tuple[Chunk, ...]], ...] = ()  # prepare measured none
 
     def window(self) -> Window:
         self.n += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from support.m4 import SIM_M4, assert_built
+from support.m4 import SIM_M4, assert_built, spy_groups
 from support.pipeline import POINT, ScriptedBench, ScriptedInstrument
 
 from energyrig.domain import Point
@@ -78,15 +78,8 @@ def test_the_window_that_settles_the_batch_is_the_points_first() -> None:
 def test_no_group_is_measured_at_a_batch_the_point_drops_on_the_emulated_board() -> None:
     assert_built()
     fixture = load_fixture(SIM_M4)
-    asked: list[tuple[int, int]] = []
     with open_bench(fixture) as bench:
-        run_windows = bench.dut.run_windows
-
-        def spy(n: int, windows: int, timeout_s: float, settle_s: float = 0.0) -> list[RunReply]:
-            asked.append((n, windows))
-            return run_windows(n, windows, timeout_s, settle_s)
-
-        bench.dut.run_windows = spy  # type: ignore[method-assign]
+        asked = spy_groups(bench.dut)
         result = measure_point(bench, Point(op="sha256", board=bench.board, payload_bytes=256),
                                until=reps_done(3), group=reps_left(3))
     assert result.ok, result.reason

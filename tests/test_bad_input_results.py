@@ -219,7 +219,9 @@ class _Prepared:
     n: int = 0
     prep: Mapping[str, Any] = field(default_factory=dict)
     kept: tuple[Any, ...] = ()
-    first: tuple[tuple[Window, tuple[Any, ...]], ...] = ()  # prepare measured none
+
+    def first_windows(self) -> tuple[()]:
+        return ()  # the batch is given: no sizing window
 
     def window(self) -> Window:
         flags = self.script[min(self.n, len(self.script) - 1)]

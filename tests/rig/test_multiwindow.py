@@ -158,8 +158,10 @@ class GroupedPrepared:
     batch_n: int = 10
     prep: dict[str, Any] = field(default_factory=dict)
     kept: tuple[Chunk, ...] = ()
-    first: tuple[tuple[Window, tuple[Chunk, ...]], ...] = ()
     asked: list[int] = field(default_factory=list)
+
+    def first_windows(self) -> tuple[()]:
+        return ()  # the batch is given: no sizing window
 
     def window(self) -> Window:
         self.asked.append(1)

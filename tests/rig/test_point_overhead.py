@@ -52,12 +52,14 @@ def runs_of(bench: ScriptedBench) -> list[tuple[int, float]]:
     return runs
 
 
-def test_heavy_edges_grow_the_batch_while_preparing_not_after() -> None:
+def test_heavy_edges_grow_the_batch_on_the_sizing_window_not_after() -> None:
     bench = ScriptedBench()
     bench.instrument = HeavyEdges(bench.dut, bench.log)
     prepared = bench.prepare(POINT)
+    probed = prepared.batch_n
+    assert prepared.first_windows() == ()  # the short window is not kept
     sized = prepared.batch_n
-    assert prepared.restarts == 1 and prepared.first == ()  # the short window is not kept
+    assert sized > probed and prepared.restarts == 1
     row = prepared.window()
     m = bench.fixture.measure
     assert prepared.batch_n == sized  # the first window after preparing holds enough
@@ -87,3 +89,13 @@ def test_no_group_is_measured_at_a_batch_the_point_drops_on_the_emulated_board()
     # every group at the point's batch, none measured and dropped
     assert asked and all(n == result.batch_n for n, _ in asked)
     assert sum(w for _, w in asked) <= len(result.windows)
+
+
+def test_a_sizing_window_that_fails_keeps_the_points_prep_and_batch() -> None:
+    bench = ScriptedBench()
+    runs = runs_of(bench)
+    bench.dut.fail_at_run = 3  # two probes, then the sizing window's run
+    result = measure_point(bench, POINT, until=reps_done(3))
+    assert result.status == "failed" and "did not answer" in result.reason
+    assert result.prep.get("selftest") == "pass" and result.point.family == "hash"
+    assert result.batch_n > max(n for n, _ in runs[:2]) and not result.windows

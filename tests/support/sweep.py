@@ -45,7 +45,9 @@ class Prepared:
     n: int = 0
     prep: Mapping[str, Any] = field(default_factory=dict)
     kept: tuple[Chunk, ...] = ()
-    first: tuple[tuple[Window, tuple[Chunk, ...]], ...] = ()  # prepare measured none
+
+    def first_windows(self) -> tuple[()]:
+        return ()  # the batch is given: no sizing window
 
     def window(self) -> Window:
         self.n += 1

@@ -159,10 +159,9 @@ class PreparedPoint(Protocol):
     @property
     def prep(self) -> Mapping[str, Any]: ...
 
-    @property
-    def first(self) -> tuple[tuple[Window, tuple[Chunk, ...]], ...]:
-        """Windows the preparation measured already, of :attr:`batch_n`, with the samples
-        kept around each: the point's first windows."""
+    def first_windows(self) -> Sequence[tuple[Window, tuple[Chunk, ...]]]:
+        """Windows measured in settling the batch size, of :attr:`batch_n`, with the samples
+        kept around each: the point's first windows (asked once, before any other)."""
         ...
 
     @property
@@ -219,9 +218,6 @@ class Measurement:
         The latest firmware time per op, s (sizes the next window's arm and timeout).
     prep:
         The firmware's ``prep`` reply.
-    first:
-        With ``auto``, the window that settled the batch size, with its samples: the
-        point's first window.
     """
 
     bench: PipelineBench
@@ -233,7 +229,6 @@ class Measurement:
     min_samples: int | None = None
     restarts: int = 0
     kept: tuple[Chunk, ...] = ()
-    first: tuple[tuple[Window, tuple[Chunk, ...]], ...] = ()
 
     @classmethod
     def prepare(cls, bench: PipelineBench, point: Point, *, batch_n: int | None = None,
@@ -269,16 +264,19 @@ class Measurement:
         # Let the stream pass the probe windows, or the first armed window could be one of
         # them (a stream reaches the host this late).
         time.sleep(bench.limits.stream_lag_s)
-        if batch_n is None:
-            # The batch is settled on a recorded window, not an unrecorded batch: only a
-            # record shows whether the window's edges need more samples (edge error bound)
-            # than the probes' timing gives. One that holds enough is the point's first
-            # window; one that is short grows the batch before any group is measured.
-            sized = measurement.batch_n
-            row = measurement.window(remeasure=False)
-            if measurement.batch_n == sized:
-                measurement.first = ((row, measurement.kept),)
         return measurement
+
+    def first_windows(self) -> tuple[tuple[Window, tuple[Chunk, ...]], ...]:
+        """With ``auto``, settle the batch size on one recorded window, not an unrecorded
+        batch: only a record shows whether a window's edges need more samples (its edge
+        error bound) than the probes' timing gives. One that holds enough is returned, the
+        point's first window; one that is short grows :attr:`batch_n` before any group is
+        measured, and none is returned. Without ``auto``: none."""
+        if not self.auto:
+            return ()
+        sized = self.batch_n
+        row = self.window(remeasure=False)
+        return ((row, self.kept),) if self.batch_n == sized else ()
 
     # -- batch size --------------------------------------------------------------------------
     def _target_samples(self) -> float:
@@ -309,8 +307,8 @@ class Measurement:
         """Batch size from probe runs.
 
         Probe batches grow until one lasts :data:`PROBE_MIN_S` (or N is reached); then N is
-        chosen so a window holds the target samples with :data:`AUTO_MARGIN`; :meth:`prepare`
-        checks it on a recorded window.
+        chosen so a window holds the target samples with :data:`AUTO_MARGIN`;
+        :meth:`first_windows` checks it on a recorded window.
         """
         fx = self.bench.fixture
         m, dut = fx.measure, self.bench.dut
@@ -863,8 +861,9 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         progress("prepare", 0, None)
         prepared = bench.prepare(point, batch_n=batch_n, seed=seed, min_samples=min_samples)
         cycle_hz = int(bench.hello.get("cycle_hz", 0))  # the point's clock, set by prepare
+        first = prepared.first_windows()  # may grow the batch
         n = prepared.batch_n
-        take(prepared.first, n)
+        take(first, n)
         while not until(windows):
             if stop():
                 return PointResult(prepared.point, "interrupted", "stop requested", n,

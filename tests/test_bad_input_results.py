@@ -220,6 +220,9 @@ class _Prepared:
     prep: Mapping[str, Any] = field(default_factory=dict)
     kept: tuple[Any, ...] = ()
 
+    def first_windows(self) -> tuple[()]:
+        return ()  # the batch is given: no sizing window
+
     def window(self) -> Window:
         flags = self.script[min(self.n, len(self.script) - 1)]
         self.n += 1

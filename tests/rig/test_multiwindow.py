@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support.m4 import SIM_M4, assert_built
+from support.m4 import SIM_M4, assert_built, spy_groups
 from support.paths import ROOT
 
 from energyrig.capture import Chunk
@@ -160,6 +160,9 @@ class GroupedPrepared:
     kept: tuple[Chunk, ...] = ()
     asked: list[int] = field(default_factory=list)
 
+    def first_windows(self) -> tuple[()]:
+        return ()  # the batch is given: no sizing window
+
     def window(self) -> Window:
         self.asked.append(1)
         return Window(0.0, 1e-3, 100, 1e-6, 1e-4)
@@ -221,20 +224,13 @@ def test_a_group_on_the_emulated_board_keeps_each_windows_baseline_and_truth() -
     assert_built()
     fixture = load_fixture(SIM_M4)
     assert fixture.measure.max_group > 1
-    asked: list[tuple[int, int]] = []
     with open_bench(fixture) as bench:
-        run_windows = bench.dut.run_windows
-
-        def spy(n: int, windows: int, timeout_s: float, settle_s: float = 0.0) -> list[RunReply]:
-            asked.append((n, windows))
-            return run_windows(n, windows, timeout_s, settle_s)
-
-        bench.dut.run_windows = spy  # type: ignore[method-assign]
+        asked = spy_groups(bench.dut)
         result = measure_point(bench, Point(op="sha256", board=bench.board, payload_bytes=256),
                                until=reps_done(4), group=reps_left(4))
     assert result.ok, result.reason
-    # one request for the four windows (again, with a batch grown for a short window)
-    assert asked[-1] == (result.batch_n, 4) and {w for _, w in asked} == {4}
+    # one request for the four windows, or the three left by a sizing window that held enough
+    assert len(asked) == 1 and asked[0][0] == result.batch_n and asked[0][1] in (3, 4)
     assert len(result.windows) == 4
     for w in result.windows:
         assert math.isfinite(w.baseline_w) and w.true_energy_j is not None

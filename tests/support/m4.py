@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 import time
+from typing import Any
 
 import numpy as np
 from support.paths import ROOT
 
 from energyrig.instruments.sim.wire import EdgeArray, TriggerWire
+from energyrig.rig.dut import RunReply
 
 SIM_M4 = ROOT / "fixtures" / "sim-m4.toml"
 ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
@@ -31,3 +33,16 @@ def next_edges(wire: TriggerWire, count: int) -> EdgeArray:
         time.sleep(0.01)
         edges = np.concatenate([edges, wire.drain()])
     return edges
+
+
+def spy_groups(dut: Any) -> list[tuple[int, int]]:
+    """Spy on ``dut.run_windows``: (ops per window, windows) of each group request."""
+    asked: list[tuple[int, int]] = []
+    run_windows = dut.run_windows
+
+    def spy(n: int, windows: int, timeout_s: float, settle_s: float = 0.0) -> list[RunReply]:
+        asked.append((n, windows))
+        return run_windows(n, windows, timeout_s, settle_s)
+
+    dut.run_windows = spy
+    return asked

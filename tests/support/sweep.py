@@ -46,6 +46,9 @@ class Prepared:
     prep: Mapping[str, Any] = field(default_factory=dict)
     kept: tuple[Chunk, ...] = ()
 
+    def first_windows(self) -> tuple[()]:
+        return ()  # the batch is given: no sizing window
+
     def window(self) -> Window:
         self.n += 1
         self.bench.windows += 1

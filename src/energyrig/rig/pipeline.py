@@ -14,7 +14,8 @@ Stages of a point (:func:`measure_point`):
    (one unrecorded batch warms up and times the window), or ``auto`` from probe runs timed by
    the firmware so a window holds at least ``measure.min_window_samples`` samples and its
    edge error bound stays under ``measure.max_edge_error`` of its energy, within what the
-   instrument can record (:class:`~energyrig.instruments.base.Limits`).
+   instrument can record (:class:`~energyrig.instruments.base.Limits`), checked on a
+   recorded window (grown as in 3 when short) that is the point's first.
 2. per window (:meth:`Measurement.window`): **arm** the instrument → **run**: the firmware
    runs the op once outside the window (warm-up), idles for the baseline span
    (``settle_ms``, so the idle power just before the rising edge holds none of the warm-up)
@@ -158,6 +159,11 @@ class PreparedPoint(Protocol):
     @property
     def prep(self) -> Mapping[str, Any]: ...
 
+    def first_windows(self) -> Sequence[tuple[Window, tuple[Chunk, ...]]]:
+        """Windows measured in settling the batch size, of :attr:`batch_n`, with the samples
+        kept around each: the point's first windows (asked once, before any other)."""
+        ...
+
     @property
     def kept(self) -> tuple[Chunk, ...]:
         """The samples around the last window (:func:`energyrig.energy.cut.cut`), the
@@ -260,6 +266,18 @@ class Measurement:
         time.sleep(bench.limits.stream_lag_s)
         return measurement
 
+    def first_windows(self) -> tuple[tuple[Window, tuple[Chunk, ...]], ...]:
+        """With ``auto``, settle the batch size on one recorded window, not an unrecorded
+        batch: only a record shows whether a window's edges need more samples (its edge
+        error bound) than the probes' timing gives. One that holds enough is returned, the
+        point's first window; one that is short grows :attr:`batch_n` before any group is
+        measured, and none is returned. Without ``auto``: none."""
+        if not self.auto:
+            return ()
+        sized = self.batch_n
+        row = self.window(remeasure=False)
+        return ((row, self.kept),) if self.batch_n == sized else ()
+
     # -- batch size --------------------------------------------------------------------------
     def _target_samples(self) -> float:
         """Samples a window should hold: ``min_samples`` (default ``min_window_samples``),
@@ -289,8 +307,8 @@ class Measurement:
         """Batch size from probe runs.
 
         Probe batches grow until one lasts :data:`PROBE_MIN_S` (or N is reached); then N is
-        chosen so a window holds the target samples with :data:`AUTO_MARGIN`, and checked by
-        one unrecorded batch of that size when it is short.
+        chosen so a window holds the target samples with :data:`AUTO_MARGIN`;
+        :meth:`first_windows` checks it on a recorded window.
         """
         fx = self.bench.fixture
         m, dut = fx.measure, self.bench.dut
@@ -305,21 +323,16 @@ class Measurement:
             n = min(m.max_batch, max(n + 1, math.ceil(PROBE_MIN_S / per_op)))
             timeout = fx.dut.timeout_s + 10 * per_op * (n + 1)
         batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
-        if batch > n and batch * per_op < PROBE_MIN_S * 1000:
-            # One unrecorded batch of the chosen size (caches and clocks as in the windows)
-            # times the op again: a short probe can misjudge it by a factor of two.
-            reply = dut.run(batch, fx.dut.timeout_s + 10 * per_op * (batch + 1))
-            per_op = max(reply.elapsed_s, 1e-9) / batch
-            batch = min(self._batch_cap(per_op), max(1, math.ceil(target_s / per_op)))
         log.info("auto batch: %.3g s per op -> N = %d (%.0f samples per window)", per_op, batch,
                  batch * per_op / self.bench.limits.period_s)
         self.batch_n, self.per_op_s = batch, per_op
 
     # -- one window ------------------------------------------------------------------------
-    def window(self) -> Window:
+    def window(self, *, remeasure: bool = True) -> Window:
         """Measure one window.
 
-        With ``auto``, a short window grows :attr:`batch_n` and is measured again; a batch that
+        With ``auto``, a short window grows :attr:`batch_n` and is measured again (with
+        ``remeasure`` false it is returned, :attr:`batch_n` grown); a batch that
         outlasted the record is measured again with the firmware's new time (and a smaller
         :attr:`batch_n` when the record cannot hold it). At most :data:`MAX_RESTARTS` times
         per point; after that a short window is returned flagged ``edge_error_over_bound``
@@ -350,6 +363,8 @@ class Measurement:
             log.info("%s: window of %d samples is short; batch %d -> %d", self.point.label,
                      row.samples, self.batch_n, grown)
             self.batch_n = grown
+            if not remeasure:
+                return row
 
     def _retime(self, elapsed_s: float) -> None:
         """The batch took ``elapsed_s`` (the firmware's time), longer than its record held:
@@ -834,11 +849,21 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
     windows: list[Window] = []
     captures: dict[int, tuple[Chunk, ...]] = {}
     prepared: PreparedPoint | None = None
+
+    def take(measured: Sequence[tuple[Window, tuple[Chunk, ...]]], n: int) -> None:
+        for row, kept in measured:
+            if keep == "all" or (keep == "flagged" and window_problems(row.flags)):
+                captures[len(windows)] = kept
+            windows.append(row)
+            progress("window", len(windows), Readout.of(row, n, kept))
+
     try:
         progress("prepare", 0, None)
         prepared = bench.prepare(point, batch_n=batch_n, seed=seed, min_samples=min_samples)
         cycle_hz = int(bench.hello.get("cycle_hz", 0))  # the point's clock, set by prepare
+        first = prepared.first_windows()  # may grow the batch
         n = prepared.batch_n
+        take(first, n)
         while not until(windows):
             if stop():
                 return PointResult(prepared.point, "interrupted", "stop requested", n,
@@ -853,11 +878,7 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
                 windows.clear()
                 captures.clear()
                 n = prepared.batch_n
-            for row, kept in measured:
-                if keep == "all" or (keep == "flagged" and window_problems(row.flags)):
-                    captures[len(windows)] = kept
-                windows.append(row)
-                progress("window", len(windows), Readout.of(row, n, kept))
+            take(measured, n)
         extra = bench.point_flags()
     except POINT_ERRORS as exc:
         # Ctrl-C in a terminal also reaches the DUT and emulator processes: an error after a

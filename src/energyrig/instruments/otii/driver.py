@@ -36,6 +36,7 @@ from energyrig.instruments.base import (
     RecordedCapture,
 )
 from energyrig.instruments.otii.config import OtiiConfig, split_server
+from energyrig.instruments.otii.spec import RESOLUTION
 from energyrig.instruments.progress import ProgressBound
 
 if TYPE_CHECKING:
@@ -281,9 +282,13 @@ class Otii(AcquisitionBase):
 
     # -- what the bench asks ---------------------------------------------------------------
     def limits(self) -> Limits:
-        """A recording holds as long as the application's memory: no record limit."""
+        """A recording holds as long as the application's memory: no record limit; the main
+        current's step per range of the device type the server names (:data:`RESOLUTION`;
+        none before :meth:`start` or for a type without a published one)."""
+        device = self._device
         return Limits(sample_rate_hz=float(self.config.sample_rate_hz), max_record_s=None,
-                      stream_lag_s=0.0)
+                      stream_lag_s=0.0,
+                      resolution=None if device is None else RESOLUTION.get(device.type))
 
     def describe(self) -> InstrumentInfo:
         """The device Otii drives and the fixture's settings."""

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from energyrig.instruments.otii.spec import RESOLUTION
 from energyrig.instruments.sim.power import PowerModel, logic_level, measured_current
 from energyrig.instruments.sim.process import (
     emulator_parser,
@@ -225,7 +226,7 @@ class OtiiEmulator(LoopbackEmulator):
                                        self.switch.load(), self.main_v)
         else:
             current = self._rng.normal(0.0, self.model.noise_a, len(t_ns))
-        rec.current.append(current)
+        rec.current.append(_quantised(current, self.device_type))
         rec.rendered = int(n)
 
     # -- commands: session and licences ---------------------------------------------------
@@ -436,6 +437,19 @@ class OtiiEmulator(LoopbackEmulator):
         change = np.concatenate([[True], np.diff(level) != 0])
         return [(float(t), int(v)) for t, v in
                 zip((times[change] - rec.t0_ns) * 1e-9, level[change])]
+
+
+def _quantised(current_a: npt.NDArray[np.float64], device_type: str) -> npt.NDArray[np.float64]:
+    """``current_a`` (A) rounded to the step of the range that holds each sample, as the
+    device type's :data:`~energyrig.instruments.otii.spec.RESOLUTION` states it (unchanged
+    for a type without one)."""
+    resolution = RESOLUTION.get(device_type)
+    if resolution is None:
+        return current_a
+    bounds = np.array([upto for upto, _ in resolution.ranges])
+    steps = np.array([step for _, step in resolution.ranges])
+    step = steps[np.minimum(np.searchsorted(bounds, np.abs(current_a)), len(steps) - 1)]
+    return np.rint(current_a / step) * step
 
 
 def _line(obj: dict[str, Any]) -> bytes:

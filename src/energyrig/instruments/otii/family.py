@@ -41,6 +41,12 @@ def scan() -> list[Found]:
             for kind, name in list_devices(OtiiConfig(server=address))]
 
 
+def emulator_args(config: OtiiConfig) -> list[str]:
+    """The emulator plays the device type the fixture's ``device`` names (``"Arc"``; else an
+    Ace): its sample rates and its current's step are that type's."""
+    return ["--device-type", "Arc"] if config.device == "Arc" else []
+
+
 def is_otii3(head: bytes) -> bool:
     """Whether ``head`` starts like an ``.otii3`` stub (a JSON object; the project is the
     ``data/`` folder beside it)."""
@@ -70,5 +76,6 @@ FAMILY = Family(
     scan=scan,
     address_field="server",
     emulator="energyrig.instruments.otii.emulator",
+    emulator_args=emulator_args,
     file_kinds=(OTII3, OTII_CSV),
 )

@@ -19,6 +19,14 @@ waveform files"):
     then at fixed offsets explicit dimension 1 (volts = raw × scale + offset, the sample
     format), implicit dimension 1 (the interval and the time of the buffer's first point)
     and the curve object (where the user's samples start and end in the buffer). One channel.
+``.wfm`` (Rigol DS1000E/D, magic ``A5 A5 00 00``)
+    A 276-byte header (RigolWFM's ``ksy/rigol_1000e_wfm.ksy``, after Rigol's "DS1000E/D WFM
+    structure instruction"): the memory depth, per channel (2) its probe, enabled flag, volts
+    scale (µV/div) and offset (in scale/25 steps), the sample rate and the trigger's time
+    offset (ps); then channel 1's bytes, channel 2's (each ``depth`` long; in roll mode the
+    last ``roll_stop + 2`` are not samples). volts = (125 − raw) × s − shift × s, s = scale ×
+    1e-6 × probe / 25 (the probe not included by a DS1000D, the MSO model); sample k at
+    offset − depth/2 × interval + k × interval. The other Rigol ``.wfm`` layouts are refused.
 ``.isf`` (Tektronix)
     The ASCII preamble ``:WFMPRE:BYT_NR 2;...;YZERO 0.0E+0;:CURVE #<n><len>`` then the
     samples as integers: volts = (raw − YOFF) × YMULT + YZERO, sample k at XZERO + XINCR·(k −
@@ -46,6 +54,7 @@ import numpy.typing as npt
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.scope.filekinds import RIGOL_WFM_MAGICS
 from energyrig.instruments.threshold import AnalogTrigger, Schmitt
 
 log = logging.getLogger(__name__)
@@ -328,6 +337,82 @@ def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
     return "Tektronix .wfm", [trace]
 
 
+#: Rigol DS1000E/D ``.wfm``: where the samples start; the header's fields read (little-endian,
+#: at their offsets); a channel header (24 bytes from 34) from its probe on.
+_DS1000E_DATA = 276
+_DS1000E_FIELDS = {"roll_stop": (20, "I"), "depth": (28, "I"), "la_enabled": (120, "B"),
+                   "trigger_mode": (142, "B"), "rate_hz": (100, "f"), "offset_ps": (112, "q"),
+                   "depth2": (232, "I")}
+_DS1000E_CHANNEL = struct.Struct("<f x ? 2x i h")
+_DS1000E_ZERO = 125  # the raw code of 0 V before the offset (RigolWFM channel.py, DS1000C/D/E)
+_DS1000E_ALT = 4  # trigger mode "alternate": each channel on its own time base
+
+
+def read_rigol_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
+    """The enabled channels of a Rigol DS1000E/D ``.wfm`` (the header only is read).
+
+    Raises
+    ------
+    CaptureError
+        Another Rigol model's layout (named), alternate trigger (two time bases), a probe
+        factor the file leaves ambiguous, or a file shorter than its header says.
+    """
+    with path.open("rb") as f:
+        head = f.read(_DS1000E_DATA)
+    size = path.stat().st_size
+    model = RIGOL_WFM_MAGICS.get(head[:4])
+    if model is None:
+        raise CaptureError(source, "not a Rigol .wfm (no Rigol magic in its first 4 bytes)")
+    if model == "DS1000Z":
+        raise CaptureError(source, "Rigol DS1000Z .wfm: its volts offset depends on the "
+                                   "firmware version (a bias the file does not state); save "
+                                   "the capture as CSV or .bin on the scope instead")
+    if model != "DS1000E/D":
+        raise CaptureError(source, f"Rigol {model} .wfm is not a layout the rig reads (it "
+                                   "reads DS1000E/D); save the capture as CSV or .bin on the "
+                                   "scope instead")
+    if len(head) < _DS1000E_DATA:
+        raise CaptureError(source, "Rigol DS1000E/D .wfm: the file ends inside its header")
+    h = {name: struct.unpack_from("<" + fmt, head, at)[0]
+         for name, (at, fmt) in _DS1000E_FIELDS.items()}
+    if h["trigger_mode"] == _DS1000E_ALT:
+        raise CaptureError(source, "Rigol DS1000E/D .wfm: alternate trigger (each channel "
+                                   "on its own time base): the rig reads channels on one "
+                                   "time base (save with an edge trigger)")
+    period = 1.0 / h["rate_hz"] if h["rate_hz"] > 0 else math.nan
+    if not (math.isfinite(period) and period > 0):
+        raise CaptureError(source, f"Rigol DS1000E/D .wfm: sample rate {h['rate_hz']!r} Hz "
+                                   "is not > 0")
+    skip = h["roll_stop"] + 2 if h["roll_stop"] else 0
+    logic_pod = bool(h["la_enabled"] & 1)  # only the DS1000D has one
+    traces: list[Trace] = []
+    offset = _DS1000E_DATA
+    for k in range(2):
+        probe, enabled, scale_uv, shift = _DS1000E_CHANNEL.unpack_from(head, 34 + 24 * k + 10)
+        if not enabled:
+            continue
+        depth = h["depth"] if k == 0 or (h["depth2"] == 0) else h["depth2"]
+        if probe != 1 and not logic_pod:
+            raise CaptureError(source, f"Rigol DS1000E/D .wfm: CH{k + 1} has a {probe:g}X "
+                                       "probe, which a DS1000E includes in the stated scale "
+                                       "and a DS1000D does not, and the file does not say "
+                                       "which wrote it; save with the probe at 1X")
+        step = scale_uv * 1e-6 * (1.0 if logic_pod else probe) / 25.0
+        trace = Trace(f"CH{k + 1}", offset, np.dtype("u1"), depth - skip, period,
+                      h["offset_ps"] * 1e-12 - depth * period / 2, False, -step,
+                      _DS1000E_ZERO, -shift * step)
+        if trace.samples <= 0 or trace.end > size:
+            raise CaptureError(source, f"Rigol DS1000E/D .wfm: CH{k + 1}'s {depth} points "
+                                       f"need bytes up to {offset + depth}, the file has "
+                                       f"{size} (truncated?)")
+        traces.append(trace)
+        offset += depth
+    if not traces:
+        raise CaptureError(source, "Rigol DS1000E/D .wfm: no channel was enabled when it "
+                                   "was saved")
+    return "Rigol DS1000E/D .wfm", traces
+
+
 class WaveformCapture:
     """A scope's waveform file as a capture (:mod:`energyrig.capture`), streamed.
 
@@ -467,3 +552,8 @@ def open_isf(path: Path, options: CaptureOptions) -> WaveformCapture:
 def open_tek_wfm(path: Path, options: CaptureOptions) -> WaveformCapture:
     """Reader of :func:`energyrig.instruments.files.file_kinds` for Tektronix ``.wfm``."""
     return WaveformCapture(path, *read_tek_wfm(path, str(path)), options)
+
+
+def open_rigol_wfm(path: Path, options: CaptureOptions) -> WaveformCapture:
+    """Reader of :func:`energyrig.instruments.files.file_kinds` for Rigol ``.wfm``."""
+    return WaveformCapture(path, *read_rigol_wfm(path, str(path)), options)

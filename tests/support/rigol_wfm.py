@@ -1,0 +1,70 @@
+"""Rigol DS1000E/D ``.wfm`` files written as the layout states (RigolWFM 1.6.0,
+``ksy/rigol_1000e_wfm.ksy``, after Rigol's "DS1000E/D WFM structure instruction"), in blocks,
+for the tests and benchmarks/reader_memory.py; and their volts as RigolWFM's ``channel.py``
+computes them, in numpy.
+
+The signal is :func:`support.scope_files.profile`'s: CH1 the shunt's volts (µV/div scale
+1000, offset −100 steps of 40 µV), CH2 the trigger GPIO (1 V/div, no offset).
+"""
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+from support.scope_files import DT, profile
+
+#: Per channel: scale (µV/div, probe 1X) and shift (steps of scale/25).
+CHANNELS = ((1_000, -100), (1_000_000, 0))
+ZERO = 125  # the raw code of 0 V before the shift
+TIME_OFFSET_PS = 2_000_000_000  # the trigger 2 ms into the record's middle
+
+
+def step_v(k: int, probe: float = 1.0) -> float:
+    """Volts of one raw code of channel ``k`` (0, 1): scale × 1e-6 × probe / 25."""
+    return CHANNELS[k][0] * 1e-6 * probe / 25.0
+
+
+def raw(k: int, start: int, n: int) -> np.ndarray:
+    """Channel ``k``'s codes of samples ``start .. start + n``: 125 − shift − volts / step."""
+    volts = profile(start, n)[k]
+    return np.clip(np.rint(ZERO - CHANNELS[k][1] - volts / step_v(k)), 0, 255).astype(np.uint8)
+
+
+def volts(codes: np.ndarray, k: int, probe: float = 1.0) -> np.ndarray:
+    """RigolWFM's volts of channel ``k``'s codes: (125 − raw) × step − shift × step."""
+    step = step_v(k, probe)
+    return (ZERO - codes.astype(np.float64)) * step - CHANNELS[k][1] * step
+
+
+def header(n: int, *, probe: float = 1.0, logic_pod: bool = False, roll_stop: int = 0,
+           ch2: bool = True) -> bytearray:
+    """The 276-byte header of a record of ``n`` points per channel (its memory depth)."""
+    head = bytearray(276)
+    head[0:4] = b"\xa5\xa5\x00\x00"
+    struct.pack_into("<I", head, 20, roll_stop)
+    struct.pack_into("<I", head, 28, n)
+    for k, (scale_uv, shift) in enumerate(CHANNELS):
+        at = 34 + 24 * k
+        struct.pack_into("<ih", head, at + 2, scale_uv, shift)  # as displayed
+        struct.pack_into("<f", head, at + 10, probe)
+        head[at + 15] = 1 if k == 0 or ch2 else 0
+        struct.pack_into("<ih", head, at + 18, scale_uv, shift)  # as measured
+    struct.pack_into("<f", head, 84 + 16, 1.0 / DT)
+    struct.pack_into("<q", head, 84 + 28, TIME_OFFSET_PS)
+    head[120] = 1 if logic_pod else 0
+    struct.pack_into("<I", head, 232, n if ch2 else 0)
+    return head
+
+
+def write_rigol_wfm(path: Path, n: int, block: int = 1 << 20, **options: object) -> None:
+    """A DS1000E/D ``.wfm`` of ``n`` points per channel: the header (``options`` as for
+    :func:`header`), CH1's bytes, CH2's; a logic pod's ``n`` words after them if it has one."""
+    head = header(n, **options)  # type: ignore[arg-type]
+    with path.open("wb") as out:
+        out.write(bytes(head))
+        for k in range(2 if head[34 + 24 + 15] else 1):
+            for a in range(0, n, block):
+                out.write(raw(k, a, min(block, n - a)).tobytes())
+        if head[120]:
+            out.write(np.zeros(n, dtype="<u2").tobytes())

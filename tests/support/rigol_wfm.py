@@ -68,3 +68,63 @@ def write_rigol_wfm(path: Path, n: int, block: int = 1 << 20, **options: object)
                 out.write(raw(k, a, min(block, n - a)).tobytes())
         if head[120]:
             out.write(np.zeros(n, dtype="<u2").tobytes())
+
+
+#: DS2000: per channel volts/div and offset (V): CH1 the shunt, CH2 the trigger GPIO.
+DS2000_CHANNELS = ((1e-3, -3e-3), (1.0, 0.0))
+DS2000_ZERO = 127
+DS2000_DATA = 1024  # where the first channel's bytes start (a real file's setup block is here)
+DS2000_Z_PT = 10  # bytes before each channel's first sample
+
+
+def ds2000_scale(k: int, inverted: bool = False) -> float:
+    """Volts of one raw code of channel ``k`` (0, 1): ±volts/div / 25 (32-bit float's)."""
+    per_div = float(np.float32(DS2000_CHANNELS[k][0]))
+    return (-per_div if inverted else per_div) / 25.0
+
+
+def ds2000_raw(k: int, start: int, n: int, inverted: bool = False) -> np.ndarray:
+    """Channel ``k``'s codes: 127 + (volts + offset) / scale."""
+    volts = profile(start, n)[k]
+    offset = float(np.float32(DS2000_CHANNELS[k][1]))
+    return np.clip(np.rint(DS2000_ZERO + (volts + offset) / ds2000_scale(k, inverted)),
+                   0, 255).astype(np.uint8)
+
+
+def ds2000_volts(codes: np.ndarray, k: int, inverted: bool = False) -> np.ndarray:
+    """RigolWFM's volts of channel ``k``'s codes: scale × (raw − 127) − offset."""
+    offset = float(np.float32(DS2000_CHANNELS[k][1]))
+    return ds2000_scale(k, inverted) * (codes.astype(np.float64) - DS2000_ZERO) - offset
+
+
+def write_ds2000(path: Path, n: int, block: int = 1 << 20, *, interwoven: bool = False,
+                 inverted: bool = False, peak: bool = False) -> None:
+    """A DS2000 ``.wfm`` (RigolWFM ``ksy/rigol_2000_wfm.ksy``) of ``n`` points: CH1 and CH2,
+    or CH1 alone ``interwoven`` (its even samples where CH1's bytes go, its odd ones where
+    CH2's); CH1 ``inverted`` (the invert byte of the older layout, enabled byte 1)."""
+    head = bytearray(DS2000_DATA)
+    head[0:4] = b"\xa5\xa5\x38\x00"
+    head[4:18] = b"DS2A0000000001"
+    head[24:38] = b"00.03.06.00.00"
+    head[64], head[65] = (0x01, 0x01) if interwoven else (0x03, 0x00)
+    per_channel = DS2000_Z_PT + (n // 2 if interwoven else n)
+    struct.pack_into("<4I", head, 68, DS2000_DATA, DS2000_DATA + per_channel, 0, 0)
+    struct.pack_into("<H", head, 84, 2 if peak else 0)
+    struct.pack_into("<f", head, 96, 1.0 / DT)
+    struct.pack_into("<q", head, 112, TIME_OFFSET_PS)
+    for k, (per_div, offset) in enumerate(DS2000_CHANNELS):
+        at = 120 + 28 * k
+        head[at] = 1 if k == 0 or not interwoven else 0
+        head[at + 4] = 6  # probe ratio x1
+        struct.pack_into("<ffBB", head, at + 8, per_div, offset, int(inverted and k == 0), 2)
+    struct.pack_into("<III", head, 244, n, DS2000_Z_PT, n)
+    with path.open("wb") as out:
+        out.write(bytes(head))
+        for k in range(2):
+            out.write(b"\x55" * DS2000_Z_PT)
+            for a in range(0, n, block):
+                count = min(block, n - a)
+                if interwoven:
+                    out.write(ds2000_raw(0, a, count, inverted)[k::2].tobytes())
+                else:
+                    out.write(ds2000_raw(k, a, count, inverted and k == 0).tobytes())

@@ -1,4 +1,4 @@
-"""Rigol ``.wfm`` files (DS1000E/D, DS2000), written as the layout RigolWFM's ksy states
+"""Rigol ``.wfm`` files (DS1000E/D, DS2000, DS4000), written as the layout RigolWFM's ksy states
 (tests/support/rigol_wfm.py), read by `rig analyze` by content: every window's energy
 against numpy on the samples the file holds, scaled as RigolWFM's channel.py scales them;
 the other Rigol layouts refused in one line."""
@@ -18,6 +18,7 @@ from support.rigol_wfm import (
     raw,
     volts,
     write_ds2000,
+    write_ds4000,
     write_rigol_wfm,
 )
 from support.scope_files import DT, HIGH, LEVEL_V, analyze, check_windows, true_energies
@@ -105,6 +106,20 @@ def test_ds2000_channels_scaled_as_the_header_states(tmp_path: Path, inverted: b
         TIME_OFFSET_PS * 1e-12 + (DS2000_Z_PT - N / 2) * DT, rel=1e-6)
 
 
+@pytest.mark.parametrize("inverted", [False, True])
+def test_ds4000_channels_at_32_codes_per_division(tmp_path: Path, inverted: bool) -> None:
+    path = tmp_path / "DS4024.wfm"
+    write_ds4000(path, N, block=25_000, inverted=inverted)
+    shunt = ds2000_volts(ds2000_raw(0, 0, N, inverted, 32.0), 0, inverted, 32.0)
+    trigger = ds2000_volts(ds2000_raw(1, 0, N, False, 32.0), 1, False, 32.0)
+    doc = analyze(path, *ARGS)
+    check_windows(doc, true_energies(shunt, 3.0, trigger > LEVEL_V))
+    capture = open_capture(path, CaptureOptions(current="CH1", voltage=3.0, trigger="CH2",
+                                                trigger_level_v=LEVEL_V))
+    assert capture.current.origin_s == pytest.approx(TIME_OFFSET_PS * 1e-12 - N / 2 * DT,
+                                                     rel=1e-6)
+
+
 def test_ds2000_interwoven_channel_streamed_from_both_halves(tmp_path: Path) -> None:
     """One channel sampled into two channels' memory: even samples in the first half, odd
     in the second; chunks of an odd length start on odd samples too."""
@@ -131,9 +146,8 @@ def _poke(offset: int, value: bytes):
 @pytest.mark.parametrize(("spoil", "expected"), [
     (_poke(0, b"\x01\xff\xff\xff"), "Rigol DS1000Z .wfm: its volts offset depends on the "
                                     "firmware version"),
-    (_poke(0, b"\xa5\xa5\x38\x00DS4A"), "Rigol DS4000 .wfm is not a layout the rig reads "
-                                        "(it reads DS1000E/D and DS2000)"),
-    (_poke(0, b"\xa5\xa5\x38\x00MSO6"), "Rigol DS6000 .wfm is not a layout the rig reads"),
+    (_poke(0, b"\xa5\xa5\x38\x00MSO6"), "Rigol DS6000 .wfm is not a layout the rig reads "
+                                        "(it reads DS1000E/D, DS2000 and DS4000)"),
     (_poke(0, b"\xa5\xa5\xa4\x01"), "Rigol DS1000B .wfm is not a layout the rig reads"),
     (_poke(44, struct.pack("<f", 10.0)), "CH1 has a 10X probe, which a DS1000E includes"),
     (_poke(142, b"\x04"), "alternate trigger (each channel on its own time base)"),
@@ -165,3 +179,13 @@ def test_bad_ds2000_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[st
     write_ds2000(path, 1000, **options)
     spoil(path)
     assert_refused(["analyze", str(path), *ARGS], expected, tmp_path, capsys, monkeypatch)
+
+
+def test_ds4000_truncated_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "DS4024.wfm"
+    write_ds4000(path, 1000)
+    path.write_bytes(path.read_bytes()[:-1])
+    assert_refused(["analyze", str(path), *ARGS], "Rigol DS4000 .wfm: CH2's 1000 points need "
+                   "bytes up to 3024, the file has 3023 (truncated?)", tmp_path, capsys,
+                   monkeypatch)

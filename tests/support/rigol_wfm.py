@@ -77,24 +77,38 @@ DS2000_DATA = 1024  # where the first channel's bytes start (a real file's setup
 DS2000_Z_PT = 10  # bytes before each channel's first sample
 
 
-def ds2000_scale(k: int, inverted: bool = False) -> float:
-    """Volts of one raw code of channel ``k`` (0, 1): ±volts/div / 25 (32-bit float's)."""
+def ds2000_scale(k: int, inverted: bool = False, codes_per_div: float = 25.0) -> float:
+    """Volts of one raw code of channel ``k`` (0, 1): ±volts/div (32-bit float's) / 25 (a
+    DS2000) or 32 (a DS4000)."""
     per_div = float(np.float32(DS2000_CHANNELS[k][0]))
-    return (-per_div if inverted else per_div) / 25.0
+    return (-per_div if inverted else per_div) / codes_per_div
 
 
-def ds2000_raw(k: int, start: int, n: int, inverted: bool = False) -> np.ndarray:
+def ds2000_raw(k: int, start: int, n: int, inverted: bool = False,
+               codes_per_div: float = 25.0) -> np.ndarray:
     """Channel ``k``'s codes: 127 + (volts + offset) / scale."""
     volts = profile(start, n)[k]
     offset = float(np.float32(DS2000_CHANNELS[k][1]))
-    return np.clip(np.rint(DS2000_ZERO + (volts + offset) / ds2000_scale(k, inverted)),
-                   0, 255).astype(np.uint8)
+    scale = ds2000_scale(k, inverted, codes_per_div)
+    return np.clip(np.rint(DS2000_ZERO + (volts + offset) / scale), 0, 255).astype(np.uint8)
 
 
-def ds2000_volts(codes: np.ndarray, k: int, inverted: bool = False) -> np.ndarray:
+def ds2000_volts(codes: np.ndarray, k: int, inverted: bool = False,
+                 codes_per_div: float = 25.0) -> np.ndarray:
     """RigolWFM's volts of channel ``k``'s codes: scale × (raw − 127) − offset."""
     offset = float(np.float32(DS2000_CHANNELS[k][1]))
-    return ds2000_scale(k, inverted) * (codes.astype(np.float64) - DS2000_ZERO) - offset
+    scale = ds2000_scale(k, inverted, codes_per_div)
+    return scale * (codes.astype(np.float64) - DS2000_ZERO) - offset
+
+
+def _ds_channel_headers(head: bytearray, at: int, inverted: bool, ch2: bool) -> None:
+    """The DS2000/DS4000 channel headers (28 bytes each from ``at``): CH1 (``inverted``:
+    the invert byte set, the enabled byte 1) and CH2 (enabled when ``ch2``)."""
+    for k, (per_div, offset) in enumerate(DS2000_CHANNELS):
+        head[at + 28 * k] = 1 if k == 0 or ch2 else 0
+        head[at + 28 * k + 4] = 6  # probe ratio x1
+        struct.pack_into("<ffBB", head, at + 28 * k + 8, per_div, offset,
+                         int(inverted and k == 0), 2)
 
 
 def write_ds2000(path: Path, n: int, block: int = 1 << 20, *, interwoven: bool = False,
@@ -112,11 +126,7 @@ def write_ds2000(path: Path, n: int, block: int = 1 << 20, *, interwoven: bool =
     struct.pack_into("<H", head, 84, 2 if peak else 0)
     struct.pack_into("<f", head, 96, 1.0 / DT)
     struct.pack_into("<q", head, 112, TIME_OFFSET_PS)
-    for k, (per_div, offset) in enumerate(DS2000_CHANNELS):
-        at = 120 + 28 * k
-        head[at] = 1 if k == 0 or not interwoven else 0
-        head[at + 4] = 6  # probe ratio x1
-        struct.pack_into("<ffBB", head, at + 8, per_div, offset, int(inverted and k == 0), 2)
+    _ds_channel_headers(head, 120, inverted, not interwoven)
     struct.pack_into("<III", head, 244, n, DS2000_Z_PT, n)
     with path.open("wb") as out:
         out.write(bytes(head))
@@ -128,3 +138,24 @@ def write_ds2000(path: Path, n: int, block: int = 1 << 20, *, interwoven: bool =
                     out.write(ds2000_raw(0, a, count, inverted)[k::2].tobytes())
                 else:
                     out.write(ds2000_raw(k, a, count, inverted and k == 0).tobytes())
+
+
+def write_ds4000(path: Path, n: int, block: int = 1 << 20, *, inverted: bool = False) -> None:
+    """A DS4000 ``.wfm`` (RigolWFM ``ksy/rigol_4000_wfm.ksy``) of ``n`` points of CH1 and
+    CH2, 32 codes per division (a ``DS4A`` serial), CH1 ``inverted``."""
+    head = bytearray(DS2000_DATA)
+    head[0:4] = b"\xa5\xa5\x38\x00"
+    head[4:18] = b"DS4A0000000001"
+    head[24:38] = b"00.02.03.02.00"
+    head[64] = 0x03
+    struct.pack_into("<4I", head, 68, DS2000_DATA, DS2000_DATA + n, 0, 0)
+    struct.pack_into("<f", head, 100, 1.0 / DT)
+    _ds_channel_headers(head, 124, inverted, True)
+    struct.pack_into("<I", head, 268, n)
+    struct.pack_into("<q", head, 568, TIME_OFFSET_PS)
+    with path.open("wb") as out:
+        out.write(bytes(head))
+        for k in range(2):
+            for a in range(0, n, block):
+                out.write(ds2000_raw(k, a, min(block, n - a), inverted and k == 0, 32.0)
+                          .tobytes())

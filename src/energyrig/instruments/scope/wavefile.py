@@ -1,5 +1,5 @@
 """Binary waveform files a scope saves: Keysight/Agilent and Rigol ``.bin``, Tektronix ``.isf``
-and ``.wfm``, Rigol ``.wfm`` (DS1000E/D, DS2000).
+and ``.wfm``, Rigol ``.wfm`` (DS1000E/D, DS2000, DS4000).
 
 Each file is read as a set of :class:`Trace` (one per waveform: where its samples start in
 the file, their type, and the scale and offset the file states), then streamed by
@@ -33,7 +33,10 @@ waveform files"):
     points (``wfm_len``) and ``z_pt_offset`` (bytes before each channel's first sample).
     volts = ±volts/div / 25 × (raw − 127) − offset; an "interwoven" record (one channel in
     two channels' memory) has its even samples at channel 1's offset, the odd at channel 2's.
-    The other Rigol ``.wfm`` layouts are refused.
+``.wfm`` (Rigol DS4000, the same magic and a serial ``DS4``/``MSO4``)
+    RigolWFM's ``ksy/rigol_4000_wfm.ksy`` (reverse-engineered): the DS2000's channel headers
+    at 124, the channels' byte offsets at 68, 32 codes per division. docs/formats.md has the
+    offsets. The other Rigol ``.wfm`` layouts are refused.
 ``.isf`` (Tektronix)
     The ASCII preamble ``:WFMPRE:BYT_NR 2;...;YZERO 0.0E+0;:CURVE #<n><len>`` then the
     samples as integers: volts = (raw − YOFF) × YMULT + YZERO, sample k at XZERO + XINCR·(k −
@@ -366,7 +369,8 @@ def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
 
 
 #: Rigol ``.wfm``: the header bytes read (a DS1000E/D's whole header: its samples start there).
-_RIGOL_HEAD = 276
+_RIGOL_HEAD = 576  # through a DS4000's time header; a DS1000E/D's samples start at 276
+_DS1000E_DATA = 276
 #: Rigol DS1000E/D ``.wfm``: the header's fields read (little-endian, at their offsets); a
 #: channel header (24 bytes from 34) from its probe on.
 _DS1000E_FIELDS = {"roll_stop": (20, "I"), "depth": (28, "I"), "la_enabled": (120, "B"),
@@ -380,15 +384,20 @@ _DS1000E_ALT = 4  # trigger mode "alternate": each channel on its own time base
 #: the invert and unit bytes.
 _DS2000_FIELDS = {"acquisition": (84, "H"), "rate_hz": (96, "f"), "offset_ps": (112, "q"),
                   "storage_depth": (244, "I"), "z_pt": (248, "I"), "wfm_len": (252, "I")}
-_DS2000_CHANNEL = struct.Struct("<B 7x f f B B")
+_DS2000_4000_CHANNEL = struct.Struct("<B 7x f f B B")
 _DS2000_ZERO = 127  # the raw code of 0 V before the offset (RigolWFM channel.py, DS2000/4000)
 _DS2000_PEAK = 2
+#: Rigol DS4000 ``.wfm`` (RigolWFM ``ksy/rigol_4000_wfm.ksy``, reverse-engineered from its
+#: captures): header fields; channel headers as the DS2000's, 28 bytes from 124; 32 codes
+#: per division (25 when the serial's third character is ``2``, as RigolWFM has it).
+_DS4000_FIELDS = {"rate_hz": (100, "f"), "depth": (268, "I"), "offset_ps": (568, "q")}
+_DS4000_HEAD = 576
 #: The DS2A firmware whose time offset RigolWFM reads as 0 (the trigger centred).
 _DS2000_CENTRED_FIRMWARE = b"00.03.00.01.03"
 
 
 def read_rigol_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
-    """The enabled channels of a Rigol DS1000E/D or DS2000 ``.wfm`` (headers only are read).
+    """The enabled channels of a Rigol DS1000E/D, DS2000 or DS4000 ``.wfm`` (headers only).
 
     Raises
     ------
@@ -411,12 +420,13 @@ def read_rigol_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
         raise CaptureError(source, "Rigol DS1000Z .wfm: its volts offset depends on the "
                                    "firmware version (a bias the file does not state); save "
                                    "the capture as CSV or .bin on the scope instead")
-    reader = {"DS1000E/D": _ds1000e, "DS2000": _ds2000}.get(model)
+    reader = {"DS1000E/D": _ds1000e, "DS2000": _ds2000, "DS4000": _ds4000}.get(model)
     if reader is None:
         raise CaptureError(source, f"Rigol {model} .wfm is not a layout the rig reads (it "
-                                   "reads DS1000E/D and DS2000); save the capture as CSV or "
+                                   "reads DS1000E/D, DS2000 and DS4000); save the capture as "
+                                   "CSV or "
                                    ".bin on the scope instead")
-    if len(head) < _RIGOL_HEAD:
+    if len(head) < {"DS1000E/D": _DS1000E_DATA, "DS2000": 256}.get(model, _DS4000_HEAD):
         raise CaptureError(source, f"Rigol {model} .wfm: the file ends inside its header")
     kind = f"Rigol {model} .wfm"
     traces = reader(head, kind, source)
@@ -459,7 +469,7 @@ def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
     skip = int(h["roll_stop"]) + 2 if h["roll_stop"] else 0
     logic_pod = bool(int(h["la_enabled"]) & 1)  # only the DS1000D has one
     traces: list[Trace] = []
-    offset = _RIGOL_HEAD
+    offset = _DS1000E_DATA
     for k in range(2):
         probe, enabled, scale_uv, shift = _DS1000E_CHANNEL.unpack_from(head, 34 + 24 * k + 10)
         if not enabled:
@@ -494,7 +504,7 @@ def _ds2000(head: bytes, kind: str, source: str) -> list[Trace]:
     origin = time_ps * 1e-12 + (h["z_pt"] - h["storage_depth"] / 2) * period
     traces: list[Trace] = []
     for k in range(4):
-        enabled, per_div, volt_offset, invert_field, unit_field = _DS2000_CHANNEL.unpack_from(
+        enabled, per_div, volt_offset, invert_field, unit_field = _DS2000_4000_CHANNEL.unpack_from(
             head, 120 + 28 * k)
         if not (enabled and offsets[k]):
             continue
@@ -514,6 +524,26 @@ def _ds2000(head: bytes, kind: str, source: str) -> list[Trace]:
                           int(h["wfm_len"]), period, origin, False, scale, _DS2000_ZERO,
                           -volt_offset)
         traces.append(trace)
+    return traces
+
+
+def _ds4000(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1..CH4 of a DS4000 header (the layout in docs/formats.md)."""
+    h = _fields(head, _DS4000_FIELDS)
+    period = _period(h["rate_hz"], kind, source)
+    positions = struct.unpack_from("<4I", head, 68)
+    codes_per_div = 25.0 if head[6:7] == b"2" else 32.0
+    depth = int(h["depth"])
+    traces: list[Trace] = []
+    for k in range(4):
+        enabled, per_div, volt_offset, invert_field, _unit = _DS2000_4000_CHANNEL.unpack_from(
+            head, 124 + 28 * k)
+        if not (enabled and head[64] >> k & 1):
+            continue
+        scale = (-per_div if invert_field else per_div) / codes_per_div
+        traces.append(Trace(f"CH{k + 1}", positions[k], np.dtype("u1"), depth, period,
+                            h["offset_ps"] * 1e-12 - depth * period / 2, False, scale,
+                            _DS2000_ZERO, -volt_offset))
     return traces
 
 

@@ -189,3 +189,11 @@ def test_ds4000_truncated_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert_refused(["analyze", str(path), *ARGS], "Rigol DS4000 .wfm: CH2's 1000 points need "
                    "bytes up to 3024, the file has 3023 (truncated?)", tmp_path, capsys,
                    monkeypatch)
+
+
+def test_recognised_by_content_under_any_name(tmp_path: Path) -> None:
+    """No format option: a DS1000E file named .dat is a Rigol .wfm by its magic."""
+    path = tmp_path / "capture.dat"
+    write_rigol_wfm(path, N)
+    shunt, trigger = volts(raw(0, 0, N), 0), volts(raw(1, 0, N), 1)
+    check_windows(analyze(path, *ARGS), true_energies(shunt, 3.0, trigger > LEVEL_V))

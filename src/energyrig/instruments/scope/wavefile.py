@@ -424,8 +424,7 @@ def read_rigol_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
     if reader is None:
         raise CaptureError(source, f"Rigol {model} .wfm is not a layout the rig reads (it "
                                    "reads DS1000E/D, DS2000 and DS4000); save the capture as "
-                                   "CSV or "
-                                   ".bin on the scope instead")
+                                   "CSV or .bin on the scope instead")
     if len(head) < {"DS1000E/D": _DS1000E_DATA, "DS2000": 256}.get(model, _DS4000_HEAD):
         raise CaptureError(source, f"Rigol {model} .wfm: the file ends inside its header")
     kind = f"Rigol {model} .wfm"
@@ -504,8 +503,8 @@ def _ds2000(head: bytes, kind: str, source: str) -> list[Trace]:
     origin = time_ps * 1e-12 + (h["z_pt"] - h["storage_depth"] / 2) * period
     traces: list[Trace] = []
     for k in range(4):
-        enabled, per_div, volt_offset, invert_field, unit_field = _DS2000_4000_CHANNEL.unpack_from(
-            head, 120 + 28 * k)
+        enabled, per_div, volt_offset, invert_field, unit_field = (
+            _DS2000_4000_CHANNEL.unpack_from(head, 120 + 28 * k))
         if not (enabled and offsets[k]):
             continue
         # RigolWFM's compatibility shim: the invert flag is the first of the two bytes when
@@ -536,8 +535,8 @@ def _ds4000(head: bytes, kind: str, source: str) -> list[Trace]:
     depth = int(h["depth"])
     traces: list[Trace] = []
     for k in range(4):
-        enabled, per_div, volt_offset, invert_field, _unit = _DS2000_4000_CHANNEL.unpack_from(
-            head, 124 + 28 * k)
+        enabled, per_div, volt_offset, invert_field, _unit = (
+            _DS2000_4000_CHANNEL.unpack_from(head, 124 + 28 * k))
         if not (enabled and head[64] >> k & 1):
             continue
         scale = (-per_div if invert_field else per_div) / codes_per_div

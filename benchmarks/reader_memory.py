@@ -54,6 +54,7 @@ from support.ppk_app import (
     write_csv_export,
     write_session,
 )
+from support.rigol_wfm import write_ds2000, write_rigol_wfm
 from support.scope_files import (
     LEVEL_V,
     PERIOD,
@@ -242,6 +243,22 @@ def write_scope_wfm(path: Path, size: int) -> tuple[int, list[str]]:
     return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
 
 
+def write_scope_rigol_wfm(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Rigol DS1000E .wfm of two uint8 channels (the shunt, the trigger): 2 bytes per
+    sample."""
+    n = size // 2 // PERIOD * PERIOD
+    write_rigol_wfm(path, n)
+    return n, [*_SCOPE_ARGS, "--voltage", str(SUPPLY_V)]
+
+
+def write_scope_rigol_ds2000(path: Path, size: int) -> tuple[int, list[str]]:
+    """A Rigol DS2000 .wfm of one interwoven uint8 channel (even and odd samples in two
+    halves), the trigger on itself."""
+    n = size // PERIOD * PERIOD
+    write_ds2000(path, n, interwoven=True)
+    return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
+
+
 def write_saleae(path: Path, size: int) -> tuple[int, list[str]]:
     """Saleae Logic 2's export: ``analog.csv`` of ``size`` bytes (Time [s], the volts across
     a 1 Ω shunt, the supply; one row per sample) and ``digital.csv`` beside it (a row per
@@ -376,6 +393,8 @@ KINDS = (
     Kind("scope-bin", "keysight.bin", write_scope_bin),
     Kind("scope-isf", "tek.isf", write_scope_isf),
     Kind("scope-wfm", "tek.wfm", write_scope_wfm),
+    Kind("rigol-wfm", "DS1102E.wfm", write_scope_rigol_wfm),
+    Kind("rigol-ds2000", "DS2072A.wfm", write_scope_rigol_ds2000),
     Kind("otii3", "otii3/bench.otii3", write_otii3),
     Kind("otii-csv", "otii-csv/Main current - Ace.csv", write_otii_csv),
     Kind("sr", "session.sr", write_sr),

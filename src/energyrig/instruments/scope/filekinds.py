@@ -28,6 +28,18 @@ def is_tek_wfm(head: bytes) -> bool:
     return head[:2] in (b"\x0f\x0f", b"\xf0\xf0") and head[2:7] == b":WFM#"
 
 
+#: Rigol ``.wfm``: the first four bytes -> the scopes that write that layout (RigolWFM 1.6.0,
+#: ``wfm.py`` ``_detect_model_from_header``); the reader names those it does not read.
+RIGOL_WFM_MAGICS = {b"\xa5\xa5\x00\x00": "DS1000E/D", b"\xa5\xa5\x38\x00": "DS2000/DS4000/DS6000",
+                    b"\x01\xff\xff\xff": "DS1000Z", b"\xa5\xa5\xa4\x01": "DS1000B"}
+
+
+def is_rigol_wfm(head: bytes) -> bool:
+    """A Rigol ``.wfm``: one of the magics of :data:`RIGOL_WFM_MAGICS` (a model not read
+    passes: the reader names it)."""
+    return head[:4] in RIGOL_WFM_MAGICS
+
+
 FILE_KINDS = (
     FileKind("scope CSV export", (".csv",), is_scope_csv,
              "energyrig.instruments.scope.csvexport:open_scope_csv"),
@@ -37,4 +49,6 @@ FILE_KINDS = (
              "energyrig.instruments.scope.wavefile:open_isf"),
     FileKind("Tektronix WFM waveform", (".wfm",), is_tek_wfm,
              "energyrig.instruments.scope.wavefile:open_tek_wfm"),
+    FileKind("Rigol WFM waveform", (".wfm",), is_rigol_wfm,
+             "energyrig.instruments.scope.wavefile:open_rigol_wfm"),
 )

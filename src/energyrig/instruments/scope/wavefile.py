@@ -1,5 +1,5 @@
 """Binary waveform files a scope saves: Keysight/Agilent and Rigol ``.bin``, Tektronix ``.isf``
-and ``.wfm``.
+and ``.wfm``, Rigol ``.wfm`` (DS1000E/D, DS2000, DS4000).
 
 Each file is read as a set of :class:`Trace` (one per waveform: where its samples start in
 the file, their type, and the scale and offset the file states), then streamed by
@@ -19,6 +19,24 @@ waveform files"):
     then at fixed offsets explicit dimension 1 (volts = raw × scale + offset, the sample
     format), implicit dimension 1 (the interval and the time of the buffer's first point)
     and the curve object (where the user's samples start and end in the buffer). One channel.
+``.wfm`` (Rigol DS1000E/D, magic ``A5 A5 00 00``)
+    A 276-byte header (RigolWFM's ``ksy/rigol_1000e_wfm.ksy``, after Rigol's "DS1000E/D WFM
+    structure instruction"): the memory depth, per channel (2) its probe, enabled flag, volts
+    scale (µV/div) and offset (in scale/25 steps), the sample rate and the trigger's time
+    offset (ps); then channel 1's bytes, channel 2's (each ``depth`` long; in roll mode the
+    last ``roll_stop + 2`` are not samples). volts = (125 − raw) × s − shift × s, s = scale ×
+    1e-6 × probe / 25 (the probe not included by a DS1000D, the MSO model); sample k at
+    offset − depth/2 × interval + k × interval.
+``.wfm`` (Rigol DS2000, magic ``A5 A5 38 00`` and a serial not ``DS4``/``DS6``)
+    RigolWFM's ``ksy/rigol_2000_wfm.ksy``: the channels' byte offsets (4 × u32 at 68), the
+    sample rate, time offset (ps), per channel (28 bytes from 120) volts/div and offset, the
+    points (``wfm_len``) and ``z_pt_offset`` (bytes before each channel's first sample).
+    volts = ±volts/div / 25 × (raw − 127) − offset; an "interwoven" record (one channel in
+    two channels' memory) has its even samples at channel 1's offset, the odd at channel 2's.
+``.wfm`` (Rigol DS4000, the same magic and a serial ``DS4``/``MSO4``)
+    RigolWFM's ``ksy/rigol_4000_wfm.ksy`` (reverse-engineered): the DS2000's channel headers
+    at 124, the channels' byte offsets at 68, 32 codes per division. docs/formats.md has the
+    offsets. The other Rigol ``.wfm`` layouts are refused.
 ``.isf`` (Tektronix)
     The ASCII preamble ``:WFMPRE:BYT_NR 2;...;YZERO 0.0E+0;:CURVE #<n><len>`` then the
     samples as integers: volts = (raw − YOFF) × YMULT + YZERO, sample k at XZERO + XINCR·(k −
@@ -46,6 +64,7 @@ import numpy.typing as npt
 from energyrig.capture import Chunk
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
+from energyrig.instruments.scope.filekinds import RIGOL_WFM_MAGICS
 from energyrig.instruments.threshold import AnalogTrigger, Schmitt
 
 log = logging.getLogger(__name__)
@@ -80,6 +99,10 @@ class Trace:
         Time of sample 0, s (relative to the scope's trigger).
     logic:
         One byte of logic channels per sample (a digital pod), not volts.
+    odd_offset:
+        Byte offset of sample 1 when the samples are split in two interleaved halves (a
+        Rigol DS2000 "interwoven" record: even samples from ``offset``, odd ones from
+        here); ``-1`` when they are in one run.
     """
 
     name: str
@@ -92,20 +115,37 @@ class Trace:
     scale: float = 1.0
     raw_offset: float = 0.0
     zero: float = 0.0
+    odd_offset: int = -1
 
     @property
     def end(self) -> int:
-        """Byte just after the last sample."""
-        return self.offset + self.samples * self.dtype.itemsize
+        """Byte just after the last sample (of the later half when interleaved)."""
+        if self.odd_offset < 0:
+            return self.offset + self.samples * self.dtype.itemsize
+        half = (self.samples + 1) // 2 * self.dtype.itemsize
+        return max(self.offset, self.odd_offset) + half
+
+    def _run(self, f: BinaryIO, at: int, start: int, n: int, source: str
+             ) -> npt.NDArray[np.generic]:
+        f.seek(at + start * self.dtype.itemsize)
+        raw = np.fromfile(f, dtype=self.dtype, count=n)
+        if len(raw) != n:
+            raise CaptureError(source, f"channel {self.name}: the file ended before sample "
+                                       f"{start + n} of {self.samples} (changed since it was "
+                                       "opened?)")
+        return raw
 
     def read(self, f: BinaryIO, start: int, n: int, source: str) -> npt.NDArray[np.generic]:
         """Samples ``start .. start + n`` (raw for logic, volts otherwise)."""
-        f.seek(self.offset + start * self.dtype.itemsize)
-        raw = np.fromfile(f, dtype=self.dtype, count=n)
-        if len(raw) != n:
-            raise CaptureError(source, f"channel {self.name}: the file ended at sample "
-                                       f"{start + len(raw)} of {self.samples} (changed since "
-                                       "it was opened?)")
+        if self.odd_offset < 0:
+            raw = self._run(f, self.offset, start, n, source)
+        else:  # sample k is sample k // 2 of the even (k even) or the odd half
+            raw = np.empty(n, dtype=self.dtype)
+            first = start % 2
+            raw[first::2] = self._run(f, self.offset, (start + 1) // 2, len(raw[first::2]),
+                                      source)
+            raw[1 - first::2] = self._run(f, self.odd_offset, start // 2,
+                                          len(raw[1 - first::2]), source)
         if self.logic:
             return raw
         return (raw.astype(np.float64) - self.raw_offset) * self.scale + self.zero
@@ -328,6 +368,184 @@ def read_tek_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
     return "Tektronix .wfm", [trace]
 
 
+#: Rigol ``.wfm``: the header bytes read (a DS1000E/D's whole header: its samples start there).
+_RIGOL_HEAD = 576  # through a DS4000's time header; a DS1000E/D's samples start at 276
+_DS1000E_DATA = 276
+#: Rigol DS1000E/D ``.wfm``: the header's fields read (little-endian, at their offsets); a
+#: channel header (24 bytes from 34) from its probe on.
+_DS1000E_FIELDS = {"roll_stop": (20, "I"), "depth": (28, "I"), "la_enabled": (120, "B"),
+                   "trigger_mode": (142, "B"), "rate_hz": (100, "f"), "offset_ps": (112, "q"),
+                   "depth2": (232, "I")}
+_DS1000E_CHANNEL = struct.Struct("<f x ? 2x i h")
+_DS1000E_ZERO = 125  # the raw code of 0 V before the offset (RigolWFM channel.py, DS1000C/D/E)
+_DS1000E_ALT = 4  # trigger mode "alternate": each channel on its own time base
+#: Rigol DS2000 ``.wfm`` (RigolWFM ``ksy/rigol_2000_wfm.ksy``): header fields; a channel
+#: header (28 bytes from 120): enabled, 7 probe bytes, volts/div and offset (f32, V), then
+#: the invert and unit bytes.
+_DS2000_FIELDS = {"acquisition": (84, "H"), "rate_hz": (96, "f"), "offset_ps": (112, "q"),
+                  "storage_depth": (244, "I"), "z_pt": (248, "I"), "wfm_len": (252, "I")}
+_DS2000_4000_CHANNEL = struct.Struct("<B 7x f f B B")
+_DS2000_ZERO = 127  # the raw code of 0 V before the offset (RigolWFM channel.py, DS2000/4000)
+_DS2000_PEAK = 2
+#: Rigol DS4000 ``.wfm`` (RigolWFM ``ksy/rigol_4000_wfm.ksy``, reverse-engineered from its
+#: captures): header fields; channel headers as the DS2000's, 28 bytes from 124; 32 codes
+#: per division (25 when the serial's third character is ``2``, as RigolWFM has it).
+_DS4000_FIELDS = {"rate_hz": (100, "f"), "depth": (268, "I"), "offset_ps": (568, "q")}
+_DS4000_HEAD = 576
+#: The DS2A firmware whose time offset RigolWFM reads as 0 (the trigger centred).
+_DS2000_CENTRED_FIRMWARE = b"00.03.00.01.03"
+
+
+def read_rigol_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
+    """The enabled channels of a Rigol DS1000E/D, DS2000 or DS4000 ``.wfm`` (headers only).
+
+    Raises
+    ------
+    CaptureError
+        Another Rigol model's layout (named), a record the rig does not read (alternate
+        trigger, peak detect), a probe factor the file leaves ambiguous, or a file shorter
+        than its header says.
+    """
+    with path.open("rb") as f:
+        head = f.read(_RIGOL_HEAD)
+    size = path.stat().st_size
+    model = RIGOL_WFM_MAGICS.get(head[:4])
+    if model is None:
+        raise CaptureError(source, "not a Rigol .wfm (no Rigol magic in its first 4 bytes)")
+    if model == "DS2000/DS4000/DS6000":
+        serial = head[4:24].split(b"\0", 1)[0]
+        model = ("DS4000" if serial.startswith((b"DS4", b"MSO4")) else
+                 "DS6000" if serial.startswith((b"DS6", b"MSO6")) else "DS2000")
+    if model == "DS1000Z":
+        raise CaptureError(source, "Rigol DS1000Z .wfm: its volts offset depends on the "
+                                   "firmware version (a bias the file does not state); save "
+                                   "the capture as CSV or .bin on the scope instead")
+    reader = {"DS1000E/D": _ds1000e, "DS2000": _ds2000, "DS4000": _ds4000}.get(model)
+    if reader is None:
+        raise CaptureError(source, f"Rigol {model} .wfm is not a layout the rig reads (it "
+                                   "reads DS1000E/D, DS2000 and DS4000); save the capture as "
+                                   "CSV or .bin on the scope instead")
+    if len(head) < {"DS1000E/D": _DS1000E_DATA, "DS2000": 256}.get(model, _DS4000_HEAD):
+        raise CaptureError(source, f"Rigol {model} .wfm: the file ends inside its header")
+    kind = f"Rigol {model} .wfm"
+    traces = reader(head, kind, source)
+    if not traces:
+        raise CaptureError(source, f"{kind}: no channel was enabled when it was saved")
+    for t in traces:
+        if t.samples <= 0 or t.end > size:
+            raise CaptureError(source, f"{kind}: {t.name}'s {t.samples} points need bytes up "
+                                       f"to {t.end}, the file has {size} (truncated?)")
+    return kind, traces
+
+
+def _fields(head: bytes, layout: dict[str, tuple[int, str]]) -> dict[str, int | float]:
+    """The little-endian fields ``name: (offset, struct code)`` of ``head``."""
+    return {name: struct.unpack_from("<" + fmt, head, at)[0]
+            for name, (at, fmt) in layout.items()}
+
+
+def _period(rate_hz: float, kind: str, source: str) -> float:
+    """Seconds per point of a stated sample rate.
+
+    Raises
+    ------
+    CaptureError
+        The rate is not > 0 (or not finite).
+    """
+    if not (math.isfinite(rate_hz) and rate_hz > 0):
+        raise CaptureError(source, f"{kind}: sample rate {rate_hz!r} Hz is not > 0")
+    return 1.0 / rate_hz
+
+
+def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1 and CH2 of a DS1000E/D header (the layout in the module's docstring)."""
+    h = _fields(head, _DS1000E_FIELDS)
+    if h["trigger_mode"] == _DS1000E_ALT:
+        raise CaptureError(source, f"{kind}: alternate trigger (each channel on its own time "
+                                   "base): the rig reads channels on one time base (save "
+                                   "with an edge trigger)")
+    period = _period(h["rate_hz"], kind, source)
+    skip = int(h["roll_stop"]) + 2 if h["roll_stop"] else 0
+    logic_pod = bool(int(h["la_enabled"]) & 1)  # only the DS1000D has one
+    traces: list[Trace] = []
+    offset = _DS1000E_DATA
+    for k in range(2):
+        probe, enabled, scale_uv, shift = _DS1000E_CHANNEL.unpack_from(head, 34 + 24 * k + 10)
+        if not enabled:
+            continue
+        depth = int(h["depth"] if k == 0 or h["depth2"] == 0 else h["depth2"])
+        if probe != 1 and not logic_pod:
+            raise CaptureError(source, f"{kind}: CH{k + 1} has a {probe:g}X probe, which a "
+                                       "DS1000E includes in the stated scale and a DS1000D "
+                                       "does not, and the file does not say which wrote it; "
+                                       "save with the probe at 1X")
+        step = scale_uv * 1e-6 * (1.0 if logic_pod else probe) / 25.0
+        traces.append(Trace(f"CH{k + 1}", offset, np.dtype("u1"), depth - skip, period,
+                            h["offset_ps"] * 1e-12 - depth * period / 2, False, -step,
+                            _DS1000E_ZERO, -shift * step))
+        offset += depth
+    return traces
+
+
+def _ds2000(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1..CH4 of a DS2000 header (the layout in the module's docstring)."""
+    h = _fields(head, _DS2000_FIELDS)
+    if h["acquisition"] == _DS2000_PEAK:
+        raise CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
+                                   "average and high resolution ones (save in Normal)")
+    offsets = struct.unpack_from("<4I", head, 68)
+    interwoven = bool(head[65] & 1)
+    period = _period(h["rate_hz"], kind, source)
+    time_ps = h["offset_ps"]
+    firmware = head[24:44].split(b"\0", 1)[0]
+    if head[4:8] == b"DS2A" and firmware == _DS2000_CENTRED_FIRMWARE:
+        time_ps = 0  # as RigolWFM channel.py: this firmware's offset is not the record's
+    origin = time_ps * 1e-12 + (h["z_pt"] - h["storage_depth"] / 2) * period
+    traces: list[Trace] = []
+    for k in range(4):
+        enabled, per_div, volt_offset, invert_field, unit_field = (
+            _DS2000_4000_CHANNEL.unpack_from(head, 120 + 28 * k))
+        if not (enabled and offsets[k]):
+            continue
+        # RigolWFM's compatibility shim: the invert flag is the first of the two bytes when
+        # the enabled byte is 1 (older firmware), the second otherwise (DS2072A captures).
+        inverted = (invert_field if enabled == 1 else unit_field) == 1
+        scale = (-per_div if inverted else per_div) / 25.0
+        if interwoven:
+            if not (offsets[0] and offsets[1]):
+                raise CaptureError(source, f"{kind}: an interwoven record without both halves "
+                                           "(channel 1 and 2 offsets)")
+            trace = Trace(f"CH{k + 1}", offsets[0] + h["z_pt"], np.dtype("u1"),
+                          2 * (h["wfm_len"] // 2), period, origin, False, scale,
+                          _DS2000_ZERO, -volt_offset, offsets[1] + h["z_pt"])
+        else:
+            trace = Trace(f"CH{k + 1}", offsets[k] + h["z_pt"], np.dtype("u1"),
+                          int(h["wfm_len"]), period, origin, False, scale, _DS2000_ZERO,
+                          -volt_offset)
+        traces.append(trace)
+    return traces
+
+
+def _ds4000(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1..CH4 of a DS4000 header (the layout in docs/formats.md)."""
+    h = _fields(head, _DS4000_FIELDS)
+    period = _period(h["rate_hz"], kind, source)
+    positions = struct.unpack_from("<4I", head, 68)
+    codes_per_div = 25.0 if head[6:7] == b"2" else 32.0
+    depth = int(h["depth"])
+    traces: list[Trace] = []
+    for k in range(4):
+        enabled, per_div, volt_offset, invert_field, _unit = (
+            _DS2000_4000_CHANNEL.unpack_from(head, 124 + 28 * k))
+        if not (enabled and head[64] >> k & 1):
+            continue
+        scale = (-per_div if invert_field else per_div) / codes_per_div
+        traces.append(Trace(f"CH{k + 1}", positions[k], np.dtype("u1"), depth, period,
+                            h["offset_ps"] * 1e-12 - depth * period / 2, False, scale,
+                            _DS2000_ZERO, -volt_offset))
+    return traces
+
+
 class WaveformCapture:
     """A scope's waveform file as a capture (:mod:`energyrig.capture`), streamed.
 
@@ -467,3 +685,8 @@ def open_isf(path: Path, options: CaptureOptions) -> WaveformCapture:
 def open_tek_wfm(path: Path, options: CaptureOptions) -> WaveformCapture:
     """Reader of :func:`energyrig.instruments.files.file_kinds` for Tektronix ``.wfm``."""
     return WaveformCapture(path, *read_tek_wfm(path, str(path)), options)
+
+
+def open_rigol_wfm(path: Path, options: CaptureOptions) -> WaveformCapture:
+    """Reader of :func:`energyrig.instruments.files.file_kinds` for Rigol ``.wfm``."""
+    return WaveformCapture(path, *read_rigol_wfm(path, str(path)), options)

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 #: Fixtures (of any test module) that start a bench for the tests that request them.
-BENCH_FIXTURES = frozenset({"bench", "lab", "m4", "mps2", "bridge", "kept_run", "full_run"})
+BENCH_FIXTURES = frozenset({"bench", "lab", "m4", "mps2", "bridge", "kept_run"})
 #: The ``rig`` commands that open a bench (a DUT, an instrument, a lab).
 BENCH_COMMANDS = frozenset({"run", "sweep", "calibrate", "ops", "lab"})
 #: Programs of a bench: the host DUT and the Cortex-M4 one (energyrig-dut, energyrig-m4-dut),

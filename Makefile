@@ -2,8 +2,8 @@
 #   make run   installs what is needed and runs the main job on the simulated bench
 #   make test  installs what is needed and runs every test (C and Python)
 # and, while working on the code:
-#   make check runs the fast tier: every unit and contract test, no bench started (about a
-#              minute; the slow tier, tests marked slow, runs in make test: tests/README.md)
+#   make check runs the fast tier: every unit and contract test, no bench started (meant to
+#              take under a minute; the tests marked slow run in make test: tests/README.md)
 .PHONY: run test check deps lock firmware-host firmware-qemu firmware-zephyr firmware-footprint test-mbedtls36 clean
 
 VENV := .venv

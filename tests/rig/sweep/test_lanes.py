@@ -55,7 +55,6 @@ def test_points_spread_over_the_places_and_each_is_stored_once_with_its_place(
         assert mine == set(slot.bench.prepared)
 
 
-@pytest.mark.slow
 def test_a_place_that_dies_mid_point_hands_the_point_to_another(tmp_path: Path) -> None:
     victim = ScriptedSlot("a", DyingBench(dies_at=2))
     outcome, points = lab_run(tmp_path, [victim, ScriptedSlot("b", DyingBench())])

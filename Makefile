@@ -1,7 +1,10 @@
 # The two commands of the README (both install the locked set, requirements/lock.txt):
 #   make run   installs what is needed and runs the main job on the simulated bench
 #   make test  installs what is needed and runs every test (C and Python)
-.PHONY: run test deps lock firmware-host firmware-qemu firmware-zephyr firmware-footprint test-mbedtls36 clean
+# and, while working on the code:
+#   make check runs the fast tier: every unit and contract test, no bench started (meant to
+#              take under a minute; the tests marked slow run in make test: tests/README.md)
+.PHONY: run test check deps lock firmware-host firmware-qemu firmware-zephyr firmware-footprint test-mbedtls36 clean
 
 VENV := .venv
 RIG := $(VENV)/bin/rig
@@ -27,6 +30,11 @@ run: deps firmware-host firmware-qemu
 test: deps firmware-host firmware-qemu
 	ctest --test-dir $(HOST_BUILD) --output-on-failure
 	$(PY) -m pytest
+
+# A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow
+# fails, saying so (tests/support/tiers.py): this tier needs no firmware built.
+check: deps
+	$(PY) -m pytest -q -m "not slow"
 
 deps:
 	VENV=$(VENV) ./scripts/install-deps.sh

@@ -169,6 +169,7 @@ def test_a_bad_plan_setting(tmp_path: Path, head: str, expected: str,
     assert_refused(["sweep", "plan.toml", "--dry-run"], expected, tmp_path, capsys, monkeypatch)
 
 
+@pytest.mark.slow
 def test_an_op_not_in_the_catalogue_is_refused_with_the_nearest_names(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,6 +248,7 @@ def test_a_corrupt_table_of_a_run_is_named(tmp_path: Path, capsys: pytest.Captur
     shutil.rmtree(tmp_path / "run")
 
 
+@pytest.mark.slow
 def test_a_bad_calibration_record_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "cal.json").write_text("{not json", encoding="utf-8")

@@ -61,6 +61,7 @@ def _place(kind: str, tmp_path: Path, argv: list[str], monkeypatch: pytest.Monke
 
 @pytest.mark.parametrize("special", SPECIALS)
 @pytest.mark.parametrize(("what", "argv"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+@pytest.mark.slow
 def test_a_configuration_file_that_is_not_a_regular_file_is_refused_unread(
         tmp_path: Path, what: str, argv: list[str], special: str,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,6 +77,7 @@ def test_a_configuration_file_that_is_not_a_regular_file_is_refused_unread(
 
 
 @pytest.mark.parametrize(("what", "argv"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
+@pytest.mark.slow
 def test_a_configuration_file_over_its_size_limit_is_refused(
         tmp_path: Path, what: str, argv: list[str], capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,6 +145,7 @@ def test_a_plan_nested_thousands_of_levels_deep_is_one_line(
                     monkeypatch)
 
 
+@pytest.mark.slow
 def test_a_calibration_record_nested_thousands_of_levels_deep_is_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,6 +218,7 @@ def test_a_plan_at_the_limit_expands_and_one_point_over_is_refused(
         assert (len(expansion.points), len(expansion.skipped)) == (36, 3)
 
 
+@pytest.mark.slow
 def test_a_plan_of_twelve_million_points_is_refused_by_the_dry_run(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -309,6 +313,7 @@ COMPARE_CASES = [
 
 @pytest.mark.parametrize(("side", "expected"), [c[1:] for c in COMPARE_CASES],
                          ids=[c[0] for c in COMPARE_CASES])
+@pytest.mark.slow
 def test_a_compare_side_is_validated_against_the_catalogue(
         tmp_path: Path, side: str, expected: str, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

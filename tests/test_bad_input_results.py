@@ -341,6 +341,7 @@ DUT = ROOT / "build" / "host" / "energyrig-dut"
 
 
 @pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
+@pytest.mark.slow
 def test_on_the_simulated_bench_corrupt_windows_are_left_out_of_the_point() -> None:
     """The issue's case: the emulated PPK2 corrupts 5e-5 of its bytes; md5 of 256 B. Whatever
     the stream did this time, the point's figures rest only on the windows without an

@@ -299,6 +299,7 @@ def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> str:
     return "emulated"
 
 
+@pytest.mark.slow
 def test_an_emulator_slow_to_start_on_a_loaded_host_is_waited_for(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = _module(tmp_path, monkeypatch, SLOW_START)
@@ -307,6 +308,7 @@ def test_an_emulator_slow_to_start_on_a_loaded_host_is_waited_for(
 
 
 @pytest.mark.parametrize("body", ["import time\ntime.sleep(3600)\n", "while True:\n    pass\n"])
+@pytest.mark.slow
 def test_an_emulator_that_never_starts_is_reported(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> None:
     # Blocked (no CPU) or busy without end: reported, and stopped, not waited on forever.

@@ -30,6 +30,7 @@ def test_the_rows_are_the_families_the_firmware_source_declares() -> None:
     assert firmware_mismatch(_declared()) == ""
 
 
+@pytest.mark.slow
 def test_the_built_firmware_lists_the_rows_and_each_op_names_one() -> None:
     with DutProcess(FIRMWARE, "stdio") as proc:
         assert proc.dut is not None
@@ -53,6 +54,7 @@ def test_each_row_is_whole() -> None:
             assert PROFILES[board]["families"][fam.name] == FamilyCurrent(**current)
 
 
+@pytest.mark.slow
 def test_a_sim_bench_refuses_a_firmware_whose_families_are_not_the_rows(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("energyrig.opfamilies.NAMES", (*NAMES, "ml-kem"))

@@ -109,6 +109,7 @@ def sigrok_fixture(folder: Path, program: Path) -> Path:
 
 # --- relative paths resolve against the file that was trusted --------------------------------
 
+@pytest.mark.slow
 def test_a_plan_naming_a_symlink_runs_the_trusted_files_program_only(
         inbox: Path, trusted: Path, marker: Path) -> None:
     (inbox / "plan.toml").write_text(one_point_plan("bench.toml"))
@@ -120,6 +121,7 @@ def test_a_plan_naming_a_symlink_runs_the_trusted_files_program_only(
     assert resolve_command(fx) == (str(DUT.resolve()),)   # the trusted link to it
 
 
+@pytest.mark.slow
 def test_a_manifest_naming_a_symlink_runs_the_trusted_files_program_only(
         tmp_path: Path, inbox: Path, trusted: Path, marker: Path) -> None:
     (inbox / "plan.toml").write_text(one_point_plan(None))
@@ -148,6 +150,7 @@ def test_a_fixture_cannot_say_which_file_it_came_from(tmp_path: Path, inbox: Pat
 
 # --- every field that names a program ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_plan_cannot_make_the_rig_run_a_sigrok_cli_it_names(
         tmp_path: Path, inbox: Path, marker: Path) -> None:
     sigrok_fixture(inbox, plant(inbox / "bin" / "sigrok-cli", marker))
@@ -160,6 +163,7 @@ def test_a_plan_cannot_make_the_rig_run_a_sigrok_cli_it_names(
                 "is not in a trusted fixture directory") in done.stderr
 
 
+@pytest.mark.slow
 def test_a_run_directory_cannot_make_the_rig_run_a_sigrok_cli_it_names(
         tmp_path: Path, inbox: Path, marker: Path, trusted: Path) -> None:
     """The manifest of a run made on the trusted bench, edited to name an untrusted sigrok
@@ -208,6 +212,7 @@ def test_every_field_that_names_a_program_falls_under_the_trust_rule(
 
 # --- the working directory --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_working_directorys_fixtures_are_data(tmp_path: Path, marker: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """An unpacked archive with a ``fixtures/`` folder of its own and an ``energyrig/``

@@ -149,6 +149,7 @@ def _one_line_exit_2(out: subprocess.CompletedProcess[str], store: Path) -> None
 
 
 @bench
+@pytest.mark.slow
 def test_a_slow_periodic_load_gets_a_longer_baseline_on_the_ppk2_bench(
         sim_fixture: Callable[..., Path]) -> None:
     quiet = load_fixture(sim_fixture(to="sim.toml"))
@@ -166,6 +167,7 @@ def test_a_slow_periodic_load_gets_a_longer_baseline_on_the_ppk2_bench(
 
 @bench
 @pytest.mark.parametrize("base", ["sim.toml", "sim-scope.toml"])
+@pytest.mark.slow
 def test_rig_calibrate_baseline_stores_its_advice_and_prints_the_fixture_lines(
         tmp_path: Path, base: str, sim_fixture: Callable[..., Path]) -> None:
     store = tmp_path / "cal"
@@ -186,6 +188,7 @@ def test_rig_calibrate_baseline_stores_its_advice_and_prints_the_fixture_lines(
 
 
 @bench
+@pytest.mark.slow
 def test_an_idle_too_unsteady_for_the_precision_is_refused(
         tmp_path: Path, sim_fixture: Callable[..., Path]) -> None:
     """A load switching every half second: no span up to a quarter of the record averages it
@@ -202,6 +205,7 @@ def test_an_idle_too_unsteady_for_the_precision_is_refused(
 
 
 @bench
+@pytest.mark.slow
 def test_a_gain_far_off_a_calibrated_ppk2s_metadata_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sim_fixture: Callable[..., Path]) -> None:
     store = tmp_path / "cal"

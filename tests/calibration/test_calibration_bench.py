@@ -25,7 +25,8 @@ DUT = ROOT / "build" / "host" / "energyrig-dut"
 FAULTS = {"offset_a": 30e-6, "gain_error": 0.03, "skew_s": 60e-6}
 SIM_PPK2 = Identity(kind="ppk2", name="PPK2 (HW 9173)")
 
-pytestmark = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
+pytestmark = [pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)"),
+              pytest.mark.slow]
 
 
 @pytest.fixture

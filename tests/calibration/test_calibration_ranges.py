@@ -62,6 +62,7 @@ def test_each_sample_takes_its_ranges_offset_and_gain() -> None:
 
 
 @pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
+@pytest.mark.slow
 def test_gain_per_range_is_recovered_and_a_window_across_ranges_reads_the_truth(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sim_fixture: Callable[..., Path]) -> None:
     monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(tmp_path / "cal"))

@@ -27,7 +27,8 @@ from energyrig.rig.pipeline import measure_point, reps_done
 
 DUT = ROOT / "build" / "host" / "energyrig-dut"
 
-pytestmark = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
+pytestmark = [pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)"),
+              pytest.mark.slow]
 
 
 def _faulty(sim_fixture: Callable[..., Path], base: str, to: str = "", *,

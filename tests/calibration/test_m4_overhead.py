@@ -29,7 +29,7 @@ ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
 #: The empty window's edge-line writes, cycles: about 340 seen on the wire (a bound each side).
 LINE_CYCLES = (200, 600)
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 def test_the_empty_window_of_the_emulated_board_is_calibrated_not_hidden(

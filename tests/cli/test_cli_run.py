@@ -26,6 +26,7 @@ def rig(*args: str) -> subprocess.CompletedProcess[str]:
                            *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_run_json_has_every_figure_and_agrees_with_the_truth() -> None:
     result = CliRunner().invoke(app, ["run", "--op", "aes-cbc-encrypt", "--key-bits", "128",
                                       "--payload-bytes", "64", "--reps", "3", "--fixture", SIM,
@@ -48,6 +49,7 @@ def test_run_json_has_every_figure_and_agrees_with_the_truth() -> None:
     assert doc["charge_per_op_c"] == doc["energy_per_op_j"] / 3.0
 
 
+@pytest.mark.slow
 def test_run_prints_a_table_with_readable_units(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "--op", "sha256", "--payload-bytes", "32",
                                       "--reps", "2", "--fixture", SIM, "--keep-captures", "all",
@@ -62,6 +64,7 @@ def test_run_prints_a_table_with_readable_units(tmp_path: Path) -> None:
     assert "nJ" in result.stdout or "µJ" in result.stdout
 
 
+@pytest.mark.slow
 def test_ops_lists_the_catalogue() -> None:
     result = CliRunner().invoke(app, ["ops", "--fixture", SIM])
     assert result.exit_code == 0, result.output
@@ -72,6 +75,7 @@ def test_ops_lists_the_catalogue() -> None:
             "key_bits": [], "curves": ["p256", "x25519"], "payload": None} in doc
 
 
+@pytest.mark.slow
 def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(
         sim_fixture: Callable[..., Path]) -> None:
     # A stream too corrupt to trust fails the point after the bench has measured it.
@@ -103,6 +107,7 @@ def test_a_failed_measurement_exits_1_and_a_bad_fixture_2(
     (["--op", "sha256", "--payload-bytes", "64", "--backend", "hardware"], "--backend",
      "sha256 has no hardware backend in the firmware"),
 ])
+@pytest.mark.slow
 def test_run_checks_the_point_against_the_catalogue_before_the_bench_opens(
         args: list[str], option: str, problem: str) -> None:
     out = rig("run", *args, "--fixture", SIM)

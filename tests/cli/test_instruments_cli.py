@@ -88,6 +88,7 @@ def test_check_scope_of_another_family_says_so(tmp_path: Path) -> None:
     assert not check["ok"] and "not a Rigol DS1000Z" in check["detail"]
 
 
+@pytest.mark.slow
 def test_check_simulated_scope_bench_opens() -> None:
     result = runner.invoke(app, ["instruments", "check", "--fixture",
                                  str(ROOT / "fixtures/sim-scope.toml"), "--json"])
@@ -97,6 +98,7 @@ def test_check_simulated_scope_bench_opens() -> None:
     assert "::SOCKET" in check["detail"]  # the emulator's address
 
 
+@pytest.mark.slow
 def test_check_simulated_ppk2_bench_names_the_instrument_and_its_pty() -> None:
     result = runner.invoke(app, ["instruments", "check", "--fixture",
                                  str(ROOT / "fixtures/sim.toml"), "--json"])

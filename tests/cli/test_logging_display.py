@@ -184,6 +184,7 @@ def test_an_emulators_log_comes_back_through_the_rigs(
     assert "emulator: Traceback (most recent call last):" in shown  # not of its log: an error
 
 
+@pytest.mark.slow
 def test_an_emulator_that_does_not_start_has_logged_why_before_the_error(
         caplog: pytest.LogCaptureFixture) -> None:
     with pytest.raises(InstrumentError, match="exit code 2"):

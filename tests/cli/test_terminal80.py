@@ -42,6 +42,7 @@ def fits(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("with_footprint", [False, True])
+@pytest.mark.slow
 def test_rig_ops_keeps_each_op_on_one_line(with_footprint: bool, tmp_path: Path) -> None:
     ops = firmware_catalogue(SIM).ops
     args = ["ops", "--fixture", str(SIM)]

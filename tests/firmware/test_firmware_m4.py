@@ -123,6 +123,7 @@ def test_a_run_is_deterministic_and_its_edges_carry_the_cycle_count(m4: Board) -
     assert runs[0].elapsed_ns == runs[0].cycles * 40
 
 
+@pytest.mark.slow
 def test_the_rig_opens_the_emulated_board_over_its_uart(tmp_path: Path) -> None:
     """fixtures/sim-m4.toml: the rig starts the board (energyrig-m4-dut, QEMU) and talks the
     protocol over the emulated UART0's pty as over a board's; the edges the board writes on

@@ -18,7 +18,7 @@ from energyrig.rig.dut import DutRefused, open_dut
 
 LEVELS = (16_000_000, 32_000_000, 64_000_000)
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from energyrig.rig.dut import open_dut
 #: The most of the span a waiting board's QEMU may spend on a host core; a fraction.
 MAX_CPU_SHARE = 0.30
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 
 @pytest.fixture(autouse=True)

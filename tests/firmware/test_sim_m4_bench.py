@@ -32,7 +32,7 @@ from energyrig.rig.dut import open_dut
 #: The emulated PPK2's sample period, s.
 PERIOD_S = 1.0 / SAMPLE_RATE_HZ
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 @pytest.fixture(autouse=True)

@@ -56,6 +56,7 @@ def test_the_emulated_board_has_its_own_ppk2_and_calibration_records(
     assert calibration_dir(host).resolve() != calibration_dir(m4).resolve()
 
 
+@pytest.mark.slow
 def test_a_sweep_on_the_emulated_board_meets_its_ci_target(tmp_path: Path) -> None:
     assert shutil.which("qemu-system-arm"), "qemu-system-arm is not installed: make deps"
     assert ELF.is_file(), f"{ELF} is not built: make firmware-qemu"

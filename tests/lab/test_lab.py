@@ -116,6 +116,7 @@ def test_a_scope_on_the_lan_is_a_visa_resource() -> None:
     assert raw.address() == "TCPIP::10.0.0.9::5555::SOCKET"
 
 
+@pytest.mark.slow
 def test_a_simulated_scope_place_measures_through_its_visa_resource() -> None:
     """A place whose instrument is a LAN scope: the scope emulator's SCPI socket exported as
     a PyVISADevice, the DUT through ser2net; a point measured through the place."""
@@ -287,6 +288,7 @@ def test_slots_and_a_killed_bench_host(lab: SimLab) -> None:
     assert status(lab)["bench-a"]["holder"] is None
 
 
+@pytest.mark.slow
 def test_rig_lab_sim_serves_until_interrupted_and_leaves_no_process() -> None:
     with rig_lab_sim(["bench-a"]) as (rig, coordinator):
         assert LabClient(coordinator).places() == ["bench-a"]

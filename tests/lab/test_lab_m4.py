@@ -31,7 +31,7 @@ PERIOD_S = 1.0 / SAMPLE_RATE_HZ
 #: cycles, firmware/port/qemu-m4/README.md); a bound, cycles.
 LINE_OVERHEAD_CYCLES = 1000
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 @pytest.fixture(autouse=True)

@@ -98,6 +98,7 @@ def test_results_go_into_the_store_one_to_one(bench: Bench, tmp_path: Path) -> N
         fig["true_net_energy_per_op_j"])
 
 
+@pytest.mark.slow
 def test_self_test_failure_and_a_hung_dut_are_failed_points(tmp_path: Path) -> None:
     fx = load_fixture(SIM)
     dut = fx.dut.model_copy(update={"link": "stdio", "command": ("sh", "-c", FAKE_DUT, "sh"),
@@ -138,6 +139,7 @@ def test_truth_windows_are_matched_by_the_run_request_span(tmp_path: Path) -> No
     assert log.match(0, 10_000_000) is None  # earlier windows are done with
 
 
+@pytest.mark.slow
 def test_instrument_faults_show_and_lost_samples_are_flagged() -> None:
     fx = load_fixture(SIM)
     assert fx.sim is not None
@@ -154,6 +156,7 @@ def test_instrument_faults_show_and_lost_samples_are_flagged() -> None:
         assert w.net_energy_j / w.true_net_energy_j - 1 == pytest.approx(0.05, abs=5e-3)
 
 
+@pytest.mark.slow
 def test_the_scope_bench_is_the_same_bench_from_the_kind_table() -> None:
     # A single-shot recorder (emulated Rigol over PyVISA) behind the same arm/collect.
     with open_bench(load_fixture(ROOT / "fixtures" / "sim-scope.toml")) as b:
@@ -172,6 +175,7 @@ def _faulty(**faults: object):
     return fx.model_copy(update={"sim": fx.sim.model_copy(update={"power": power})})
 
 
+@pytest.mark.slow
 def test_a_corrupt_stream_fails_the_point_with_flags_a_real_ppk2_raises() -> None:
     # 1e-3 of the bytes: the replacements of the windows left out of the estimate (up to
     # twice the reps: pipeline.reps_done) cannot come back clean often enough, so the point

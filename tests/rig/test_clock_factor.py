@@ -32,7 +32,7 @@ CLOCK_PLAN = ROOT / "plans" / "clock.toml"
 #: The flags of a window whose samples are whole (the test bench is not calibrated).
 CLEAN = {"uncalibrated", "stream_time_shift"}
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]
 
 
 def _plan(tmp_path: Path, fixture: Path, levels: str) -> Path:

@@ -22,6 +22,7 @@ def shell(script: str) -> tuple[str, ...]:
 
 
 @pytest.mark.parametrize("link", ["stdio", "pty"])
+@pytest.mark.slow
 def test_a_session_with_the_host_firmware(link: str) -> None:
     with DutProcess(FIRMWARE, link, board="bench-7") as proc:
         dut = proc.dut
@@ -39,6 +40,7 @@ def test_a_session_with_the_host_firmware(link: str) -> None:
         assert 0.0105 <= dut.idle(0.0101) < 1.0  # rounded up to whole ms
 
 
+@pytest.mark.slow
 def test_a_refusal_carries_the_firmware_error_and_the_link_goes_on() -> None:
     with DutProcess(FIRMWARE, "stdio") as proc:
         dut = proc.dut
@@ -96,6 +98,7 @@ def test_garbage_and_an_exited_dut_are_errors() -> None:
             dut.hello()
 
 
+@pytest.mark.slow
 def test_a_missing_program_says_how_to_build_it(tmp_path: Path) -> None:
     with pytest.raises(DutError, match="make firmware-host"):
         DutProcess((str(tmp_path / "energyrig-dut"),), "stdio").__enter__()

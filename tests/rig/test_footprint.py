@@ -53,6 +53,7 @@ def host_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build
 
 
+@pytest.mark.slow
 def test_er_ops_only_selects_the_catalogue(host_build: Path) -> None:
     build_with(host_build, "sha256", DUT)
     assert catalogue_ids(host_build) == ["sha256"]
@@ -65,6 +66,7 @@ def test_er_ops_only_selects_the_catalogue(host_build: Path) -> None:
         build_with(host_build, "sha7", DUT)
 
 
+@pytest.mark.slow
 def test_footprint_of_ops_built_alone(host_build: Path) -> None:
     fp = build_footprint(host_build, elf=DUT, target=DUT, ops=["sha256", "iot-join"])
     assert read_footprint(host_build / FOOTPRINT) == fp
@@ -150,6 +152,7 @@ def test_a_bad_footprint_file_names_the_field(tmp_path: Path) -> None:
         read_footprint(tmp_path / "none.json")
 
 
+@pytest.mark.slow
 def test_rig_ops_shows_flash_and_ram_with_a_footprint(
         tmp_path: Path, sim_fixture: Callable[..., Path]) -> None:
     path = write_footprint(_footprint(), tmp_path / FOOTPRINT)

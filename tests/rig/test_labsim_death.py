@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 import psutil
+import pytest
 from support.lab import rig_lab_sim
 
 from energyrig.lab.place import LabClient
@@ -23,6 +24,7 @@ def _living(procs: list[psutil.Process]) -> list[psutil.Process]:
     return [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
+@pytest.mark.slow
 def test_a_lab_killed_with_sigkill_leaves_no_process_and_its_folder_goes_next_start(
         tmp_path: Path) -> None:
     with rig_lab_sim(["bench-a", "bench-b"]) as (rig, coordinator):

@@ -37,6 +37,7 @@ def plan_of(tmp_path: Path, factors: str, head: str = "seed = 1") -> Plan:
 
 # --- the shipped plans --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_catalogue_is_the_firmwares(target: Target) -> None:
     names = {o.name for o in target.ops}
     assert {"aes-ecb-encrypt", "rc6-encrypt", "sha3-512", "rsa-keygen", "ecdh-shared",
@@ -45,6 +46,7 @@ def test_catalogue_is_the_firmwares(target: Target) -> None:
 
 
 @pytest.mark.parametrize("path", PLANS, ids=[p.stem for p in PLANS])
+@pytest.mark.slow
 def test_shipped_plans_load_and_expand(path: Path, target: Target) -> None:
     plan = load_plan(path)
     clocks = tuple(hz for factors in plan.factors for hz in factors.cpu_hz or ())
@@ -59,12 +61,14 @@ def test_shipped_plans_load_and_expand(path: Path, target: Target) -> None:
         assert info is not None and point.family == info.family
 
 
+@pytest.mark.slow
 def test_quick_plan_skips_nothing(target: Target) -> None:
     expansion = expand(load_plan(ROOT / "plans" / "quick.toml"), target)
     assert expansion.skipped == ()
     assert {p.family for p in expansion.points} == {"symmetric", "hash", "public-key"}
 
 
+@pytest.mark.slow
 def test_public_key_plan_lists_what_the_firmware_lacks(target: Target) -> None:
     expansion = expand(load_plan(ROOT / "plans" / "public-key.toml"), target)
     reasons = {(s.point.op, s.point.key_bits, s.point.curve): s.reason for s in expansion.skipped}
@@ -78,6 +82,7 @@ def test_public_key_plan_lists_what_the_firmware_lacks(target: Target) -> None:
     assert all(p.key_bits is None for p in ecdh)
 
 
+@pytest.mark.slow
 def test_factorial_plan_is_a_full_2k_design(target: Target) -> None:
     expansion = expand(load_plan(ROOT / "plans" / "factorial.toml"), target)
     cells = {(p.op, p.key_bits, p.payload_bytes) for p in expansion.points}
@@ -86,6 +91,7 @@ def test_factorial_plan_is_a_full_2k_design(target: Target) -> None:
 
 # --- expansion ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_factors_an_op_does_not_take_are_not_crossed(tmp_path: Path, target: Target) -> None:
     plan = plan_of(tmp_path, """
         [factors]
@@ -102,6 +108,7 @@ def test_factors_an_op_does_not_take_are_not_crossed(tmp_path: Path, target: Tar
     assert all(p.curve is None and p.board == "host" for p in points)
 
 
+@pytest.mark.slow
 def test_levels_an_op_cannot_take_are_skipped_with_reasons(tmp_path: Path,
                                                             target: Target) -> None:
     plan = plan_of(tmp_path, """
@@ -133,6 +140,7 @@ def test_levels_an_op_cannot_take_are_skipped_with_reasons(tmp_path: Path,
     ("sha265", "'sha265' is not in the firmware's catalogue on host; did you mean sha256"),
     ("no-such-op", "'no-such-op' is not in the firmware's catalogue on host (`rig ops` lists"),
 ])
+@pytest.mark.slow
 def test_an_op_not_in_the_catalogue_is_an_error_with_the_nearest_names(
         tmp_path: Path, target: Target, op: str, problem: str) -> None:
     plan = plan_of(tmp_path, f"""
@@ -154,6 +162,7 @@ def test_an_op_name_the_protocol_cannot_carry_is_refused_at_load(tmp_path: Path,
             """)
 
 
+@pytest.mark.slow
 def test_left_out_key_bits_and_curves_take_every_allowed_level(tmp_path: Path,
                                                                 target: Target) -> None:
     plan = plan_of(tmp_path, """
@@ -166,6 +175,7 @@ def test_left_out_key_bits_and_curves_take_every_allowed_level(tmp_path: Path,
                       ("rsa-keygen", 2048, ""), ("rsa-keygen", 3072, ""), ("rsa-keygen", 4096, "")]
 
 
+@pytest.mark.slow
 def test_a_payload_op_without_payload_sizes_is_a_config_error(tmp_path: Path,
                                                              target: Target) -> None:
     plan = plan_of(tmp_path, """
@@ -181,6 +191,7 @@ def test_a_payload_op_without_payload_sizes_is_a_config_error(tmp_path: Path,
     assert "sha256" in str(err.value)
 
 
+@pytest.mark.slow
 def test_clock_levels_the_firmware_cannot_set_are_refused(tmp_path: Path,
                                                           target: Target) -> None:
     # issue 22 item 5: a clock the board does not offer is a plan error naming the field
@@ -206,6 +217,7 @@ def test_clock_levels_the_firmware_cannot_set_are_refused(tmp_path: Path,
     assert sorted(p.cpu_hz for p in expand(plan, settable).points) == [32000000, 64000000]
 
 
+@pytest.mark.slow
 def test_repetitions_and_blocks_are_deduplicated(tmp_path: Path, target: Target) -> None:
     plan = plan_of(tmp_path, """
         [[factors]]
@@ -220,6 +232,7 @@ def test_repetitions_and_blocks_are_deduplicated(tmp_path: Path, target: Target)
         ("md5", 0), ("md5", 1), ("md5", 2), ("sha256", 0), ("sha256", 1), ("sha256", 2)]
 
 
+@pytest.mark.slow
 def test_order_is_shuffled_by_the_seed(tmp_path: Path, target: Target) -> None:
     factors = """
         [factors]
@@ -236,6 +249,7 @@ def test_order_is_shuffled_by_the_seed(tmp_path: Path, target: Target) -> None:
     assert list(a.points) != generated
 
 
+@pytest.mark.slow
 def test_a_drawn_seed_is_kept_in_the_record(tmp_path: Path, target: Target) -> None:
     plan = load_plan(write(tmp_path, """
         [factors]

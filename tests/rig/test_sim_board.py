@@ -13,6 +13,8 @@ from energyrig.instruments.sim.power import PowerModel
 from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
 
+pytestmark = pytest.mark.slow  # starts a bench (tests/README.md)
+
 
 
 def test_two_families_draw_their_own_mean_power() -> None:

@@ -146,6 +146,7 @@ def test_a_late_reader_in_real_time_is_not_declared_lost() -> None:
     assert len(list(find_windows(record))) == 1
 
 
+@pytest.mark.slow
 def test_a_ppk2_that_stops_streaming_is_reported() -> None:
     """The emulator (a PPK2 on its port) is told AVERAGE_STOP after the arm: the port stays
     open but no sample comes; collect reports the stopped stream after its bound."""
@@ -192,6 +193,7 @@ def late_reads(late_s: float) -> Callable[[Ppk2], bytes]:
     return late
 
 
+@pytest.mark.slow
 def test_a_record_after_the_switch_holds_only_the_new_load(monkeypatch) -> None:
     """The stream reaches the rig 0.6 s late, far more than its stated lag (0.1 s): the
     bench waits for the stream to pass the switch, so a mark record taken after switching to

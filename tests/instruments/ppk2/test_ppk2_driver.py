@@ -217,6 +217,7 @@ def _measure(ppk: Ppk2, wire: Path, duration_s: float, seq0: int, accel: int) ->
     return list(find_windows(record)), record
 
 
+@pytest.mark.slow
 def test_windows_match_the_truth_log(tmp_path: Path) -> None:
     wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
     model = PowerModel(idle_a=3e-6, active_a=3.3e-3, accel_a=2.2e-3, noise_a=0.2e-6)
@@ -242,6 +243,7 @@ def test_windows_match_the_truth_log(tmp_path: Path) -> None:
     assert measured[-1].net_energy_j == pytest.approx(truths[-1].net_energy_j, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_emulator_drops_flag_the_window(tmp_path: Path) -> None:
     wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
     model = PowerModel(idle_a=1e-3, active_a=3e-3, drop_rate=0.002)
@@ -252,6 +254,7 @@ def test_emulator_drops_flag_the_window(tmp_path: Path) -> None:
     assert DROPPED_SAMPLES in window.flags and window.lost_samples > 0
 
 
+@pytest.mark.slow
 def test_a_disconnect_is_an_instrument_error(tmp_path: Path) -> None:
     model = PowerModel(idle_a=1e-3, disconnect_after_s=0.3)
     with EmulatorProcess(model) as emu:
@@ -317,6 +320,7 @@ def _errors(truth: Path, measured: list[tuple[Window, set[str]]]) -> list[tuple[
 @pytest.mark.parametrize("fault", [{"corrupt_rate": 5e-5}, {"corrupt_rate": 1e-3},
                                    {"drop_rate": 1e-3},
                                    {"corrupt_rate": 2e-4, "drop_rate": 1e-4}])
+@pytest.mark.slow
 def test_every_window_off_the_truth_carries_a_flag_a_real_ppk2_raises(tmp_path: Path, fault) -> None:
     wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"
     model = PowerModel(idle_a=5e-4, active_a=3.3e-3, noise_a=0.2e-6, **fault)
@@ -330,6 +334,7 @@ def test_every_window_off_the_truth_carries_a_flag_a_real_ppk2_raises(tmp_path: 
         assert any(CORRUPT in f for _, f in errors)
 
 
+@pytest.mark.slow
 def test_a_loss_the_counter_cannot_count_is_flagged_and_the_stream_resynchronised(
         tmp_path: Path) -> None:
     wire, truth = tmp_path / "wire", tmp_path / "truth.jsonl"

@@ -173,6 +173,7 @@ def test_a_host_that_does_not_read_loses_samples_not_the_emulator() -> None:
     assert len(chunk) + emu.stats.overflow_samples == emu.stats.samples
 
 
+@pytest.mark.slow
 def test_emulator_runs_as_its_own_process(tmp_path: Path) -> None:
     truth = tmp_path / "truth.jsonl"
     with EmulatorProcess(PowerModel(idle_a=1e-3), truth=truth) as proc:
@@ -226,6 +227,7 @@ def test_power_mode_dut_power_and_regulator_commands(tmp_path: Path) -> None:
     assert [s.supply_v for s in streams] == [1.8, 1.8, 3.3]  # regulator, then the model's
 
 
+@pytest.mark.slow
 def test_a_bad_model_stops_the_emulator_process_with_a_clear_error() -> None:
     with pytest.raises(InstrumentError, match="exit code 2"):
         with EmulatorProcess(PowerModel(), extra_args=["--latency-s", "soon"]):

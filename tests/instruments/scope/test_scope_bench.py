@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
@@ -14,6 +15,8 @@ from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
 from energyrig.rig.bench import open_bench
 from support.paths import ROOT
+
+pytestmark = pytest.mark.slow  # starts a bench (tests/README.md)
 
 SIM_SCOPE = ROOT / "fixtures" / "sim-scope.toml"
 

@@ -149,6 +149,7 @@ def test_scpi_forms_and_error_queue() -> None:
             rm.close()
 
 
+@pytest.mark.slow
 def test_emulator_in_its_own_process(tmp_path: Path) -> None:
     model = PowerModel(supply_v=3.3, idle_a=0.02, active_a=0.045)
     with EmulatorProcess(model, wire=tmp_path / "w", truth=tmp_path / "t.jsonl",

@@ -36,7 +36,7 @@ from energyrig.rig.sweep.stopping import StopRequest
 
 QUICK = ROOT / "plans" / "quick.toml"
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 def _stored_places(run: Path) -> pd.Series:

@@ -413,6 +413,7 @@ def test_dry_run_estimate_counts_timed_ops(tmp_path: Path) -> None:
     assert d.timed
 
 
+@pytest.mark.slow
 def test_time_ops_on_the_host_firmware() -> None:
     points = [Point("sha256", "host", payload_bytes=64),
               Point("sha256", "host", payload_bytes=64, rep=1),
@@ -506,6 +507,7 @@ def _resume(run_dir: Path, expected: set[str]) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
         tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
     plan_path, expected = sim_plan
@@ -546,6 +548,7 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
     assert run.points["net_energy_per_op_u_j"].isna().all()    # uncalibrated: no U stated
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_between_windows_and_the_run_resumes(
         tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
     plan_path, expected = sim_plan
@@ -575,6 +578,7 @@ def test_ctrl_c_stops_between_windows_and_the_run_resumes(
     _resume(run_dir, expected)
 
 
+@pytest.mark.slow
 def test_a_crashed_dut_fails_one_point_and_the_bench_is_reopened(
         tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
     plan_path, expected = sim_plan
@@ -599,6 +603,7 @@ def test_a_crashed_dut_fails_one_point_and_the_bench_is_reopened(
     assert (final.points["status"] != "failed").sum() == len(expected) - 1
 
 
+@pytest.mark.slow
 def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:
     out = subprocess.run(_rig("sweep", str(ROOT / "plans" / "public-key.toml"), "--dry-run"),
                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env=WIDE)
@@ -610,6 +615,7 @@ def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_cli_errors_name_the_plan_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[factors]\nop = ['md5']\nkeybits = [128]\n")
@@ -619,6 +625,7 @@ def test_cli_errors_name_the_plan_field(tmp_path: Path) -> None:
     assert f"rig: error: {bad}: factors[0].keybits: unknown field (misspelt?)" in out.stderr
 
 
+@pytest.mark.slow
 def test_cli_resume_takes_the_run_directory_only(tmp_path: Path) -> None:
     out = subprocess.run(_rig("sweep", str(ROOT / "plans" / "quick.toml"), "--resume",
                               str(tmp_path)), capture_output=True, text=True, cwd=tmp_path,

@@ -69,8 +69,9 @@ def test_the_file_table_is_the_families_kinds_and_the_csv_reader_last() -> None:
     assert file_kinds() == (*(k for f in FAMILIES.values() for k in f.file_kinds), SALEAE, CSV)
     extensions = [e for k in file_kinds() for e in k.extensions]
     # Shared on purpose, told apart by content: the app's sessions and the rig's old raw
-    # streams; the app's CSV export and the generic CSV.
-    assert sorted({e for e in extensions if extensions.count(e) > 1}) == [".csv", ".ppk2"]
+    # streams; the app's CSV export and the generic CSV; Tektronix's and Rigol's waveforms.
+    assert sorted({e for e in extensions if extensions.count(e) > 1}) == [".csv", ".ppk2",
+                                                                          ".wfm"]
 
 
 def test_the_union_is_the_families_configs() -> None:
@@ -108,7 +109,7 @@ def test_an_unknown_kind_names_the_known_ones(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as missing:
         load_fixture(write(tmp_path, 'port = "/dev/ttyACM0"\n'))
     assert missing.value.field == "instrument.kind" and "needs kind" in str(missing.value)
-    with pytest.raises(InstrumentError, match="known: ppk2, scope, sigrok, joulescope, otii"):
+    with pytest.raises(InstrumentError, match="known: ppk2, scope, sigrok, joulescope, lpm01a, otii"):
         family("keithley")
 
 

@@ -220,6 +220,7 @@ def test_the_adaptive_rule_asks_for_what_the_ci_still_needs() -> None:
     assert next_group(lossy, plan) == rule.min_windows  # both left out: min_windows again
 
 
+@pytest.mark.slow
 def test_a_group_on_the_emulated_board_keeps_each_windows_baseline_and_truth() -> None:
     assert_built()
     fixture = load_fixture(SIM_M4)

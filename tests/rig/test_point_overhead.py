@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from support.m4 import SIM_M4, assert_built, spy_groups
 from support.pipeline import POINT, ScriptedBench, ScriptedInstrument
 
@@ -77,6 +78,7 @@ def test_the_window_that_settles_the_batch_is_the_points_first() -> None:
     assert unrecorded and all(n < result.batch_n for n in unrecorded)
 
 
+@pytest.mark.slow
 def test_no_group_is_measured_at_a_batch_the_point_drops_on_the_emulated_board() -> None:
     assert_built()
     fixture = load_fixture(SIM_M4)

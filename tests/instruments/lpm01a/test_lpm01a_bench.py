@@ -27,6 +27,7 @@ def _rig(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_rig_run_after_calibrate_all_meets_the_truth(sim_fixture: Callable[..., Path],
                                                      tmp_path: Path) -> None:
     fixture = sim_fixture(base="sim-lpm01a.toml", to="lpm01a.toml",

@@ -17,6 +17,7 @@ from energyrig.instruments.otii.emulator import OtiiEmulator
 from energyrig.instruments.sim.power import PowerModel
 
 
+@pytest.mark.slow
 def test_rig_run_after_calibrate_all_meets_the_truth(
         sim_fixture: Callable[..., Path]) -> None:
     """The emulated Ace reads the board 3 % high plus 2 uA: uncorrected, every window would

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from energyrig.cli.app import app
@@ -56,6 +57,7 @@ def test_the_emulated_arc_reads_in_steps_of_its_range() -> None:
     assert np.allclose(current / 5e-9, np.rint(current / 5e-9), rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_run_on_a_simulated_arc_states_its_uncertainty(
         sim_fixture: Callable[..., Path]) -> None:
     """`rig calibrate all --yes`, then `rig run`, on a bench whose Otii is an Arc: U (k=2) is a

@@ -36,11 +36,10 @@ from energyrig.instruments.lpm01a.protocol import (
     parse_reply,
 )
 from energyrig.instruments.serialurl import Transport, drain, open_serial
-from energyrig.instruments.streaming import StreamAcquisition
+from energyrig.instruments.serialstream import SerialStream
 
 log = logging.getLogger(__name__)
 
-_READ_BYTES = 16384
 _READ_TIMEOUT_S = 0.02
 _DETAIL_WAIT_S = 1.0
 _STREAM_START_S = 2.0
@@ -49,7 +48,7 @@ _END_WAIT_S = 2.0
 TRANSFER_LAG_S = 0.05
 
 
-class Lpm01a(StreamAcquisition):
+class Lpm01a(SerialStream):
     """An STM32 Power Shield on a serial port, as a streaming acquisition.
 
     Parameters
@@ -89,14 +88,6 @@ class Lpm01a(StreamAcquisition):
         return f"lpm01a:{self.port}"
 
     # -- commands --------------------------------------------------------------------------
-    def _read(self) -> bytes:
-        assert self._ser is not None
-        try:
-            return self._ser.read(_READ_BYTES)
-        except (serial.SerialException, OSError) as exc:
-            raise InstrumentError(f"{self.source}: read failed ({exc}); is the Power Shield "
-                                  "still connected?") from exc
-
     def _write(self, text: str) -> None:
         if self._ser is None:
             raise InstrumentError(f"{self.source}: not started")
@@ -253,24 +244,7 @@ class Lpm01a(StreamAcquisition):
             if chunk is not None:
                 self._store(chunk)
 
-    def _read_loop(self) -> None:
-        while not self._stop_reader.is_set():
-            try:
-                self._feed(self._read())
-            except InstrumentError as exc:
-                log.error("%s", exc)
-                with self._cond:
-                    self._error = exc
-                    self._cond.notify_all()
-                return
-
     # -- acquisition -----------------------------------------------------------------------
-    def _check_alive(self) -> None:
-        if self._reader is None:
-            raise InstrumentError(f"{self.source}: not streaming; call start() first")
-        if self._error is not None:
-            raise InstrumentError(f"{self.source}: stream failed: {self._error}")
-
     def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None:
         """Mark the stream ``pre_s`` before the newest sample received (not before the fall
         of the window collected last). One window per record (``Limits.max_windows`` 1: the

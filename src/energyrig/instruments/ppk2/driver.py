@@ -61,11 +61,11 @@ from energyrig.instruments.ppk2.protocol import (
     regulator_set,
 )
 from energyrig.instruments.serialurl import Transport, drain, open_serial
-from energyrig.instruments.streaming import STREAM_MAX_WINDOWS, StreamAcquisition
+from energyrig.instruments.serialstream import SerialStream
+from energyrig.instruments.streaming import STREAM_MAX_WINDOWS
 
 log = logging.getLogger(__name__)
 
-_READ_BYTES = 16384
 _READ_TIMEOUT_S = 0.02
 _STREAM_START_S = 2.0
 #: How far behind real time the stream's samples reach the host (USB, decoding), s.
@@ -90,7 +90,7 @@ def discover() -> str:
                           "to use in the fixture")
 
 
-class Ppk2(StreamAcquisition):
+class Ppk2(SerialStream):
     """A PPK2 on a serial port, as a streaming :class:`~energyrig.instruments.base.Acquisition`.
 
     Parameters
@@ -151,14 +151,6 @@ class Ppk2(StreamAcquisition):
     def set_dut_power(self, on: bool) -> None:
         """Switch the DUT power output on or off."""
         self._command(Command.DEVICE_RUNNING_SET, 1 if on else 0)
-
-    def _read(self) -> bytes:
-        assert self._ser is not None
-        try:
-            return self._ser.read(_READ_BYTES)
-        except (serial.SerialException, OSError) as exc:
-            raise InstrumentError(f"{self.source}: read failed ({exc}); is the PPK2 still "
-                                  "connected?") from exc
 
     def read_metadata(self) -> Ppk2Calibration:
         """Ask for the calibration and read it until ``END``, however it is split."""
@@ -226,31 +218,24 @@ class Ppk2(StreamAcquisition):
             self._ser = None
 
     # -- reader thread ---------------------------------------------------------------------
-    def _read_loop(self) -> None:
+    def _feed(self, data: bytes) -> None:
+        """Decode ``data``; a loss the counter cannot count is found against the host's
+        clock, added to the decoder's count and stored with the chunk."""
         assert self._decoder is not None
-        while not self._stop_reader.is_set():
-            try:
-                data = self._read()
-            except InstrumentError as exc:
-                log.error("%s", exc)
-                with self._cond:
-                    self._error = exc
-                    self._cond.notify_all()
-                return
-            if not data:
-                continue
-            chunk = self._decoder.feed(data)
-            if chunk is not None:
-                loss = self._clock.update(time.monotonic(), self._decoder.next_index)
-                if loss is not None:
-                    log.warning("%s: %d samples (%.3f s) lost that the counter could not count "
-                                "(fewer samples than the host's clock says were taken); the "
-                                "stream is re-synchronised", self.source, loss.samples,
-                                loss.samples / SAMPLE_RATE_HZ,
-                                extra={"repeats": "losses of the PPK2 stream its counter "
-                                                  "could not count"})
-                    self._decoder.add_loss(loss.samples)
-                self._store(chunk, loss)
+        if not data:
+            return
+        chunk = self._decoder.feed(data)
+        if chunk is not None:
+            loss = self._clock.update(time.monotonic(), self._decoder.next_index)
+            if loss is not None:
+                log.warning("%s: %d samples (%.3f s) lost that the counter could not count "
+                            "(fewer samples than the host's clock says were taken); the "
+                            "stream is re-synchronised", self.source, loss.samples,
+                            loss.samples / SAMPLE_RATE_HZ,
+                            extra={"repeats": "losses of the PPK2 stream its counter "
+                                              "could not count"})
+                self._decoder.add_loss(loss.samples)
+            self._store(chunk, loss)
 
     def _store(self, chunk: Chunk, loss: StreamLoss | None = None) -> None:
         """Keep ``chunk`` and the loss found with it, in one step under the lock."""
@@ -260,12 +245,6 @@ class Ppk2(StreamAcquisition):
             super()._store(chunk)
 
     # -- acquisition -----------------------------------------------------------------------
-    def _check_alive(self) -> None:
-        if self._reader is None:
-            raise InstrumentError(f"{self.source}: not streaming; call start() first")
-        if self._error is not None:
-            raise InstrumentError(f"{self.source}: stream failed: {self._error}")
-
     def arm(self, pre_s: float, window_s: float, post_s: float, windows: int = 1) -> None:
         """Mark the stream ``pre_s`` before the newest received sample (but not before the
         fall of the window collected last); the record holds ``windows`` trigger windows.

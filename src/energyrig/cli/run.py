@@ -16,6 +16,7 @@ import typer
 
 from energyrig.cli.calibrate import CALIBRATION_HELP
 from energyrig.domain import Point, at_supply, finite_or_none
+from energyrig.energy.budget import unstated_because
 from energyrig.flags import CALIBRATION_FLAGS, ENERGY_FLAGS
 from energyrig.instruments.sim.flags import SIM_FLAGS
 from energyrig.rig.flags import PIPELINE_FLAGS
@@ -53,6 +54,7 @@ def result_table(fig: dict[str, Any]) -> Table:
                         f"{fig['batch_n']} ops", show_header=False)
     table.add_column("figure")
     table.add_column("value", justify="right")
+    unknown = [c["component"] for c in fig["uncertainty_budget"] if c["u_j"] is None]
     rows = [
         ("time per op", format_si(fig["time_per_op_s"], "s", digits=4, missing="-")),
         ("  95 % CI", _ci(fig["time_per_op_ci95_s"], "s")),
@@ -64,7 +66,7 @@ def result_table(fig: dict[str, Any]) -> Table:
         ("energy per op (net of idle)", _energy(fig["net_energy_per_op_j"])),
         ("  95 % CI", _ci(fig["net_energy_per_op_ci95_j"], "J")),
         ("  U (k=2)", format_si(fig["net_energy_per_op_u_j"], "J", digits=3,
-                                missing="- (not calibrated)")),
+                                missing=f"- ({unstated_because(unknown)})")),
         *((f"    u {c['component']} ({c['type']})", format_si(c["u_j"], "J", digits=3,
                                                                missing="unknown"))
           for c in fig["uncertainty_budget"]),

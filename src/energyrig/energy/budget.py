@@ -63,7 +63,7 @@ SI units: J, s, W, A.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -76,6 +76,24 @@ K = 2.0
 #: window to window and are in the point's repeatability).
 SYSTEMATIC = ("ADC resolution", "gain calibration", "skew calibration", "window overhead",
               "offset calibration", "supply voltage")
+
+#: Why each component of a point's budget is of unknown size (its u NaN): what is written in
+#: place of a U (k=2) that is not stated.
+UNKNOWN_BECAUSE: dict[str, str] = {
+    "repeatability": "fewer than two windows",
+    "ADC resolution": "the instrument states no resolution",
+    "gain calibration": "not calibrated", "skew calibration": "not calibrated",
+    "window overhead": "not calibrated", "offset calibration": "not calibrated",
+    "supply voltage": "the fixture states no supply tolerance",
+}
+
+
+def unstated_because(unknown: Iterable[str]) -> str:
+    """Why a point's U is not stated, from the names of its budget's components of unknown
+    size: each one's reason (:data:`UNKNOWN_BECAUSE`) once, in their order, joined by ``; ``;
+    ``"not calibrated"`` when none is named (a run written before the budget existed)."""
+    reasons = dict.fromkeys(UNKNOWN_BECAUSE.get(name, f"{name} unknown") for name in unknown)
+    return "; ".join(reasons) or "not calibrated"
 
 
 @dataclass(frozen=True)

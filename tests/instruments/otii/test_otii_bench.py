@@ -20,8 +20,8 @@ from energyrig.instruments.sim.power import PowerModel
 @pytest.mark.slow
 def test_rig_run_after_calibrate_all_meets_the_truth(
         sim_fixture: Callable[..., Path]) -> None:
-    """The emulated Ace reads the board 3 % high plus 2 uA: uncorrected, every window would
-    be 3 % off; after `rig calibrate all --yes` the net energy per window is within 0.2 % of
+    """The emulated Arc (fixtures/sim-otii.toml, 4 kS/s) reads the board 3 % high plus 2 uA:
+    uncorrected, every window would be 3 % off; after `rig calibrate all --yes` the net energy per window is within 0.2 % of
     the truth's."""
     fixture = sim_fixture(base="sim-otii.toml", **{"sim.power.gain_error": 0.03,
                                                     "sim.power.offset_a": 2e-6})

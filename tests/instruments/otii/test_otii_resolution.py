@@ -60,11 +60,9 @@ def test_the_emulated_arc_reads_in_steps_of_its_range() -> None:
 @pytest.mark.slow
 def test_a_run_on_a_simulated_arc_states_its_uncertainty(
         sim_fixture: Callable[..., Path]) -> None:
-    """`rig calibrate all --yes`, then `rig run`, on a bench whose Otii is an Arc: U (k=2) is a
-    number and the ADC resolution component is known."""
-    fixture = sim_fixture(base="sim-otii.toml", **{
-        "instrument.device": "Arc", "instrument.sample_rate_hz": 4000,
-        "measure.min_window_samples": 200})
+    """`rig calibrate all --yes`, then `rig run`, on the default simulated Otii bench, an Arc:
+    U (k=2) is a number and the ADC resolution component is known."""
+    fixture = sim_fixture(base="sim-otii.toml")
     runner = CliRunner()
     calibrated = runner.invoke(app, ["calibrate", "all", "--yes", "-f", str(fixture)])
     assert calibrated.exit_code == 0, calibrated.output

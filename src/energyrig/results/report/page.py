@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from energyrig.energy.budget import unstated_because
 from energyrig.results.report.methods import largest_components, methods_paragraph
 from energyrig.results.report.tables import (
     METRICS,
@@ -26,7 +27,7 @@ from energyrig.results.report.tables import (
 )
 from energyrig.results.stats import PAIRED_METHOD, SKEW_LIMIT
 from energyrig.results.store.read import Run
-from energyrig.results.store.schema import FLAG_LIST, field_name
+from energyrig.results.store.schema import FLAG_LIST, POINT_COMPONENTS, field_name
 from energyrig.units import column_prefix, format_gum, format_si
 
 
@@ -585,6 +586,17 @@ def _budget_u(component: str) -> Callable[[pd.Series], float | str]:
     return value
 
 
+def _u_or_why(row: pd.Series) -> float | str:
+    """A point's U (k=2), J, or why it is not stated: the reasons of its budget's components
+    of unknown size (:func:`~energyrig.energy.budget.unstated_because`)."""
+    if _number(row["net_energy_per_op_u_j"]) is not None:
+        return float(row["net_energy_per_op_u_j"])
+    budget = row["uncertainty_budget"] or {}
+    unknown = (name for name in POINT_COMPONENTS
+               if (found := budget.get(field_name(name))) and found["u_j"] is None)
+    return f"– ({unstated_because(unknown)})"
+
+
 #: A point's components (energyrig.energy.budget.energy_budget; a window's random
 #: ones — edge quantisation, baseline and sample noise — are in its repeatability).
 BUDGET_COMPONENTS = ("repeatability", "ADC resolution", "gain calibration",
@@ -592,8 +604,7 @@ BUDGET_COMPONENTS = ("repeatability", "ADC resolution", "gain calibration",
 UNCERTAINTY_COLUMNS = (
     Quantity("net energy / op ± U", "J", lambda r: r["net_energy_per_op_j_mean"],
              u=lambda r: r["net_energy_per_op_u_j"], with_u=True),
-    Quantity("U (k=2)", "J", lambda r: r["net_energy_per_op_u_j"], digits=2,
-             missing="– (not calibrated)"),
+    Quantity("U (k=2)", "J", _u_or_why, digits=2),
     *(Quantity(f"u {name}", "J", _budget_u(name), digits=2) for name in BUDGET_COMPONENTS),
 )
 
@@ -609,7 +620,8 @@ def uncertainty_html(run: Run, tables: ReportTables, family: str,
             "<p class='note'>Expanded uncertainty U (k = 2) and its standard components per "
             "op, in the way of the GUM: repeatability (Type A, which holds each window's "
             "edge quantisation and noise), the ADC resolution and the calibration's gain "
-            "and skew (Type B). Unknown without a calibration.</p>",
+            "and skew (Type B). Unknown without a calibration, or where the instrument "
+            "states no resolution: the U column says which.</p>",
             html_table(ok, _point_columns(tables.factors, *UNCERTAINTY_COLUMNS))]
 
 

@@ -265,13 +265,19 @@ def test_interrupts_are_masked_in_quiet_spans_where_the_cycle_counter_needs_none
 
 
 def test_the_runner_opens_the_quiet_span_before_the_rising_edge_and_closes_it_after_the_falling():
-    body = _function(FIRMWARE / "core" / "er_runner.c", "batch_window")
-    order = [m[0] for m in re.finditer(r"er_port_quiet_begin|er_port_quiet_end|run\(\)|"
-                                       r"er_port_idle_ms|er_port_trigger\(1|er_port_trigger\(0",
-                                       body)]
-    assert order == ["er_port_quiet_begin", "run()", "er_port_quiet_end", "er_port_idle_ms",
-                     "er_port_quiet_begin", "er_port_trigger(1", "run()", "er_port_trigger(0",
-                     "er_port_quiet_end"]
+    """The warm-up run is quiet, the settle idle before each window is not (it sleeps), and
+    each window is quiet from before its rising edge to after its falling one."""
+    steps = (r"er_port_quiet_begin|er_port_quiet_end|run\(\)|er_port_idle_ms|one_window\(|"
+             r"er_port_trigger\(1|er_port_trigger\(0")
+
+    def order(name: str) -> list[str]:
+        body = _function(FIRMWARE / "core" / "er_runner.c", name)
+        return [m[0] for m in re.finditer(steps, body)]
+
+    assert order("batch_windows") == ["er_port_quiet_begin", "run()", "er_port_quiet_end",
+                                      "er_port_idle_ms", "one_window("]
+    assert order("one_window") == ["er_port_quiet_begin", "er_port_trigger(1", "run()",
+                                   "er_port_trigger(0", "er_port_quiet_end"]
 
 
 def test_a_masked_window_takes_its_time_from_the_cpu_cycles():

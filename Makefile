@@ -37,7 +37,7 @@ test: deps firmware-host firmware-qemu
 
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow
 # fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked
-# pipeline (a whole report drawn, a browser, `rig analyze` in a child) runs in make test only.
+# pipeline (a whole report drawn, a browser, `rig report` in a child) runs in make test only.
 check: deps
 	$(PYTEST) -q -m "not slow and not pipeline"
 

@@ -1,7 +1,7 @@
 """The two tiers of the suite (a pytest plugin, loaded by tests/conftest.py): ``make check``
 runs the tests marked neither ``slow`` nor ``pipeline`` (``pytest -m "not slow and not
 pipeline"``), ``make test`` runs them all. ``pipeline`` marks an integration test, a whole
-pipeline end to end (a report drawn with its figures, a browser, a ``rig analyze`` child); a
+pipeline end to end (a report drawn with its figures, a browser, a ``rig report`` child); a
 test that requests a fixture of :data:`PIPELINE_FIXTURES` is marked so when it is collected.
 
 A test that starts a bench — the host build of the firmware, QEMU, an instrument emulator's
@@ -29,8 +29,9 @@ import pytest
 #: Fixtures (of any test module) that start a bench for the tests that request them.
 BENCH_FIXTURES = frozenset({"bench", "lab", "m4", "mps2", "bridge", "kept_run"})
 #: Fixtures that run a whole pipeline for the tests that request them (a headless browser
-#: driving a report): those tests are marked ``pipeline``, in ``make test`` but not ``make check``.
-PIPELINE_FIXTURES = frozenset({"browser"})
+#: driving a report, a full run's report with every figure drawn): those tests are marked
+#: ``pipeline``, in ``make test`` but not ``make check``.
+PIPELINE_FIXTURES = frozenset({"browser", "full_report"})
 #: The ``rig`` commands that open a bench (a DUT, an instrument, a lab).
 BENCH_COMMANDS = frozenset({"run", "sweep", "calibrate", "ops", "lab"})
 #: Programs of a bench: the host DUT and the Cortex-M4 one (energyrig-dut, energyrig-m4-dut),

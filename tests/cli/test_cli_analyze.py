@@ -89,8 +89,9 @@ def test_constant_voltage_and_settings_options(tmp_path: Path) -> None:
     ([str(CAPTURE), "--current", "amps"], "no current column 'amps'"),
     ([str(CAPTURE), "--voltage", "vbat"], "no voltage column 'vbat'"),
 ])
-def test_bad_file_or_channel_is_one_line_and_exit_2(rig: Callable[..., subprocess.CompletedProcess[str]],
-                                                    args: list[str], problem: str) -> None:
+def test_bad_file_or_channel_is_one_line_and_exit_2(
+        rig: Callable[..., subprocess.CompletedProcess[str]], args: list[str], problem: str
+) -> None:
     proc = rig("analyze", *args)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()

@@ -11,6 +11,10 @@ RIG := $(VENV)/bin/rig
 PY := $(VENV)/bin/python
 HOST_BUILD := build/host
 QEMU_BUILD := build/qemu-m4
+# pytest with its bytecode (the modules' and the tests' rewritten assertions) cached under
+# build/pycache, out of the source tree: where PYTHONDONTWRITEBYTECODE=1 is set (an empty value
+# unsets it), every run would compile them all again (docs/performance.md, the suite's time).
+PYTEST := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache $(PY) -m pytest
 
 # runs/quick is replaced on each `make run` (rig sweep --overwrite says so). The simulated
 # bench is calibrated first, unattended, as an operator would before a sweep. Its DUT is the
@@ -29,12 +33,13 @@ run: deps firmware-host firmware-qemu
 
 test: deps firmware-host firmware-qemu
 	ctest --test-dir $(HOST_BUILD) --output-on-failure
-	$(PY) -m pytest
+	$(PYTEST)
 
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow
-# fails, saying so (tests/support/tiers.py): this tier needs no firmware built.
+# fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked
+# pipeline (a whole report drawn, a browser, `rig report` in a child) runs in make test only.
 check: deps
-	$(PY) -m pytest -q -m "not slow"
+	$(PYTEST) -q -m "not slow and not pipeline"
 
 deps:
 	VENV=$(VENV) ./scripts/install-deps.sh

@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from support.cli import rig_streams
 from support.paths import DATA, ROOT
 from typer.testing import CliRunner
 
@@ -22,10 +23,15 @@ CAPTURE = DATA / "synthetic-capture.csv"
 TRUTH = json.loads((DATA / "synthetic-capture.truth.json").read_text())
 
 
-def rig(*args: str) -> subprocess.CompletedProcess[str]:
-    """The installed entry point (so the EnergyrigError -> exit 2 mapping is exercised)."""
-    return subprocess.run([sys.executable, "-c", "from energyrig.cli.app import main; main()",
-                           *args], capture_output=True, text=True, timeout=120)
+@pytest.fixture
+def rig(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``rig ARGS`` through the console script's entry point (so the EnergyrigError -> exit 2
+    mapping is exercised), in this process: its exit code and streams as a child's."""
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        code, out, err = rig_streams(monkeypatch, capsys, *args)
+        return subprocess.CompletedProcess(["rig", *args], code, out, err)
+    return run
 
 
 def test_json_windows_match_the_true_energies() -> None:
@@ -83,14 +89,17 @@ def test_constant_voltage_and_settings_options(tmp_path: Path) -> None:
     ([str(CAPTURE), "--current", "amps"], "no current column 'amps'"),
     ([str(CAPTURE), "--voltage", "vbat"], "no voltage column 'vbat'"),
 ])
-def test_bad_file_or_channel_is_one_line_and_exit_2(args: list[str], problem: str) -> None:
+def test_bad_file_or_channel_is_one_line_and_exit_2(
+        rig: Callable[..., subprocess.CompletedProcess[str]], args: list[str], problem: str
+) -> None:
     proc = rig("analyze", *args)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and problem in lines[0] and lines[0].startswith("rig: error: ")
 
 
-def test_file_not_what_it_claims(tmp_path: Path) -> None:
+def test_file_not_what_it_claims(tmp_path: Path,
+                                 rig: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     fake = tmp_path / "capture.csv"
     fake.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     proc = rig("analyze", str(fake))
@@ -132,7 +141,8 @@ def test_frame_lists_flags_as_the_results_store_does() -> None:
 
 
 def test_a_calibration_is_applied_as_rig_run_applies_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        rig: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     def measured(value: float) -> Measured:
         return Measured(value=value, u=0.0, method="test")
 

@@ -20,14 +20,22 @@ def rig(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
     return int(exited.value.code or 0)
 
 
+def rig_streams(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                *args: str) -> tuple[int, str, str]:
+    """Run ``rig ARGS`` through its entry point, in this process: its exit code, stdout and
+    stderr (as a child's, without a child's seconds of start-up)."""
+    capsys.readouterr()
+    code = rig(monkeypatch, *args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def rig_output(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                *args: str) -> tuple[int, str]:
     """Run ``rig ARGS`` through its entry point: its exit code and what it printed (stdout,
     or stderr when it failed)."""
-    capsys.readouterr()
-    code = rig(monkeypatch, *args)
-    out = capsys.readouterr()
-    return code, out.out if code == 0 else out.err
+    code, out, err = rig_streams(monkeypatch, capsys, *args)
+    return code, out if code == 0 else err
 
 
 def on_scripted_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bench: ScriptedBench,

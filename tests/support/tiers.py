@@ -1,5 +1,8 @@
 """The two tiers of the suite (a pytest plugin, loaded by tests/conftest.py): ``make check``
-runs the tests not marked ``slow`` (``pytest -m "not slow"``), ``make test`` runs them all.
+runs the tests marked neither ``slow`` nor ``pipeline`` (``pytest -m "not slow and not
+pipeline"``), ``make test`` runs them all. ``pipeline`` marks an integration test, a whole
+pipeline end to end (a report drawn with its figures, a browser, a ``rig report`` child); a
+test that requests a fixture of :data:`PIPELINE_FIXTURES` is marked so when it is collected.
 
 A test that starts a bench — the host build of the firmware, QEMU, an instrument emulator's
 process, a labgrid lab, or a ``rig`` child that opens one — belongs to the slow tier. Two
@@ -25,6 +28,10 @@ import pytest
 
 #: Fixtures (of any test module) that start a bench for the tests that request them.
 BENCH_FIXTURES = frozenset({"bench", "lab", "m4", "mps2", "bridge", "kept_run"})
+#: Fixtures that run a whole pipeline for the tests that request them (a headless browser
+#: driving a report, a full run's report with every figure drawn): those tests are marked
+#: ``pipeline``, in ``make test`` but not ``make check``.
+PIPELINE_FIXTURES = frozenset({"browser", "full_report"})
 #: The ``rig`` commands that open a bench (a DUT, an instrument, a lab).
 BENCH_COMMANDS = frozenset({"run", "sweep", "calibrate", "ops", "lab"})
 #: Programs of a bench: the host DUT and the Cortex-M4 one (energyrig-dut, energyrig-m4-dut),
@@ -90,10 +97,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: Sequence[pytest.Item]) -> None:
-    """Mark ``slow`` every test that requests a bench fixture."""
+    """Mark ``slow`` every test that requests a bench fixture, ``pipeline`` every test that
+    requests a pipeline's."""
     for item in items:
-        if BENCH_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        fixtures = getattr(item, "fixturenames", ())
+        if BENCH_FIXTURES.intersection(fixtures):
             item.add_marker(pytest.mark.slow)
+        if PIPELINE_FIXTURES.intersection(fixtures):
+            item.add_marker(pytest.mark.pipeline)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -177,6 +177,7 @@ def test_every_per_op_figure_draws_its_confidence_intervals(full_report: Path) -
                 assert low is not None and low <= p[axis] <= high, (name, p)
 
 
+@pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_payload_figures_have_a_log_axis_and_stated_uncertainties(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run")
     segment = next((run / "points.parquet").glob("seg-*.parquet"))  # the run has one
@@ -286,6 +287,7 @@ def _many_ops_run(run_dir: Path, n: int) -> Path:
     return run_dir
 
 
+@pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_best_is_marked_on_its_own_point_and_colours_never_repeat(tmp_path: Path) -> None:
     report = write_report(_many_ops_run(tmp_path / "many", 23), flags=FLAGS).parent
     energy_time = json.loads((report / "energy-time-symmetric.json").read_text())
@@ -422,6 +424,7 @@ def test_the_comparisons_state_their_method_and_one_verdict(full_report: Path,
                              page[page.index(">Paired comparisons<"):], flags=re.DOTALL)
 
 
+@pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "planned"
     shutil.copytree(full_run, run_dir)
@@ -447,6 +450,7 @@ def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
         write_report(run_dir, flags=FLAGS)
 
 
+@pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_factorial_run_gets_its_allocation_of_variation(tmp_path: Path) -> None:
     run_dir = make_factorial_run(tmp_path / "fact")
     ok = load(run_dir).points.query("status == 'ok'")
@@ -510,6 +514,7 @@ def test_ops_whose_names_do_not_say_what_they_do_get_a_reference(tmp_path: Path)
     assert rel.loc["x25519 x25519", "time_per_op_s_ratio"] == pytest.approx(0.5)
 
 
+@pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
     from energyrig.results.store.schema import flat
 
@@ -614,6 +619,7 @@ def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
     assert "r1 — UNCALIBRATED: skew_s never calibrated" in page
 
 
+@pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = make_run(tmp_path / "run", reps=1, n_windows=2)
@@ -630,6 +636,7 @@ def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
     assert sorted(p.name for p in run.iterdir() if p.name.startswith(".report")) == []
 
 
+@pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_a_family_with_a_slash_still_gets_its_figures(tmp_path: Path) -> None:
     run = make_run(tmp_path / "run", reps=1, n_windows=2)
     segment = next((run / "points.parquet").glob("seg-*.parquet"))

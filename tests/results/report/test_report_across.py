@@ -128,6 +128,7 @@ def test_rig_report_of_two_runs_writes_the_page_table_and_methods(
     assert page.count("<p class='methods'>") == 2
 
 
+@pytest.mark.pipeline  # a whole report drawn by rig report (tests/README.md)
 def test_one_run_keeps_the_single_run_report(base: Path, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     code, err = run_rig(["report", str(base), "--out", str(tmp_path / "one")], capsys,
@@ -161,6 +162,7 @@ def test_a_run_given_twice_is_refused(base: Path, tmp_path: Path,
                    f"{base}: given twice", tmp_path, capsys, monkeypatch)
 
 
+@pytest.mark.pipeline  # a browser (tests/README.md)
 def test_the_comparison_page_works_in_a_browser_at_800_px(base: Path, tmp_path: Path) -> None:
     b = _copy(base, tmp_path / "tuesday", 1.25)
     c = _copy(base, tmp_path / "wednesday", 0.9)

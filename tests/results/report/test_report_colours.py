@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from energyrig.domain import Point, Window
 from energyrig.results import RunWriter
 from energyrig.results.report import write_report
@@ -44,6 +46,7 @@ def _colours(report: Path) -> dict[str, set[str]]:
     return seen
 
 
+@pytest.mark.pipeline  # two whole reports drawn (tests/README.md)
 def test_an_op_has_one_colour_in_every_figure_and_every_run_of_its_plan(
         tmp_path: Path) -> None:
     report = write_report(_run(tmp_path / "all"), flags=FLAGS).parent

@@ -12,7 +12,9 @@ LABEL`` or a constant) and the trigger (``--trigger LABEL``, required: an analog
 as ``ADC voltage`` with ``--trigger-level``, or a channel of 0/1 values). The files must
 hold the same time stamps row by row, on a uniform grid (within a quarter period); a file
 that does not (another selection, another rate, a channel exported as transitions) is refused
-naming it. The files are read ``chunk_samples`` rows at a time, in step.
+naming it. The files are read ``chunk_samples`` rows at a time, in step. The UART log's
+marks (``--uart-start``/``--uart-stop``) are read from the saved project only: no public source
+states how Otii exports a log channel.
 """
 from __future__ import annotations
 
@@ -57,6 +59,11 @@ class OtiiCsvCapture:
         if not sep or not label:
             raise CaptureError(self.source, "an Otii CSV export is named 'CHANNEL - DEVICE.csv' "
                                             "(e.g. 'Main current - Ace.csv'); rename it so")
+        if options.uart_start is not None:
+            raise ChannelError(self.source, "trigger: the UART log is read from the saved "
+                                            "project, not from a CSV export (no public source "
+                                            "states how Otii exports a log): analyse the "
+                                            "project's .otii3 with --uart-start/--uart-stop")
         self.current = self._file(options.current or CURRENT, "current")
         voltage = options.voltage
         self.voltage_constant_v = voltage if isinstance(voltage, float) else None

@@ -171,3 +171,15 @@ def test_a_csv_export_asked_for_uart_marks_says_to_analyse_the_project(
     assert err.startswith(f"rig: error: {export}: trigger: the UART log is read from the "
                           "saved project") and err.count("\n") == 1
     assert "--uart-start/--uart-stop" in err
+
+
+def test_a_csv_export_without_a_trigger_names_the_channels_exported_beside_it(
+        tmp_path: Path) -> None:
+    """Otii's CSV export holds no trigger of its own: the refusal lists what is there."""
+    for label in ("Main current", "Main voltage", "ADC voltage"):
+        (tmp_path / f"{label} - Arc.csv").write_text('"Timestamp","Value"\n0.000000,0.001\n')
+    (tmp_path / "Main current - Ace.csv").write_text('"Timestamp","Value"\n0.000000,0.001\n')
+    with pytest.raises(ChannelError, match=r"--trigger 'ADC voltage' --trigger-level 1.65 "
+                                           r"\(channels exported beside it: ADC voltage, "
+                                           r"Main current, Main voltage\)$"):
+        open_capture(tmp_path / "Main current - Arc.csv", CaptureOptions())

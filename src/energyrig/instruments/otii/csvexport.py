@@ -71,11 +71,18 @@ class OtiiCsvCapture:
                         else self._file(str(voltage or VOLTAGE), "voltage"))
         if options.trigger is None:
             raise ChannelError(self.source, "trigger: name the channel that carries it, e.g. "
-                                            "--trigger 'ADC voltage' --trigger-level 1.65")
+                                            "--trigger 'ADC voltage' --trigger-level 1.65 "
+                                            f"(channels exported beside it: {self._labels()})")
         self.trigger = self._file(options.trigger, "trigger")
         self._analog = (AnalogTrigger(options.trigger_level_v, options.trigger_hysteresis_v)
                         if options.trigger_level_v is not None else None)
         self._amperes_per_unit = options.amperes_per_volt(self.source)
+
+    def _labels(self) -> str:
+        """The channels of this device exported in the file's folder, by label."""
+        suffix = f" - {self.device}.csv"
+        return ", ".join(sorted(p.name[:-len(suffix)]
+                                for p in self.path.parent.glob(f"*{suffix}"))) or "none"
 
     def _file(self, label: str, role: str) -> Path:
         path = self.path.with_name(f"{label} - {self.device}.csv")

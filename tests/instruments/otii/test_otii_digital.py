@@ -183,3 +183,18 @@ def test_a_csv_export_without_a_trigger_names_the_channels_exported_beside_it(
                                            r"\(channels exported beside it: ADC voltage, "
                                            r"Main current, Main voltage\)$"):
         open_capture(tmp_path / "Main current - Arc.csv", CaptureOptions())
+
+
+def test_a_log_copied_without_its_write_ahead_log_says_so(tmp_path: Path) -> None:
+    """A 4 KB events.db whose table and rows Otii left in the WAL, copied without it."""
+    stub = write_otii3(tmp_path, _signals(2000), RATE, extra=[uart_log_measurement()])
+    writer = write_uart_log(tmp_path, ROWS)
+    folder = tmp_path / "data" / "data" / "project" / "blob-rx"
+    shell = (folder / "events.db").read_bytes()
+    writer.close()
+    for name in ("events.db-wal", "events.db-shm"):
+        (folder / name).unlink(missing_ok=True)
+    (folder / "events.db").write_bytes(shell)
+    with pytest.raises(CaptureError, match=r"no such table: event \(no events.db-wal beside "
+                                           r"it: Otii may keep the whole log there"):
+        open_capture(stub, CaptureOptions(uart_start=START, uart_stop=STOP))

@@ -91,8 +91,11 @@ def uart_transitions(folder: Path, source: str, start: str, stop: str, offset_s:
                     times.append(offset_s + float(time_us) / 1e6)
                     levels.append(0 if high else 1)
         except (sqlite3.Error, TypeError, ValueError) as exc:
+            wal = ("" if (folder / (EVENTS_DB + "-wal")).is_file() else
+                   f" (no {EVENTS_DB}-wal beside it: Otii may keep the whole log there; copy "
+                   "the project with it)")
             raise CaptureError(source, f"the UART log {db} is not the table event(id, time, "
-                                       f"data) Otii writes: {exc}") from exc
+                                       f"data) Otii writes: {exc}{wal}") from exc
         finally:
             con.close()
     if not levels:

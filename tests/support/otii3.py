@@ -7,6 +7,7 @@ float32 little-endian ``data/data/project/<blob>/samples.dat``. Used by the test
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -50,3 +51,28 @@ def write_otii3(folder: Path, signals: Mapping[str, np.ndarray | Iterable[np.nda
     stub = folder / "bench.otii3"
     stub.write_text(json.dumps({"name": "bench", "format": "otii3"}))
     return stub
+
+
+def uart_log_measurement(offset_us: float = 0.0, blob: str = "blob-rx") -> dict[str, Any]:
+    """The ``rx`` measurement of a recording (``write_otii3``'s ``extra``): a ``log`` output of
+    Otii's virtual ``Uart`` device, as the devices of otiio's real test projects declare it."""
+    return {"measurement": {"id": "m-rx", "source": {"type": "log", "id": 0, "group_id": 0,
+                                                     "name": "rx", "device": "uart-1"}},
+            "data": {"id": blob}, "offset": offset_us}
+
+
+def write_uart_log(folder: Path, rows: Iterable[tuple[int, bytes | str]],
+                   blob: str = "blob-rx") -> sqlite3.Connection:
+    """The UART log of ``write_otii3``'s project in ``folder``: ``events.db`` in WAL mode with
+    the table ``event(id, time, data)`` (time in µs from the recording's start, data the line),
+    the layout github.com/nreinoso23/floodnet-energy-cadence (``scripts/common_otii.py``) reads
+    from real Otii Arc projects. Returns the open connection: until it is closed the rows live
+    in ``events.db-wal`` only, as in a project Otii has not checkpointed."""
+    where = folder / "data" / "data" / "project" / blob
+    where.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(where / "events.db")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("CREATE TABLE event (id INTEGER PRIMARY KEY, time INTEGER, data BLOB)")
+    con.executemany("INSERT INTO event (time, data) VALUES (?, ?)", list(rows))
+    con.commit()
+    return con

@@ -282,6 +282,7 @@ _HELP = (
     "  rig analyze profiler-session.ppk2 --trigger D3 --voltage 3.0\n"
     "  rig analyze saleae/analog.csv --digital saleae/digital.csv --trigger 'Channel 2' "
     "--current 'Channel 0' --shunt-ohms 1 --voltage 3.3\n"
+    "  rig analyze bench.otii3 --uart-start 'BENCH START' --uart-stop 'BENCH STOP'\n"
     "  rig analyze otii.csv --time-column 'Time (s)' --current-column 'Main current (A)' "
     "--voltage 3.3 --trigger-column GPI --trigger-bit 1"
 )
@@ -328,6 +329,15 @@ def register(app: typer.Typer) -> None:
             help="Saleae Logic 2 export: the digital CSV holding the trigger, read with the "
                  "analog CSV given as CAPTURE (default: digital.csv beside it; CAPTURE may "
                  "also be the export's folder)."),
+        uart_start: Optional[str] = typer.Option(
+            None, "--uart-start", metavar="TEXT",
+            help="Otii project (.otii3): the trigger is the UART log (rx): a window opens at "
+                 "a line starting with TEXT (the firmware prints it as the batch starts). "
+                 "With --uart-stop."),
+        uart_stop: Optional[str] = typer.Option(
+            None, "--uart-stop", metavar="TEXT",
+            help="Otii project: a window closes at the first line of the UART log after "
+                 "its start that starts with TEXT. With --uart-start."),
         trigger_level: Optional[float] = typer.Option(
             None, metavar="VOLTS",
             help="Threshold of an analog trigger (sigrok analog channel, CSV column of volts), "
@@ -408,7 +418,8 @@ def register(app: typer.Typer) -> None:
                                      shunt_ohms=shunt_ohms, current_scale_a_per_v=current_scale,
                                      trigger_bit=trigger_bit, time=time_column,
                                      time_unit=time_unit, current_unit=current_unit,
-                                     digital_layout=digital_layout, digital=digital)
+                                     digital_layout=digital_layout, digital=digital,
+                                     uart_start=uart_start, uart_stop=uart_stop)
             settings = WindowSettings(active_high=not active_low, min_pulse_s=min_pulse,
                                       guard_s=guard, baseline_s=baseline, min_samples=min_samples)
         except ValueError as exc:

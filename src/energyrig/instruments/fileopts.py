@@ -89,6 +89,10 @@ class CaptureOptions:
     digital:
         A second file holding the trigger, for a recording exported as two files (Saleae
         Logic 2's ``digital.csv`` beside its ``analog.csv``).
+    uart_start, uart_stop:
+        The window is marked in a UART log (an Otii project's ``rx``): high from a line
+        starting with ``uart_start`` to the first line after it starting with ``uart_stop``.
+        Both or neither.
     """
 
     trigger: str | None = None
@@ -105,6 +109,8 @@ class CaptureOptions:
     chunk_samples: int = DEFAULT_CHUNK_SAMPLES
     digital_layout: str | None = None
     digital: Path | None = None
+    uart_start: str | None = None
+    uart_stop: str | None = None
 
     def __post_init__(self) -> None:
         """A constant supply voltage must be finite and positive: NaN or a negative voltage
@@ -128,6 +134,12 @@ class CaptureOptions:
         if self.digital_layout is not None and self.digital_layout not in DIGITAL_LAYOUTS:
             raise ValueError(f"digital layout must be one of {', '.join(DIGITAL_LAYOUTS)}, "
                              f"got {self.digital_layout!r}")
+        if (self.uart_start is None) != (self.uart_stop is None):
+            raise ValueError("give both --uart-start and --uart-stop: the texts that open and "
+                             "close a window in the UART log")
+        if self.uart_start is not None and not (self.uart_start.strip()
+                                                and str(self.uart_stop).strip()):
+            raise ValueError("--uart-start and --uart-stop must hold text other than spaces")
 
     def logic_channel(self, source: str | Path) -> int:
         """The logic input carrying the trigger, 0..7: ``trigger_bit``, else the number of

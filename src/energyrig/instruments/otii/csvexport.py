@@ -12,7 +12,9 @@ LABEL`` or a constant) and the trigger (``--trigger LABEL``, required: an analog
 as ``ADC voltage`` with ``--trigger-level``, or a channel of 0/1 values). The files must
 hold the same time stamps row by row, on a uniform grid (within a quarter period); a file
 that does not (another selection, another rate, a channel exported as transitions) is refused
-naming it. The files are read ``chunk_samples`` rows at a time, in step.
+naming it. The files are read ``chunk_samples`` rows at a time, in step. The UART log's
+marks (``--uart-start``/``--uart-stop``) are read from the saved project only: no public source
+states how Otii exports a log channel.
 """
 from __future__ import annotations
 
@@ -57,6 +59,11 @@ class OtiiCsvCapture:
         if not sep or not label:
             raise CaptureError(self.source, "an Otii CSV export is named 'CHANNEL - DEVICE.csv' "
                                             "(e.g. 'Main current - Ace.csv'); rename it so")
+        if options.uart_start is not None:
+            raise ChannelError(self.source, "trigger: the UART log is read from the saved "
+                                            "project, not from a CSV export (no public source "
+                                            "states how Otii exports a log): analyse the "
+                                            "project's .otii3 with --uart-start/--uart-stop")
         self.current = self._file(options.current or CURRENT, "current")
         voltage = options.voltage
         self.voltage_constant_v = voltage if isinstance(voltage, float) else None
@@ -64,11 +71,18 @@ class OtiiCsvCapture:
                         else self._file(str(voltage or VOLTAGE), "voltage"))
         if options.trigger is None:
             raise ChannelError(self.source, "trigger: name the channel that carries it, e.g. "
-                                            "--trigger 'ADC voltage' --trigger-level 1.65")
+                                            "--trigger 'ADC voltage' --trigger-level 1.65 "
+                                            f"(channels exported beside it: {self._labels()})")
         self.trigger = self._file(options.trigger, "trigger")
         self._analog = (AnalogTrigger(options.trigger_level_v, options.trigger_hysteresis_v)
                         if options.trigger_level_v is not None else None)
         self._amperes_per_unit = options.amperes_per_volt(self.source)
+
+    def _labels(self) -> str:
+        """The channels of this device exported in the file's folder, by label."""
+        suffix = f" - {self.device}.csv"
+        return ", ".join(sorted(p.name[:-len(suffix)]
+                                for p in self.path.parent.glob(f"*{suffix}"))) or "none"
 
     def _file(self, label: str, role: str) -> Path:
         path = self.path.with_name(f"{label} - {self.device}.csv")

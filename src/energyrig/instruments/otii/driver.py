@@ -36,6 +36,7 @@ from energyrig.instruments.base import (
     RecordedCapture,
 )
 from energyrig.instruments.otii.config import OtiiConfig, split_server
+from energyrig.instruments.otii.marks import levels_at
 from energyrig.instruments.otii.spec import RESOLUTION
 from energyrig.instruments.progress import ProgressBound
 
@@ -331,6 +332,5 @@ def _levels(t_s: npt.NDArray[np.float64],
     """The input's level (0/1) at each time ``t_s`` from its transitions (low before the
     first)."""
     times = np.array([float(t["timestamp"]) for t in transitions], dtype=np.float64)
-    values = np.array([bool(t["value"]) for t in transitions], dtype=np.uint8)
-    k = np.searchsorted(times, t_s, side="right") - 1
-    return np.where(k >= 0, values[np.maximum(k, 0)] if len(values) else 0, 0).astype(np.uint8)
+    return levels_at(t_s, times, np.array([bool(t["value"]) for t in transitions],
+                                          dtype=np.uint8))

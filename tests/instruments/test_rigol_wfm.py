@@ -144,7 +144,8 @@ def _poke(offset: int, value: bytes):
 
 
 @pytest.mark.parametrize(("spoil", "expected"), [
-    (_poke(44, struct.pack("<f", 10.0)), "CH1 has a 10X probe, which a DS1000E includes"),
+    (_poke(44, struct.pack("<f", 10.0)), "CH1 has a 10X probe, which a DS1000E leaves out of "
+                                          "the stated scale"),
     (_poke(142, b"\x04"), "alternate trigger (each channel on its own time base)"),
     (_poke(100, struct.pack("<f", 0.0)), "sample rate 0.0 Hz is not > 0"),
     (lambda p: p.write_bytes(p.read_bytes()[:-10]), "CH2's 1000 points need bytes up to 2276, "

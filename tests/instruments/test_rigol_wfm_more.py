@@ -1,7 +1,8 @@
 """Rigol ``.wfm`` of the DS1000Z, DS6000, DS1000B and DS1000C, written as RigolWFM 1.6.0's ksy
 states (tests/support/rigol_wfm.py), read by `rig analyze` by content: every window's energy
 against numpy on the samples the file holds, scaled as RigolWFM's channel.py scales them; a
-file the rig cannot read refused in one line."""
+file the rig cannot read refused in one line. And a DS1000D told from a DS1000E by its logic
+analyser header."""
 from __future__ import annotations
 
 import struct
@@ -27,6 +28,7 @@ from support.rigol_wfm import (
     write_ds1000c,
     write_ds1000z,
     write_ds2000,
+    write_rigol_wfm,
 )
 from support.scope_files import DT, LEVEL_V, analyze, check_windows, true_energies
 
@@ -147,6 +149,25 @@ def test_ds1000c_by_its_magic_or_its_size(tmp_path: Path, first: int) -> None:
     capture = open_capture(path, CaptureOptions(current="CH1", voltage=3.0, trigger="CH2",
                                                 trigger_level_v=LEVEL_V))
     assert capture.kind == "Rigol DS1000C .wfm"
+
+
+def test_ds1000d_told_by_its_logic_analyser_header(tmp_path: Path) -> None:
+    """The pod off, but the logic analyser header a DS1000D's (not the bytes every DS1000E
+    writes): the stated scale already holds the 10X probe (RigolWFM channel.py
+    ``ds1000d``), so it is not multiplied again."""
+    path = tmp_path / "DS1102D.wfm"
+    write_rigol_wfm(path, N, probe=10.0, ds1000d=True)
+    shunt, trigger = volts(raw(0, 0, N), 0), volts(raw(1, 0, N), 1)
+    check_windows(analyze(path, *ARGS), true_energies(shunt, 3.0, trigger > LEVEL_V))
+
+
+def test_10x_probe_with_a_ds1000e_logic_header_still_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "DS1052E.wfm"
+    write_rigol_wfm(path, 1000, probe=10.0)
+    assert_refused(["analyze", str(path), *ARGS], "its logic analyser header is a DS1000E's, "
+                   "which a DS1000D may write too", tmp_path, capsys, monkeypatch)
 
 
 def _poke(offset: int, value: bytes):

@@ -19,6 +19,10 @@ from support.scope_files import DT, profile
 CHANNELS = ((1_000, -100), (1_000_000, 0))
 ZERO = 125  # the raw code of 0 V before the shift
 TIME_OFFSET_PS = 2_000_000_000  # the trigger 2 ms into the record's middle
+#: The logic analyser header (bytes 120..141) of every DS1000E capture in RigolWFM's tests,
+#: and of its DS1000D capture DS1102D-A.wfm (the pod off; bit 0 of byte 120 sets it on).
+DS1000E_LA = bytes.fromhex("00000000000102030405060700010203040506070707")
+DS1000D_LA = bytes.fromhex("000f00e0000102030405060707070707070707070707")
 
 
 def step_v(k: int, probe: float = 1.0) -> float:
@@ -39,8 +43,10 @@ def volts(codes: np.ndarray, k: int, probe: float = 1.0) -> np.ndarray:
 
 
 def header(n: int, *, probe: float = 1.0, logic_pod: bool = False, roll_stop: int = 0,
-           ch2: bool = True) -> bytearray:
-    """The 276-byte header of a record of ``n`` points per channel (its memory depth)."""
+           ch2: bool = True, ds1000d: bool = False) -> bytearray:
+    """The 276-byte header of a record of ``n`` points per channel (its memory depth): a
+    DS1000E's logic analyser header, or a DS1000D's (``ds1000d``; ``logic_pod``: its pod
+    on)."""
     head = bytearray(276)
     head[0:4] = b"\xa5\xa5\x00\x00"
     struct.pack_into("<I", head, 20, roll_stop)
@@ -53,7 +59,8 @@ def header(n: int, *, probe: float = 1.0, logic_pod: bool = False, roll_stop: in
         struct.pack_into("<ih", head, at + 18, scale_uv, shift)  # as measured
     struct.pack_into("<f", head, 84 + 16, 1.0 / DT)
     struct.pack_into("<q", head, 84 + 28, TIME_OFFSET_PS)
-    head[120] = 1 if logic_pod else 0
+    head[120:142] = DS1000D_LA if ds1000d or logic_pod else DS1000E_LA
+    head[120] |= 1 if logic_pod else 0
     struct.pack_into("<I", head, 232, n if ch2 else 0)
     return head
 
@@ -67,7 +74,7 @@ def write_rigol_wfm(path: Path, n: int, block: int = 1 << 20, **options: object)
         for k in range(2 if head[34 + 24 + 15] else 1):
             for a in range(0, n, block):
                 out.write(raw(k, a, min(block, n - a)).tobytes())
-        if head[120]:
+        if head[120] & 1:
             out.write(np.zeros(n, dtype="<u2").tobytes())
 
 

@@ -22,6 +22,7 @@ from support.rigol_wfm import (
     ds1000z_volts,
     ds2000_raw,
     ds2000_volts,
+    poke,
     raw,
     volts,
     write_ds1000b,
@@ -170,24 +171,16 @@ def test_10x_probe_with_a_ds1000e_logic_header_still_refused(
                    "which a DS1000D may write too", tmp_path, capsys, monkeypatch)
 
 
-def _poke(offset: int, value: bytes):
-    def spoil(path: Path) -> None:
-        data = bytearray(path.read_bytes())
-        data[offset:offset + len(value)] = value
-        path.write_bytes(bytes(data))
-    return spoil
-
-
 def _cut(count: int):
     return lambda p: p.write_bytes(p.read_bytes()[:-count])
 
 
 @pytest.mark.parametrize(("write", "spoil", "expected"), [
-    (write_ds1000z, _poke(84, b"\xd0\x00"), "Rigol DS1000Z .wfm: header block 0100 and "
+    (write_ds1000z, poke(84, b"\xd0\x00"), "Rigol DS1000Z .wfm: header block 0100 and "
                                             "structure size 0xd0 are not the layout the rig "
                                             "reads"),
-    (write_ds1000z, _poke(112, b"\x01"), "Rigol DS1000Z .wfm: a peak detect record"),
-    (write_ds1000z, _poke(120, struct.pack("<f", 0.0)), "sample rate 0.0 Hz is not > 0"),
+    (write_ds1000z, poke(112, b"\x01"), "Rigol DS1000Z .wfm: a peak detect record"),
+    (write_ds1000z, poke(120, struct.pack("<f", 0.0)), "sample rate 0.0 Hz is not > 0"),
     (write_ds1000z, _cut(1), "Rigol DS1000Z .wfm: CH1's 1000 points need bytes up to 3088, "
                              "the file has 3087 (truncated?)"),
     (write_ds1000z, lambda p: p.write_bytes(p.read_bytes()[:200]),
@@ -196,7 +189,7 @@ def _cut(count: int):
                              "the file has 2419 (truncated?)"),
     (write_ds1000c, _cut(1), "Rigol DS1000C .wfm: CH2's 1000 points need bytes up to 2256, "
                              "the file has 2255 (truncated?)"),
-    (write_ds1000c, _poke(142, b"\x04"), "Rigol DS1000C .wfm: alternate trigger"),
+    (write_ds1000c, poke(142, b"\x04"), "Rigol DS1000C .wfm: alternate trigger"),
     (lambda p, n: write_ds2000(p, n, serial=DS6000), _cut(1),
      "Rigol DS6000 .wfm: CH2's 1000 points need bytes up to 3044, the file has 3043"),
     (lambda p, n: write_ds2000(p, n, serial=DS6000, peak=True), lambda p: None,

@@ -10,6 +10,7 @@ The signal is :func:`support.scope_files.profile`'s: CH1 the shunt's volts (µV/
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,15 @@ TIME_OFFSET_PS = 2_000_000_000  # the trigger 2 ms into the record's middle
 #: and of its DS1000D capture DS1102D-A.wfm (the pod off; bit 0 of byte 120 sets it on).
 DS1000E_LA = bytes.fromhex("00000000000102030405060700010203040506070707")
 DS1000D_LA = bytes.fromhex("000f00e0000102030405060707070707070707070707")
+
+
+def poke(offset: int, value: bytes) -> Callable[[Path], None]:
+    """A spoiler of a written file: ``value`` over its bytes from ``offset``."""
+    def spoil(path: Path) -> None:
+        data = bytearray(path.read_bytes())
+        data[offset:offset + len(value)] = value
+        path.write_bytes(bytes(data))
+    return spoil
 
 
 def step_v(k: int, probe: float = 1.0) -> float:

@@ -530,13 +530,28 @@ def _period(rate_hz: float, kind: str, source: str) -> float:
     return 1.0 / rate_hz
 
 
-def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
-    """CH1 and CH2 of a DS1000E/D header (the layout in the module's docstring)."""
-    h = _fields(head, _DS1000E_FIELDS)
-    if h["trigger_mode"] == _DS1000E_ALT:
+def _refuse_record(refused: bool, kind: str, source: str, *, peak: bool = False) -> None:
+    """Refuse a record the rig does not read: a peak detect one (``peak``) or one on an
+    alternate trigger (each channel on its own time base).
+
+    Raises
+    ------
+    CaptureError
+        ``refused``.
+    """
+    if refused and peak:
+        raise CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
+                                   "average and high resolution ones (save in Normal)")
+    if refused:
         raise CaptureError(source, f"{kind}: alternate trigger (each channel on its own time "
                                    "base): the rig reads channels on one time base (save "
                                    "with an edge trigger)")
+
+
+def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1 and CH2 of a DS1000E/D header (the layout in the module's docstring)."""
+    h = _fields(head, _DS1000E_FIELDS)
+    _refuse_record(h["trigger_mode"] == _DS1000E_ALT, kind, source)
     period = _period(h["rate_hz"], kind, source)
     skip = int(h["roll_stop"]) + 2 if h["roll_stop"] else 0
     ds1000d = head[_DS1000E_LA_AT:_DS1000E_LA_AT + len(_DS1000E_LA)] != _DS1000E_LA
@@ -564,9 +579,7 @@ def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
 def _ds2000(head: bytes, kind: str, source: str) -> list[Trace]:
     """CH1..CH4 of a DS2000 header (the layout in the module's docstring)."""
     h = _fields(head, _DS2000_FIELDS)
-    if h["acquisition"] == _DS2000_PEAK:
-        raise CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
-                                   "average and high resolution ones (save in Normal)")
+    _refuse_record(h["acquisition"] == _DS2000_PEAK, kind, source, peak=True)
     offsets = struct.unpack_from("<4I", head, 68)
     interwoven = bool(head[65] & 1)
     period = _period(h["rate_hz"], kind, source)
@@ -626,9 +639,7 @@ def _ds6000(head: bytes, kind: str, source: str) -> list[Trace]:
     is present when its bit of the mask at 64 is set and its offset is not 0, and inverted
     when the byte after its offset (f32) is not 0 (RigolWFM channel.py ``ds6000``)."""
     h = _fields(head, _DS2000_FIELDS)
-    if h["acquisition"] == _DS2000_PEAK:
-        raise CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
-                                   "average and high resolution ones (save in Normal)")
+    _refuse_record(h["acquisition"] == _DS2000_PEAK, kind, source, peak=True)
     offsets = struct.unpack_from("<4I", head, 68)
     period = _period(h["rate_hz"], kind, source)
     origin = (h["offset_ps"] * 1e-12 + h["z_pt"] * period) - h["storage_depth"] * period / 2
@@ -655,9 +666,7 @@ def _ds1000z(head: bytes, kind: str, source: str) -> list[Trace]:
         raise CaptureError(source, f"{kind}: header block {head[48:50].hex()} and structure "
                                    f"size {h['structure']:#x} are not the layout the rig reads "
                                    "(block 0100, size 0xd8): another firmware's file?")
-    if h["acquisition"] == _DS1000Z_PEAK:
-        raise CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
-                                   "average and high resolution ones (save in Normal)")
+    _refuse_record(h["acquisition"] == _DS1000Z_PEAK, kind, source, peak=True)
     period = _period(h["rate_ghz"] * 1e9, kind, source)
     enabled = [k for k in range(4) if h["mask"] >> k & 1]
     stride = 4 if len(enabled) == 3 else max(len(enabled), 1)
@@ -728,10 +737,7 @@ def _ds1000c(head: bytes, kind: str, source: str) -> list[Trace]:
     """CH1 and CH2 of a DS1000C header (RigolWFM ``ksy/rigol_1000c_wfm.ksy`` and channel.py
     ``ds1000c``): volts = s × (125 − raw) − shift × s, s = ±scale × 1e-6 × probe / 25."""
     h = _fields(head, _DS1000C_FIELDS)
-    if h["trigger_mode"] == _DS1000E_ALT:
-        raise CaptureError(source, f"{kind}: alternate trigger (each channel on its own time "
-                                   "base): the rig reads channels on one time base (save "
-                                   "with an edge trigger)")
+    _refuse_record(h["trigger_mode"] == _DS1000E_ALT, kind, source)
     period = _period(h["rate_hz"], kind, source)
     points = int(h["points"])
     offset = _DS1000C_DATA + (_DS1000C_PAD if head[0] == 0xA5 else 0)

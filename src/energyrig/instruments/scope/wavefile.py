@@ -701,8 +701,8 @@ def _ds1000z_logic(path: Path, trace: Trace, block: int = 1 << 20) -> bool:
     seen: tuple[set[int], set[int]] = (set(), set())
     with path.open("rb") as f:
         f.seek(trace.offset)
-        for _ in range(0, trace.samples, block):
-            raw = np.fromfile(f, dtype=np.uint8, count=block)
+        for start in range(0, trace.samples, block):
+            raw = np.fromfile(f, dtype=np.uint8, count=min(block, trace.samples - start))
             for lane, values in zip((0, 2), seen):
                 values.update(np.unique(raw[lane::4]).tolist())
                 if len(values) > 8 or any(v & (v - 1) for v in values):

@@ -152,6 +152,24 @@ def test_ds1000c_by_its_magic_or_its_size(tmp_path: Path, first: int) -> None:
     assert capture.kind == "Rigol DS1000C .wfm"
 
 
+@pytest.mark.parametrize(("write", "kind"), [
+    (write_ds1000z, "Rigol DS1000Z .wfm"),
+    (lambda p, n: write_ds2000(p, n, serial=DS6000), "Rigol DS6000 .wfm"),
+    (write_ds1000b, "Rigol DS1000B .wfm"),
+    (lambda p, n: write_ds1000c(p, n, first=0xA5), "Rigol DS1000C .wfm"),
+])
+def test_recognised_by_content_under_any_name(tmp_path: Path, write, kind: str) -> None:
+    """No format option, no telling name: the magic (and for a DS1000C with the DS1000E's
+    magic, the size; for a DS6000 the serial) says which layout."""
+    path = tmp_path / "capture.dat"
+    write(path, N)
+    doc = analyze(path, *ARGS)
+    assert len(doc["windows"]) == 3
+    capture = open_capture(path, CaptureOptions(current="CH1", voltage=3.0, trigger="CH2",
+                                                trigger_level_v=LEVEL_V))
+    assert capture.kind == kind
+
+
 def test_ds1000d_told_by_its_logic_analyser_header(tmp_path: Path) -> None:
     """The pod off, but the logic analyser header a DS1000D's (not the bytes every DS1000E
     writes): the stated scale already holds the 10X probe (RigolWFM channel.py

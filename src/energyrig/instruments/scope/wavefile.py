@@ -408,7 +408,8 @@ _DS1000E_LA_AT = 120
 _DS2000_FIELDS = {"acquisition": (84, "H"), "rate_hz": (96, "f"), "offset_ps": (112, "q"),
                   "storage_depth": (244, "I"), "z_pt": (248, "I"), "wfm_len": (252, "I")}
 _DS2000_4000_CHANNEL = struct.Struct("<B 7x f f B B")
-_DS2000_ZERO = 127  # the raw code of 0 V before the offset (RigolWFM channel.py, DS2000/4000)
+_DS2000_ZERO = 127  # the raw code of 0 V before the offset (RigolWFM channel.py: DS2000, DS4000,
+#                     DS6000, DS1000B, DS1000Z)
 _DS2000_PEAK = 2
 #: Rigol DS4000 ``.wfm`` (RigolWFM ``ksy/rigol_4000_wfm.ksy``, reverse-engineered from its
 #: captures): header fields; channel headers as the DS2000's, 28 bytes from 124; 32 codes
@@ -428,7 +429,6 @@ _DS1000Z_FIELDS = {"offset_ps": (72, "q"), "structure": (84, "H"), "mask": (88, 
                    "horizontal_size": (256, "I"), "horizontal_offset": (260, "I")}
 _DS1000Z_CHANNEL = struct.Struct("<B 7x f f B")
 _DS1000Z_PEAK = 1
-_DS1000Z_ZERO = 127
 #: The DS1000Z firmware whose two-channel records RigolWFM reads with another vertical
 #: bias (``vertical_bias`` in its ksy): +1/5 div on a negative offset, none otherwise.
 _DS1000Z_SP3_FIRMWARE = b"00.04.04.SP3"
@@ -530,28 +530,24 @@ def _period(rate_hz: float, kind: str, source: str) -> float:
     return 1.0 / rate_hz
 
 
-def _refuse_record(refused: bool, kind: str, source: str, *, peak: bool = False) -> None:
-    """Refuse a record the rig does not read: a peak detect one (``peak``) or one on an
-    alternate trigger (each channel on its own time base).
+def _peak_detect(kind: str, source: str) -> CaptureError:
+    """The refusal of a peak detect record (min/max pairs, not samples)."""
+    return CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
+                                "average and high resolution ones (save in Normal)")
 
-    Raises
-    ------
-    CaptureError
-        ``refused``.
-    """
-    if refused and peak:
-        raise CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
-                                   "average and high resolution ones (save in Normal)")
-    if refused:
-        raise CaptureError(source, f"{kind}: alternate trigger (each channel on its own time "
-                                   "base): the rig reads channels on one time base (save "
-                                   "with an edge trigger)")
+
+def _alternate_trigger(kind: str, source: str) -> CaptureError:
+    """The refusal of a record on an alternate trigger (each channel on its own time base)."""
+    return CaptureError(source, f"{kind}: alternate trigger (each channel on its own time "
+                                "base): the rig reads channels on one time base (save with "
+                                "an edge trigger)")
 
 
 def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
     """CH1 and CH2 of a DS1000E/D header (the layout in the module's docstring)."""
     h = _fields(head, _DS1000E_FIELDS)
-    _refuse_record(h["trigger_mode"] == _DS1000E_ALT, kind, source)
+    if h["trigger_mode"] == _DS1000E_ALT:
+        raise _alternate_trigger(kind, source)
     period = _period(h["rate_hz"], kind, source)
     skip = int(h["roll_stop"]) + 2 if h["roll_stop"] else 0
     ds1000d = head[_DS1000E_LA_AT:_DS1000E_LA_AT + len(_DS1000E_LA)] != _DS1000E_LA
@@ -579,7 +575,8 @@ def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
 def _ds2000(head: bytes, kind: str, source: str) -> list[Trace]:
     """CH1..CH4 of a DS2000 header (the layout in the module's docstring)."""
     h = _fields(head, _DS2000_FIELDS)
-    _refuse_record(h["acquisition"] == _DS2000_PEAK, kind, source, peak=True)
+    if h["acquisition"] == _DS2000_PEAK:
+        raise _peak_detect(kind, source)
     offsets = struct.unpack_from("<4I", head, 68)
     interwoven = bool(head[65] & 1)
     period = _period(h["rate_hz"], kind, source)
@@ -639,7 +636,8 @@ def _ds6000(head: bytes, kind: str, source: str) -> list[Trace]:
     is present when its bit of the mask at 64 is set and its offset is not 0, and inverted
     when the byte after its offset (f32) is not 0 (RigolWFM channel.py ``ds6000``)."""
     h = _fields(head, _DS2000_FIELDS)
-    _refuse_record(h["acquisition"] == _DS2000_PEAK, kind, source, peak=True)
+    if h["acquisition"] == _DS2000_PEAK:
+        raise _peak_detect(kind, source)
     offsets = struct.unpack_from("<4I", head, 68)
     period = _period(h["rate_hz"], kind, source)
     origin = (h["offset_ps"] * 1e-12 + h["z_pt"] * period) - h["storage_depth"] * period / 2
@@ -666,7 +664,8 @@ def _ds1000z(head: bytes, kind: str, source: str) -> list[Trace]:
         raise CaptureError(source, f"{kind}: header block {head[48:50].hex()} and structure "
                                    f"size {h['structure']:#x} are not the layout the rig reads "
                                    "(block 0100, size 0xd8): another firmware's file?")
-    _refuse_record(h["acquisition"] == _DS1000Z_PEAK, kind, source, peak=True)
+    if h["acquisition"] == _DS1000Z_PEAK:
+        raise _peak_detect(kind, source)
     period = _period(h["rate_ghz"] * 1e9, kind, source)
     enabled = [k for k in range(4) if h["mask"] >> k & 1]
     stride = 4 if len(enabled) == 3 else max(len(enabled), 1)
@@ -684,10 +683,10 @@ def _ds1000z(head: bytes, kind: str, source: str) -> list[Trace]:
         if stride == 2:  # RigolWFM _channel_bytes: odd bytes unless an earlier slot is on
             lane = 0 if any(head[124 + 28 * i] for i in range(k)) else 1
         else:
-            lane = 4 - (k + 1) if stride == 4 else 0
+            lane = 3 - k if stride == 4 else 0
         traces.append(Trace(f"CH{k + 1}", data + lane, np.dtype("u1"), points, period,
                             h["offset_ps"] * 1e-12 - points * period / 2, False,
-                            per_div / 20.0, _DS1000Z_ZERO, -(shift - bias), stride=stride))
+                            per_div / 20.0, _DS2000_ZERO, -(shift - bias), stride=stride))
     return traces
 
 
@@ -737,7 +736,8 @@ def _ds1000c(head: bytes, kind: str, source: str) -> list[Trace]:
     """CH1 and CH2 of a DS1000C header (RigolWFM ``ksy/rigol_1000c_wfm.ksy`` and channel.py
     ``ds1000c``): volts = s × (125 − raw) − shift × s, s = ±scale × 1e-6 × probe / 25."""
     h = _fields(head, _DS1000C_FIELDS)
-    _refuse_record(h["trigger_mode"] == _DS1000E_ALT, kind, source)
+    if h["trigger_mode"] == _DS1000E_ALT:
+        raise _alternate_trigger(kind, source)
     period = _period(h["rate_hz"], kind, source)
     points = int(h["points"])
     offset = _DS1000C_DATA + (_DS1000C_PAD if head[0] == 0xA5 else 0)

@@ -194,9 +194,10 @@ def _cut(count: int):
 
 
 @pytest.mark.parametrize(("write", "spoil", "expected"), [
-    (write_ds1000z, poke(84, b"\xd0\x00"), "Rigol DS1000Z .wfm: header block 0100 and "
-                                            "structure size 0xd0 are not the layout the rig "
-                                            "reads"),
+    (write_ds1000z, poke(84, b"\xd0\x00"), "Rigol DS1000Z .wfm: header block 0100, "
+                                           "structure size 0xd0 and sample mode 0 are not "
+                                           "the layout the rig reads"),
+    (write_ds1000z, poke(114, b"\x01"), "sample mode 1 are not the layout the rig reads"),
     (write_ds1000z, poke(112, b"\x01"), "Rigol DS1000Z .wfm: a peak detect record"),
     (write_ds1000z, poke(120, struct.pack("<f", 0.0)), "sample rate 0.0 Hz is not > 0"),
     (write_ds1000z, _cut(1), "Rigol DS1000Z .wfm: CH1's 1000 points need bytes up to 3088, "

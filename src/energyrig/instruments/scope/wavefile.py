@@ -420,10 +420,11 @@ _DS4000_HEAD = 576
 _DS2000_CENTRED_FIRMWARE = b"00.03.00.01.03"
 #: Rigol DS1000Z ``.wfm`` (RigolWFM ``ksy/rigol_1000z_wfm.ksy``, after Rigol's "DS1000Z
 #: Waveform Storage Structure"): the file header's block (``01 00`` at 48) and the waveform
-#: header's structure size (``D8 00`` at 84) the layout states; header fields; a channel
+#: header's structure size (``D8 00`` at 84) and sample mode (0 at 114) the layout states
+#: (RigolWFM refuses other values); header fields; a channel
 #: header (28 bytes from 124): enabled, coupling, bandwidth, probe type and ratio, 3 unused,
 #: volts/div and offset (f32, V, with the probe), inverted.
-_DS1000Z_BLOCK, _DS1000Z_STRUCTURE = b"\x01\x00", 0xD8
+_DS1000Z_BLOCK, _DS1000Z_STRUCTURE, _DS1000Z_SAMPLE_MODE_AT = b"\x01\x00", 0xD8, 114
 _DS1000Z_FIELDS = {"offset_ps": (72, "q"), "structure": (84, "H"), "mask": (88, "B"),
                    "acquisition": (112, "B"), "depth": (116, "I"), "rate_ghz": (120, "f"),
                    "horizontal_size": (256, "I"), "horizontal_offset": (260, "I")}
@@ -660,10 +661,13 @@ def _ds1000z(head: bytes, kind: str, source: str) -> list[Trace]:
     interleaved after the horizontal block: one channel alone, two alternating (the first
     enabled one in the odd bytes), three or four in groups of four (CH4 CH3 CH2 CH1)."""
     h = _fields(head, _DS1000Z_FIELDS)
-    if head[48:50] != _DS1000Z_BLOCK or h["structure"] != _DS1000Z_STRUCTURE:
-        raise CaptureError(source, f"{kind}: header block {head[48:50].hex()} and structure "
-                                   f"size {h['structure']:#x} are not the layout the rig reads "
-                                   "(block 0100, size 0xd8): another firmware's file?")
+    if (head[48:50] != _DS1000Z_BLOCK or h["structure"] != _DS1000Z_STRUCTURE
+            or head[_DS1000Z_SAMPLE_MODE_AT]):
+        raise CaptureError(source, f"{kind}: header block {head[48:50].hex()}, structure size "
+                                   f"{h['structure']:#x} and sample mode "
+                                   f"{head[_DS1000Z_SAMPLE_MODE_AT]} are not the layout the rig "
+                                   "reads (block 0100, size 0xd8, sample mode 0): another "
+                                   "firmware's file?")
     if h["acquisition"] == _DS1000Z_PEAK:
         raise _peak_detect(kind, source)
     period = _period(h["rate_ghz"] * 1e9, kind, source)

@@ -171,22 +171,27 @@ def test_recognised_by_content_under_any_name(tmp_path: Path, write, kind: str) 
 
 
 def test_ds1000d_told_by_its_logic_analyser_header(tmp_path: Path) -> None:
-    """The pod off, but the logic analyser header a DS1000D's (not the bytes every DS1000E
-    writes): the stated scale already holds the 10X probe (RigolWFM channel.py
-    ``ds1000d``), so it is not multiplied again."""
+    """The pod off, but the logic analyser's active channel and mask set (as in RigolWFM's
+    DS1102D-A.wfm; 0 in every DS1000E file): the stated scale already holds the 10X probe
+    (RigolWFM channel.py ``ds1000d``), so it is not multiplied again."""
     path = tmp_path / "DS1102D.wfm"
     write_rigol_wfm(path, N, probe=10.0, ds1000d=True)
     shunt, trigger = volts(raw(0, 0, N), 0), volts(raw(1, 0, N), 1)
     check_windows(analyze(path, *ARGS), true_energies(shunt, 3.0, trigger > LEVEL_V))
 
 
-def test_10x_probe_with_a_ds1000e_logic_header_still_refused(
+@pytest.mark.parametrize("spoil", [lambda p: None, poke(124, bytes(18))])
+def test_10x_probe_without_logic_analyser_settings_still_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, spoil) -> None:
+    """The DS1000E's logic analyser header, or one whose positions differ but whose pod,
+    active channel and mask are 0 (as an untouched DS1000D's may be): which model wrote it
+    is not known, and the two scale a 10X probe differently."""
     path = tmp_path / "DS1052E.wfm"
     write_rigol_wfm(path, 1000, probe=10.0)
-    assert_refused(["analyze", str(path), *ARGS], "its logic analyser header is a DS1000E's, "
-                   "which a DS1000D may write too", tmp_path, capsys, monkeypatch)
+    spoil(path)
+    assert_refused(["analyze", str(path), *ARGS], "no logic analyser setting in it, as in a "
+                   "DS1000E's or an untouched DS1000D's", tmp_path, capsys, monkeypatch)
 
 
 def _cut(count: int):

@@ -25,9 +25,9 @@ waveform files"):
     scale (µV/div) and offset (in scale/25 steps), the sample rate and the trigger's time
     offset (ps); then channel 1's bytes, channel 2's (each ``depth`` long; in roll mode the
     last ``roll_stop + 2`` are not samples). volts = (125 − raw) × s − shift × s, s = scale ×
-    1e-6 × probe / 25 (the probe already in a DS1000D's scale, the MSO model, told by a
-    logic analyser header that is not the DS1000E's); sample k at offset − depth/2 ×
-    interval + k × interval.
+    1e-6 × probe / 25 (the probe already in a DS1000D's scale, the MSO model, told by its
+    logic analyser settings at 120..123); sample k at offset − depth/2 × interval + k ×
+    interval.
 ``.wfm`` (Rigol DS2000, magic ``A5 A5 38 00`` and a serial not ``DS4``/``DS6``)
     RigolWFM's ``ksy/rigol_2000_wfm.ksy``: the channels' byte offsets (4 × u32 at 68), the
     sample rate, time offset (ps), per channel (28 bytes from 120) volts/div and offset, the
@@ -396,12 +396,11 @@ _DS1000E_FIELDS = {"roll_stop": (20, "I"), "depth": (28, "I"),
 _DS1000E_CHANNEL = struct.Struct("<f x ? 2x i h")
 _DS1000E_ZERO = 125  # the raw code of 0 V before the offset (RigolWFM channel.py, DS1000C/D/E)
 _DS1000E_ALT = 4  # trigger mode "alternate": each channel on its own time base
-#: The logic analyser header (bytes 120..141: enabled bit, active channel, channel mask,
-#: 16 positions, 2 group sizes) in every DS1000E file of RigolWFM's captures (12 files,
-#: DS1000E, DS1052E, DS1102E): a DS1000E has no logic analyser to set it. Other bytes
-#: there are a DS1000D's (its DS1102D-A capture: active channel 15, mask 0xE000).
-_DS1000E_LA = bytes((0, 0, 0, 0, *range(8), *range(8), 7, 7))
-_DS1000E_LA_AT = 120
+#: The logic analyser header's first 4 bytes (120: the pod's enabled bit, 121: active
+#: channel, 122: channel mask, u16): 0 in every DS1000E file of RigolWFM's captures (12
+#: files, DS1000E, DS1052E, DS1102E), a DS1000E having no logic analyser to set them; set
+#: in its DS1000D capture DS1102D-A (the pod off: active channel 15, mask 0xE000).
+_DS1000E_LA = slice(120, 124)
 #: Rigol DS2000 ``.wfm`` (RigolWFM ``ksy/rigol_2000_wfm.ksy``): header fields; a channel
 #: header (28 bytes from 120): enabled, 7 probe bytes, volts/div and offset (f32, V), then
 #: the invert and unit bytes.
@@ -551,7 +550,7 @@ def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
         raise _alternate_trigger(kind, source)
     period = _period(h["rate_hz"], kind, source)
     skip = int(h["roll_stop"]) + 2 if h["roll_stop"] else 0
-    ds1000d = head[_DS1000E_LA_AT:_DS1000E_LA_AT + len(_DS1000E_LA)] != _DS1000E_LA
+    ds1000d = any(head[_DS1000E_LA])  # a logic analyser's settings: only a DS1000D has one
     traces: list[Trace] = []
     offset = _DS1000E_DATA
     for k in range(2):
@@ -563,8 +562,9 @@ def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
             raise CaptureError(source, f"{kind}: CH{k + 1} has a {probe:g}X probe, which a "
                                        "DS1000E leaves out of the stated scale and a DS1000D "
                                        "includes, and the file does not say which wrote it "
-                                       "(its logic analyser header is a DS1000E's, which a "
-                                       "DS1000D may write too); save with the probe at 1X")
+                                       "(no logic analyser setting in it, as in a DS1000E's "
+                                       "or an untouched DS1000D's); save with the probe at "
+                                       "1X")
         step = scale_uv * 1e-6 * (1.0 if ds1000d else probe) / 25.0
         traces.append(Trace(f"CH{k + 1}", offset, np.dtype("u1"), depth - skip, period,
                             h["offset_ps"] * 1e-12 - depth * period / 2, False, -step,

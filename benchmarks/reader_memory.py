@@ -54,7 +54,13 @@ from support.ppk_app import (
     write_csv_export,
     write_session,
 )
-from support.rigol_wfm import write_ds2000, write_rigol_wfm
+from support.rigol_wfm import (
+    write_ds1000b,
+    write_ds1000c,
+    write_ds1000z,
+    write_ds2000,
+    write_rigol_wfm,
+)
 from support.scope_files import (
     LEVEL_V,
     PERIOD,
@@ -259,6 +265,18 @@ def write_scope_rigol_ds2000(path: Path, size: int) -> tuple[int, list[str]]:
     return n, ["--trigger", "CH1", "--trigger-level", "0.001", "--voltage", str(SUPPLY_V)]
 
 
+def write_scope_rigol_two(write: Callable[..., None]) -> Callable[[Path, int],
+                                                                   tuple[int, list[str]]]:
+    """A generator of a Rigol .wfm of two uint8 channels (the shunt, the trigger; 2 bytes
+    per sample) written by ``write(path, n)`` (tests/support/rigol_wfm.py: DS1000Z, DS6000,
+    DS1000B, DS1000C)."""
+    def generate(path: Path, size: int) -> tuple[int, list[str]]:
+        n = size // 2 // PERIOD * PERIOD
+        write(path, n)
+        return n, [*_SCOPE_ARGS, "--voltage", str(SUPPLY_V)]
+    return generate
+
+
 def write_saleae(path: Path, size: int) -> tuple[int, list[str]]:
     """Saleae Logic 2's export: ``analog.csv`` of ``size`` bytes (Time [s], the volts across
     a 1 Ω shunt, the supply; one row per sample) and ``digital.csv`` beside it (a row per
@@ -395,6 +413,11 @@ KINDS = (
     Kind("scope-wfm", "tek.wfm", write_scope_wfm),
     Kind("rigol-wfm", "DS1102E.wfm", write_scope_rigol_wfm),
     Kind("rigol-ds2000", "DS2072A.wfm", write_scope_rigol_ds2000),
+    Kind("rigol-ds1000z", "DS1104Z.wfm", write_scope_rigol_two(write_ds1000z)),
+    Kind("rigol-ds6000", "DS6104.wfm", write_scope_rigol_two(
+        lambda path, n: write_ds2000(path, n, serial=b"DS6104000000001"))),
+    Kind("rigol-ds1000b", "DS1204B.wfm", write_scope_rigol_two(write_ds1000b)),
+    Kind("rigol-ds1000c", "DS1042C.wfm", write_scope_rigol_two(write_ds1000c)),
     Kind("otii3", "otii3/bench.otii3", write_otii3),
     Kind("otii-csv", "otii-csv/Main current - Ace.csv", write_otii_csv),
     Kind("sr", "session.sr", write_sr),

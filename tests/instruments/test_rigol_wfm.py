@@ -1,7 +1,7 @@
 """Rigol ``.wfm`` files (DS1000E/D, DS2000, DS4000), written as the layout RigolWFM's ksy states
 (tests/support/rigol_wfm.py), read by `rig analyze` by content: every window's energy
 against numpy on the samples the file holds, scaled as RigolWFM's channel.py scales them;
-the other Rigol layouts refused in one line."""
+a file the rig cannot read refused in one line (the other models: test_rigol_wfm_more.py)."""
 from __future__ import annotations
 
 import struct
@@ -15,6 +15,7 @@ from support.rigol_wfm import (
     TIME_OFFSET_PS,
     ds2000_raw,
     ds2000_volts,
+    poke,
     raw,
     volts,
     write_ds2000,
@@ -135,23 +136,11 @@ def test_ds2000_interwoven_channel_streamed_from_both_halves(tmp_path: Path) -> 
     check_windows(doc, true_energies(shunt, 3.0, shunt > 0.001))
 
 
-def _poke(offset: int, value: bytes):
-    def spoil(path: Path) -> None:
-        data = bytearray(path.read_bytes())
-        data[offset:offset + len(value)] = value
-        path.write_bytes(bytes(data))
-    return spoil
-
-
 @pytest.mark.parametrize(("spoil", "expected"), [
-    (_poke(0, b"\x01\xff\xff\xff"), "Rigol DS1000Z .wfm: its volts offset depends on the "
-                                    "firmware version"),
-    (_poke(0, b"\xa5\xa5\x38\x00MSO6"), "Rigol DS6000 .wfm is not a layout the rig reads "
-                                        "(it reads DS1000E/D, DS2000 and DS4000)"),
-    (_poke(0, b"\xa5\xa5\xa4\x01"), "Rigol DS1000B .wfm is not a layout the rig reads"),
-    (_poke(44, struct.pack("<f", 10.0)), "CH1 has a 10X probe, which a DS1000E includes"),
-    (_poke(142, b"\x04"), "alternate trigger (each channel on its own time base)"),
-    (_poke(100, struct.pack("<f", 0.0)), "sample rate 0.0 Hz is not > 0"),
+    (poke(44, struct.pack("<f", 10.0)), "CH1 has a 10X probe, which a DS1000E leaves out of "
+                                          "the stated scale"),
+    (poke(142, b"\x04"), "alternate trigger (each channel on its own time base)"),
+    (poke(100, struct.pack("<f", 0.0)), "sample rate 0.0 Hz is not > 0"),
     (lambda p: p.write_bytes(p.read_bytes()[:-10]), "CH2's 1000 points need bytes up to 2276, "
                                                    "the file has 2266 (truncated?)"),
     (lambda p: p.write_bytes(p.read_bytes()[:200]), "the file ends inside its header"),
@@ -169,7 +158,7 @@ def test_bad_rigol_wfm_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     ({"peak": True}, lambda p: None, "Rigol DS2000 .wfm: a peak detect record"),
     ({}, lambda p: p.write_bytes(p.read_bytes()[:-1]), "CH2's 1000 points need bytes up to "
                                                        "3044, the file has 3043 (truncated?)"),
-    ({"interwoven": True}, _poke(72, struct.pack("<I", 0)), "an interwoven record without "
+    ({"interwoven": True}, poke(72, struct.pack("<I", 0)), "an interwoven record without "
                                                            "both halves"),
 ])
 def test_bad_ds2000_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -29,14 +29,15 @@ def is_tek_wfm(head: bytes) -> bool:
 
 
 #: Rigol ``.wfm``: the first four bytes -> the scopes that write that layout (RigolWFM 1.6.0,
-#: ``wfm.py`` ``_detect_model_from_header``); the reader names those it does not read.
+#: ``wfm.py`` ``_detect_model_from_header``); the reader tells the models sharing a magic
+#: apart (the serial, the file's size).
 RIGOL_WFM_MAGICS = {b"\xa5\xa5\x00\x00": "DS1000E/D", b"\xa5\xa5\x38\x00": "DS2000/DS4000/DS6000",
-                    b"\x01\xff\xff\xff": "DS1000Z", b"\xa5\xa5\xa4\x01": "DS1000B"}
+                    b"\x01\xff\xff\xff": "DS1000Z", b"\xa5\xa5\xa4\x01": "DS1000B",
+                    b"\xa1\xa5\x00\x00": "DS1000C"}
 
 
 def is_rigol_wfm(head: bytes) -> bool:
-    """A Rigol ``.wfm``: one of the magics of :data:`RIGOL_WFM_MAGICS` (a model not read
-    passes: the reader names it)."""
+    """A Rigol ``.wfm``: one of the magics of :data:`RIGOL_WFM_MAGICS`."""
     return head[:4] in RIGOL_WFM_MAGICS
 
 

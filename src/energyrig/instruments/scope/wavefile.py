@@ -1,5 +1,5 @@
 """Binary waveform files a scope saves: Keysight/Agilent and Rigol ``.bin``, Tektronix ``.isf``
-and ``.wfm``, Rigol ``.wfm`` (DS1000E/D, DS2000, DS4000).
+and ``.wfm``, Rigol ``.wfm`` (DS1000B/C/D/E/Z, DS2000, DS4000, DS6000).
 
 Each file is read as a set of :class:`Trace` (one per waveform: where its samples start in
 the file, their type, and the scale and offset the file states), then streamed by
@@ -25,8 +25,9 @@ waveform files"):
     scale (µV/div) and offset (in scale/25 steps), the sample rate and the trigger's time
     offset (ps); then channel 1's bytes, channel 2's (each ``depth`` long; in roll mode the
     last ``roll_stop + 2`` are not samples). volts = (125 − raw) × s − shift × s, s = scale ×
-    1e-6 × probe / 25 (the probe not included by a DS1000D, the MSO model); sample k at
-    offset − depth/2 × interval + k × interval.
+    1e-6 × probe / 25 (the probe already in a DS1000D's scale, the MSO model, told by its
+    logic analyser settings at 120..123); sample k at offset − depth/2 × interval + k ×
+    interval.
 ``.wfm`` (Rigol DS2000, magic ``A5 A5 38 00`` and a serial not ``DS4``/``DS6``)
     RigolWFM's ``ksy/rigol_2000_wfm.ksy``: the channels' byte offsets (4 × u32 at 68), the
     sample rate, time offset (ps), per channel (28 bytes from 120) volts/div and offset, the
@@ -36,7 +37,18 @@ waveform files"):
 ``.wfm`` (Rigol DS4000, the same magic and a serial ``DS4``/``MSO4``)
     RigolWFM's ``ksy/rigol_4000_wfm.ksy`` (reverse-engineered): the DS2000's channel headers
     at 124, the channels' byte offsets at 68, 32 codes per division. docs/formats.md has the
-    offsets. The other Rigol ``.wfm`` layouts are refused.
+    offsets.
+``.wfm`` (Rigol DS6000, the same magic and a serial ``DS6``/``MSO6``)
+    The DS2000's fields at the same offsets (RigolWFM's ``ksy/rigol_6000_wfm.ksy``); a
+    channel is present when its bit of the mask at 64 is set.
+``.wfm`` (Rigol DS1000Z, magic ``01 FF FF FF``)
+    RigolWFM's ``ksy/rigol_1000z_wfm.ksy``: the firmware string, a channel mask, per
+    channel volts/div and offset; the enabled channels' bytes interleaved (stride 1, 2 or
+    4). volts = volts/div / 20 × (raw − 127) − offset + bias, the bias one division but on
+    firmware 00.04.04.SP3's two-channel records 1/5 division (negative offset) or none.
+``.wfm`` (Rigol DS1000B ``A5 A5 A4 01``, DS1000C ``A1 A5 00 00``)
+    RigolWFM's ``ksy/rigol_1000b_wfm.ksy`` and ``ksy/rigol_1000c_wfm.ksy``: DS1000E-like
+    channel headers; a DS1000C file with the DS1000E's magic is told by its size.
 ``.isf`` (Tektronix)
     The ASCII preamble ``:WFMPRE:BYT_NR 2;...;YZERO 0.0E+0;:CURVE #<n><len>`` then the
     samples as integers: volts = (raw − YOFF) × YMULT + YZERO, sample k at XZERO + XINCR·(k −
@@ -103,6 +115,9 @@ class Trace:
         Byte offset of sample 1 when the samples are split in two interleaved halves (a
         Rigol DS2000 "interwoven" record: even samples from ``offset``, odd ones from
         here); ``-1`` when they are in one run.
+    stride:
+        Raw samples from one of this trace's samples to the next (a Rigol DS1000Z keeps
+        its channels' samples interleaved: 2 or 4; 1 when they are in one run).
     """
 
     name: str
@@ -116,19 +131,21 @@ class Trace:
     raw_offset: float = 0.0
     zero: float = 0.0
     odd_offset: int = -1
+    stride: int = 1
 
     @property
     def end(self) -> int:
         """Byte just after the last sample (of the later half when interleaved)."""
         if self.odd_offset < 0:
-            return self.offset + self.samples * self.dtype.itemsize
+            return self.offset + ((self.samples - 1) * self.stride + 1) * self.dtype.itemsize
         half = (self.samples + 1) // 2 * self.dtype.itemsize
         return max(self.offset, self.odd_offset) + half
 
     def _run(self, f: BinaryIO, at: int, start: int, n: int, source: str
              ) -> npt.NDArray[np.generic]:
-        f.seek(at + start * self.dtype.itemsize)
-        raw = np.fromfile(f, dtype=self.dtype, count=n)
+        f.seek(at + start * self.stride * self.dtype.itemsize)
+        raw = np.fromfile(f, dtype=self.dtype, count=(n - 1) * self.stride + 1 if n else 0)
+        raw = raw[::self.stride]
         if len(raw) != n:
             raise CaptureError(source, f"channel {self.name}: the file ended before sample "
                                        f"{start + n} of {self.samples} (changed since it was "
@@ -373,19 +390,25 @@ _RIGOL_HEAD = 576  # through a DS4000's time header; a DS1000E/D's samples start
 _DS1000E_DATA = 276
 #: Rigol DS1000E/D ``.wfm``: the header's fields read (little-endian, at their offsets); a
 #: channel header (24 bytes from 34) from its probe on.
-_DS1000E_FIELDS = {"roll_stop": (20, "I"), "depth": (28, "I"), "la_enabled": (120, "B"),
+_DS1000E_FIELDS = {"roll_stop": (20, "I"), "depth": (28, "I"),
                    "trigger_mode": (142, "B"), "rate_hz": (100, "f"), "offset_ps": (112, "q"),
                    "depth2": (232, "I")}
 _DS1000E_CHANNEL = struct.Struct("<f x ? 2x i h")
 _DS1000E_ZERO = 125  # the raw code of 0 V before the offset (RigolWFM channel.py, DS1000C/D/E)
 _DS1000E_ALT = 4  # trigger mode "alternate": each channel on its own time base
+#: The logic analyser header's first 4 bytes (120: the pod's enabled bit, 121: active
+#: channel, 122: channel mask, u16): 0 in every DS1000E file of RigolWFM's captures (12
+#: files, DS1000E, DS1052E, DS1102E), a DS1000E having no logic analyser to set them; set
+#: in its DS1000D capture DS1102D-A (the pod off: active channel 15, mask 0xE000).
+_DS1000E_LA = slice(120, 124)
 #: Rigol DS2000 ``.wfm`` (RigolWFM ``ksy/rigol_2000_wfm.ksy``): header fields; a channel
 #: header (28 bytes from 120): enabled, 7 probe bytes, volts/div and offset (f32, V), then
 #: the invert and unit bytes.
 _DS2000_FIELDS = {"acquisition": (84, "H"), "rate_hz": (96, "f"), "offset_ps": (112, "q"),
                   "storage_depth": (244, "I"), "z_pt": (248, "I"), "wfm_len": (252, "I")}
 _DS2000_4000_CHANNEL = struct.Struct("<B 7x f f B B")
-_DS2000_ZERO = 127  # the raw code of 0 V before the offset (RigolWFM channel.py, DS2000/4000)
+_DS2000_ZERO = 127  # the raw code of 0 V before the offset (RigolWFM channel.py: DS2000, DS4000,
+#                     DS6000, DS1000B, DS1000Z)
 _DS2000_PEAK = 2
 #: Rigol DS4000 ``.wfm`` (RigolWFM ``ksy/rigol_4000_wfm.ksy``, reverse-engineered from its
 #: captures): header fields; channel headers as the DS2000's, 28 bytes from 124; 32 codes
@@ -394,38 +417,64 @@ _DS4000_FIELDS = {"rate_hz": (100, "f"), "depth": (268, "I"), "offset_ps": (568,
 _DS4000_HEAD = 576
 #: The DS2A firmware whose time offset RigolWFM reads as 0 (the trigger centred).
 _DS2000_CENTRED_FIRMWARE = b"00.03.00.01.03"
+#: Rigol DS1000Z ``.wfm`` (RigolWFM ``ksy/rigol_1000z_wfm.ksy``, after Rigol's "DS1000Z
+#: Waveform Storage Structure"): the file header's block (``01 00`` at 48) and the waveform
+#: header's structure size (``D8 00`` at 84) and sample mode (0 at 114) the layout states
+#: (RigolWFM refuses other values); header fields; a channel
+#: header (28 bytes from 124): enabled, coupling, bandwidth, probe type and ratio, 3 unused,
+#: volts/div and offset (f32, V, with the probe), inverted.
+_DS1000Z_BLOCK, _DS1000Z_STRUCTURE, _DS1000Z_SAMPLE_MODE_AT = b"\x01\x00", 0xD8, 114
+_DS1000Z_FIELDS = {"offset_ps": (72, "q"), "structure": (84, "H"), "mask": (88, "B"),
+                   "acquisition": (112, "B"), "depth": (116, "I"), "rate_ghz": (120, "f"),
+                   "horizontal_size": (256, "I"), "horizontal_offset": (260, "I")}
+_DS1000Z_CHANNEL = struct.Struct("<B 7x f f B")
+_DS1000Z_PEAK = 1
+#: The DS1000Z firmware whose two-channel records RigolWFM reads with another vertical
+#: bias (``vertical_bias`` in its ksy): +1/5 div on a negative offset, none otherwise.
+_DS1000Z_SP3_FIRMWARE = b"00.04.04.SP3"
+#: Rigol DS1000B ``.wfm`` (RigolWFM ``ksy/rigol_1000b_wfm.ksy``): header fields; a channel
+#: header (24 bytes from 68): probe (f32 at +8), enabled (+14), inverted (+15), scale
+#: (s32 at +16, µV/div) and shift (s16 at +20, steps of scale/25); the samples from 420,
+#: channel k's at 420 + k × points.
+_DS1000B_FIELDS = {"points": (60, "I"), "offset_ps": (172, "q"), "rate_hz": (180, "f")}
+_DS1000B_CHANNEL = struct.Struct("<8x f 2x B B i h")
+_DS1000B_DATA = 420
+#: RigolWFM channel.py's fit for the DS1000B: 1.12 divisions added to the stated offset.
+_DS1000B_BIAS_DIV = 1.12
+#: Rigol DS1000C ``.wfm`` (RigolWFM ``ksy/rigol_1000c_wfm.ksy``): the DS1000E's header two
+#: bytes earlier (a channel header at 36 + 24 × k: probe at +8, enabled +13, inverted +14,
+#: scale +16, shift +20); the samples from 256 (272 when the first byte is A5), the
+#: enabled channels' one after the other.
+_DS1000C_FIELDS = {"points": (28, "I"), "offset_ps": (92, "q"), "rate_hz": (100, "f"),
+                   "trigger_mode": (142, "B")}
+_DS1000C_CHANNEL = struct.Struct("<8x f x B B x i h")
+_DS1000C_DATA, _DS1000C_PAD = 256, 16
+#: Bytes of header each layout needs (the DS4000's, the longest, otherwise).
+_RIGOL_HEADS = {"DS1000E/D": _DS1000E_DATA, "DS1000C": _DS1000C_DATA, "DS1000B": 200,
+                "DS1000Z": 264, "DS2000": 256, "DS6000": 256}
 
 
 def read_rigol_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
-    """The enabled channels of a Rigol DS1000E/D, DS2000 or DS4000 ``.wfm`` (headers only).
+    """The enabled channels of a Rigol ``.wfm`` (DS1000B/C/D/E/Z, DS2000, DS4000, DS6000;
+    headers only, and for a one-channel DS1000Z the bytes that tell a logic record).
 
     Raises
     ------
     CaptureError
-        Another Rigol model's layout (named), a record the rig does not read (alternate
-        trigger, peak detect), a probe factor the file leaves ambiguous, or a file shorter
-        than its header says.
+        Not a Rigol ``.wfm``, a record the rig does not read (alternate trigger, peak
+        detect, a DS1000Z analog + logic record), a probe factor the file leaves ambiguous,
+        a header not in the layout, or a file shorter than its header says.
     """
     with path.open("rb") as f:
         head = f.read(_RIGOL_HEAD)
     size = path.stat().st_size
-    model = RIGOL_WFM_MAGICS.get(head[:4])
+    model = _rigol_model(head, size)
     if model is None:
         raise CaptureError(source, "not a Rigol .wfm (no Rigol magic in its first 4 bytes)")
-    if model == "DS2000/DS4000/DS6000":
-        serial = head[4:24].split(b"\0", 1)[0]
-        model = ("DS4000" if serial.startswith((b"DS4", b"MSO4")) else
-                 "DS6000" if serial.startswith((b"DS6", b"MSO6")) else "DS2000")
-    if model == "DS1000Z":
-        raise CaptureError(source, "Rigol DS1000Z .wfm: its volts offset depends on the "
-                                   "firmware version (a bias the file does not state); save "
-                                   "the capture as CSV or .bin on the scope instead")
-    reader = {"DS1000E/D": _ds1000e, "DS2000": _ds2000, "DS4000": _ds4000}.get(model)
-    if reader is None:
-        raise CaptureError(source, f"Rigol {model} .wfm is not a layout the rig reads (it "
-                                   "reads DS1000E/D, DS2000 and DS4000); save the capture as "
-                                   "CSV or .bin on the scope instead")
-    if len(head) < {"DS1000E/D": _DS1000E_DATA, "DS2000": 256}.get(model, _DS4000_HEAD):
+    reader = {"DS1000E/D": _ds1000e, "DS1000C": _ds1000c, "DS1000B": _ds1000b,
+              "DS1000Z": _ds1000z, "DS2000": _ds2000, "DS4000": _ds4000,
+              "DS6000": _ds6000}[model]
+    if len(head) < _RIGOL_HEADS.get(model, _DS4000_HEAD):
         raise CaptureError(source, f"Rigol {model} .wfm: the file ends inside its header")
     kind = f"Rigol {model} .wfm"
     traces = reader(head, kind, source)
@@ -435,7 +484,31 @@ def read_rigol_wfm(path: Path, source: str) -> tuple[str, list[Trace]]:
         if t.samples <= 0 or t.end > size:
             raise CaptureError(source, f"{kind}: {t.name}'s {t.samples} points need bytes up "
                                        f"to {t.end}, the file has {size} (truncated?)")
+    if model == "DS1000Z" and len(traces) == 1 and _ds1000z_logic(path, traces[0]):
+        raise CaptureError(source, f"{kind}: an analog + logic record (an MSO's digital "
+                                   "channels interleaved with the analog one): its layout is "
+                                   "only guessed from captures, the rig does not read it; "
+                                   "save with the logic analyser off, or as CSV")
     return kind, traces
+
+
+def _rigol_model(head: bytes, size: int) -> str | None:
+    """The Rigol model family that wrote a ``.wfm``, told as RigolWFM 1.6.0's ``wfm.py``
+    (``_detect_model_from_header``) tells it: the magic; for ``A5 A5 38 00`` the serial at
+    4; for ``A5 A5 00 00`` the file's size (a DS1000C's samples start at 256 or 272, a
+    DS1000E/D's at 276); None if no Rigol magic."""
+    model = RIGOL_WFM_MAGICS.get(head[:4])
+    if model == "DS2000/DS4000/DS6000":
+        serial = head[4:24].split(b"\0", 1)[0]
+        return ("DS4000" if serial.startswith((b"DS4", b"MSO4")) else
+                "DS6000" if serial.startswith((b"DS6", b"MSO6")) else "DS2000")
+    if model == "DS1000E/D" and len(head) >= _DS1000E_DATA:
+        (points,) = struct.unpack_from("<I", head, 28)
+        enabled = bool(head[49]) + bool(head[73])
+        if points and enabled and size in (_DS1000C_DATA + enabled * points,
+                                           _DS1000C_DATA + _DS1000C_PAD + enabled * points):
+            return "DS1000C"
+    return model
 
 
 def _fields(head: bytes, layout: dict[str, tuple[int, str]]) -> dict[str, int | float]:
@@ -457,16 +530,27 @@ def _period(rate_hz: float, kind: str, source: str) -> float:
     return 1.0 / rate_hz
 
 
+def _peak_detect(kind: str, source: str) -> CaptureError:
+    """The refusal of a peak detect record (min/max pairs, not samples)."""
+    return CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
+                                "average and high resolution ones (save in Normal)")
+
+
+def _alternate_trigger(kind: str, source: str) -> CaptureError:
+    """The refusal of a record on an alternate trigger (each channel on its own time base)."""
+    return CaptureError(source, f"{kind}: alternate trigger (each channel on its own time "
+                                "base): the rig reads channels on one time base (save with "
+                                "an edge trigger)")
+
+
 def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
     """CH1 and CH2 of a DS1000E/D header (the layout in the module's docstring)."""
     h = _fields(head, _DS1000E_FIELDS)
     if h["trigger_mode"] == _DS1000E_ALT:
-        raise CaptureError(source, f"{kind}: alternate trigger (each channel on its own time "
-                                   "base): the rig reads channels on one time base (save "
-                                   "with an edge trigger)")
+        raise _alternate_trigger(kind, source)
     period = _period(h["rate_hz"], kind, source)
     skip = int(h["roll_stop"]) + 2 if h["roll_stop"] else 0
-    logic_pod = bool(int(h["la_enabled"]) & 1)  # only the DS1000D has one
+    ds1000d = any(head[_DS1000E_LA])  # a logic analyser's settings: only a DS1000D has one
     traces: list[Trace] = []
     offset = _DS1000E_DATA
     for k in range(2):
@@ -474,12 +558,14 @@ def _ds1000e(head: bytes, kind: str, source: str) -> list[Trace]:
         if not enabled:
             continue
         depth = int(h["depth"] if k == 0 or h["depth2"] == 0 else h["depth2"])
-        if probe != 1 and not logic_pod:
+        if probe != 1 and not ds1000d:
             raise CaptureError(source, f"{kind}: CH{k + 1} has a {probe:g}X probe, which a "
-                                       "DS1000E includes in the stated scale and a DS1000D "
-                                       "does not, and the file does not say which wrote it; "
-                                       "save with the probe at 1X")
-        step = scale_uv * 1e-6 * (1.0 if logic_pod else probe) / 25.0
+                                       "DS1000E leaves out of the stated scale and a DS1000D "
+                                       "includes, and the file does not say which wrote it "
+                                       "(no logic analyser setting in it, as in a DS1000E's "
+                                       "or an untouched DS1000D's); save with the probe at "
+                                       "1X")
+        step = scale_uv * 1e-6 * (1.0 if ds1000d else probe) / 25.0
         traces.append(Trace(f"CH{k + 1}", offset, np.dtype("u1"), depth - skip, period,
                             h["offset_ps"] * 1e-12 - depth * period / 2, False, -step,
                             _DS1000E_ZERO, -shift * step))
@@ -491,8 +577,7 @@ def _ds2000(head: bytes, kind: str, source: str) -> list[Trace]:
     """CH1..CH4 of a DS2000 header (the layout in the module's docstring)."""
     h = _fields(head, _DS2000_FIELDS)
     if h["acquisition"] == _DS2000_PEAK:
-        raise CaptureError(source, f"{kind}: a peak detect record: the rig reads normal, "
-                                   "average and high resolution ones (save in Normal)")
+        raise _peak_detect(kind, source)
     offsets = struct.unpack_from("<4I", head, 68)
     interwoven = bool(head[65] & 1)
     period = _period(h["rate_hz"], kind, source)
@@ -543,6 +628,134 @@ def _ds4000(head: bytes, kind: str, source: str) -> list[Trace]:
         traces.append(Trace(f"CH{k + 1}", positions[k], np.dtype("u1"), depth, period,
                             h["offset_ps"] * 1e-12 - depth * period / 2, False, scale,
                             _DS2000_ZERO, -volt_offset))
+    return traces
+
+
+def _ds6000(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1..CH4 of a DS6000 header: the DS2000's fields at the DS2000's offsets (RigolWFM
+    ``ksy/rigol_6000_wfm.ksy``, after Rigol's "WFM save format: FFalcon/Goshawk"); a channel
+    is present when its bit of the mask at 64 is set and its offset is not 0, and inverted
+    when the byte after its offset (f32) is not 0 (RigolWFM channel.py ``ds6000``)."""
+    h = _fields(head, _DS2000_FIELDS)
+    if h["acquisition"] == _DS2000_PEAK:
+        raise _peak_detect(kind, source)
+    offsets = struct.unpack_from("<4I", head, 68)
+    period = _period(h["rate_hz"], kind, source)
+    origin = (h["offset_ps"] * 1e-12 + h["z_pt"] * period) - h["storage_depth"] * period / 2
+    traces: list[Trace] = []
+    for k in range(4):
+        _enabled, per_div, volt_offset, inverted, _unit = (
+            _DS2000_4000_CHANNEL.unpack_from(head, 120 + 28 * k))
+        if not (head[64] >> k & 1 and offsets[k]):
+            continue
+        traces.append(Trace(f"CH{k + 1}", offsets[k] + h["z_pt"], np.dtype("u1"),
+                            int(h["wfm_len"]), period, origin, False,
+                            (-per_div if inverted else per_div) / 25.0, _DS2000_ZERO,
+                            -volt_offset))
+    return traces
+
+
+def _ds1000z(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1..CH4 of a DS1000Z header (RigolWFM ``ksy/rigol_1000z_wfm.ksy`` and channel.py
+    ``ds1000z``; the offsets in docs/formats.md). The enabled channels' samples are
+    interleaved after the horizontal block: one channel alone, two alternating (the first
+    enabled one in the odd bytes), three or four in groups of four (CH4 CH3 CH2 CH1)."""
+    h = _fields(head, _DS1000Z_FIELDS)
+    if (head[48:50] != _DS1000Z_BLOCK or h["structure"] != _DS1000Z_STRUCTURE
+            or head[_DS1000Z_SAMPLE_MODE_AT]):
+        raise CaptureError(source, f"{kind}: header block {head[48:50].hex()}, structure size "
+                                   f"{h['structure']:#x} and sample mode "
+                                   f"{head[_DS1000Z_SAMPLE_MODE_AT]} are not the layout the rig "
+                                   "reads (block 0100, size 0xd8, sample mode 0): another "
+                                   "firmware's file?")
+    if h["acquisition"] == _DS1000Z_PEAK:
+        raise _peak_detect(kind, source)
+    period = _period(h["rate_ghz"] * 1e9, kind, source)
+    enabled = [k for k in range(4) if h["mask"] >> k & 1]
+    stride = 4 if len(enabled) == 3 else max(len(enabled), 1)
+    points = int(h["depth"]) // stride
+    data = int(h["horizontal_offset"]) + int(h["horizontal_size"])
+    firmware = head[28:48].split(b"\0", 1)[0]
+    sp3_pair = firmware == _DS1000Z_SP3_FIRMWARE and len(enabled) == 2
+    traces: list[Trace] = []
+    for k in enabled:
+        _on, per_div, shift, inverted = _DS1000Z_CHANNEL.unpack_from(head, 124 + 28 * k)
+        per_div = -per_div if inverted else per_div
+        # RigolWFM's vertical_bias: one division, but on 00.04.04.SP3's two-channel
+        # records 1/5 division below a negative offset and none at a zero one.
+        bias = (per_div / 5.0 if shift < 0 else 0.0) if sp3_pair else per_div
+        if stride == 2:  # RigolWFM _channel_bytes: odd bytes unless an earlier slot is on
+            lane = 0 if any(head[124 + 28 * i] for i in range(k)) else 1
+        else:
+            lane = 3 - k if stride == 4 else 0
+        traces.append(Trace(f"CH{k + 1}", data + lane, np.dtype("u1"), points, period,
+                            h["offset_ps"] * 1e-12 - points * period / 2, False,
+                            per_div / 20.0, _DS2000_ZERO, -(shift - bias), stride=stride))
+    return traces
+
+
+def _ds1000z_logic(path: Path, trace: Trace, block: int = 1 << 20) -> bool:
+    """Whether a one-channel DS1000Z record is an MSO's analog + logic record, as RigolWFM
+    ``rigol_1000z_logic.split_raw_payload`` tells one: its bytes in fours, the first and
+    third of each four taking at most 8 values, each 0 or one bit set. Read in blocks,
+    stopping at the first byte that is not such a value (an analog record's first)."""
+    if trace.samples % 4:
+        return False
+    seen: tuple[set[int], set[int]] = (set(), set())
+    with path.open("rb") as f:
+        f.seek(trace.offset)
+        for start in range(0, trace.samples, block):
+            raw = np.fromfile(f, dtype=np.uint8, count=min(block, trace.samples - start))
+            for lane, values in zip((0, 2), seen):
+                values.update(np.unique(raw[lane::4]).tolist())
+                if len(values) > 8 or any(v & (v - 1) for v in values):
+                    return False
+    return True
+
+
+def _ds1000b(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1..CH4 of a DS1000B header (RigolWFM ``ksy/rigol_1000b_wfm.ksy``, reverse-engineered
+    from its captures, and channel.py ``ds1000b``): volts = s × (127 − raw) − shift × s −
+    1.12 × 25 s, s = ±scale × 1e-6 × probe / 25; sample k at time offset − points/2 ×
+    interval + k × interval."""
+    h = _fields(head, _DS1000B_FIELDS)
+    period = _period(h["rate_hz"], kind, source)
+    points = int(h["points"])
+    traces: list[Trace] = []
+    for k in range(4):
+        probe, enabled, inverted, scale_uv, shift = _DS1000B_CHANNEL.unpack_from(
+            head, 68 + 24 * k)
+        if not enabled:
+            continue
+        per_div = (-1.0e-6 if inverted else 1.0e-6) * scale_uv * probe
+        step = per_div / 25.0
+        traces.append(Trace(f"CH{k + 1}", _DS1000B_DATA + k * points, np.dtype("u1"), points,
+                            period, h["offset_ps"] * 1e-12 - points * period / 2, False,
+                            -step, _DS2000_ZERO,
+                            -(shift * step + _DS1000B_BIAS_DIV * per_div)))
+    return traces
+
+
+def _ds1000c(head: bytes, kind: str, source: str) -> list[Trace]:
+    """CH1 and CH2 of a DS1000C header (RigolWFM ``ksy/rigol_1000c_wfm.ksy`` and channel.py
+    ``ds1000c``): volts = s × (125 − raw) − shift × s, s = ±scale × 1e-6 × probe / 25."""
+    h = _fields(head, _DS1000C_FIELDS)
+    if h["trigger_mode"] == _DS1000E_ALT:
+        raise _alternate_trigger(kind, source)
+    period = _period(h["rate_hz"], kind, source)
+    points = int(h["points"])
+    offset = _DS1000C_DATA + (_DS1000C_PAD if head[0] == 0xA5 else 0)
+    traces: list[Trace] = []
+    for k in range(2):
+        probe, enabled, inverted, scale_uv, shift = _DS1000C_CHANNEL.unpack_from(
+            head, 36 + 24 * k)
+        if not enabled:
+            continue
+        step = (-1.0e-6 if inverted else 1.0e-6) * scale_uv * probe / 25.0
+        traces.append(Trace(f"CH{k + 1}", offset, np.dtype("u1"), points, period,
+                            h["offset_ps"] * 1e-12 - points * period / 2, False, -step,
+                            _DS1000E_ZERO, -(shift * step)))
+        offset += points
     return traces
 
 

@@ -8,8 +8,9 @@ integrated, not the time), each stage's calls timed on the host's monotonic cloc
 
 - ``prep``: the firmware's ``prep`` (keys, buffers, its self-test);
 - ``probe_runs``: the unrecorded runs (``auto``'s probe batches);
-- ``stream_lag_sleep``: the wait after them for the stream to pass their windows
-  (``Limits.stream_lag_s``);
+- ``records_after``: what the bench does after them so the next record does not take
+  their windows (``Bench.records_after``: a real bench sleeps ``Limits.stream_lag_s``; the
+  simulated one marks the stream's sample at the probes' end, without a wait);
 - ``requests``: the recorded requests' round trips (``run`` / ``run windows=R``: the warm-up
   op, each window's settle idle and its batch, the reply);
 - ``collect``: the wait for the record after the reply (the stream's lag past the last fall,
@@ -31,7 +32,6 @@ import argparse
 import json
 import os
 import time
-import types
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -89,11 +89,7 @@ def main() -> None:
                     "requests" if settle_s else "probe_runs")
         phases.wrap(dut, "run_windows", "requests")
         phases.wrap(bench.instrument, "collect", "collect")
-        # the pipeline's own sleeps only (the drivers' threads sleep too)
-        clock = types.ModuleType("time")
-        clock.__dict__.update(time.__dict__)
-        pipeline.time = clock  # type: ignore[attr-defined]
-        phases.wrap(clock, "sleep", "stream_lag_sleep")
+        phases.wrap(bench, "records_after", "records_after")
         for method in ("_find", "_cut_group"):
             phases.wrap(pipeline.Measurement, method, "processing")
         opened = [0]  # windows the recorded requests opened

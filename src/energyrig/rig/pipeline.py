@@ -15,7 +15,9 @@ Stages of a point (:func:`measure_point`):
    the firmware so a window holds at least ``measure.min_window_samples`` samples and its
    edge error bound stays under ``measure.max_edge_error`` of its energy, within what the
    instrument can record (:class:`~energyrig.instruments.base.Limits`), checked on a
-   recorded window (grown as in 3 when short) that is the point's first.
+   recorded window (grown as in 3 when short) that is the point's first (or a group of
+   them, once the bench knows its edges: :attr:`PipelineBench.edge_samples`); no record
+   starts before the probes ended (:meth:`PipelineBench.records_after`).
 2. per window (:meth:`Measurement.window`): **arm** the instrument → **run**: the firmware
    runs the op once outside the window (warm-up), idles for the baseline span
    (``settle_ms``, so the idle power just before the rising edge holds none of the warm-up)

@@ -12,11 +12,12 @@ CI still needs, one request and one PPK2 record for them). Per way it reports
   hour it makes;
 - the **duty**: the windows' total length (``windows.parquet`` ``duration_s``) over that
   wall time, the share of it spent measuring an op; and the duty of the points whose
-  windows are at least 20 ms long (``duty_20ms``: their windows over their own wall time,
-  from ``point_started`` to ``point_stored`` of ``rig sweep --json``);
-- the median wall time of a point (``point_started`` to ``point_stored``), s: a point whose
-  batch grew under load (a window cut short by a stream loss) weighs on the sweep's wall
-  time, not on this median;
+  windows are at least 20 ms long (``duty_20ms``: their windows over their own wall time);
+- the median wall time of a point, s: from its ``point_started`` (``rig sweep --json``) to
+  the next point's, the last point's to its ``point_stored`` (a point stored while the next
+  one is measured takes the bench until the next one starts, not until it is stored): a
+  point whose batch grew under load (a window cut short by a stream loss) weighs on the
+  sweep's wall time, not on this median;
 - the points that met the plan's ``ci_target`` and those flagged ``ci_target_not_met``, the
   median and worst 95 % CI half-width of the energy per op, the windows flagged;
 - the load average before and after, and the CPU time of the sweep's processes, s.
@@ -88,6 +89,7 @@ def sweep(name: str, fixture: Path, plan: Path, tmp: Path, calibration_dir: Path
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started: dict[str, float] = {}
     point_wall: dict[str, float] = {}
+    last: list[str] = []  # the point started last
     with subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "sweep", str(plan),
                            "-f", str(fixture), "--out", str(out), "--json"],
                           env=env(calibration_dir, src), stdout=subprocess.PIPE,
@@ -98,8 +100,10 @@ def sweep(name: str, fixture: Path, plan: Path, tmp: Path, calibration_dir: Path
             event = json.loads(line)
             key = (event.get("point") or {}).get("key")
             if event["event"] == "point_started":
-                started[key] = now
-            elif event["event"] == "point_stored" and key in started:
+                if last:
+                    point_wall[last[0]] = now - started[last[0]]
+                started[key], last[:] = now, [key]
+            elif event["event"] == "point_stored" and last == [key]:
                 point_wall[key] = now - started[key]
     if proc.returncode not in SWEEP_DONE:
         raise SystemExit(f"rig sweep failed on {fixture} (exit {proc.returncode})")

@@ -12,22 +12,28 @@ CI still needs, one request and one PPK2 record for them). Per way it reports
   hour it makes;
 - the **duty**: the windows' total length (``windows.parquet`` ``duration_s``) over that
   wall time, the share of it spent measuring an op; and the duty of the points whose
-  windows are at least 20 ms long (``duty_20ms``: their windows over their own wall time,
-  from ``point_started`` to ``point_stored`` of ``rig sweep --json``);
-- the median wall time of a point (``point_started`` to ``point_stored``), s: a point whose
-  batch grew under load (a window cut short by a stream loss) weighs on the sweep's wall
-  time, not on this median;
+  windows are at least 20 ms long (``duty_20ms``: their windows over their own wall time);
+- the median wall time of a point, s: from its ``point_started`` (``rig sweep --json``) to
+  the next point's, the last point's to its ``point_stored`` (a point stored while the next
+  one is measured takes the bench until the next one starts, not until it is stored): a
+  point whose batch grew under load (a window cut short by a stream loss) weighs on the
+  sweep's wall time, not on this median;
 - the points that met the plan's ``ci_target`` and those flagged ``ci_target_not_met``, the
   median and worst 95 % CI half-width of the energy per op, the windows flagged;
 - the load average before and after, and the CPU time of the sweep's processes, s.
+
+``--before SRC`` sweeps today's way with the code of another tree's ``src`` (the code before
+a change: ``git archive main src | tar -x -C /tmp/before``, its compiled kernels copied in),
+and that code's grouped way too (``before_grouped``), in the same run: three sweeps, one
+after the other, so the load hits each alike.
 
 ``--json`` prints one object: ``duty`` holds the fractions (``today``, ``grouped``, and
 ``*_20ms``), ``wall_ratio`` the grouped sweep's wall time over today's, and flat keys for
 docs/performance.md's markers (``duty_today``, ``duty_grouped``, ``duty_grouped_20ms``,
 ``wall_ratio``, ``points_per_hour_grouped``).
 
-Run: ``.venv/bin/python benchmarks/duty.py [--plan plans/quick.toml] [--json]`` (needs
-``make firmware-host firmware-qemu``), with this tree's ``src`` first on ``PYTHONPATH``.
+Run: ``.venv/bin/python benchmarks/duty.py [--plan plans/quick.toml] [--before SRC] [--json]``
+(needs ``make firmware-host firmware-qemu``), with this tree's ``src`` first on ``PYTHONPATH``.
 """
 from __future__ import annotations
 
@@ -56,10 +62,9 @@ FIXTURE = ROOT / "fixtures" / "sim-m4.toml"
 LONG_WINDOW_S = 20e-3
 
 
-def env(calibration_dir: Path) -> dict[str, str]:
+def env(calibration_dir: Path, src: Path = ROOT / "src") -> dict[str, str]:
     return {**os.environ, CALIBRATION_DIR_ENV: str(calibration_dir),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"),
-                                                        os.environ.get("PYTHONPATH")]))}
+            "PYTHONPATH": str(src)}
 
 
 def variant(max_group: int | None, tmp: Path) -> Path:
@@ -76,25 +81,29 @@ def variant(max_group: int | None, tmp: Path) -> Path:
     return path
 
 
-def sweep(name: str, fixture: Path, plan: Path, tmp: Path,
-          calibration_dir: Path) -> dict[str, object]:
-    """Sweep ``plan`` on ``fixture``; its figures."""
+def sweep(name: str, fixture: Path, plan: Path, tmp: Path, calibration_dir: Path,
+          src: Path = ROOT / "src") -> dict[str, object]:
+    """Sweep ``plan`` on ``fixture`` with the code of ``src``; its figures."""
     out = tmp / f"run-{name}"
     load_before = os.getloadavg()[0]
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started: dict[str, float] = {}
     point_wall: dict[str, float] = {}
+    last: list[str] = []  # the point started last
     with subprocess.Popen([sys.executable, "-m", "energyrig.cli.app", "sweep", str(plan),
                            "-f", str(fixture), "--out", str(out), "--json"],
-                          env=env(calibration_dir), stdout=subprocess.PIPE, text=True) as proc:
+                          env=env(calibration_dir, src), stdout=subprocess.PIPE,
+                          text=True) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             now = time.monotonic()
             event = json.loads(line)
             key = (event.get("point") or {}).get("key")
             if event["event"] == "point_started":
-                started[key] = now
-            elif event["event"] == "point_stored" and key in started:
+                if last:
+                    point_wall[last[0]] = now - started[last[0]]
+                started[key], last[:] = now, [key]
+            elif event["event"] == "point_stored" and last == [key]:
                 point_wall[key] = now - started[key]
     if proc.returncode not in SWEEP_DONE:
         raise SystemExit(f"rig sweep failed on {fixture} (exit {proc.returncode})")
@@ -120,7 +129,9 @@ def main() -> None:
     parser.add_argument("--plan", type=Path, default=ROOT / "plans" / "quick.toml")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="keep the calibration and the two runs in DIR (new or empty)")
+                        help="keep the calibration and the runs in DIR (new or empty)")
+    parser.add_argument("--before", type=Path, metavar="SRC",
+                        help="sweep today's way (and its grouped way) with the code of SRC")
     args = parser.parse_args()
     target = load_plan(args.plan).adaptive.ci_target
     with tempfile.TemporaryDirectory() as name:
@@ -132,9 +143,13 @@ def main() -> None:
                            "--yes", "-f", str(grouped)], env=env(calibration_dir),
                           stdout=subprocess.DEVNULL, check=False).returncode != 0:
             raise SystemExit(f"rig calibrate all failed on {grouped}")
-        rows = [sweep("today", today, args.plan, tmp, calibration_dir),
-                sweep("grouped", grouped, args.plan, tmp, calibration_dir)]
-    one, many = rows
+        before = args.before or ROOT / "src"
+        rows = [sweep("today", today, args.plan, tmp, calibration_dir, before)]
+        if args.before:
+            rows.append(sweep("before_grouped", grouped, args.plan, tmp, calibration_dir,
+                              before))
+        rows.append(sweep("grouped", grouped, args.plan, tmp, calibration_dir))
+    one, many = rows[0], rows[-1]
     summary = {"duty": {"today": one["duty"], "grouped": many["duty"],
                         "today_20ms": one["duty_20ms"], "grouped_20ms": many["duty_20ms"]},
                "duty_today": one["duty"], "duty_grouped": many["duty"],
@@ -145,15 +160,18 @@ def main() -> None:
                "points_per_hour_today": one["points_per_hour"],
                "points_per_hour_grouped": many["points_per_hour"],
                "ci_target": target, "ways": rows}
+    if args.before:  # the new code's grouped sweep against the code before's
+        summary["wall_ratio_before_grouped"] = round(float(many["wall_s"])
+                                                     / float(rows[1]["wall_s"]), 2)
     if args.json:
         print(json.dumps(summary))
         return
     print(f"plan {args.plan.name} on {FIXTURE.name}, ci_target {target:.1%}")
-    print(f"{'way':8} {'wall':>7} {'duty':>6} {'>=20ms':>6} {'pts/h':>6} {'met':>4} "
+    print(f"{'way':14} {'wall':>7} {'duty':>6} {'>=20ms':>6} {'pts/h':>6} {'met':>4} "
           f"{'not met':>7} {'CI median':>9} {'CI worst':>8} {'cpu':>6} {'load':>9}  flagged")
     for r in rows:
         d20 = f"{r['duty_20ms']:6.1%}" if r["duty_20ms"] is not None else f"{'-':>6}"
-        print(f"{r['way']:8} {r['wall_s']:6.1f}s {r['duty']:6.1%} {d20} "
+        print(f"{r['way']:14} {r['wall_s']:6.1f}s {r['duty']:6.1%} {d20} "
               f"{r['points_per_hour']:6} {r['ci_target_met']:4} {r['ci_target_not_met']:7} "
               f"{r['ci_halfwidth_median']:9.3%} {r['ci_halfwidth_worst']:8.3%} "
               f"{r['cpu_s']:5.1f}s {r['load_before']:4.1f}-{r['load_after']:<4.1f}  "
@@ -161,6 +179,8 @@ def main() -> None:
     print(f"wall time, grouped / today: {summary['wall_ratio']:.2f}x; median point "
           f"{many['point_wall_median_s']:.3f} s / {one['point_wall_median_s']:.3f} s = "
           f"{summary['point_wall_ratio']:.2f}x")
+    if args.before:
+        print(f"wall time, grouped / before_grouped: {summary['wall_ratio_before_grouped']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,14 +8,19 @@ integrated, not the time), each stage's calls timed on the host's monotonic cloc
 
 - ``prep``: the firmware's ``prep`` (keys, buffers, its self-test);
 - ``probe_runs``: the unrecorded runs (``auto``'s probe batches);
-- ``stream_lag_sleep``: the wait after them for the stream to pass their windows
-  (``Limits.stream_lag_s``);
+- ``records_after``: what the bench does after them so the next record does not take
+  their windows (``Bench.records_after``: a real bench sleeps ``Limits.stream_lag_s``; the
+  simulated one marks the stream's sample at the probes' end, without a wait);
 - ``requests``: the recorded requests' round trips (``run`` / ``run windows=R``: the warm-up
   op, each window's settle idle and its batch, the reply);
 - ``collect``: the wait for the record after the reply (the stream's lag past the last fall,
   ``post_s``);
 - ``processing``: cutting a record into windows, their figures and checks;
-- ``other``: the rest of ``measure_point`` (arm, correction, annotation, the rule).
+- ``arm``: arming the instrument (a stream: marking where the record starts);
+- ``annotate``: the simulated bench's truth of each window (``Bench.annotate_group``);
+- ``point_flags``: the bench's flags of the point (the simulated bench asks the DUT's
+  ``hello`` for trigger drops: a round trip);
+- ``other``: the rest of ``measure_point`` (correction, the rule, progress).
 
 It prints, per phase, its total and its share of the points' wall time, with the windows'
 own length (the duty) and the requests' count; ``--json`` prints one object (``phases_s``,
@@ -31,7 +36,6 @@ import argparse
 import json
 import os
 import time
-import types
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +43,7 @@ from typing import Any
 
 import energyrig.rig.pipeline as pipeline
 from energyrig.fixtures import load_fixture
+from energyrig.results.stats import describe_finite
 from energyrig.rig.bench import open_bench
 from energyrig.rig.plan import Target, expand, load_plan
 from energyrig.rig.sweep.stopping import enough_windows, next_group
@@ -79,6 +84,8 @@ def main() -> None:
     phases = Phases()
     wall = windows_s = 0.0
     points = kept = 0
+    # scipy's import (the CI's t quantile, once a process: ~1.8 s here) is not a point's
+    describe_finite([1.0, 2.0, 3.0])
     load_before = os.getloadavg()[0]
     with open_bench(load_fixture(FIXTURE)) as bench:
         target = Target.from_dut(bench.hello, bench.ops(), bench.board)
@@ -89,11 +96,11 @@ def main() -> None:
                     "requests" if settle_s else "probe_runs")
         phases.wrap(dut, "run_windows", "requests")
         phases.wrap(bench.instrument, "collect", "collect")
-        # the pipeline's own sleeps only (the drivers' threads sleep too)
-        clock = types.ModuleType("time")
-        clock.__dict__.update(time.__dict__)
-        pipeline.time = clock  # type: ignore[attr-defined]
-        phases.wrap(clock, "sleep", "stream_lag_sleep")
+        phases.wrap(bench, "records_after", "records_after")
+        phases.wrap(bench.instrument, "arm", "arm")
+        phases.wrap(bench, "annotate", "annotate")
+        phases.wrap(bench, "annotate_group", "annotate")
+        phases.wrap(bench, "point_flags", "point_flags")
         for method in ("_find", "_cut_group"):
             phases.wrap(pipeline.Measurement, method, "processing")
         opened = [0]  # windows the recorded requests opened

@@ -160,7 +160,7 @@ class GroupedPrepared:
     kept: tuple[Chunk, ...] = ()
     asked: list[int] = field(default_factory=list)
 
-    def first_windows(self) -> tuple[()]:
+    def first_windows(self, count: int = 1) -> tuple[()]:
         return ()  # the batch is given: no sizing window
 
     def window(self) -> Window:

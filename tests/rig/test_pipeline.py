@@ -32,12 +32,13 @@ def test_stages_run_in_order_and_the_energy_is_the_closed_form() -> None:
     result = measure_point(bench, POINT, until=reps_done(2), batch_n=500)
     assert result.ok, result.reason
     assert result.point.family == "hash"  # from the catalogue
-    # prep, one unrecorded batch, then per window the stages in order; the firmware idles
-    # the baseline span (guard + baseline of the fixture) between its warm-up run and the window
+    # prep, one unrecorded batch (no record starts before its end), then per window the
+    # stages in order; the firmware idles the baseline span (guard + baseline of the
+    # fixture) between its warm-up run and the window
     w = bench.fixture.windows
     window = ["arm", f"run settle={w.guard_s + w.baseline_s:g}", "collect", "correct",
               "annotate"]
-    assert bench.log == ["prep", "run", *window, *window]
+    assert bench.log == ["prep", "run", "records_after", *window, *window]
     duration_s = 500 * 20e-6
     for w in result.windows:
         assert w.samples == round(duration_s * RATE_HZ)

@@ -83,6 +83,7 @@ class ScriptedBench:
     fixture: Any = field(default_factory=lambda: load_fixture(SIM))
     correction: Any = no_correction
     calibration: Any = None
+    edge_samples: float | None = None
     board: str = "scripted"
     hello: dict[str, Any] = field(default_factory=lambda: {"cycle_hz": 1_000_000})
     limits: Limits = Limits(RATE_HZ, None, 0.0,
@@ -104,6 +105,9 @@ class ScriptedBench:
 
     def point_flags(self) -> list[str]:
         return []
+
+    def records_after(self, t_ns: int) -> None:
+        self.log.append("records_after")
 
 
 POINT = Point(op="sha256", board="scripted", payload_bytes=64)

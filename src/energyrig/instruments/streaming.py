@@ -10,7 +10,9 @@ callbacks) hands decoded chunks to :meth:`StreamAcquisition._store`, which keeps
 * :meth:`~StreamAcquisition._collect_window`: ``collect()``'s wait for the first trigger
   window after the mark (or the first ``windows`` of them) plus ``post_s``, with
   :class:`~energyrig.instruments.triggerscan.TriggerScan`;
-* :meth:`~StreamAcquisition.wait_received`: a wait for a given sample.
+* :meth:`~StreamAcquisition.wait_received`: a wait for a given sample;
+* :meth:`~StreamAcquisition.start_after`: where the next record may start at the earliest
+  (past windows the host made without recording them), with no wait.
 
 Every wait is bounded by the stream's progress, never by the call
 (:class:`~energyrig.instruments.progress.ProgressBound`, restarted by each new sample): a
@@ -68,7 +70,7 @@ class StreamAcquisition(AcquisitionBase):
         self._buffer = StreamBuffer()
         self._cond = threading.Condition()
         self._arm: ArmRequest | None = None
-        self._arm_index = self._scan_from = self._last_fall = 0
+        self._arm_index = self._scan_from = self._last_fall = self._not_before = 0
 
     @property
     def source(self) -> str:  # pragma: no cover - overridden
@@ -167,24 +169,35 @@ class StreamAcquisition(AcquisitionBase):
         with self._cond:
             self._wait_stream(lambda: self._newest() >= index, bound_s, f"sample {index}")
 
+    def start_after(self, index: int) -> None:
+        """Let the next record start at absolute sample ``index`` at the earliest, and its
+        trigger window be looked for from there: a window before it (one the host made
+        without recording it, whose samples may not have arrived yet) is neither taken for
+        the record's window nor kept in the record. It waits for nothing: the collect waits
+        for the stream as ever."""
+        with self._cond:
+            self._not_before = max(self._not_before, index)
+
     # -- arm and collect -------------------------------------------------------------------
     def _mark(self, request: ArmRequest, start_s: float) -> None:
         """``arm()`` after the family's checks: wait until the stream holds ``pre_s`` of
         samples (the bound ``pre_s`` + ``start_s``, s, restarted by each new sample: right
         after ``start()`` it may not yet), then mark the stream ``pre_s`` before the newest
-        sample, but not before the fall of the window collected last."""
+        sample, but not before the fall of the window collected last nor before
+        :meth:`start_after`'s sample."""
         pre = round(request.pre_s * self._rate_hz)
         with self._cond:
             self._wait_stream(lambda: self._newest() - self._oldest() >= pre,
                               request.pre_s + start_s, f"{request.pre_s} s of samples")
             chunks = self._buffer.chunks
             newest = self._newest()
-            # Never reach back into the window collected last.
-            self._arm_index = max(newest - pre, self._last_fall)
+            # Never reach back into the window collected last, nor before start_after's.
+            self._arm_index = max(newest - pre, self._last_fall, self._not_before)
             # The last sample received was taken before arm() returned, so before the DUT
             # ran: the window is the first rise after it (an earlier window inside pre_s is
-            # not mistaken for it).
-            self._scan_from = newest - 1 if chunks else newest
+            # not mistaken for it), and after start_after's sample (a stream lagging behind
+            # windows the host made unrecorded).
+            self._scan_from = max(newest - 1 if chunks else newest, self._not_before)
             self._arm = request
             self._buffer.overflow = 0
 

@@ -86,6 +86,10 @@ class Bench:
         The calibration selected (``None`` until open, or without ``calibration``).
     calibration:
         Its record for the run manifest (ids, values, what is missing), or ``None``.
+    edge_samples:
+        The edge error bound of the last windows measured on the bench, in samples of a
+        window's mean power (``None`` before any): ``auto`` sizes the next point's windows
+        by it (:attr:`energyrig.rig.pipeline.PipelineBench.edge_samples`).
     """
 
     def __init__(self, fixture: Fixture, calibration: str | None = None) -> None:
@@ -95,6 +99,7 @@ class Bench:
         self.calibration_choice = calibration
         self.calibrated: Calibration | None = None
         self.calibration: dict[str, Any] | None = None
+        self.edge_samples: float | None = None
         self._stack: ExitStack | None = None
         self._dut: Dut | None = None
         self._instrument: Acquisition | None = None
@@ -229,6 +234,14 @@ class Bench:
         """A real bench adds no point-level flags."""
         return []
 
+    def records_after(self, t_ns: int) -> None:
+        """Wait the instrument's stream lag (``Limits.stream_lag_s``): a real instrument's
+        samples are not mapped to the host's clock (a PPK2's USB transfer delay is not known
+        to the sample), so the next record, armed ``pre_s`` before the newest sample
+        received, starts after ``t_ns`` only once the stream has passed it; a recorder
+        records nothing between its records, and waits as a stream does."""
+        time.sleep(self.limits.stream_lag_s)
+
 
 #: What a calibration routine asks the operator to wire, for each load.
 WIRING: dict[str, str] = {
@@ -358,6 +371,20 @@ class SimBench(Bench):
         assert stream is not None  # written before the first sample
         after = switched_ns + round(self.fixture.measure.pre_s * 1e9)
         self.instrument.wait_received(math.ceil(stream.sample_index(after)), bound_s)
+
+    def records_after(self, t_ns: int) -> None:
+        """Without a wait on a streaming instrument: the emulator stamps its samples on the
+        host's clock (sample ``k`` at the truth log's ``t0_ns + k * period_ns``), so the
+        sample taken at ``t_ns`` is known exactly, however late the stream brings it, and
+        the next record starts there (:meth:`StreamAcquisition.start_after`). A recorder,
+        or a stream whose time base is not logged yet, waits as :meth:`Bench.records_after`."""
+        assert self.truth is not None
+        self.truth.read()
+        stream = self.truth.stream
+        if not isinstance(self.instrument, StreamAcquisition) or stream is None:
+            super().records_after(t_ns)
+            return
+        self.instrument.start_after(math.ceil(stream.sample_index(t_ns)))
 
     def actual_ohms(self, nominal_ohms: float) -> float:
         """The actual value of the bench's reference resistor of ``nominal_ohms``: off its

@@ -15,7 +15,9 @@ Stages of a point (:func:`measure_point`):
    the firmware so a window holds at least ``measure.min_window_samples`` samples and its
    edge error bound stays under ``measure.max_edge_error`` of its energy, within what the
    instrument can record (:class:`~energyrig.instruments.base.Limits`), checked on a
-   recorded window (grown as in 3 when short) that is the point's first.
+   recorded window (grown as in 3 when short) that is the point's first (or a group of
+   them, once the bench knows its edges: :attr:`PipelineBench.edge_samples`); no record
+   starts before the probes ended (:meth:`PipelineBench.records_after`).
 2. per window (:meth:`Measurement.window`): **arm** the instrument → **run**: the firmware
    runs the op once outside the window (warm-up), idles for the baseline span
    (``settle_ms``, so the idle power just before the rising edge holds none of the warm-up)
@@ -88,6 +90,10 @@ POINT_ERRORS: tuple[type[Exception], ...] = (DutError, InstrumentError, CaptureE
 PROBE_MIN_S = 2e-3
 #: Extra samples over the minimum ``auto`` aims for (timing jitter of the batch).
 AUTO_MARGIN = 1.5
+#: A window's edge error bound in samples of its mean power, before any window was measured
+#: on the bench, and the least ``auto`` assumes: one sample at each edge (a step; an op
+#: heavier at its edges needs more, and the bench learns it: :attr:`PipelineBench.edge_samples`).
+EDGE_SAMPLES = 2.0
 #: Times per point a window may be measured again: grown (short) or re-armed (outlasted).
 MAX_RESTARTS = 3
 #: Seconds to wait for a record after the DUT replied, beyond post_s and stream latency.
@@ -117,6 +123,11 @@ class PipelineBench(CalibrationBench, Protocol):
     correction: Correction
     #: The calibration applied to its records (id and values), ``None`` without one.
     calibration: Mapping[str, Any] | None
+    #: The edge error bound of the bench's last windows, in samples of a window's mean
+    #: power (``None`` before any): what ``auto`` sizes the next point's windows by, so its
+    #: sizing windows are not short by their edges (the edge activity is the board's and
+    #: the trigger's, much the same from op to op).
+    edge_samples: float | None
 
     @property
     def board(self) -> str: ...
@@ -142,6 +153,12 @@ class PipelineBench(CalibrationBench, Protocol):
         """Flags of the point as a whole, asked once its windows are measured."""
         ...
 
+    def records_after(self, t_ns: int) -> None:
+        """Let no record start before host time ``t_ns`` (CLOCK_MONOTONIC, ns): the
+        windows of the unrecorded runs that ended before it are not the next record's,
+        however late the instrument's stream brings them."""
+        ...
+
 
 class PreparedPoint(Protocol):
     """A point prepared on a bench, measured one window at a time (:class:`Measurement`)."""
@@ -161,7 +178,8 @@ class PreparedPoint(Protocol):
 
     def first_windows(self) -> Sequence[tuple[Window, tuple[Chunk, ...]]]:
         """Windows measured in settling the batch size, of :attr:`batch_n`, with the samples
-        kept around each: the point's first windows (asked once, before any other)."""
+        kept around each: the point's first windows (asked once, before any other; a
+        :class:`GroupedPoint` is asked for a count of them)."""
         ...
 
     @property
@@ -184,6 +202,10 @@ class GroupedPoint(Protocol):
         ...
 
     def windows(self, count: int) -> list[tuple[Window, tuple[Chunk, ...]]]: ...
+
+    def first_windows(self, count: int = 1) -> Sequence[tuple[Window, tuple[Chunk, ...]]]:
+        """:meth:`PreparedPoint.first_windows`, ``count`` of them in one request."""
+        ...
 
 
 class PointBench(Protocol):
@@ -261,30 +283,43 @@ class Measurement:
             measurement.batch_n = batch_n
             reply = bench.dut.run(batch_n, fx.dut.timeout_s + m.probe_timeout_s * (batch_n + 1))
             measurement.per_op_s = reply.elapsed_s / batch_n
-        # Let the stream pass the probe windows, or the first armed window could be one of
-        # them (a stream reaches the host this late).
-        time.sleep(bench.limits.stream_lag_s)
+        # The probes' windows are not the point's: the next record starts after them.
+        bench.records_after(time.monotonic_ns())
         return measurement
 
-    def first_windows(self) -> tuple[tuple[Window, tuple[Chunk, ...]], ...]:
-        """With ``auto``, settle the batch size on one recorded window, not an unrecorded
-        batch: only a record shows whether a window's edges need more samples (its edge
-        error bound) than the probes' timing gives. One that holds enough is returned, the
-        point's first window; one that is short grows :attr:`batch_n` before any group is
-        measured, and none is returned. Without ``auto``: none."""
+    def first_windows(self, count: int = 1) -> tuple[tuple[Window, tuple[Chunk, ...]], ...]:
+        """With ``auto``, settle the batch size on ``count`` recorded windows (one request,
+        :meth:`windows`), not on an unrecorded batch: only a record shows whether a window's
+        edges need more samples (its edge error bound) than the probes' timing gives. If
+        they hold enough they are returned, the point's first windows; if one is short the
+        batch grows (:attr:`batch_n`) and none is returned. Without ``auto``: none."""
         if not self.auto:
             return ()
+        if self.bench.edge_samples is None:
+            count = 1  # the bench's edges are not known yet: a short window costs one
         sized = self.batch_n
-        row = self.window(remeasure=False)
-        return ((row, self.kept),) if self.batch_n == sized else ()
+        measured = self.windows(count, remeasure=False)
+        return tuple(measured) if self.batch_n == sized else ()
 
     # -- batch size --------------------------------------------------------------------------
     def _target_samples(self) -> float:
         """Samples a window should hold: ``min_samples`` (default ``min_window_samples``),
-        and ``2 / max_edge_error`` (the edge error bound is about one sample of power at each
-        edge)."""
+        and ``edge_samples / max_edge_error`` (the edge error bound, in samples of the
+        window's mean power, of the bench's last windows: :attr:`PipelineBench.edge_samples`,
+        :data:`EDGE_SAMPLES` before any)."""
         m = self.bench.fixture.measure
-        return float(max(self.min_samples or m.min_window_samples, 2.0 / m.max_edge_error))
+        edges = self.bench.edge_samples or EDGE_SAMPLES
+        return float(max(self.min_samples or m.min_window_samples, edges / m.max_edge_error))
+
+    def _learn_edges(self, rows: Sequence[Window]) -> None:
+        """Keep the largest edge error bound of ``rows`` (in samples of each window's mean
+        power, at least :data:`EDGE_SAMPLES`) as the bench's :attr:`~PipelineBench.edge_samples`;
+        windows that failed the stream's integrity checks or hold no energy say nothing."""
+        seen = [r.edge_error_j * r.samples / abs(r.energy_j) for r in rows
+                if not integrity_problems(r.flags) and r.samples > 0
+                and math.isfinite(r.energy_j) and r.energy_j != 0.0]
+        if seen:
+            self.bench.edge_samples = max(EDGE_SAMPLES, *seen)
 
     def _short_by(self, row: Window) -> float:
         """How many times more samples the window needed (<= 1: enough)."""
@@ -348,6 +383,7 @@ class Measurement:
                 self.restarts += 1
                 continue  # _measure_window re-timed the batch
             self.per_op_s = elapsed_s / self.batch_n
+            self._learn_edges([row])
             short = self._short_by(row)
             # A window whose stream failed its integrity checks is short of samples it lost,
             # not of the op's length: left out and replaced, never grown for (grown, the
@@ -487,22 +523,25 @@ class Measurement:
         return max(1, min(self.bench.fixture.measure.max_group,
                           self.bench.limits.max_windows, fits))
 
-    def windows(self, count: int) -> list[tuple[Window, tuple[Chunk, ...]]]:
+    def windows(self, count: int, *,
+                remeasure: bool = True) -> list[tuple[Window, tuple[Chunk, ...]]]:
         """Measure ``count`` windows (at most :attr:`max_group`) in one request and one
         record: each window with its own baseline (the settle idle before it), its own
         flags (those of the stretch of the record it answers for) and its own check
         against the firmware's time of it; a window the record lacks is a row flagged
         ``window_lost`` (left out of the estimate), not the group. With ``auto``, a short
-        window grows :attr:`batch_n` and the group is measured again, as :meth:`window`.
+        window grows :attr:`batch_n` and the group is measured again, as :meth:`window`
+        (with ``remeasure`` false the group is returned, :attr:`batch_n` grown).
         Each row comes with the samples kept around it. ``count`` 1 is :meth:`window`."""
         if count <= 1:
-            row = self.window()
+            row = self.window(remeasure=remeasure)
             return [(row, self.kept)]
         while True:
             rows = self._measure_group(count)
             timed = [r.duration_s for r, _ in rows if WINDOW_LOST not in r.flags]
             if timed:
                 self.per_op_s = float(sum(timed) / len(timed)) / self.batch_n
+            self._learn_edges([r for r, _ in rows])
             short = max((self._short_by(r) for r, _ in rows
                          if not integrity_problems(r.flags)), default=0.0)
             if not (self.auto and short > 1.0 and self.restarts < MAX_RESTARTS):
@@ -515,6 +554,8 @@ class Measurement:
             log.info("%s: a window of the group is short; batch %d -> %d", self.point.label,
                      self.batch_n, grown)
             self.batch_n = grown
+            if not remeasure:
+                return rows
 
     def _measure_group(self, count: int) -> list[tuple[Window, tuple[Chunk, ...]]]:
         """arm for ``count`` windows → run them in one request → collect one record →
@@ -861,7 +902,10 @@ def measure_point(bench: PointBench, point: Point, *, until: Until,
         progress("prepare", 0, None)
         prepared = bench.prepare(point, batch_n=batch_n, seed=seed, min_samples=min_samples)
         cycle_hz = int(bench.hello.get("cycle_hz", 0))  # the point's clock, set by prepare
-        first = prepared.first_windows()  # may grow the batch
+        # may grow the batch; a point measuring groups sizes it on its first group
+        first = (prepared.first_windows(max(1, min(group(windows), prepared.max_group)))
+                 if group is not None and isinstance(prepared, GroupedPoint)
+                 else prepared.first_windows())
         n = prepared.batch_n
         take(first, n)
         while not until(windows):

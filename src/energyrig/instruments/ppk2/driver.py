@@ -191,7 +191,7 @@ class Ppk2(SerialStream):
         self._clock = StreamClock(SAMPLE_RATE_HZ)
         self._losses.clear()
         self._buffer.clear()
-        self._last_fall = 0
+        self._last_fall = self._not_before = 0
         self._error = None
         self._stop_reader.clear()
         self._command(Command.AVERAGE_START)

@@ -8,9 +8,10 @@
 What the executor guarantees:
 
 - every finished point is written through :class:`energyrig.results.RunWriter` (atomically)
-  before the next point starts, so a crash at any instant loses at most the point being
-  measured, and ``resume_sweep`` measures exactly the points not stored yet (same plan,
-  same seed, same order);
+  while the next point is measured (one store at a time, in order, ended before the point
+  after that starts), so a crash at any instant loses at most the point being measured and
+  the one being stored, and ``resume_sweep`` measures exactly the points not stored yet
+  (same plan, same seed, same order);
 - Ctrl-C (SIGINT) or SIGTERM stops between two windows: the point being measured is dropped
   (it is measured again on resume), the run is left resumable; a second Ctrl-C aborts at once;
 - a point that fails (self-test failure, DUT not answering, instrument error) is stored as

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from energyrig.domain import Point
 from energyrig.results.store.write import RunWriter
+from energyrig.rig.pipeline import PointResult
 from energyrig.rig.plan import Plan
 from energyrig.rig.sweep.boards import BenchFactory, open_bench
 from energyrig.rig.sweep.events import SILENT, Reporter, SweepFinished, SweepStarted
@@ -29,9 +31,10 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
     :class:`~energyrig.rig.sweep.events.SweepStarted` to
     :class:`~energyrig.rig.sweep.events.SweepFinished`.
 
-    Skipped combinations are stored first; then each point is measured and stored before
-    the next starts on its bench, with ``plan.cooldown_s`` of idle time between two points
-    on one bench. A bench with nothing left to measure is not opened.
+    Skipped combinations are stored first; then each point is measured, and stored while
+    the next one is measured on its bench (one store at a time, in order), with
+    ``plan.cooldown_s`` of idle time between two points on one bench. A bench with nothing
+    left to measure is not opened.
     """
     stop = stop if stop is not None else StopRequest()
     done = writer.done()
@@ -55,6 +58,29 @@ def execute(boards: Sequence[BoardPlan], writer: RunWriter, plan: Plan, *,
 def _one_bench_at_a_time(todo: Sequence[tuple[BoardPlan, list[Point]]], writer: RunWriter,
                          plan: Plan, bench_factory: BenchFactory, stop: StopRequest,
                          outcome: SweepOutcome, reporter: Reporter) -> None:
+    """Each point measured, then stored while the next one is measured: storing is the
+    host's work (a point's tables, its files), measuring mostly waits on the DUT and the
+    instrument. One store at a time, in the points' order; a point's store has ended (and
+    its error raised here) before the next point's starts, and the last before this
+    returns."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="store") as storing:
+        pending: list[Future[bool]] = []
+
+        def store(result: PointResult) -> None:
+            for stored in pending:
+                stored.result()
+            pending[:] = [storing.submit(store_result, result, plan, writer, outcome,
+                                         reporter)]
+        try:
+            _measure_all(todo, writer, plan, bench_factory, stop, reporter, store)
+        finally:
+            for stored in pending:
+                stored.result()
+
+
+def _measure_all(todo: Sequence[tuple[BoardPlan, list[Point]]], writer: RunWriter,
+                 plan: Plan, bench_factory: BenchFactory, stop: StopRequest,
+                 reporter: Reporter, store: Callable[[PointResult], None]) -> None:
     keep = writer.manifest.get("keep_captures") or "none"
     first = True
     for board, points in todo:
@@ -67,8 +93,8 @@ def _one_bench_at_a_time(todo: Sequence[tuple[BoardPlan, list[Point]]], writer: 
                     break
                 first = False
                 result = measure_one(bench, point, plan, stop, reporter, keep=keep)
-                failed = store_result(result, plan, writer, outcome, reporter)
-                if failed and k + 1 < len(points) and not stop:
+                store(result)
+                if result.status == "failed" and k + 1 < len(points) and not stop:
                     # A hung or crashed DUT fails every later point: start afresh
                     # (the host DUT and emulator restart; a board's port reopens).
                     log.info("reopening the bench of %s after a failed point", board.name)

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from energyrig.domain import in_estimate
+from energyrig.results.student import t_quantile
 
 if TYPE_CHECKING:  # pandas and scipy.stats where a function needs them: `rig analyze` does not
     import pandas as pd
@@ -70,7 +71,8 @@ class Summary:
 
 
 def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
-    """Summary of a sample with the Student-t interval of its mean (scipy.stats.t).
+    """Summary of a sample with the Student-t interval of its mean (the t quantile of
+    :func:`~energyrig.results.student.t_quantile`: scipy.stats.t's, without scipy).
 
     One value has std and interval NaN; the unit is that of ``values``.
     """
@@ -88,14 +90,6 @@ def describe(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:
         low, high = (t_quantile(q, x.size - 1) * scale + mean
                      for q in ((1.0 - confidence) / 2, (1.0 + confidence) / 2))
     return Summary(int(x.size), mean, float(np.median(x)), std, float(low), float(high))
-
-
-def t_quantile(q: float, dof: float) -> float:
-    """The ``q`` quantile of Student's t with ``dof`` degrees of freedom: scipy.stats.t.ppf's
-    value, from scipy.special alone (a fraction of scipy.stats's import time)."""
-    from scipy.special import stdtrit
-
-    return float(stdtrit(dof, q))
 
 
 def fitted_interval(values: npt.ArrayLike, confidence: float = 0.95) -> Summary:

@@ -194,7 +194,8 @@ class _Watch:
                                 for m in (chunk.corrupt, chunk.at_floor))
             if chunk.logic is not None and len(chunk):
                 self.high |= int(np.bitwise_or.reduce(chunk.logic))
-                self.low |= int(np.bitwise_or.reduce(~chunk.logic))
+                # a bit low somewhere is one not high everywhere: no inverted copy
+                self.low |= ~int(np.bitwise_and.reduce(chunk.logic)) & 0xFF
             yield chunk
 
 

@@ -2,7 +2,7 @@
 child python runs it on a small JLS recording and lists the heavy libraries it loaded.
 scipy (the t quantile is the rig's own: results/student.py), pydantic and the families'
 config models (the table of capture files needs only their records) and
-importlib.metadata (``--version`` alone reads it) stay out."""
+importlib.metadata (``--version`` alone reads it), numpy.ma (np.median's) stay out."""
 from __future__ import annotations
 
 import json
@@ -16,7 +16,7 @@ from support.jls import write_js220
 
 #: Modules the `--json` path must not import, and why each was there before.
 ABSENT = ("scipy", "pydantic", "importlib.metadata", "energyrig.instruments.ppk2.config",
-          "pandas", "pyarrow", "matplotlib")
+          "numpy.ma", "pandas", "pyarrow", "matplotlib")
 
 CHILD = """
 import json, sys

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from energyrig.results.stats import describe
+from energyrig.results.stats import describe, median
 from energyrig.results.student import t_quantile, t_tail
 
 #: Integer degrees of freedom 1..30, then a log grid to 10^6, and real ones.
@@ -52,3 +52,13 @@ def test_describe_gives_scipys_interval() -> None:
     d = describe(x)
     assert d.ci_low == pytest.approx(low, rel=1e-12)
     assert d.ci_high == pytest.approx(high, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 9, 10, 1000, 31_710])
+def test_the_median_is_numpys_bit_for_bit(n: int) -> None:
+    """describe's median without np.median (which imports numpy.ma)."""
+    rng = np.random.default_rng(n)
+    for _ in range(10):
+        x = rng.lognormal(0, 3, n) * rng.choice([-1.0, 1.0], n)
+        assert median(x) == float(np.median(x))
+    assert math.isnan(median(np.array([1.0, math.nan, 2.0])))

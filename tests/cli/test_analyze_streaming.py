@@ -30,8 +30,8 @@ from energyrig.rig.analysis import FIGURES, PER_OP_FIGURES, analyze_file
 
 RATE = 1_000_000
 PERIOD, HIGH = 1000, 300          # a window every 1 ms, 0.3 ms long
-CHUNK = DEFAULT_CHUNK_SAMPLES     # samples the reader delivers at a time (2^20)
-SAMPLES = 3 * CHUNK
+CHUNK = DEFAULT_CHUNK_SAMPLES     # samples the reader delivers at a time (2^18)
+SAMPLES = 12 * CHUNK              # 3.1 M samples: 3 146 windows, more than 8 batches
 OPTIONS = ["--trigger", "TRIG", "--current", "SHUNT", "--shunt-ohms", "1", "--voltage",
            "3.3", "--baseline", "1e-4", "--guard", "1e-5", "--json"]
 

@@ -10,6 +10,7 @@ import socket
 from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import Family, FileKind, Found
+from energyrig.instruments.otii.port import DEFAULT_PORT
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
@@ -29,7 +30,7 @@ def open_otii(config: OtiiConfig, server: str | None) -> Acquisition:
 def scan() -> list[Found]:
     """The Arcs and Aces the Otii application on this host lists (none when no Otii TCP server
     listens on port 1905)."""
-    from energyrig.instruments.otii.config import DEFAULT_PORT, OtiiConfig
+    from energyrig.instruments.otii.config import OtiiConfig
     from energyrig.instruments.otii.driver import list_devices
 
     address = f"127.0.0.1:{DEFAULT_PORT}"

@@ -9,6 +9,7 @@ Units are SI: seconds, amperes, volts.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,6 +121,30 @@ class Chunk:
     def end_index(self) -> int:
         """Absolute index one past the last sample of this chunk."""
         return self.start_index + len(self) + self.lost
+
+
+def widened(values: npt.NDArray[np.floating]
+            ) -> tuple[npt.NDArray[np.float64], tuple[float, float] | None]:
+    """``values`` (float32, as a file holds them) as float64, converted once, and their
+    ``(min, max)`` from one min and one max over the narrower samples (exact: every float32
+    is a float64), ``None`` when one of them is NaN or infinite: a chunk's
+    :attr:`Chunk.bounds`, so :func:`plausible_chunks` need not pass over the float64 array
+    again, and the reader's test for lost (NaN) samples."""
+    if not values.size:
+        return values.astype(np.float64), (0.0, 0.0)
+    lo, hi = float(values.min()), float(values.max())
+    bounds = (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
+    return values.astype(np.float64, copy=False), bounds
+
+
+def scaled_bounds(bounds: tuple[float, float] | None, factor: float
+                  ) -> tuple[float, float] | None:
+    """The ``(min, max)`` of values multiplied by ``factor``: each end multiplied (rounding
+    is monotone, so exactly the min and max of the products), swapped for a negative one."""
+    if bounds is None:
+        return None
+    lo, hi = bounds[0] * factor, bounds[1] * factor
+    return (lo, hi) if lo <= hi else (hi, lo)
 
 
 @dataclass(frozen=True)

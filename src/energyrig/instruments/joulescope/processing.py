@@ -6,12 +6,10 @@ is flagged ``corrupt`` and counts as 0 A.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.capture import Chunk
+from energyrig.capture import Chunk, widened
 
 
 def to_chunk(start: int, period_s: float, current: npt.NDArray[np.floating],
@@ -31,13 +29,12 @@ def to_chunk(start: int, period_s: float, current: npt.NDArray[np.floating],
     bad = None
     for name, values in arrays.items():
         if isinstance(values, np.ndarray):
-            lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
-            if math.isfinite(lo) and math.isfinite(hi):
-                bounds[name] = (lo, hi)
+            arrays[name], known = widened(values)
+            if known is not None:
+                bounds[name] = known
             else:
                 mask = ~np.isfinite(values)
                 bad = mask if bad is None else bad | mask
-            arrays[name] = values.astype(np.float64, copy=False)
     current, supply = arrays["current_a"], arrays["voltage_v"]  # type: ignore[assignment]
     if bad is not None:
         bounds.clear()  # the NaN become 0: the other signal's bounds too may change

@@ -9,6 +9,7 @@ Units are SI: seconds, amperes, volts.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,12 @@ class Chunk:
         lost immediately before the sample at ``position`` in this chunk (0 <= position < n).
         ``gaps[:, 1].sum()`` samples are missing from the chunk; the absolute index of sample
         ``j`` is ``start_index + j + lost samples at positions <= j``.
+    bounds:
+        ``{"current_a": (min, max), "voltage_v": (min, max)}`` of this chunk's arrays as a
+        reader found them while reading (a JLS's float32 signals, before their conversion:
+        :func:`plausible_chunks` then need not pass over them again), either key or the
+        whole ``None`` when not known. Whoever makes a chunk with other values (a
+        correction) leaves it out.
     """
 
     start_index: int
@@ -71,6 +78,7 @@ class Chunk:
     current_range: npt.NDArray[np.uint8] | None = None
     at_floor: npt.NDArray[np.bool_] | None = None
     corrupt: npt.NDArray[np.bool_] | None = None
+    bounds: dict[str, tuple[float, float]] | None = None
 
     def __len__(self) -> int:
         return int(self.current_a.shape[0])
@@ -115,6 +123,30 @@ class Chunk:
         return self.start_index + len(self) + self.lost
 
 
+def widened(values: npt.NDArray[np.floating]
+            ) -> tuple[npt.NDArray[np.float64], tuple[float, float] | None]:
+    """``values`` (float32, as a file holds them) as float64, converted once, and their
+    ``(min, max)`` from one min and one max over the narrower samples (exact: every float32
+    is a float64), ``None`` when one of them is NaN or infinite: a chunk's
+    :attr:`Chunk.bounds`, so :func:`plausible_chunks` need not pass over the float64 array
+    again, and the reader's test for lost (NaN) samples."""
+    if not values.size:
+        return values.astype(np.float64), (0.0, 0.0)
+    lo, hi = float(values.min()), float(values.max())
+    bounds = (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
+    return values.astype(np.float64, copy=False), bounds
+
+
+def scaled_bounds(bounds: tuple[float, float] | None, factor: float
+                  ) -> tuple[float, float] | None:
+    """The ``(min, max)`` of values multiplied by ``factor``: each end multiplied (rounding
+    is monotone, so exactly the min and max of the products), swapped for a negative one."""
+    if bounds is None:
+        return None
+    lo, hi = bounds[0] * factor, bounds[1] * factor
+    return (lo, hi) if lo <= hi else (hi, lo)
+
+
 @dataclass(frozen=True)
 class Plausible:
     """The physically plausible range of a quantity a capture holds, SI units: a value
@@ -126,11 +158,16 @@ class Plausible:
     unit: str
     hint: str
 
-    def first_outside(self, values: npt.ArrayLike) -> int | None:
+    def first_outside(self, values: npt.ArrayLike,
+                      bounds: tuple[float, float] | None = None) -> int | None:
         """Position of the first value outside ``[low, high]`` (NaN is outside), or
-        ``None``; two passes (min, max) over the array, a third only when one is out."""
+        ``None``; two passes (min, max) over the array, none when its ``bounds`` (min, max)
+        are known, a third only when one is out."""
         a = np.asarray(values, dtype=np.float64).reshape(-1)
-        if not a.size or (self.low <= a.min() and a.max() <= self.high):
+        if not a.size:
+            return None
+        lo, hi = bounds if bounds is not None else (a.min(), a.max())
+        if self.low <= lo and hi <= self.high:
             return None
         return int(np.flatnonzero(~((a >= self.low) & (a <= self.high)))[0])
 
@@ -173,15 +210,19 @@ def plausible_chunks(chunks: Iterable[Chunk], source: str) -> Iterator[Chunk]:
     for chunk in chunks:
         if LIMITS["period_s"].first_outside(chunk.period_s) is not None:
             raise CaptureError(source, LIMITS["period_s"].problem(chunk.period_s))
+        if not len(chunk):
+            yield chunk
+            continue
+        known = chunk.bounds or {}
         for name in ("current_a", "voltage_v"):
             values = getattr(chunk, name)
-            k = LIMITS[name].first_outside(values)
+            bounds = known.get(name) or (float(np.min(values)), float(np.max(values)))
+            k = LIMITS[name].first_outside(values, bounds)
             if k is not None:
                 at = int(chunk.indices()[k]) if np.ndim(values) else chunk.start_index
                 raise CaptureError(source, f"at {at * chunk.period_s:.9g} s (sample {at}): "
                                            f"{LIMITS[name].problem(np.ravel(values)[k])}")
-        if len(chunk):
-            supply = max(supply, float(np.max(chunk.voltage_v)))
+        supply = max(supply, bounds[1])  # the voltage's largest
         yield chunk
     if supply != -np.inf and supply < MIN_SUPPLY_V:
         raise CaptureError(source, f"the supply voltage never exceeds {MIN_SUPPLY_V:g} V "

@@ -147,13 +147,14 @@ class CurrentCorrection:
         if ranges is not None and len(chunk):
             offset = _per_sample(self.range_offset_a, self.offset_a, ranges)
             gain = _per_sample(self.range_gain, self.gain, ranges)
-        return replace(chunk, current_a=(chunk.current_a - offset) / gain)
+        return replace(chunk, current_a=(chunk.current_a - offset) / gain, bounds=None)
 
     def _corrected(self, context: Sequence[Chunk], k: int) -> Chunk:
         """Chunk ``k`` of the consecutive ``context`` (offset and gain taken out) shifted."""
         chunk = context[k]
         if self.skew_s and len(chunk):
-            return replace(chunk, current_a=shifted(context, k, self.skew_s / chunk.period_s))
+            return replace(chunk, current_a=shifted(context, k, self.skew_s / chunk.period_s),
+                           bounds=None)
         return chunk
 
 

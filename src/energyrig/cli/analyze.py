@@ -168,9 +168,15 @@ def _json_windows_writer() -> Callable[[list[Window]], str]:
                 + '   "flags": %s\n  }')
     get = attrgetter(*numbers)
 
+    written: dict[tuple[str, ...], str] = {}  # windows share a few sets of flags
+
     def flags(w: Window) -> str:
-        return ("[\n" + ",\n".join(f"    {json.dumps(f)}" for f in w.flags) + "\n   ]"
-                if w.flags else "[]")
+        text = written.get(w.flags)
+        if text is None:
+            text = written[w.flags] = ("[\n" + ",\n".join(f"    {json.dumps(f)}"
+                                                            for f in w.flags) + "\n   ]"
+                                       if w.flags else "[]")
+        return text
 
     def text(ws: list[Window]) -> str:
         numbers = json.dumps([get(w) for w in ws])

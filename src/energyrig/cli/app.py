@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from energyrig import __version__
+import energyrig
 from energyrig.cli import (analyze, calibrate, instruments, lab, reanalyze, report, run,
                            sweep)
 from energyrig.errors import EnergyrigError
@@ -41,7 +41,7 @@ def versions_text() -> str:
 
     record = {"software": versions.software(), **versions.collect(
         versions.PROGRAMS, lab=True)}
-    lines = [f"energyrig {__version__}"]
+    lines = [f"energyrig {energyrig.__version__}"]
     for section, entries in record.items():
         for name, value in entries.items():
             if isinstance(value, dict):  # a program: its version line and Debian package
@@ -83,7 +83,9 @@ def _root(
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     if version:
-        typer.echo(versions_text() if verbose else f"energyrig {__version__}")
+        # energyrig.__version__ reads the installed metadata (importlib.metadata, slow to
+        # import): asked here only, not at the import of this module
+        typer.echo(versions_text() if verbose else f"energyrig {energyrig.__version__}")
         raise typer.Exit()
     if ctx.invoked_subcommand is None:
         ctx.fail("Missing command.")

@@ -86,6 +86,12 @@ log = logging.getLogger(__name__)
 
 _EV_WINDOW, _EV_GLITCH, _EV_UNPAIRED_FALL, _EV_UNPAIRED_RISE = range(4)
 _BASE_AFTER, _BASE_NONE = 1, 2
+#: The flags :meth:`WindowFinder._window` sets, bit k of its mask = flag k; and the flags
+#: tuple of each of the 64 masks, made once (a window's is one index, and windows with the
+#: same flags share the tuple).
+_FLAG_BITS = (TOO_FEW_SAMPLES, DROPPED_SAMPLES, SATURATED, GLITCH, NO_BASELINE, BASELINE_AFTER)
+_FLAG_SETS = tuple(tuple(f for k, f in enumerate(_FLAG_BITS) if mask >> k & 1)
+                   for mask in range(1 << len(_FLAG_BITS)))
 
 
 @dataclass(frozen=True)
@@ -258,17 +264,12 @@ class WindowFinder:
     def _window(self, ev: tuple) -> Window:
         _, a, b, n, energy, baseline, edge_err, base_src, lost, sat, glitch = ev
         T = self._period_s
-        flags = [name for name, on in (
-            (TOO_FEW_SAMPLES, n < self.settings.min_samples),
-            (DROPPED_SAMPLES, lost > 0 or self._lost_beside(a, b, base_src)),
-            (SATURATED, sat > 0),
-            (GLITCH, bool(glitch)),
-            (NO_BASELINE, base_src == _BASE_NONE),
-            (BASELINE_AFTER, base_src == _BASE_AFTER),
-        ) if on]
-        return Window(start_s=(a - 0.5) * T, end_s=(b + 0.5) * T, samples=n, energy_j=energy,
-                      baseline_w=baseline, edge_error_j=edge_err, flags=tuple(flags),
-                      lost_samples=lost)
+        mask = ((n < self.settings.min_samples)
+                | (lost > 0 or self._lost_beside(a, b, base_src)) << 1
+                | (sat > 0) << 2 | bool(glitch) << 3
+                | (base_src == _BASE_NONE) << 4 | (base_src == _BASE_AFTER) << 5)
+        return Window((a - 0.5) * T, (b + 0.5) * T, n, energy, baseline, edge_err,
+                      _FLAG_SETS[mask], lost_samples=lost)
 
 
 def stream_flags(chunks: Iterable[Chunk], window: Window,

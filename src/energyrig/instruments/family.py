@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,9 +104,10 @@ class Family:
     ----------
     kind:
         The ``kind`` of a fixture's ``[instrument]`` table that selects the family.
-    config:
-        The pydantic model of that table (its ``kind`` field is ``Literal[kind]``); the
-        fixture validates it once, the driver uses it as it is.
+    config_model:
+        ``"module:Class"``, the pydantic model of that table (its ``kind`` field is
+        ``Literal[kind]``): :attr:`config`, imported on first use, so the capture files'
+        table (``rig analyze``) does not import pydantic.
     open:
         ``open(config, address)`` -> the (unstarted) acquisition; ``address`` overrides the
         table's (the emulator's pty or VISA resource on the simulated bench), ``None`` keeps
@@ -143,7 +145,7 @@ class Family:
     """
 
     kind: str
-    config: type[Strict]
+    config_model: str
     open: Callable[[Any, str | None], Acquisition]
     scan: Callable[[], list[Found]]
     address_field: str
@@ -155,11 +157,23 @@ class Family:
     program_fields: tuple[str, ...] = ()
     flags: tuple[Flag, ...] = ()
 
-    def __post_init__(self) -> None:
-        if self.address_field not in self.config.model_fields:
+    @cached_property
+    def config(self) -> type[Strict]:
+        """The pydantic model of the family's table (``config_model``, imported now); the
+        fixture validates it once, the driver uses it as it is.
+
+        Raises
+        ------
+        ValueError
+            ``address_field`` or a ``program_fields`` entry is not a field of the model.
+        """
+        module, _, name = self.config_model.partition(":")
+        model: type[Strict] = getattr(importlib.import_module(module), name)
+        if self.address_field not in model.model_fields:
             raise ValueError(f"Family {self.kind}: address_field {self.address_field!r} is not "
-                             f"a field of {self.config.__name__}")
-        unknown = [f for f in self.program_fields if f not in self.config.model_fields]
+                             f"a field of {model.__name__}")
+        unknown = [f for f in self.program_fields if f not in model.model_fields]
         if unknown:
             raise ValueError(f"Family {self.kind}: program_fields {unknown} are not fields of "
-                             f"{self.config.__name__}")
+                             f"{model.__name__}")
+        return model

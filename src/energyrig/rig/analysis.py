@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from energyrig.capture import Capture, Chunk, plausible_chunks
-from energyrig.domain import Window, WindowSettings, finite_or_none
+from energyrig.domain import Window, WindowSettings, finite_or_none, net_energy
 from energyrig.energy.figures import take_out_overhead
 from energyrig.energy.windows import (Glitch, UnpairedEdge, WindowCurrent, WindowFinder,
                                       find_windows, windows_max_current, windows_stream_flags)
@@ -134,15 +134,16 @@ class Tally:
         self._figures = {name: array("d") for name in FIGURES}
 
     def add(self, w: Window) -> None:
-        """Note one window's :data:`FIGURES` (its properties: the one formula of each)."""
+        """Note one window's :data:`FIGURES` (its duration once, the net energy by
+        :func:`~energyrig.domain.net_energy`: the one formula of each)."""
         self.count += 1
         self.flagged += bool(w.flags)
-        duration = w.duration_s
+        duration, energy = w.duration_s, w.energy_j
         figures = self._figures
-        figures["energy_j"].append(w.energy_j)
-        figures["net_energy_j"].append(w.net_energy_j)
+        figures["energy_j"].append(energy)
+        figures["net_energy_j"].append(net_energy(energy, w.baseline_w, duration))
         figures["duration_s"].append(duration)
-        figures["mean_power_w"].append(w.energy_j / duration if duration else math.nan)
+        figures["mean_power_w"].append(energy / duration if duration else math.nan)
 
     def summary(self, source: str, glitches: Iterable[Glitch] = (),
                 unpaired: Iterable[UnpairedEdge] = (), batch_n: int | None = None
@@ -194,7 +195,8 @@ class _Watch:
                                 for m in (chunk.corrupt, chunk.at_floor))
             if chunk.logic is not None and len(chunk):
                 self.high |= int(np.bitwise_or.reduce(chunk.logic))
-                self.low |= int(np.bitwise_or.reduce(~chunk.logic))
+                # a bit low somewhere is one not high everywhere: no inverted copy
+                self.low |= ~int(np.bitwise_and.reduce(chunk.logic)) & 0xFF
             yield chunk
 
 

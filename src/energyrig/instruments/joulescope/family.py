@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import Family, FileKind, Found
-from energyrig.instruments.joulescope.config import JoulescopeConfig
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
+    from energyrig.instruments.joulescope.config import JoulescopeConfig
 
 
 def open_joulescope(config: JoulescopeConfig, device: str | None) -> Acquisition:
@@ -48,7 +48,7 @@ def is_jls(head: bytes) -> bool:
 
 FAMILY = Family(
     kind="joulescope",
-    config=JoulescopeConfig,
+    config_model="energyrig.instruments.joulescope.config:JoulescopeConfig",
     open=open_joulescope,
     scan=scan,
     address_field="device",

@@ -179,11 +179,13 @@ class JlsCapture:
         return 1.0 / self.sample_rate_hz
 
     def _read(self, reader: Any, signal: Any, start: int, n: int) -> npt.NDArray[Any]:
-        """``n`` samples of ``signal`` from absolute sample id ``start``."""
+        """``n`` samples of ``signal`` from absolute sample id ``start``: a u1 signal as 0/1
+        bytes, a f32 one as the float32 pyjls gives (converted once, by
+        :func:`~.processing.to_chunk`)."""
         data = reader.fsr(signal.signal_id, start - signal.sample_id_offset, n)
         if signal.data_type == _U1:
             return np.unpackbits(np.asarray(data, dtype=np.uint8), bitorder="little")[:n]
-        return np.asarray(data, dtype=np.float64)
+        return np.asarray(data)
 
     def chunks(self) -> Iterator[Chunk]:
         """Yield the capture in chunks of ``options.chunk_samples`` samples (the last shorter).
@@ -209,7 +211,7 @@ class JlsCapture:
         at = self._start + start
         current = self._read(reader, self.current, at, n)
         if self._amperes_per_unit != 1.0:  # amperes already (a JS220's current): no pass
-            current = current * self._amperes_per_unit
+            current = current.astype(np.float64) * self._amperes_per_unit
         supply = (self._read(reader, self.voltage, at, n) if self.voltage is not None
                   else float(self.voltage_constant_v))  # type: ignore[arg-type]
         return to_chunk(start, self.period_s, current, supply,

@@ -9,29 +9,45 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.capture import Chunk
+from energyrig.capture import Chunk, widened
 
 
-def to_chunk(start: int, period_s: float, current: npt.NDArray[np.float64],
-             supply: npt.NDArray[np.float64] | float, bits: npt.NDArray[np.uint8],
+def to_chunk(start: int, period_s: float, current: npt.NDArray[np.floating],
+             supply: npt.NDArray[np.floating] | float, bits: npt.NDArray[np.uint8],
              power: bool = False) -> Chunk:
     """A chunk of ``current`` (A; W with ``power``: then I = P / V), ``supply`` (V) and the
     trigger ``bits`` (0/1, on bit 0), NaN samples flagged ``corrupt``. The arrays are not
-    modified (a chunk without a NaN holds them as they are)."""
-    current = np.asarray(current, dtype=np.float64)
-    bad = ~np.isfinite(current)
-    if isinstance(supply, np.ndarray):
-        bad |= ~np.isfinite(supply)
-    corrupt = bad if bad.any() else None
-    if corrupt is not None:
+    modified.
+
+    The signals come as the instrument gives them (float32): each is converted to float64
+    once, after one min and one max over its float32 samples, which tell whether it holds
+    a NaN or an infinity (the mask is then built) and are the chunk's ``bounds`` (exact:
+    float32 to float64 is), so the plausibility check need not pass over it again."""
+    bounds: dict[str, tuple[float, float]] = {}
+    arrays: dict[str, npt.NDArray[np.floating] | float] = {"current_a": current,
+                                                           "voltage_v": supply}
+    bad = None
+    for name, values in arrays.items():
+        if isinstance(values, np.ndarray):
+            arrays[name], known = widened(values)
+            if known is not None:
+                bounds[name] = known
+            else:
+                mask = ~np.isfinite(values)
+                bad = mask if bad is None else bad | mask
+    current, supply = arrays["current_a"], arrays["voltage_v"]  # type: ignore[assignment]
+    if bad is not None:
+        bounds.clear()  # the NaN become 0: the other signal's bounds too may change
         current = np.where(bad, 0.0, current)
         if isinstance(supply, np.ndarray):
             supply = np.where(bad, 0.0, supply)
     if power:
+        bounds.pop("current_a", None)
         with np.errstate(divide="ignore", invalid="ignore"):
             current = np.where(supply != 0, current / supply, 0.0)
-    return Chunk(start_index=start, period_s=period_s, current_a=current, voltage_v=supply,
-                 logic=bits.astype(np.uint8, copy=False), corrupt=corrupt)
+    return Chunk(start_index=start, period_s=period_s, current_a=current,  # type: ignore[arg-type]
+                 voltage_v=supply, logic=bits.astype(np.uint8, copy=False), corrupt=bad,
+                 bounds=bounds or None)
 
 
 class StreamAligner:

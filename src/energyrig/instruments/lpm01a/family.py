@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import Family, Found
-from energyrig.instruments.lpm01a.config import Lpm01aConfig
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
+    from energyrig.instruments.lpm01a.config import Lpm01aConfig
 
 #: The USB ids of the board's virtual COM port: ST's vendor id and the STM32 Virtual COM
 #: Port product id (shared by every STM32 CDC device, so a found port is a candidate).
@@ -38,7 +38,7 @@ def scan() -> list[Found]:
 
 FAMILY = Family(
     kind="lpm01a",
-    config=Lpm01aConfig,
+    config_model="energyrig.instruments.lpm01a.config:Lpm01aConfig",
     open=open_lpm01a,
     scan=scan,
     address_field="port",

@@ -6,9 +6,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from energyrig.config import Strict
-
-#: The TCP port the Otii application's TCP server listens on unless told otherwise.
-DEFAULT_PORT = 1905
+from energyrig.instruments.otii.port import DEFAULT_PORT
 
 
 class OtiiConfig(Strict):

@@ -10,10 +10,11 @@ import socket
 from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import Family, FileKind, Found
-from energyrig.instruments.otii.config import DEFAULT_PORT, OtiiConfig
+from energyrig.instruments.otii.port import DEFAULT_PORT
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
+    from energyrig.instruments.otii.config import OtiiConfig
 
 #: How long ``rig instruments`` waits for a local Otii server to accept, s.
 PROBE_TIMEOUT_S = 0.5
@@ -29,6 +30,7 @@ def open_otii(config: OtiiConfig, server: str | None) -> Acquisition:
 def scan() -> list[Found]:
     """The Arcs and Aces the Otii application on this host lists (none when no Otii TCP server
     listens on port 1905)."""
+    from energyrig.instruments.otii.config import OtiiConfig
     from energyrig.instruments.otii.driver import list_devices
 
     address = f"127.0.0.1:{DEFAULT_PORT}"
@@ -71,7 +73,7 @@ OTII3 = FileKind("Otii 3 project", (".otii3",), is_otii3,
 
 FAMILY = Family(
     kind="otii",
-    config=OtiiConfig,
+    config_model="energyrig.instruments.otii.config:OtiiConfig",
     open=open_otii,
     scan=scan,
     address_field="server",

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import STREAM_FAULTS, Family, FileKind, Found
 from energyrig.instruments.ppk2.appformat import is_app_csv, is_app_session
-from energyrig.instruments.ppk2.config import Ppk2Config
 from energyrig.instruments.ppk2.ports import ppk2_ports
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
+    from energyrig.instruments.ppk2.config import Ppk2Config
 
 
 def open_ppk2(config: Ppk2Config, port: str | None) -> Acquisition:
@@ -40,7 +40,7 @@ def _is_ppk2_raw(head: bytes) -> bool:
 
 FAMILY = Family(
     kind="ppk2",
-    config=Ppk2Config,
+    config_model="energyrig.instruments.ppk2.config:Ppk2Config",
     open=open_ppk2,
     scan=scan,
     address_field="port",

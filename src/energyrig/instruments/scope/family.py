@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from energyrig.errors import EnergyrigError
 from energyrig.instruments.family import Family, Found
-from energyrig.instruments.scope.config import ScopeConfig
 from energyrig.instruments.scope.filekinds import FILE_KINDS
 from energyrig.instruments.scope.flags import SCOPE_FLAGS
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
+    from energyrig.instruments.scope.config import ScopeConfig
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def emulator_args(config: ScopeConfig) -> list[str]:
 
 FAMILY = Family(
     kind="scope",
-    config=ScopeConfig,
+    config_model="energyrig.instruments.scope.config:ScopeConfig",
     open=open_scope,
     scan=scan,
     address_field="resource",

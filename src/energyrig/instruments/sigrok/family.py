@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from energyrig.instruments.family import Family, FileKind, Found
-from energyrig.instruments.sigrok.config import SigrokConfig
 from energyrig.instruments.sigrok.flags import SIGROK_FLAGS
 
 if TYPE_CHECKING:
     from energyrig.instruments.base import Acquisition
+    from energyrig.instruments.sigrok.config import SigrokConfig
 
 
 def open_device(config: SigrokConfig, conn: str | None) -> Acquisition:
@@ -40,7 +40,7 @@ def _is_zip(head: bytes) -> bool:
 
 FAMILY = Family(
     kind="sigrok",
-    config=SigrokConfig,
+    config_model="energyrig.instruments.sigrok.config:SigrokConfig",
     open=open_device,
     scan=scan,
     address_field="conn",

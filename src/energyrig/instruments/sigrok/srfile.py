@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.capture import Chunk
+from energyrig.capture import Chunk, scaled_bounds, widened
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.threshold import AnalogTrigger, Schmitt
@@ -296,8 +296,10 @@ class _Stream:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _decode_analog(data: bytes) -> npt.NDArray[np.float64]:
-    return np.frombuffer(data, dtype="<f4").astype(np.float64)
+def _decode_analog(data: bytes) -> npt.NDArray[np.float32]:
+    """The float32 samples of an analog member's bytes, not copied (widened to float64 once
+    a chunk is cut: :func:`~energyrig.capture.widened`)."""
+    return np.frombuffer(data, dtype="<f4")
 
 
 def _logic_decoder(unitsize: int, bit: int) -> Callable[[bytes], npt.NDArray[np.uint8]]:
@@ -468,22 +470,26 @@ class SrCapture:
             if n == 0:
                 raise CaptureError(self.source, f"session file ended after {start} of "
                                                 f"{self.samples} samples")
-            shunt_v = current.take(n)
+            shunt_v, shunt_bounds = widened(current.take(n))
             supply: npt.NDArray[np.float64] | float
+            supply_bounds = None
             if voltage is not None:
-                supply = voltage.take(n)
+                supply, supply_bounds = widened(voltage.take(n))
                 if self._minus_shunt:
-                    supply = supply - shunt_v
+                    supply, supply_bounds = supply - shunt_v, None
             else:
                 supply = float(self.voltage_constant_v)  # type: ignore[arg-type]
             bits = logic.take(n) if logic is not None else None
-            if schmitt is not None:
-                bits = schmitt(bits)  # type: ignore[arg-type]
+            if schmitt is not None:  # its thresholds compared in float64, as always
+                bits = schmitt(bits.astype(np.float64))  # type: ignore[union-attr]
             current_a = (shunt_v if self._amperes_per_volt == 1.0  # 1 ohm: no pass
                          else shunt_v * self._amperes_per_volt)
+            bounds = {name: b for name, b in (
+                ("current_a", scaled_bounds(shunt_bounds, self._amperes_per_volt)),
+                ("voltage_v", supply_bounds)) if b is not None}
             yield Chunk(start_index=start, period_s=self.period_s,
                         current_a=current_a, voltage_v=supply,
-                        logic=bits)  # type: ignore[arg-type]
+                        logic=bits, bounds=bounds or None)  # type: ignore[arg-type]
             start += n
 
     def _analog_stream(self, archive: zipfile.ZipFile, name: str, block: int) -> _Stream:

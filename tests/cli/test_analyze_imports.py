@@ -1,0 +1,44 @@
+"""What `rig analyze --json` pays before it reads (issue 24 part 2, its fixed cost): a
+child python runs it on a small JLS recording and lists the heavy libraries it loaded.
+scipy (the t quantile is the rig's own: results/student.py), pydantic and the families'
+config models (the table of capture files needs only their records) and
+importlib.metadata (``--version`` alone reads it), numpy.ma (np.median's) stay out."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from support.jls import write_js220
+
+#: Modules the `--json` path must not import, and why each was there before.
+ABSENT = ("scipy", "pydantic", "importlib.metadata", "energyrig.instruments.ppk2.config",
+          "numpy.ma", "pandas", "pyarrow", "matplotlib")
+
+CHILD = """
+import json, sys
+sys.argv = ["rig", "analyze", sys.argv[1], "--json"]
+from energyrig.cli.app import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "loaded": [m for m in %r if m in sys.modules]}),
+      file=sys.stderr)
+""" % (ABSENT,)
+
+
+def test_rig_analyze_json_loads_no_scipy_pydantic_or_metadata(tmp_path: Path) -> None:
+    n = 20_000
+    high = (np.arange(n) % 5_000 >= 3_000) & (np.arange(n) % 5_000 < 4_000)
+    path = tmp_path / "small.jls"
+    write_js220(path, 100_000, np.where(high, 0.02, 0.001), np.full(n, 3.3), high)
+    done = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True,
+                          text=True, check=True)
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, done.stderr
+    assert '"count": 4' in done.stdout
+    assert report["loaded"] == []

@@ -42,6 +42,7 @@ def _forkserver() -> None:
 
 MOMENTS = [(f, k) for f, ks in (("write_table", (1, 2, 5, 8, 9)), ("rename", (1, 3, 4)),
                                 ("replace", (1, 2, 6, 7)), ("rmtree", (1, 2)),
+                                ("unlink", (1, 2, 3, 4, 5, 6)),
                                 ("fsync", (1, 4, 11, 17))) for k in ks]
 
 

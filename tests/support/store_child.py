@@ -4,8 +4,9 @@
 
 stores the points of :data:`POINTS` not stored yet (a resume when RUN_DIR holds a run),
 merging every 3 points, and kills itself with SIGKILL just before the K-th call of FUNCTION
-(``write_table``, ``rename``, ``replace``, ``rmtree``, ``fsync``; ``none``: never): inside a
-point's write, a merge or the manifest's rewrite, wherever that call falls.
+(``write_table``, ``rename``, ``replace``, ``rmtree``, ``unlink``, ``fsync``; ``none``: never):
+inside a point's write, a merge, the manifest's rewrite or the removal of a merged point's
+part (``unlink``: between the files of one folder), wherever that call falls.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ POINTS = tuple(Point(op="sha256", board="b", payload_bytes=16 * (i + 1)) for i i
 WINDOWS = 3
 TARGETS: dict[str, tuple[Any, str]] = {
     "write_table": (store_write.pq, "write_table"), "rename": (os, "rename"),
-    "replace": (os, "replace"), "rmtree": (store_write.shutil, "rmtree"), "fsync": (os, "fsync"),
+    "replace": (os, "replace"), "rmtree": (store_write.shutil, "rmtree"), "unlink": (os, "unlink"),
+    "fsync": (os, "fsync"),
 }
 
 

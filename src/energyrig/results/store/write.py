@@ -161,6 +161,15 @@ def delete_run(run_dir: Path) -> None:
         os.close(fd)
 
 
+def _drop_part(part: Path) -> None:
+    """Remove a point's part whose rows a segment holds: renamed out of ``parts/`` first
+    (one atomic step), then deleted, so a crash halfway through the deletion leaves a
+    ``.tmp-`` leftover the next writer removes, never a part missing one of its tables."""
+    gone = part.with_name(f".tmp-{part.name}")
+    os.rename(part, gone)
+    shutil.rmtree(gone)
+
+
 def write_captures(directory: Path, captures: Mapping[int, Sequence[Chunk]]) -> None:
     """Write kept samples, window index → chunks, as ``directory/wNNNN.csv``
     (:func:`capture_name`; :func:`~energyrig.capture.write_csv`, for ``rig analyze`` and the
@@ -463,7 +472,7 @@ class RunWriter:
         folded = identities(stored_points(self.path, segments[POINTS][-1:]))
         for part in stored_parts(self.path):
             if identities(stored_points(self.path, [part / POINTS])) <= folded:
-                shutil.rmtree(part)
+                _drop_part(part)
         return segments[POINTS]
 
     def _index_segments(self) -> dict[str, Any]:
@@ -627,7 +636,7 @@ class RunWriter:
             _write_json(index, self.path / INDEX)
             self._index = index
             for part in part_dirs:
-                shutil.rmtree(part)
+                _drop_part(part)
             if (self.path / PARTS).is_dir() and not any((self.path / PARTS).iterdir()):
                 (self.path / PARTS).rmdir()
         self._parts = 0

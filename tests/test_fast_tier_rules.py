@@ -32,7 +32,7 @@ def test_make_check_runs_on_two_xdist_workers_and_make_test_serially() -> None:
     assert check[check.index("-n") + 1] == "2", check
     # a file's tests on one worker: its module-scoped fixtures (a run, a report) built once
     assert check[check.index("--dist") + 1] == "loadfile", check
-    assert "-n" not in test, test  # CI: test_m4_wait counts QEMU processes, one test at once
+    assert "-n" not in test, test  # CI: the benches of the slow tier, one at a time
     # the plugin is a locked test dependency, installed by `make deps` with its hash
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'"pytest-xdist>=[\d.]+"', pyproject)

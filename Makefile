@@ -38,8 +38,14 @@ test: deps firmware-host firmware-qemu
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow
 # fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked
 # pipeline (a whole report drawn, a browser, `rig report` in a child) runs in make test only.
+# The tier runs on CHECK_WORKERS processes (pytest-xdist; its tests share no path or port), each
+# test file on one of them (its module-scoped fixtures built once), and fuzzes each reader with
+# CHECK_FUZZ_EXAMPLES damaged files (make test: 60, tests/test_fuzz.py).
+CHECK_WORKERS := 2
+CHECK_FUZZ_EXAMPLES := 15
 check: deps
-	$(PYTEST) -q -m "not slow and not pipeline"
+	ENERGYRIG_FUZZ_EXAMPLES=$(CHECK_FUZZ_EXAMPLES) $(PYTEST) -q -n $(CHECK_WORKERS) --dist loadfile \
+	  -m "not slow and not pipeline"
 
 deps:
 	VENV=$(VENV) ./scripts/install-deps.sh

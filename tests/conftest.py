@@ -8,6 +8,7 @@ by editing the fixture's text."""
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -34,3 +35,17 @@ def sim_fixture(tmp_path: Path) -> Callable[..., Path]:
         return write_fixture(tmp_path / to, base, **overrides)
 
     return build
+
+
+@pytest.fixture
+def rig_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+            ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``rig_cli(*ARGS)`` runs ``rig ARGS`` through the console script's entry point (so the
+    EnergyrigError -> exit 2 mapping is exercised) in the test's process: its exit code and
+    streams as a child's, without a child python's second or two of imports."""
+    from support.cli import rig_streams  # energyrig.cli.app: imported by the tests that run it
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        code, out, err = rig_streams(monkeypatch, capsys, *args)
+        return subprocess.CompletedProcess(["rig", *args], code, out, err)
+    return run

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support.cli import rig_streams
 from support.paths import DATA, ROOT
 from typer.testing import CliRunner
 
@@ -24,14 +23,10 @@ TRUTH = json.loads((DATA / "synthetic-capture.truth.json").read_text())
 
 
 @pytest.fixture
-def rig(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def rig(rig_cli: Callable[..., subprocess.CompletedProcess[str]]
         ) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """``rig ARGS`` through the console script's entry point (so the EnergyrigError -> exit 2
-    mapping is exercised), in this process: its exit code and streams as a child's."""
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        code, out, err = rig_streams(monkeypatch, capsys, *args)
-        return subprocess.CompletedProcess(["rig", *args], code, out, err)
-    return run
+    """``rig ARGS`` in this process (tests/conftest.py, ``rig_cli``)."""
+    return rig_cli
 
 
 def test_json_windows_match_the_true_energies() -> None:

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import RigCli
 from support.paths import ROOT
 from typer.testing import CliRunner
 
@@ -125,10 +124,9 @@ def test_example_fixtures_load(name: str) -> None:
     assert fx.name == name and isinstance(fx.instrument, family(fx.instrument.kind).config)
 
 
-def test_malformed_fixture_exits_2_naming_the_field(tmp_path: Path) -> None:
+def test_malformed_fixture_exits_2_naming_the_field(tmp_path: Path, rig_cli: RigCli) -> None:
     path = fixture(tmp_path, 'kind = "scope"\nresource = "TCPIP::x::INSTR"\nsupply = 2\n')
-    done = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "instruments", "check",
-                           "--fixture", str(path)], capture_output=True, text=True, timeout=60)
+    done = rig_cli("instruments", "check", "--fixture", str(path))
     assert done.returncode == 2
     assert "bench.toml: instrument" in done.stderr and "channels must differ" in done.stderr
 

@@ -2,7 +2,9 @@
 shared by the CLI tests of the sweep's display and hints."""
 from __future__ import annotations
 
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,10 @@ from support.sweep import ScriptedBench, factory, make_plan
 
 from energyrig.cli.app import main as rig_main
 from energyrig.rig.sweep import boards
+
+#: ``rig ARGS`` run in the test's process, its result as a child's (the ``rig_cli`` fixture of
+#: tests/conftest.py).
+RigCli = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def rig(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:

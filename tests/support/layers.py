@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Mapping
+from functools import cached_property
 from pathlib import Path
 
 from support.paths import ROOT
@@ -32,5 +34,23 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+class _Graph(Mapping[str, set[str]]):
+    """Each module → the energyrig modules it imports, parsed on first use (not when a test
+    module imports this one: collection, on each pytest-xdist worker, would pay for it)."""
+
+    @cached_property
+    def _edges(self) -> dict[str, set[str]]:
+        return {name: _imports(path) - {name} for name, path in MODULES.items()}
+
+    def __getitem__(self, module: str) -> set[str]:
+        return self._edges[module]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._edges)
+
+    def __len__(self) -> int:
+        return len(self._edges)
+
+
 MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
+GRAPH: Mapping[str, set[str]] = _Graph()

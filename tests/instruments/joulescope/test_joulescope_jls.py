@@ -9,13 +9,12 @@ constant with trigger pulses of known length, so every window's energy has a clo
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from pyjls import DataType, SignalType, Writer
+from support.cli import RigCli
 
 from energyrig.domain import WindowSettings
 from energyrig.errors import CaptureError, ChannelError
@@ -186,9 +185,8 @@ def test_a_recording_not_closed_is_refused_and_left_untouched(recording: Path,
     assert cut.read_bytes() == recording.read_bytes()[:100_000]
 
 
-def test_rig_analyze_json(recording: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "analyze", str(recording),
-                           "--json"], capture_output=True, text=True, timeout=120, check=False)
+def test_rig_analyze_json(recording: Path, rig_cli: RigCli) -> None:
+    done = rig_cli("analyze", str(recording), "--json")
     assert done.returncode == 0, done.stderr
     windows = json.loads(done.stdout)["windows"]
     got = [e for w in windows for e in (w["energy_j"], w["net_energy_j"])]

@@ -389,19 +389,17 @@ def test_a_csv_named_ppk2_is_refused(tmp_path):
         open_capture(path)
 
 
-def test_rig_analyze_on_a_ppk2_file(tmp_path):
+def test_rig_analyze_on_a_ppk2_file(tmp_path, rig_cli):
     import json
-    import subprocess
-    import sys
 
     path, _, _ = _trigger_file(tmp_path)
-    cmd = [sys.executable, "-c", "from energyrig.cli.app import main; main()", "analyze", str(path)]
-    ok = subprocess.run([*cmd, "--trigger", "D2", "--json"], capture_output=True, text=True, timeout=120)
+    cmd = ["analyze", str(path)]
+    ok = rig_cli(*cmd, "--trigger", "D2", "--json")
     assert ok.returncode == 0, ok.stderr
     windows = json.loads(ok.stdout)["windows"]
     assert len(windows) == 10
     assert all(w["energy_j"] == pytest.approx(5e-3 * 3.3 * 0.02, rel=2e-3) for w in windows)
-    bad = subprocess.run([*cmd, "--trigger", "D9"], capture_output=True, text=True, timeout=120)
+    bad = rig_cli(*cmd, "--trigger", "D9")
     assert bad.returncode == 2 and str(path) in bad.stderr and "D0..D7" in bad.stderr
 
 

@@ -18,14 +18,13 @@ channel is named), ``-O binary`` (writes more bytes than the file holds samples)
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tracemalloc
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.cli import RigCli
 from support.sigrok_cli import ANALOG_PRINT_TOLERANCE_V, sigrok, sigrok_analog, sigrok_bits, sigrok_show
 
 from energyrig.capture import Chunk
@@ -197,14 +196,9 @@ def test_option_errors_name_the_file_and_the_problem(demo: Path, options: SrOpti
     assert str(info.value).startswith(f"{demo}: ")
 
 
-def rig(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "energyrig.cli.app", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
-
-
-def test_rig_analyze_reads_session_files(demo: Path) -> None:
+def test_rig_analyze_reads_session_files(demo: Path, rig_cli: RigCli) -> None:
     options = ["--trigger", "D1", "--current", "A0", "--shunt-ohms", "10", "--voltage", "A1"]
-    done = rig("analyze", str(demo), *options, "--json")
+    done = rig_cli("analyze", str(demo), *options, "--json")
     assert done.returncode == 0, done.stderr
     energies = [w["energy_j"] for w in json.loads(done.stdout)["windows"]]
     capture = open_capture(demo, CaptureOptions(trigger="D1", current="A0", shunt_ohms=10.0,
@@ -218,8 +212,8 @@ def test_rig_analyze_reads_session_files(demo: Path) -> None:
     ([], "no supply voltage given"),
 ])
 def test_rig_analyze_channel_errors_exit_2_with_one_line(demo: Path, args: list[str],
-                                                         message: str) -> None:
-    done = rig("analyze", str(demo), *args)
+                                                         message: str, rig_cli: RigCli) -> None:
+    done = rig_cli("analyze", str(demo), *args)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and f"{demo}: {message}" in done.stderr
 
@@ -272,15 +266,15 @@ def test_analog_trigger_windows_are_the_printed_square_waves_periods(square: Pat
     assert [e.kind for e in finder.unpaired] == ["rise"]   # the capture ends high
 
 
-def test_rig_analyze_with_an_analog_trigger(square: Path) -> None:
+def test_rig_analyze_with_an_analog_trigger(square: Path, rig_cli: RigCli) -> None:
     rises, falls = printed_periods(square, "A2")
-    done = rig("analyze", str(square), "--trigger", "A2", "--trigger-level", "1.65",
+    done = rig_cli("analyze", str(square), "--trigger", "A2", "--trigger-level", "1.65",
                "--trigger-hysteresis", "0.3", "--current", "A1", "--voltage", "3.3",
                "--guard", "0", "--baseline", "5e-6", "--json")
     assert done.returncode == 0, done.stderr
     windows = json.loads(done.stdout)["windows"]
     assert len(windows) == min(len(rises), len(falls[falls > rises[0]]))
-    done = rig("analyze", str(square), "--trigger", "A2", "--voltage", "3.3")
+    done = rig_cli("analyze", str(square), "--trigger", "A2", "--voltage", "3.3")
     assert done.returncode == 2 and "--trigger-level VOLTS" in done.stderr
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import textwrap
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,15 +136,21 @@ def run(tmp_path: Path, plan: Plan, bench: ScriptedBench, **kw: Any):
 
 @dataclass
 class DyingBench(ScriptedBench):
-    """A scripted bench whose place dies when it prepares its ``dies_at``-th point."""
+    """A scripted bench whose place dies when it prepares its ``dies_at``-th point; one
+    given ``after`` (another slot's :attr:`ScriptedSlot.gone`) prepares nothing until that
+    place has died, so which lane measures what does not hang on how the threads run."""
 
     dies_at: int | None = None
+    after: threading.Event | None = None
     slot: ScriptedSlot | None = None
 
     def prepare(self, point: Point, **kwargs):  # type: ignore[no-untyped-def]
+        if self.after is not None:
+            assert self.after.wait(timeout=120), "the other place never died"
         if self.dies_at is not None and len(self.prepared) + 1 >= self.dies_at:
             assert self.slot is not None
             self.slot.dead = True
+            self.slot.gone.set()
             raise DutError("DUT rfc2217://10.0.0.7:4000: read failed (connection lost)")
         return super().prepare(point, **kwargs)
 
@@ -154,6 +161,7 @@ class ScriptedSlot:
     bench: DyingBench
     board: str = "bench"
     dead: bool = False
+    gone: threading.Event = field(default_factory=threading.Event)  # set when it dies
     host: str = field(init=False)
 
     def __post_init__(self) -> None:

@@ -57,7 +57,7 @@ def test_points_spread_over_the_places_and_each_is_stored_once_with_its_place(
 
 def test_a_place_that_dies_mid_point_hands_the_point_to_another(tmp_path: Path) -> None:
     victim = ScriptedSlot("a", DyingBench(dies_at=2))
-    outcome, points = lab_run(tmp_path, [victim, ScriptedSlot("b", DyingBench())])
+    outcome, points = lab_run(tmp_path, [victim, ScriptedSlot("b", DyingBench(after=victim.gone))])
     assert (outcome.measured, outcome.failed, outcome.handed_over) == (6, 0, 1)
     assert outcome.complete
     assert points["point_key"].is_unique and (points["status"] == "ok").all()

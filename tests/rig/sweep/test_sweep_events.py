@@ -91,7 +91,8 @@ def test_a_sweep_reports_each_point_from_its_start_to_its_store(tmp_path: Path) 
 
 def test_a_lab_sweep_reports_its_lanes_and_the_place_that_died(tmp_path: Path) -> None:
     plan = make_plan(tmp_path, PLAN.replace('"broken"', '"md5"')).with_seed()
-    slots = [ScriptedSlot("a", DyingBench(dies_at=2)), ScriptedSlot("b", DyingBench())]
+    victim = ScriptedSlot("a", DyingBench(dies_at=2))
+    slots = [victim, ScriptedSlot("b", DyingBench(after=victim.gone))]
     seen = Collect()
     found = survey(plan, [load_fixture(SIM)], factory(ScriptedBench()))
     with RunWriter.create(tmp_path / "run", plan=plan.record(), seed=plan.seed) as writer:

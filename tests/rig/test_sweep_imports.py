@@ -1,7 +1,9 @@
-"""The sweep's fixed cost (issue 24 part 3): a sweep's points are measured and stored without
-importing scipy (the t quantile is :mod:`energyrig.results.student`'s; scipy only where a
-report's statistics need it), and a one-board sweep measures on the bench its survey opened
-instead of starting it twice. Scripted benches only: no bench is started."""
+"""What a sweep costs beyond its windows (issue 24 part 3): its points are measured and stored
+without importing scipy (the t quantile is :mod:`energyrig.results.student`'s; scipy only
+where a report's statistics need it), a one-board sweep measures on the bench its survey
+opened instead of starting it twice, and the simulated bench's point flags (the DUT's
+``hello``) are asked while a record waits for the stream, not in a round trip of their own.
+Scripted benches and DUTs only: no bench is started."""
 from __future__ import annotations
 
 import contextlib
@@ -12,11 +14,18 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
-from support.paths import ROOT
+from typing import Any
+
+from support.paths import ROOT, SIM
+from support.pipeline import POINT
+from support.pipeline import ScriptedBench as PipelineBench
 from support.sweep import HASHES, ScriptedBench, make_plan, run
 
 from energyrig.fixtures import load_fixture
 from energyrig.fixtures.schema import Fixture
+from energyrig.instruments.sim.flags import TRIGGER_DROPS
+from energyrig.rig.bench import SimBench
+from energyrig.rig.pipeline import measure_point, reps_done
 from energyrig.rig.sweep.boards import KeptOpen
 
 #: A child python that sweeps a scripted plan (measured, stored, consolidated) and prints
@@ -89,3 +98,49 @@ def test_kept_open_keeps_each_fixtures_first_bench_only_and_one_at_a_time() -> N
         assert opener.open_now == []
     assert opener.most_open == 1
     assert opener.opened == [a.dut.board, "b", "b", a.dut.board]
+
+
+class LoggedReplies(PipelineBench):
+    def after_reply(self) -> None:
+        self.log.append("after_reply")
+
+
+def test_each_recorded_request_is_followed_by_after_reply_before_its_collect() -> None:
+    bench = LoggedReplies()
+    assert measure_point(bench, POINT, until=reps_done(2), batch_n=500).ok
+    recorded = [i for i, step in enumerate(bench.log) if step == "arm"]
+    assert len(recorded) == 2
+    for i in recorded:  # arm, run, after_reply, collect
+        assert bench.log[i + 1].startswith("run") and bench.log[i + 2:i + 4] == [
+            "after_reply", "collect"]
+
+
+class HelloDut:
+    """A DUT whose ``hello`` reports ``trigger_drops``; ``requests`` counts what it was asked."""
+
+    def __init__(self) -> None:
+        self.drops = 0
+        self.requests = 0
+        self.hellos = 0
+
+    def hello(self) -> dict[str, Any]:
+        self.requests += 1
+        self.hellos += 1
+        return {"trigger_drops": self.drops}
+
+
+def test_point_flags_ask_hello_only_when_the_dut_was_asked_something_since_the_last() -> None:
+    bench = SimBench(load_fixture(SIM))
+    dut = HelloDut()
+    bench._dut = dut  # type: ignore[assignment]
+    dut.requests = 5                      # the bench's opening and a point's requests
+    assert bench.point_flags() == [] and dut.hellos == 1
+    dut.requests += 1                     # a recorded request: edges sent, 2 dropped
+    dut.drops = 2
+    bench.after_reply()                   # counted while the record waits
+    assert dut.hellos == 2
+    assert bench.point_flags() == [TRIGGER_DROPS] and dut.hellos == 2   # no round trip
+    assert bench.point_flags() == [] and dut.hellos == 2                # counted once
+    dut.requests += 1                     # asked something since (edges may have gone)
+    dut.drops = 3
+    assert bench.point_flags() == [TRIGGER_DROPS] and dut.hellos == 3

@@ -19,7 +19,9 @@ integrated, not the time), each stage's calls timed on the host's monotonic cloc
 - ``arm``: arming the instrument (a stream: marking where the record starts);
 - ``annotate``: the simulated bench's truth of each window (``Bench.annotate_group``);
 - ``point_flags``: the bench's flags of the point (the simulated bench asks the DUT's
-  ``hello`` for trigger drops: a round trip);
+  ``hello`` for trigger drops: a round trip after each recorded request's reply,
+  ``Bench.after_reply``, while the record waits for the stream; ``point_flags`` itself
+  then asks nothing);
 - ``other``: the rest of ``measure_point`` (correction, the rule, progress).
 
 It prints, per phase, its total and its share of the points' wall time, with the windows'
@@ -101,6 +103,7 @@ def main() -> None:
         phases.wrap(bench, "annotate", "annotate")
         phases.wrap(bench, "annotate_group", "annotate")
         phases.wrap(bench, "point_flags", "point_flags")
+        phases.wrap(bench, "after_reply", "point_flags")
         for method in ("_find", "_cut_group"):
             phases.wrap(pipeline.Measurement, method, "processing")
         opened = [0]  # windows the recorded requests opened

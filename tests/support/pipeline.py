@@ -106,6 +106,9 @@ class ScriptedBench:
     def point_flags(self) -> list[str]:
         return []
 
+    def after_reply(self) -> None:
+        pass
+
     def records_after(self, t_ns: int) -> None:
         self.log.append("records_after")
 

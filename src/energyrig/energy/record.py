@@ -51,6 +51,10 @@ class WindowRequest:
     windows:
         Trigger windows ``run`` makes and the record holds (a group: ``window_s`` then
         spans them, from the first rise to the last fall).
+    after_run:
+        Called once ``run`` returned, before the record is collected: work that needs the
+        DUT, not the record, done while the instrument's stream still brings it (``None``:
+        nothing).
     """
 
     pre_s: float
@@ -59,6 +63,7 @@ class WindowRequest:
     run: Callable[[], object]
     collect_timeout_s: float
     windows: int = 1
+    after_run: Callable[[], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -87,5 +92,7 @@ def record_window(bench: WindowBench[R], request: WindowRequest) -> Recording[R]
     sent_ns = time.monotonic_ns()
     request.run()
     replied_ns = time.monotonic_ns()
+    if request.after_run is not None:
+        request.after_run()
     return Recording(bench.instrument.collect(timeout_s=request.collect_timeout_s), sent_ns,
                      replied_ns)

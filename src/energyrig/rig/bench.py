@@ -234,6 +234,9 @@ class Bench:
         """A real bench adds no point-level flags."""
         return []
 
+    def after_reply(self) -> None:
+        """Nothing: a real bench asks the DUT nothing for its point flags."""
+
     def records_after(self, t_ns: int) -> None:
         """Wait the instrument's stream lag (``Limits.stream_lag_s``): a real instrument's
         samples are not mapped to the host's clock (a PPK2's USB transfer delay is not known
@@ -307,7 +310,9 @@ class SimBench(Bench):
     truth: TruthFollower | None = None
     workdir: Path | None = None
     load_switch: Path | None = None
-    _trigger_drops = 0
+    _trigger_drops = 0  # the DUT's count at the last hello
+    _new_drops = 0  # counted since the last point_flags
+    _counted_at = -1  # the DUT's request count right after that hello
 
     def _open(self, stack: ExitStack) -> None:
         fx = self.fixture
@@ -435,10 +440,24 @@ class SimBench(Bench):
         return replace(row, true_energy_j=truth.energy_j, true_net_energy_j=truth.net_energy_j,
                        flags=(*row.flags, *flags))
 
-    def point_flags(self) -> list[str]:
-        """``trigger_drops`` when the DUT dropped wire edges since the last point."""
+    def after_reply(self) -> None:
+        """Count the DUT's trigger drops now (its ``hello``), while the record waits for the
+        stream: a point's last request is followed by this, so :meth:`point_flags` then
+        needs no round trip of its own."""
+        self._count_drops()
+
+    def _count_drops(self) -> None:
         drops = int(self.dut.hello().get("trigger_drops", 0))
-        new, self._trigger_drops = drops - self._trigger_drops, drops
+        self._new_drops += drops - self._trigger_drops
+        self._trigger_drops, self._counted_at = drops, self.dut.requests
+
+    def point_flags(self) -> list[str]:
+        """``trigger_drops`` when the DUT dropped wire edges since the last point: counted
+        by a ``hello`` unless the DUT was asked nothing since the last count
+        (:meth:`after_reply`), which then holds every edge it sent."""
+        if self.dut.requests != self._counted_at:
+            self._count_drops()
+        new, self._new_drops = self._new_drops, 0
         if new <= 0:
             return []
         log.warning("the DUT could not publish %d trigger edges on its wire", new)

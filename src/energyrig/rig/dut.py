@@ -231,6 +231,8 @@ class Dut:
         # Before the first reply a board may print text of its own at reset (the ESP32's ROM
         # bootloader does, whatever the firmware configures); such lines are not replies.
         self._replied = False
+        #: Requests sent so far (a count): what the DUT was asked since an earlier moment.
+        self.requests = 0
 
     def _line(self, line: str, timeout: float, deadline: float) -> bytes:
         """The next reply line, or DutError naming the request ``line`` at the deadline."""
@@ -260,6 +262,7 @@ class Dut:
                            "ASCII (firmware/PROTOCOL.md): not sent")
         timeout = self.timeout_s if timeout_s is None else timeout_s
         log.debug("DUT %s <- %s", self.transport.name, line)
+        self.requests += 1
         self.transport.write(line.encode("ascii") + b"\n")
         deadline = time.monotonic() + timeout
         while True:

@@ -153,6 +153,12 @@ class PipelineBench(CalibrationBench, Protocol):
         """Flags of the point as a whole, asked once its windows are measured."""
         ...
 
+    def after_reply(self) -> None:
+        """Called once each recorded request replied, before its record is collected: what
+        the bench asks of the DUT for :meth:`point_flags` it asks here, where the wait for
+        the instrument's stream hides the round trip."""
+        ...
+
     def records_after(self, t_ns: int) -> None:
         """Let no record start before host time ``t_ns`` (CLOCK_MONOTONIC, ns): the
         windows of the unrecorded runs that ended before it are not the next record's,
@@ -430,7 +436,8 @@ class Measurement:
         try:
             recording = record_window(bench, WindowRequest(
                 pre_s=m.pre_s, window_s=expected_s, post_s=m.post_s, run=run,
-                collect_timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S))
+                collect_timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S,
+                after_run=bench.after_reply))
             row = self._find(bench.correction(recording.record))
         except RecordTooShort:
             if replies:
@@ -575,7 +582,8 @@ class Measurement:
         recording = record_window(bench, WindowRequest(
             pre_s=m.pre_s, window_s=count * expected_s + (count - 1) * settle_s,
             post_s=m.post_s, run=run, windows=count,
-            collect_timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S))
+            collect_timeout_s=m.post_s + bench.limits.stream_lag_s + COLLECT_SLACK_S,
+            after_run=bench.after_reply))
         record = bench.correction(recording.record)
         rows = self._cut_group(record, replies)
         found = [i for i, (row, _) in enumerate(rows) if WINDOW_LOST not in row.flags]

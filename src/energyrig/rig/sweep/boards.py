@@ -2,8 +2,9 @@
 catalogue when a sweep starts, and the check that each is calibrated."""
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from typing import ContextManager
 
@@ -35,6 +36,53 @@ def calibrated_benches(calibration: str | None) -> BenchFactory:
 
     return lambda fixture: open_fixture_bench(fixture, calibration)
 
+
+class KeptOpen:
+    """A bench factory that keeps the first bench it opens for a fixture open after its
+    ``with`` ends, and hands that bench out again to the next ``with`` for the same fixture:
+    the bench :func:`survey` opened is the one the sweep measures on, not a second start of
+    it (on the simulated bench: the emulator and the DUT, QEMU's boot, started once).
+
+    Only a fixture's first bench is kept: every later one closes at the end of its ``with``
+    (the executor reopening a bench after a failed point gets a fresh start). At most one
+    bench is open at a time: a ``with`` for another fixture closes the kept one before it
+    opens its own; one never handed out again closes with the ``with`` of this factory. Not
+    for a lab's places: a place kept would stay held while the lanes measure
+    (``start_sweep`` does not wrap their factory).
+    """
+
+    def __init__(self, factory: BenchFactory) -> None:
+        self._factory = factory
+        self._kept: tuple[Fixture, contextlib.ExitStack, PointBench] | None = None
+        self._opened: list[Fixture] = []  # the fixtures whose first bench was opened
+
+    def __enter__(self) -> KeptOpen:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept[1].close()
+
+    @contextlib.contextmanager
+    def __call__(self, fixture: Fixture) -> Iterator[PointBench]:
+        if self._kept is not None and self._kept[0] is fixture:
+            _, held, bench = self._kept
+            self._kept = None
+            with held:  # handed out again: closes with this `with`
+                yield bench
+            return
+        self._close()
+        first = not any(f is fixture for f in self._opened)
+        with contextlib.ExitStack() as held:
+            bench = held.enter_context(self._factory(fixture))
+            self._opened.append(fixture)
+            yield bench
+            if first:
+                self._kept = (fixture, held.pop_all(), bench)
 
 
 def survey(plan: Plan, fixtures: Sequence[Fixture],

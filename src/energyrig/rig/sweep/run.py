@@ -24,6 +24,7 @@ from energyrig.rig.pipeline import KeepCaptures
 from energyrig.rig.plan import Plan, plan_from_record
 from energyrig.rig.sweep.boards import (
     BenchFactory,
+    KeptOpen,
     check_calibrated,
     open_bench,
     plan_fixtures,
@@ -152,6 +153,8 @@ def start_sweep(plan: Plan, run_dir: str | Path, *, fixture: Fixture | None = No
         slots = None
         if lab is not None:
             bench_factory, slots = held.enter_context(lab_benches(lab, fixtures))
+        else:  # the survey's bench is the one measured on
+            bench_factory = held.enter_context(KeptOpen(bench_factory))
         boards = survey(plan, fixtures, bench_factory)
         check_calibrated(boards, required=require_calibration)
         with RunWriter.create(run_dir, plan=plan.record(), seed=plan.seed,
@@ -202,6 +205,8 @@ def resume_sweep(run_dir: str | Path, *, fixture: Fixture | None = None,
         if lab is not None:
             bench_factory, slots = held.enter_context(lab_benches(lab, fixtures))
             writer.manifest["lab"] = lab_record(lab, slots)
+        else:  # the survey's bench is the one measured on
+            bench_factory = held.enter_context(KeptOpen(bench_factory))
         boards = survey(plan, fixtures, bench_factory)
         check_calibrated(boards, required=require_calibration)
         if _manifest_parts(boards)["firmware"] != manifest.get("firmware"):

@@ -14,8 +14,9 @@ than CPU time (it inflates that too: 2 cores shared by a dozen processes). For e
 
 * ``rig analyze --json``: the whole command, JSON written to a file (its window count is
   checked against the file's);
-* ``rig reader alone``: the rig's reader for that file (``open_capture(...).chunks()``), every
-  chunk read and dropped: what `rig analyze` cannot beat;
+* ``rig reader alone``: the rig's reader for that file (``open_capture(...).chunks()``, float32
+  kept as `rig analyze`'s window scan asks), every chunk read and dropped: what `rig
+  analyze` cannot beat;
 * ``numpy``: plain numpy on the same data, as fast as the format allows: the ``.sr``'s zip
   members inflated with ``zipfile`` (the JLS's blocks read with pyjls) and the energy of the
   trigger-high samples summed over whole arrays, rising edges counted;
@@ -132,7 +133,8 @@ args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
 volts = args.get("--voltage")
 options = CaptureOptions(trigger=args.get("--trigger"), current=args.get("--current"),
                          shunt_ohms=float(args["--shunt-ohms"]) if "--shunt-ohms" in args
-                         else None, voltage=parse_voltage(volts) if volts else None)
+                         else None, voltage=parse_voltage(volts) if volts else None,
+                         keep_float32=True)  # as rig analyze's window scan reads
 n = sum(len(c) for c in open_capture(sys.argv[1], options).chunks())
 print(n)
 """

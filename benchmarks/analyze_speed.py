@@ -14,8 +14,9 @@ than CPU time (it inflates that too: 2 cores shared by a dozen processes). For e
 
 * ``rig analyze --json``: the whole command, JSON written to a file (its window count is
   checked against the file's);
-* ``rig reader alone``: the rig's reader for that file (``open_capture(...).chunks()``), every
-  chunk read and dropped: what `rig analyze` cannot beat;
+* ``rig reader alone``: the rig's reader for that file (``open_capture(...).chunks()``, float32
+  kept as `rig analyze`'s window scan asks), every chunk read and dropped: what `rig
+  analyze` cannot beat;
 * ``numpy``: plain numpy on the same data, as fast as the format allows: the ``.sr``'s zip
   members inflated with ``zipfile`` (the JLS's blocks read with pyjls) and the energy of the
   trigger-high samples summed over whole arrays, rising edges counted;
@@ -33,8 +34,13 @@ is the one of issue 24) and ``fixed``: `rig analyze --json` on a 21 000-sample `
 windows, so the summary's interval is computed too; the least of 3 runs): the CPU a run spends before and around the reading, its
 fixed cost.
 
+``--before SRC`` runs `rig analyze --json` on another tree's code as well (``main``'s src
+copied, with its compiled kernels), alternating with this one, ``--repeat`` times each, the
+least CPU kept: the before and after of a change under the same load.
+
     .venv/bin/python benchmarks/analyze_speed.py [--samples 5000000] [--kinds sr,jls,fixed]
-        [--real FILE [--real-options '--trigger SDA ...']] [--sigrok-cli] [--json]
+        [--real FILE [--real-options '--trigger SDA ...']] [--sigrok-cli]
+        [--before SRC] [--repeat N] [--json]
 """
 from __future__ import annotations
 
@@ -58,7 +64,10 @@ from reader_memory import (  # noqa: E402  (the writers of the memory benchmark)
     write_sr_blocks,
 )
 
-RIG = Path(sys.executable).parent / "rig"
+#: `rig` as its console script runs it (``energyrig.cli.app:main``), by this python: the
+#: installed script's first line names the python of the venv that installed it.
+RIG = [sys.executable, "-c", "import sys; from energyrig.cli.app import main; "
+       "sys.argv[0] = 'rig'; sys.exit(main())"]
 SRC = Path(__file__).resolve().parents[1] / "src"
 GOALS = {"sr": 100e6, "jls": 100e6, "real": 50e6}  # samples per CPU second
 GOAL_RSS_MB, GOAL_FIXED_S = 150, 0.3
@@ -91,9 +100,28 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 ENV["PYTHONPATH"] = str(SRC)
 
 
-def child(argv: list[str], stdout: Path | None = None) -> dict[str, float]:
-    """:func:`reader_memory.measured` of ``argv`` in this tree's environment."""
-    return measured(argv, stdout, ENV)
+#: ``--before SRC``: the same children on another tree's code (``main``'s src copied).
+BEFORE_ENV: dict[str, str] | None = None
+
+
+def child(argv: list[str], stdout: Path | None = None,
+          env: dict[str, str] | None = None) -> dict[str, float]:
+    """:func:`reader_memory.measured` of ``argv`` in this tree's environment (or ``env``)."""
+    return measured(argv, stdout, env or ENV)
+
+
+def rig_runs(argv: list[str], stdout: Path | None = None, repeat: int = 1
+             ) -> dict[str, dict[str, float]]:
+    """``rig analyze --json`` figures of this tree, the least CPU of ``repeat`` runs, and with
+    ``--before`` of the other tree, the two alternating (so the load hits both alike)."""
+    trees = {"rig analyze --json": ENV}
+    if BEFORE_ENV is not None:
+        trees["rig analyze --json (before)"] = BEFORE_ENV
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for _ in range(repeat):
+        for name, env in trees.items():
+            runs[name].append(child(argv, stdout if name == "rig analyze --json" else None, env))
+    return {name: min(figs, key=lambda fig: fig["cpu_s"]) for name, figs in runs.items()}
 
 
 READER = """
@@ -105,7 +133,8 @@ args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
 volts = args.get("--voltage")
 options = CaptureOptions(trigger=args.get("--trigger"), current=args.get("--current"),
                          shunt_ohms=float(args["--shunt-ohms"]) if "--shunt-ohms" in args
-                         else None, voltage=parse_voltage(volts) if volts else None)
+                         else None, voltage=parse_voltage(volts) if volts else None,
+                         keep_float32=True)  # as rig analyze's window scan reads
 n = sum(len(c) for c in open_capture(sys.argv[1], options).chunks())
 print(n)
 """
@@ -150,11 +179,10 @@ print(rises, energy)
 
 
 def measure(name: str, path: Path, samples: int, options: list[str], windows: int | None,
-            tmp: Path, sigrok_cli: bool) -> dict[str, object]:
+            tmp: Path, sigrok_cli: bool, repeat: int) -> dict[str, object]:
     """The figures of one capture: each program's CPU, wall, peak RSS and samples/s."""
     out = tmp / "out.json"
-    runs = {"rig analyze --json": child([str(RIG), "analyze", str(path), "--json", *options],
-                                        stdout=out)}
+    runs = rig_runs([*RIG, "analyze", str(path), "--json", *options], out, repeat)
     summary = json.loads(out.read_text())["summary"]
     if windows is not None and summary["count"] != windows:
         raise SystemExit(f"{name}: rig analyze found {summary['count']} windows, the file "
@@ -183,8 +211,16 @@ def main() -> int:
                         help="rig analyze options of --real (default: the ad5258 capture's)")
     parser.add_argument("--sigrok-cli", action="store_true",
                         help="also time sigrok-cli -O analog on the .sr files (slow)")
+    parser.add_argument("--before", type=Path, metavar="SRC",
+                        help="also run rig analyze on this src tree (main's, copied), "
+                             "alternating with this one's")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each rig analyze, the least CPU kept (fixed cost: 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
+    global BEFORE_ENV
+    if args.before is not None:
+        BEFORE_ENV = {**ENV, "PYTHONPATH": str(args.before.resolve())}
     kinds = args.kinds.split(",") + (["real"] if args.real else [])
     result: dict[str, object] = {"load_average": os.getloadavg(), "cpus": os.cpu_count(),
                                  "captures": {}}
@@ -193,25 +229,30 @@ def main() -> int:
         tmp = Path(tmpdir)
         ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         write_sr(tmp / "tiny.sr", 1000 + 2 * PERIOD)
-        tiny = [str(RIG), "analyze", str(tmp / "tiny.sr"), "--json", *SR_OPTIONS]
+        tiny = [*RIG, "analyze", str(tmp / "tiny.sr"), "--json", *SR_OPTIONS]
         child(tiny)  # bytecode compiled once, before any figure
+        if BEFORE_ENV is not None:
+            child(tiny, env=BEFORE_ENV)
         child([sys.executable, "-c", READER, str(tmp / "tiny.sr"), *SR_OPTIONS])
         if "sr" in kinds:
             n, windows = write_sr(tmp / "synthetic.sr", args.samples)
             captures["sr"] = measure("sr", tmp / "synthetic.sr", n, SR_OPTIONS, windows, tmp,
-                                     args.sigrok_cli)
+                                     args.sigrok_cli, args.repeat)
         if "jls" in kinds:
             n, options = write_jls(tmp / "capture.jls", round(args.samples * (8 + 1 / 8)))
-            captures["jls"] = measure("jls", tmp / "capture.jls", n, options, None, tmp, False)
+            captures["jls"] = measure("jls", tmp / "capture.jls", n, options, None, tmp, False,
+                                      args.repeat)
         if "real" in kinds:
             n = int(subprocess.run([sys.executable, "-c", READER, str(args.real),
                                     *shlex.split(args.real_options)], capture_output=True,
                                    text=True, check=True, env=ENV).stdout)
             captures["real"] = measure("real", args.real, n, shlex.split(args.real_options),
-                                       None, tmp, args.sigrok_cli)
+                                       None, tmp, args.sigrok_cli, args.repeat)
         if "fixed" in kinds:
-            result["fixed_cost"] = min((child(tiny) for _ in range(3)),
-                                       key=lambda fig: fig["cpu_s"])
+            fixed = rig_runs(tiny, repeat=max(3, args.repeat))
+            result["fixed_cost"] = fixed["rig analyze --json"]
+            if BEFORE_ENV is not None:
+                result["fixed_cost_before"] = fixed["rig analyze --json (before)"]
     result["load_average_after"] = os.getloadavg()
     goals = {name: (cap["runs"]["rig analyze --json"]["msamples_per_cpu_s"] * 1e6 >= GOALS[name]
                     and cap["runs"]["rig analyze --json"]["peak_rss_mb"] <= GOAL_RSS_MB)
@@ -231,14 +272,17 @@ def main() -> int:
     print(f"load average {result['load_average']} -> {result['load_average_after']}")
     for name, cap in captures.items():
         print(f"\n{name}: {cap['samples']:,} samples, {cap['windows']:,} windows")
-        print(f"  {'program':24} {'CPU s':>8} {'wall s':>8} {'M samples/CPU s':>16} {'peak RSS MB':>12}")
+        print(f"  {'program':28} {'CPU s':>8} {'wall s':>8} {'M samples/CPU s':>16} {'peak RSS MB':>12}")
         for prog, fig in cap["runs"].items():
-            print(f"  {prog:24} {fig['cpu_s']:8.2f} {fig['wall_s']:8.2f} "
+            print(f"  {prog:28} {fig['cpu_s']:8.2f} {fig['wall_s']:8.2f} "
                   f"{fig['msamples_per_cpu_s']:16.1f} {fig['peak_rss_mb']:12.0f}")
     if "fixed_cost" in result:
         fig = result["fixed_cost"]
         print(f"\nfixed cost (2 windows, 21 000 samples): {fig['cpu_s']:.2f} s CPU, "  # type: ignore[index]
               f"{fig['peak_rss_mb']:.0f} MB")  # type: ignore[index]
+        if "fixed_cost_before" in result:
+            fig = result["fixed_cost_before"]
+            print(f"  before: {fig['cpu_s']:.2f} s CPU, {fig['peak_rss_mb']:.0f} MB")  # type: ignore[index]
     print(f"\ngoals met: {goals}")
     return 0
 

@@ -36,10 +36,11 @@ class Chunk:
     period_s:
         Sample period in seconds (the same for every chunk of a capture).
     current_a:
-        Current in amperes, float64, one value per sample.
+        Current in amperes, float64, one value per sample (float32 as the file holds it
+        when its reader was asked so: ``CaptureOptions.keep_float32``).
     voltage_v:
-        Supply voltage in volts: a float64 array of the same length, or a single float for a
-        regulated supply.
+        Supply voltage in volts: a float64 array of the same length (float32 likewise), or
+        a single float for a regulated supply.
     logic:
         Logic bits D0..D7 of each sample as uint8 (bit k = channel Dk), or ``None`` when the
         capture has no logic channel.
@@ -123,18 +124,19 @@ class Chunk:
         return self.start_index + len(self) + self.lost
 
 
-def widened(values: npt.NDArray[np.floating]
-            ) -> tuple[npt.NDArray[np.float64], tuple[float, float] | None]:
-    """``values`` (float32, as a file holds them) as float64, converted once, and their
-    ``(min, max)`` from one min and one max over the narrower samples (exact: every float32
-    is a float64), ``None`` when one of them is NaN or infinite: a chunk's
-    :attr:`Chunk.bounds`, so :func:`plausible_chunks` need not pass over the float64 array
-    again, and the reader's test for lost (NaN) samples."""
+def widened(values: npt.NDArray[np.floating], keep: bool = False
+            ) -> tuple[npt.NDArray[np.floating], tuple[float, float] | None]:
+    """``values`` (float32, as a file holds them) as float64, converted once (as they are
+    with ``keep``: ``CaptureOptions.keep_float32``), and their ``(min, max)`` from one min
+    and one max over the narrower samples (exact: every float32 is a float64), ``None``
+    when one of them is NaN or infinite: a chunk's :attr:`Chunk.bounds`, so
+    :func:`plausible_chunks` need not pass over the array again, and the reader's test for
+    lost (NaN) samples."""
     if not values.size:
         return values.astype(np.float64), (0.0, 0.0)
     lo, hi = float(values.min()), float(values.max())
     bounds = (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
-    return values.astype(np.float64, copy=False), bounds
+    return (values if keep else values.astype(np.float64, copy=False)), bounds
 
 
 def scaled_bounds(bounds: tuple[float, float] | None, factor: float
@@ -162,14 +164,16 @@ class Plausible:
                       bounds: tuple[float, float] | None = None) -> int | None:
         """Position of the first value outside ``[low, high]`` (NaN is outside), or
         ``None``; two passes (min, max) over the array, none when its ``bounds`` (min, max)
-        are known, a third only when one is out."""
-        a = np.asarray(values, dtype=np.float64).reshape(-1)
+        are known, a third only when one is out (the array is not converted: float32 is
+        compared as its float64 values)."""
+        a = np.asarray(values).reshape(-1)
         if not a.size:
             return None
         lo, hi = bounds if bounds is not None else (a.min(), a.max())
         if self.low <= lo and hi <= self.high:
             return None
-        return int(np.flatnonzero(~((a >= self.low) & (a <= self.high)))[0])
+        low, high = np.float64(self.low), np.float64(self.high)  # compared in float64
+        return int(np.flatnonzero(~((a >= low) & (a <= high)))[0])
 
     def problem(self, value: float) -> str:
         """What is wrong with ``value`` and what to check, for an error message."""

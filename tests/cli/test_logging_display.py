@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 from energyrig.cli.app import app
 from energyrig.cli.terminal import (
     LineHandler,
+    TerminalHandler,
     err_console,
     log_to_terminal,
     summarise_repeats,
@@ -42,7 +43,7 @@ def _restore_logging() -> Iterator[None]:
     root = logging.getLogger()
     level = root.level
     yield
-    for handler in [h for h in root.handlers if isinstance(h, (RichHandler, LineHandler))]:
+    for handler in [h for h in root.handlers if isinstance(h, TerminalHandler)]:
         root.removeHandler(handler)
     root.setLevel(level)
 
@@ -102,11 +103,13 @@ def test_the_log_handler_draws_on_the_console_of_the_progress_bars(
     monkeypatch.setattr(err_console(), "_force_terminal", terminal)
     log_to_terminal("normal")
     kind = RichHandler if terminal else LineHandler  # a pipe: one unwrapped line a record
-    handlers = [h for h in logging.getLogger().handlers if isinstance(h, kind)]
-    assert len(handlers) == 1 and handlers[0].console is err_console()
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, TerminalHandler)]
+    assert len(handlers) == 1
+    drawer = handlers[0].drawer
+    assert isinstance(drawer, kind) and drawer.console is err_console()
     log_to_terminal("verbose")  # set again (another command in the same process): replaced
     assert len([h for h in logging.getLogger().handlers
-                if isinstance(h, (RichHandler, LineHandler))]) == 1
+                if isinstance(h, TerminalHandler)]) == 1
     assert logging.getLogger().level == logging.INFO
 
 

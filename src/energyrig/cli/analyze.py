@@ -403,9 +403,8 @@ def register(app: typer.Typer) -> None:
             False, "--force", help="Replace the --csv and --plot files if they exist (never "
                                    "the capture itself)."),
     ) -> None:
-        # the readers and the analysis (pandas): only here
-        from rich.console import Console
-
+        # the readers and the analysis (pandas): only here; rich only where it draws
+        from energyrig.cli.terminal import err_console
         from energyrig.instruments.fileopts import CaptureOptions
         from energyrig.instruments.files import parse_voltage
         from energyrig.results.outputs import check_outputs, check_stdout, writing
@@ -430,7 +429,6 @@ def register(app: typer.Typer) -> None:
                                       guard_s=guard, baseline_s=baseline, min_samples=min_samples)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
-        console = Console(stderr=True)
         correction = None
         if calibration is not None:
             from energyrig.calibration.correction import CurrentCorrection
@@ -439,7 +437,7 @@ def register(app: typer.Typer) -> None:
 
             cal = select_for_capture(calibration, load_fixture(fixture))
             if not cal.complete:
-                console.print(f"[yellow]warning: {cal.problem()}[/]")
+                err_console().print(f"[yellow]warning: {cal.problem()}[/]")
             correction = CurrentCorrection.of(cal)
         if as_json and csv is None and not plot:  # each window out as it comes: none held
             scan = WindowScan(capture, options, settings, correction)
@@ -453,6 +451,7 @@ def register(app: typer.Typer) -> None:
             write_json(sys.stdout, counted(scan), lambda: tally.summary(
                 scan.source, scan.glitches, scan.unpaired, batch))
             return
+        console = err_console()
         with console.status(f"analysing {capture}", spinner="dots"):
             # the largest currents only for the rows that show them (one more pass)
             result = analyze_file(capture, options, settings, batch, correction,
@@ -480,6 +479,8 @@ def register(app: typer.Typer) -> None:
         if as_json:
             write_json(sys.stdout, result.windows, result.summary)
             return
+        from rich.console import Console
+
         out = Console()
         out.print(_windows_table(result, shown_windows(result, show_all)))
         out.print(_summary_table(result))

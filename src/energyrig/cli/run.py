@@ -262,7 +262,8 @@ def register(app: typer.Typer) -> None:
             TimeElapsedColumn,
         )
 
-        from energyrig.cli.terminal import LinedProgress, err_console, quiet
+        from energyrig.cli.progress import LinedProgress
+        from energyrig.cli.terminal import err_console, quiet
         from energyrig.fixtures import load_fixture
         from energyrig.rig.bench import (
             open_bench,  # instruments and emulators: only here

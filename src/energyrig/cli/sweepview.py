@@ -23,7 +23,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from energyrig.cli.terminal import LinedProgress, summarise_repeats
+from energyrig.cli.progress import LinedProgress
+from energyrig.cli.terminal import summarise_repeats
 from energyrig.domain import Point
 from energyrig.rig.sweep.events import (
     BatchChanged,

@@ -10,6 +10,9 @@ A warning that can come once per window (``windows flagged duration_mismatch``) 
 with ``extra={"repeats": WHAT}``: the first of each ``WHAT`` is shown, the others are counted
 and summarised in one line (``12 windows flagged duration_mismatch``) at the end of a sweep
 or of the command (:func:`summarise_repeats`); ``-v`` shows each.
+
+rich is imported when something is drawn, not with this module: a command that logs nothing
+and draws no bar (``rig analyze --json``) never loads it (issue 24 part 2, its fixed cost).
 """
 from __future__ import annotations
 
@@ -18,13 +21,11 @@ import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rich.console import Console, RenderableType
-from rich.logging import RichHandler
-from rich.progress import Progress
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Width of standard output when it is not a terminal and COLUMNS does not say: the tables
 #: of a piped command are not cut to rich's default 80.
@@ -38,12 +39,16 @@ LEVELS = {"quiet": logging.ERROR, "normal": logging.WARNING, "verbose": logging.
 def err_console() -> Console:
     """Standard error: progress bars, warnings and the log (one console, so they interleave
     in order; it writes to whatever ``sys.stderr`` is when it writes)."""
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
 def out_console() -> Console:
     """Standard output for a command's tables: the terminal's width, COLUMNS if set, else
     :data:`PIPED_WIDTH` when piped."""
+    from rich.console import Console
+
     console = Console()
     if console.is_terminal or os.environ.get("COLUMNS", "").isdigit():
         return console
@@ -110,22 +115,46 @@ class LineHandler(logging.Handler):
             self.handleError(record)
 
 
+class TerminalHandler(logging.Handler):
+    """The log's handler as ``rig`` installs it. The handler that draws (:attr:`drawer`:
+    rich's on a terminal, above a live progress bar; else a :class:`LineHandler`), both on
+    :func:`err_console`, is made when the first record is shown, so a command that logs
+    nothing does not import rich."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._drawer: logging.Handler | None = None
+
+    @property
+    def drawer(self) -> logging.Handler:
+        """The handler that writes the records, made on first use."""
+        if self._drawer is None:
+            console = err_console()
+            if console.is_terminal:
+                from rich.logging import RichHandler
+
+                self._drawer = RichHandler(console=console, show_time=False,
+                                           show_path=False, markup=False,
+                                           rich_tracebacks=False, keywords=[])
+                self._drawer.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+            else:
+                self._drawer = LineHandler(console)
+        return self._drawer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Hand ``record`` to :attr:`drawer` (under this handler's lock: made once)."""
+        self.drawer.handle(record)
+
+
 def log_to_terminal(verbosity: str) -> None:
-    """Send the log (``verbosity``: a key of :data:`LEVELS`) through :func:`err_console`,
-    repeats summarised unless verbose: with rich's handler on a terminal (above a live
-    progress bar), else a :class:`LineHandler`; replaces a handler set before."""
+    """Send the log (``verbosity``: a key of :data:`LEVELS`) through a
+    :class:`TerminalHandler`, repeats summarised unless verbose; replaces a handler set
+    before."""
     repeats = Repeats(each=verbosity == "verbose")
-    console = err_console()
-    handler: logging.Handler
-    if console.is_terminal:
-        handler = RichHandler(console=console, show_time=False, show_path=False,
-                              markup=False, rich_tracebacks=False, keywords=[])
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-    else:
-        handler = LineHandler(console)
+    handler = TerminalHandler()
     handler.addFilter(repeats)
     root = logging.getLogger()
-    for old in [h for h in root.handlers if isinstance(h, (RichHandler, LineHandler))]:
+    for old in [h for h in root.handlers if isinstance(h, TerminalHandler)]:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(LEVELS[verbosity])
@@ -146,21 +175,3 @@ def summarise_repeats(console: Console | None = None) -> None:
         (console or err_console()).print(
             f"[yellow]{line}[/] (rig -v logs each)",
             highlight=False)
-
-
-class LinedProgress(Progress):
-    """Progress bars kept short (a run's, a lab place's: its description), then for each a
-    line of what it measures now with the last window's readout, and one saying why its
-    window count went back: the task's ``now``, ``last`` and ``note`` fields. Beside the bar
-    at 80 columns they squeezed the counts and the ETA to ``…``."""
-
-    def get_renderables(self) -> Iterable[RenderableType]:
-        """The bars, then each bar's lines (cut with ``…`` at the console's width)."""
-        yield self.make_tasks_table(self.tasks)
-        for task in self.tasks:
-            fields = task.fields
-            where = "" if task.description in ("sweep", "") else f"{task.description}: "
-            lines = ["  ".join(p for p in (fields.get("now", ""), fields.get("last", "")) if p),
-                     fields.get("note") and f"({fields['note']})"]
-            for line in filter(None, lines):
-                yield Text(f"  {where}{line}", style="dim", no_wrap=True, overflow="ellipsis")

@@ -7,7 +7,9 @@
  * This kernel carries the state machine across segments, so windows, debounce spans and
  * baseline spans may cross any number of chunk boundaries. Memory is fixed at construction
  * (a ring of the last guard + baseline + min-pulse low samples, and an event buffer); the
- * hot loop allocates nothing and runs without the GIL.
+ * hot loop allocates nothing and runs without the GIL. Current and voltage may come as float64
+ * or as float32 (as a file holds them, not converted first); every product and sum is
+ * computed in double, so a float32 sample gives the bits its float64 conversion would.
  *
  * Conventions (documented in full in energy.py):
  *  - sample k (absolute index) is at t_k = k * T;
@@ -103,8 +105,10 @@ typedef struct {
 
 /* One contiguous segment of samples. */
 typedef struct {
-    const double *cur;
-    const double *volt;   /* NULL: constant voltage vconst */
+    const double *cur;    /* float64 samples, or NULL: float32 ones in cur32 */
+    const float *cur32;
+    const double *volt;   /* NULL and volt32 NULL: constant voltage vconst */
+    const float *volt32;  /* float32 samples (read as double: the sums are in double) */
     double vconst;
     const uint8_t *logic;
     const uint8_t *sat;   /* NULL: unknown */
@@ -114,7 +118,8 @@ typedef struct {
 
 static inline double er_p(const er_segment_s *sg, int64_t j)
 {
-    return sg->cur[j] * (sg->volt ? sg->volt[j] : sg->vconst);
+    double c = sg->cur ? sg->cur[j] : (double)sg->cur32[j];
+    return c * (sg->volt ? sg->volt[j] : sg->volt32 ? (double)sg->volt32[j] : sg->vconst);
 }
 
 static inline int er_level(const er_energy_s *st, uint8_t x)
@@ -122,33 +127,53 @@ static inline int er_level(const er_energy_s *st, uint8_t x)
     return ((x & st->mask) != 0) ^ st->invert;
 }
 
-/* Sum of p over [s, e): four independent accumulators so the compiler can pipeline. */
+/* Sum of c*v (ER_SUM_CV) or of c (ER_SUM_C) over [j, e) in double, whatever the samples'
+ * type (a float32 sample is widened exactly): four independent accumulators so the
+ * compiler can pipeline. One function per combination of types. */
+#define ER_SUM_CV(name, CT, VT)                                                       \
+    static double name(const CT *c, const VT *v, int64_t j, int64_t e)                  \
+    {                                                                                   \
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;                                  \
+        for (; j + 4 <= e; j += 4) {                                                    \
+            a0 += (double)c[j] * (double)v[j];                                          \
+            a1 += (double)c[j + 1] * (double)v[j + 1];                                  \
+            a2 += (double)c[j + 2] * (double)v[j + 2];                                  \
+            a3 += (double)c[j + 3] * (double)v[j + 3];                                  \
+        }                                                                               \
+        for (; j < e; j++)                                                              \
+            a0 += (double)c[j] * (double)v[j];                                          \
+        return (a0 + a1) + (a2 + a3);                                                   \
+    }
+#define ER_SUM_C(name, CT)                                                              \
+    static double name(const CT *c, int64_t j, int64_t e)                               \
+    {                                                                                   \
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;                                  \
+        for (; j + 4 <= e; j += 4) {                                                    \
+            a0 += (double)c[j];                                                         \
+            a1 += (double)c[j + 1];                                                     \
+            a2 += (double)c[j + 2];                                                     \
+            a3 += (double)c[j + 3];                                                     \
+        }                                                                               \
+        for (; j < e; j++)                                                              \
+            a0 += (double)c[j];                                                         \
+        return (a0 + a1) + (a2 + a3);                                                   \
+    }
+ER_SUM_CV(er_sum_dd, double, double)
+ER_SUM_CV(er_sum_df, double, float)
+ER_SUM_CV(er_sum_fd, float, double)
+ER_SUM_CV(er_sum_ff, float, float)
+ER_SUM_C(er_sum_d, double)
+ER_SUM_C(er_sum_f, float)
+
+/* Sum of p over [s, e). */
 static double er_sum_p(const er_segment_s *sg, int64_t s, int64_t e)
 {
-    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
-    const double *c = sg->cur;
-    int64_t j = s;
-    if (sg->volt) {
-        const double *v = sg->volt;
-        for (; j + 4 <= e; j += 4) {
-            a0 += c[j] * v[j];
-            a1 += c[j + 1] * v[j + 1];
-            a2 += c[j + 2] * v[j + 2];
-            a3 += c[j + 3] * v[j + 3];
-        }
-        for (; j < e; j++)
-            a0 += c[j] * v[j];
-        return (a0 + a1) + (a2 + a3);
-    }
-    for (; j + 4 <= e; j += 4) {
-        a0 += c[j];
-        a1 += c[j + 1];
-        a2 += c[j + 2];
-        a3 += c[j + 3];
-    }
-    for (; j < e; j++)
-        a0 += c[j];
-    return ((a0 + a1) + (a2 + a3)) * sg->vconst;
+    if (sg->volt)
+        return sg->cur ? er_sum_dd(sg->cur, sg->volt, s, e) : er_sum_fd(sg->cur32, sg->volt, s, e);
+    if (sg->volt32)
+        return sg->cur ? er_sum_df(sg->cur, sg->volt32, s, e)
+                       : er_sum_ff(sg->cur32, sg->volt32, s, e);
+    return (sg->cur ? er_sum_d(sg->cur, s, e) : er_sum_f(sg->cur32, s, e)) * sg->vconst;
 }
 
 static int64_t er_count_sat(const er_segment_s *sg, int64_t s, int64_t e)
@@ -556,6 +581,24 @@ static int er_get_buffer(PyObject *obj, Py_buffer *view, const char *fmt, Py_ssi
     return 0;
 }
 
+/* A contiguous float64 or float32 array (the samples as a file holds them). */
+static int er_get_float_buffer(PyObject *obj, Py_buffer *view, const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *f = view->format ? view->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@')
+        f++;
+    if (!((*f == 'd' && view->itemsize == 8) || (*f == 'f' && view->itemsize == 4))
+        || f[1] != '\0') {
+        PyErr_Format(PyExc_TypeError, "%s must be a contiguous float64 or float32 array, got "
+                     "format '%s'", what, view->format ? view->format : "B");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *er_energy_feed(er_energy_s *st, PyObject *args)
 {
     PyObject *cur_o, *volt_o, *logic_o, *sat_o;
@@ -570,21 +613,24 @@ static PyObject *er_energy_feed(er_energy_s *st, PyObject *args)
     int have_volt = 0, have_sat = 0;
     PyObject *out = NULL;
     er_segment_s sg = {0};
-    if (er_get_buffer(cur_o, &cur, "d", 8, "current") < 0)
+    if (er_get_float_buffer(cur_o, &cur, "current") < 0)
         return NULL;
     if (er_get_buffer(logic_o, &logic, "Bb?c", 1, "logic") < 0)
         goto done;
-    sg.n = cur.len / 8;
+    sg.n = cur.len / cur.itemsize;
     if (PyFloat_Check(volt_o) || PyLong_Check(volt_o)) {
         sg.vconst = PyFloat_AsDouble(volt_o);
         if (PyErr_Occurred())
             goto done;
     } else {
-        if (er_get_buffer(volt_o, &volt, "d", 8, "voltage") < 0)
+        if (er_get_float_buffer(volt_o, &volt, "voltage") < 0)
             goto done;
         have_volt = 1;
-        sg.volt = volt.buf;
-        if (volt.len / 8 != sg.n) {
+        if (volt.itemsize == 8)
+            sg.volt = volt.buf;
+        else
+            sg.volt32 = volt.buf;
+        if (volt.len / volt.itemsize != sg.n) {
             PyErr_SetString(PyExc_ValueError, "voltage and current differ in length");
             goto done;
         }
@@ -608,7 +654,10 @@ static PyObject *er_energy_feed(er_energy_s *st, PyObject *args)
                      abs0, (long long)st->prev_abs);
         goto done;
     }
-    sg.cur = cur.buf;
+    if (cur.itemsize == 8)
+        sg.cur = cur.buf;
+    else
+        sg.cur32 = cur.buf;
     sg.logic = logic.buf;
     sg.abs0 = abs0;
     out = PyList_New(0);
@@ -661,10 +710,11 @@ static PyObject *er_energy_finish(er_energy_s *st, PyObject *Py_UNUSED(ignored))
 static PyMethodDef er_energy_methods[] = {
     {"feed", (PyCFunction)er_energy_feed, METH_VARARGS,
      "feed(current, voltage, logic, saturated, abs0) -> list of events\n\n"
-     "Process one contiguous segment: current float64[n] (A), voltage float64[n] or a float\n"
-     "(V), logic uint8[n], saturated bool/uint8[n] or None, abs0 the absolute index of the\n"
-     "first sample. Events: (0, a, b, n, energy_j, baseline_w, edge_error_j, baseline_source,\n"
-     "lost, saturated, glitch) for a window; (1, a, b) glitch; (2, f, 0) fall without rise;\n"
+     "Process one contiguous segment: current float64[n] or float32[n] (A), voltage\n"
+     "float64[n], float32[n] or a float (V; every sum in double), logic uint8[n], saturated\n"
+     "bool/uint8[n] or None, abs0 the absolute index of the first sample. Events: (0, a, b,\n"
+     "n, energy_j, baseline_w, edge_error_j, baseline_source, lost, saturated, glitch) for\n"
+     "a window; (1, a, b) glitch; (2, f, 0) fall without rise;\n"
      "(3, a, last) rise without fall."},
     {"finish", (PyCFunction)er_energy_finish, METH_NOARGS,
      "finish() -> list of events: close the capture (pending fall, held baseline, open window)."},

@@ -183,9 +183,9 @@ class WindowFinder:
         n = len(chunk)
         if n == 0:
             return []
-        current = np.ascontiguousarray(chunk.current_a, dtype=np.float64)
+        current = _samples(chunk.current_a)
         voltage = (float(chunk.voltage_v) if np.isscalar(chunk.voltage_v)
-                   else np.ascontiguousarray(chunk.voltage_v, dtype=np.float64))
+                   else _samples(chunk.voltage_v))  # type: ignore[arg-type]
         logic = np.ascontiguousarray(chunk.logic, dtype=np.uint8)
         saturated = (None if chunk.saturated is None
                      else np.ascontiguousarray(chunk.saturated, dtype=np.bool_))
@@ -270,6 +270,13 @@ class WindowFinder:
                 | (base_src == _BASE_NONE) << 4 | (base_src == _BASE_AFTER) << 5)
         return Window((a - 0.5) * T, (b + 0.5) * T, n, energy, baseline, edge_err,
                       _FLAG_SETS[mask], lost_samples=lost)
+
+
+def _samples(values: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
+    """``values`` as the kernel reads them: float32 (as a file holds them) or float64, not
+    converted; anything else as float64."""
+    dtype = np.float32 if values.dtype == np.float32 else np.float64
+    return np.ascontiguousarray(values, dtype=dtype)
 
 
 def stream_flags(chunks: Iterable[Chunk], window: Window,

@@ -98,6 +98,12 @@ class CaptureOptions:
         The window is marked in a UART log (an Otii project's ``rx``): high from a line
         starting with ``uart_start`` to the first line after it starting with ``uart_stop``.
         Both or neither.
+    keep_float32:
+        A reader of float32 samples (JLS, sigrok session) hands them as read instead of
+        converting them to float64 (:attr:`~energyrig.capture.Chunk.current_a`): for a
+        consumer that gives the chunks to the energy kernel alone, which reads float32 and
+        sums in double (`rig analyze`'s window scan without a correction). A current that
+        must be scaled, or a supply computed from two channels, is still float64.
     """
 
     trigger: str | None = None
@@ -116,6 +122,7 @@ class CaptureOptions:
     digital: Path | None = None
     uart_start: str | None = None
     uart_stop: str | None = None
+    keep_float32: bool = False
 
     def __post_init__(self) -> None:
         """A constant supply voltage must be finite and positive: NaN or a negative voltage

@@ -288,7 +288,10 @@ class WindowScan:
         self.currents: tuple[WindowCurrent, ...] = ()
 
     def __iter__(self) -> Iterator[Window]:
-        capture, stream = file_chunks(self.path, self.options)
+        # without a correction the samples go to the energy kernel alone: float32 as read
+        options = self.options if self.correction is not None else replace(
+            self.options or CaptureOptions(), keep_float32=True)
+        capture, stream = file_chunks(self.path, options)
         self.source = capture.source
         settings = replace(self._settings,
                            trigger_bit=getattr(capture, "trigger_bit", self._settings.trigger_bit))
@@ -320,8 +323,7 @@ class WindowScan:
                 trigger, settings.trigger_bit, settings, watch, finder,
                 getattr(capture, "columns", None)))
         if held:
-            flags = windows_stream_flags(file_chunks(self.path, self.options)[1], held,
-                                         settings)
+            flags = windows_stream_flags(file_chunks(self.path, options)[1], held, settings)
             yield from (replace(w, flags=(*w.flags, *f)) if f else w
                         for w, f in zip(held, flags, strict=True))
         log.info("%s: %d windows", capture.source, count)

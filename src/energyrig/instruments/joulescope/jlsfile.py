@@ -215,7 +215,8 @@ class JlsCapture:
         supply = (self._read(reader, self.voltage, at, n) if self.voltage is not None
                   else float(self.voltage_constant_v))  # type: ignore[arg-type]
         return to_chunk(start, self.period_s, current, supply,
-                        self._read(reader, self.trigger, at, n), power=self.is_power)
+                        self._read(reader, self.trigger, at, n), power=self.is_power,
+                        keep_float32=self.options.keep_float32)
 
 
 def open_jls(path: str | Path, options: CaptureOptions | None = None) -> JlsCapture:

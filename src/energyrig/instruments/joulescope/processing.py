@@ -14,22 +14,24 @@ from energyrig.capture import Chunk, widened
 
 def to_chunk(start: int, period_s: float, current: npt.NDArray[np.floating],
              supply: npt.NDArray[np.floating] | float, bits: npt.NDArray[np.uint8],
-             power: bool = False) -> Chunk:
+             power: bool = False, keep_float32: bool = False) -> Chunk:
     """A chunk of ``current`` (A; W with ``power``: then I = P / V), ``supply`` (V) and the
     trigger ``bits`` (0/1, on bit 0), NaN samples flagged ``corrupt``. The arrays are not
     modified.
 
     The signals come as the instrument gives them (float32): each is converted to float64
-    once, after one min and one max over its float32 samples, which tell whether it holds
-    a NaN or an infinity (the mask is then built) and are the chunk's ``bounds`` (exact:
-    float32 to float64 is), so the plausibility check need not pass over it again."""
+    once (kept as it is with ``keep_float32``, for the energy kernel alone; a power is
+    divided in float64 all the same), after one min and one max over its float32 samples,
+    which tell whether it holds a NaN or an infinity (the mask is then built) and are the
+    chunk's ``bounds`` (exact: float32 to float64 is), so the plausibility check need not
+    pass over it again."""
     bounds: dict[str, tuple[float, float]] = {}
     arrays: dict[str, npt.NDArray[np.floating] | float] = {"current_a": current,
                                                            "voltage_v": supply}
     bad = None
     for name, values in arrays.items():
         if isinstance(values, np.ndarray):
-            arrays[name], known = widened(values)
+            arrays[name], known = widened(values, keep_float32 and not power)
             if known is not None:
                 bounds[name] = known
             else:

@@ -470,11 +470,14 @@ class SrCapture:
             if n == 0:
                 raise CaptureError(self.source, f"session file ended after {start} of "
                                                 f"{self.samples} samples")
-            shunt_v, shunt_bounds = widened(current.take(n))
-            supply: npt.NDArray[np.float64] | float
+            # as read (float32) for the kernel alone, unless a scale must be applied first
+            keep = self.options.keep_float32
+            shunt_v, shunt_bounds = widened(current.take(n),
+                                            keep and self._amperes_per_volt == 1.0)
+            supply: npt.NDArray[np.floating] | float
             supply_bounds = None
             if voltage is not None:
-                supply, supply_bounds = widened(voltage.take(n))
+                supply, supply_bounds = widened(voltage.take(n), keep and not self._minus_shunt)
                 if self._minus_shunt:
                     supply, supply_bounds = supply - shunt_v, None
             else:

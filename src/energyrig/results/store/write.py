@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -42,7 +43,7 @@ from energyrig.domain import (
 )
 from energyrig.errors import DiskFullError, EnergyrigError
 from energyrig.results import versions
-from energyrig.results.stats import AVERAGED, SUMMARISED, summarise_per_op
+from energyrig.results.stats import summarise_per_op
 from energyrig.results.store.layout import (
     CAPTURES,
     INDEX,
@@ -319,8 +320,7 @@ def _summary_columns(point: Point, batch_n: int, attempt: int, win: Mapping[str,
                                                  *flags]),
                            "written_at": _now(),
                            **{k: (where or {}).get(k) for k in WHERE}}
-    row.update(summarise_per_op(pd.DataFrame(
-        {name: win[name] for name in (FLAG_LIST, *SUMMARISED, *AVERAGED)})))
+    row.update(summarise_per_op(win))
     if uncertainty is not None:
         row.update(net_energy_per_op_u_j=uncertainty["net_energy_per_op_u_j"],
                    time_per_op_u_s=uncertainty["time_per_op_u_s"],
@@ -340,20 +340,15 @@ def _table(columns: Mapping[str, Any], rows: int, schema: pa.Schema) -> pa.Table
         schema=schema.with_metadata(_pandas_metadata(schema)))
 
 
-_PANDAS_METADATA: dict[str, dict[bytes, bytes]] = {}
-
-
+@functools.cache
 def _pandas_metadata(schema: pa.Schema) -> dict[bytes, bytes]:
     """The ``pandas`` metadata every file of ``schema`` carries, the same whatever its rows:
     that ``pyarrow`` gives the table as :func:`~.read.load` reads it (``Int64`` integers,
     lists and dicts) when every column holds a value, so ``pandas.read_parquet`` of a part
     or a segment gives the dtypes of a consolidated run."""
-    key = schema.to_string()
-    if key not in _PANDAS_METADATA:
-        row = pa.table([pa.array([_value_of(f.type)], f.type) for f in schema], schema=schema)
-        _PANDAS_METADATA[key] = pa.Table.from_pandas(python_values(row), schema=schema,
-                                                     preserve_index=False).schema.metadata
-    return _PANDAS_METADATA[key]
+    row = pa.table([pa.array([_value_of(f.type)], f.type) for f in schema], schema=schema)
+    return pa.Table.from_pandas(python_values(row), schema=schema,
+                                preserve_index=False).schema.metadata
 
 
 def _value_of(kind: pa.DataType) -> Any:

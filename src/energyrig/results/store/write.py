@@ -310,13 +310,13 @@ def _summary_columns(point: Point, batch_n: int, attempt: int, win: Mapping[str,
     struct of its components; ``flags`` of the point itself beside its windows'; ``where``
     it ran), as the columns of :data:`POINT_SCHEMA`: the statistics over the windows of its
     estimate, and how many were left out and why (:func:`~energyrig.domain.excluded`)."""
-    window_flags = win[FLAG_LIST]
-    n_excluded, why = excluded(window_flags)
+    lists = win[FLAG_LIST]  # each window's flags
+    n_excluded, why = excluded(lists)
     row: dict[str, Any] = {"status": status, "reason": reason or None,
-                           "n_windows": len(window_flags),
-                           "n_flagged": sum(1 for f in window_flags if f),
+                           "n_windows": len(lists),
+                           "n_flagged": sum(1 for f in lists if f),
                            "windows_excluded": n_excluded, "excluded_reason": why or None,
-                           FLAG_LIST: flag_list([*(f for w in window_flags for f in w),
+                           FLAG_LIST: flag_list([*(f for w in lists for f in w),
                                                  *flags]),
                            "written_at": _now(),
                            **{k: (where or {}).get(k) for k in WHERE}}

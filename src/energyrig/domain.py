@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -394,10 +394,7 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     if batch_n < 1:
         raise ValueError(f"batch size must be >= 1, got {batch_n}")
     if isinstance(windows, pd.DataFrame):
-        missing = [n for n in ("start_s", "end_s", "samples", "energy_j", "baseline_w")
-                   if n not in windows.columns]
-        if missing:
-            raise ValueError(f"the windows lack the columns {missing}")
+        check_window_columns(windows)
         df = windows.rename(columns={"flag_list": "flags"}).reindex(
             columns=list(WINDOW_FIELDS)).copy()
     else:
@@ -409,9 +406,35 @@ def windows_frame(windows: Sequence[Window] | pd.DataFrame, batch_n: int) -> pd.
     df["edge_error_j"] = df["edge_error_j"].fillna(0.0)
     df["lost_samples"] = df["lost_samples"].fillna(0)
     df["overhead_s"] = df["overhead_s"].fillna(0.0)
-    df["duration_s"] = df["end_s"] - df["start_s"] - df["overhead_s"]
-    df["net_energy_j"] = net_energy(df["energy_j"], df["baseline_w"], df["duration_s"])
-    df["mean_power_w"] = df["energy_j"] / df["duration_s"]
-    for per_op, source in PER_OP.items():
-        df[per_op] = df[source].astype("float64") / batch_n
+    for name, values in derived_columns({n: df[n].astype("float64") for n in DERIVED_FROM},
+                                        batch_n).items():
+        df[name] = values
     return df
+
+
+def check_window_columns(frame: pd.DataFrame) -> None:
+    """A ValueError naming the columns a table of windows lacks of those every window has
+    (``start_s``, ``end_s``, ``samples``, ``energy_j``, ``baseline_w``)."""
+    missing = [n for n in ("start_s", "end_s", "samples", "energy_j", "baseline_w")
+               if n not in frame.columns]
+    if missing:
+        raise ValueError(f"the windows lack the columns {missing}")
+
+
+#: The window fields the derived columns (:func:`derived_columns`) are computed from.
+DERIVED_FROM: tuple[str, ...] = ("start_s", "end_s", "overhead_s", "energy_j", "baseline_w",
+                                 "cycles", "true_energy_j", "true_net_energy_j")
+
+
+def derived_columns(fields: Mapping[str, _Num], batch_n: int) -> dict[str, _Num]:
+    """The derived columns of windows from their :data:`DERIVED_FROM` fields as floats
+    (numpy arrays or pandas float columns alike; missing: NaN): ``duration_s``
+    (``end_s − start_s − overhead_s``, s), ``net_energy_j`` (:func:`net_energy`, J),
+    ``mean_power_w`` (W) and the per-op columns of :data:`PER_OP` (window / ``batch_n``), in
+    that order: the one formula of :func:`windows_frame` and the results store."""
+    out = {"duration_s": fields["end_s"] - fields["start_s"] - fields["overhead_s"]}
+    out["net_energy_j"] = net_energy(fields["energy_j"], fields["baseline_w"], out["duration_s"])
+    out["mean_power_w"] = fields["energy_j"] / out["duration_s"]
+    both = {**fields, **out}
+    out.update({per_op: both[source] / batch_n for per_op, source in PER_OP.items()})
+    return out

@@ -147,25 +147,35 @@ def describe_finite(values: npt.ArrayLike, confidence: float = 0.95,
     return fitted_interval(x, confidence) if fit else describe(x, confidence)
 
 
-def summarise_per_op(frame: pd.DataFrame) -> dict[str, float | str]:
+def summarise_per_op(frame: pd.DataFrame | Mapping[str, Any]) -> dict[str, float | str]:
     """The one per-op summary of a set of windows (rows of :func:`windows_frame`, possibly of
-    several points): ``{col}_{stat}`` for each :data:`SUMMARISED` column and
-    :data:`STAT_SUFFIXES` stat (finite values only, NaN where none; the interval of
-    :func:`fitted_interval`, its method in ``{col}_ci_method``), and ``{col}_mean`` for
-    each :data:`AVERAGED` column. Windows that failed an integrity check are left out
+    several points; or its columns as a mapping of sequences, as the results store has
+    them): ``{col}_{stat}`` for each :data:`SUMMARISED` column and :data:`STAT_SUFFIXES`
+    stat (finite values only, NaN where none; the interval of :func:`fitted_interval`, its
+    method in ``{col}_ci_method``), and ``{col}_mean`` for each :data:`AVERAGED` column
+    (NaN left out). Windows that failed an integrity check are left out
     (:func:`in_estimate` of their ``flag_list``)."""
-    if "flag_list" in frame.columns:
-        frame = frame.loc[np.array(in_estimate(frame["flag_list"]), dtype=bool)]
+    keep = (np.array(in_estimate(frame["flag_list"]), dtype=bool) if "flag_list" in frame
+            else slice(None))
     out: dict[str, float | str] = {}
     for col in SUMMARISED:
-        d = describe_finite(frame[col].to_numpy(dtype=np.float64, na_value=np.nan), fit=True)
+        d = describe_finite(_floats(frame[col])[keep], fit=True)
         values = d.stats if d is not None else (np.nan,) * len(STAT_SUFFIXES)
         out.update({f"{col}_{s}": float(v) for s, v in zip(STAT_SUFFIXES, values, strict=True)})
         out[f"{col}_ci_method"] = d.ci_method if d is not None else ""
     for col in AVERAGED:
-        values = frame[col].dropna()
-        out[f"{col}_mean"] = float(values.mean()) if len(values) else np.nan
+        values = _floats(frame[col])[keep]
+        values = values[~np.isnan(values)]
+        out[f"{col}_mean"] = float(values.mean()) if values.size else np.nan
     return out
+
+
+def _floats(column: Any) -> npt.NDArray[np.float64]:
+    """A column (pandas, of any numeric or nullable dtype, or a sequence) as float64, NaN
+    where a value is missing."""
+    if hasattr(column, "to_numpy"):
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(column, dtype=np.float64)
 
 
 # Columns that tell one configuration of an op from another (the point's factors less rep).

@@ -30,21 +30,28 @@ log = logging.getLogger(__name__)
 _RETRIES = 5
 
 
-def read_table(run_dir: Path, paths: list[Path], schema: pa.Schema,
-          columns: list[str] | None = None) -> pd.DataFrame:
+def read_frame(run_dir: Path, paths: list[Path], schema: pa.Schema,
+               columns: list[str] | None = None) -> pd.DataFrame:
     """Parquet files as one DataFrame in the store's schema (columns a file lacks: null),
-    only ``columns`` of it if given; lists and structs as Python lists and dicts.
+    only ``columns`` of it if given; lists and structs as Python lists and dicts
+    (:func:`read_table`'s table, :func:`~.schema.python_values`)."""
+    return python_values(read_table(run_dir, paths, schema, columns))
+
+
+def read_table(run_dir: Path, paths: list[Path], schema: pa.Schema,
+               columns: list[str] | None = None) -> pa.Table:
+    """Parquet files as one Arrow table in the store's schema (columns a file lacks: null),
+    only ``columns`` of it if given.
 
     Raises FileNotFoundError when a file vanished (a part consolidated meanwhile), and
     :class:`RunError` naming the file that is not Parquet (damaged, truncated)."""
     try:
-        table = ds.dataset([str(p) for p in paths], format="parquet",
-                           schema=schema).to_table(columns=columns)
+        return ds.dataset([str(p) for p in paths], format="parquet",
+                          schema=schema).to_table(columns=columns)
     except (FileNotFoundError, NotADirectoryError):
         raise
     except (pa.ArrowException, OSError) as exc:
         raise unreadable(run_dir, paths, exc) from None
-    return python_values(table)
 
 
 def unreadable(run_dir: Path, paths: list[Path], exc: Exception) -> RunError:
@@ -69,7 +76,7 @@ def stored_points(run_dir: Path, paths: list[Path]) -> pd.DataFrame:
     columns = ["point_key", "attempt", "status"]
     if not paths:
         return pd.DataFrame({name: [] for name in columns})
-    return read_table(run_dir, paths, POINT_SCHEMA, columns).fillna({"attempt": 1})
+    return read_frame(run_dir, paths, POINT_SCHEMA, columns).fillna({"attempt": 1})
 
 
 def identities(stored: pd.DataFrame) -> set[tuple[str, int]]:
@@ -93,7 +100,7 @@ def _collect(run_dir: Path, all_attempts: bool = False, version: int = SCHEMA_VE
         try:
             segments = check_segments(run_dir, None if raw is None
                                        else parse_index(run_dir, raw))
-            tables = [read_table(run_dir, [*segments[name], *(p / name for p in part_dirs)],
+            tables = [read_frame(run_dir, [*segments[name], *(p / name for p in part_dirs)],
                                  v1_schema(schema) if version == V1 else schema)
                       for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA))]
         except (FileNotFoundError, NotADirectoryError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -28,14 +29,17 @@ import pyarrow.parquet as pq
 
 from energyrig.capture import Chunk, save_chunks, write_csv
 from energyrig.domain import (
+    DERIVED_FROM,
     FACTORS,
     STATUSES,
+    WINDOW_FIELDS,
     Point,
     Status,
     Window,
+    check_window_columns,
+    derived_columns,
     excluded,
     flag_list,
-    windows_frame,
 )
 from energyrig.errors import DiskFullError, EnergyrigError
 from energyrig.results import versions
@@ -70,7 +74,6 @@ from energyrig.results.store.read import (
 )
 from energyrig.results.store.schema import (
     FLAG_LIST,
-    NESTED,
     SCHEMA_VERSION,
     V1,
     budget_struct,
@@ -248,56 +251,116 @@ def _storing(run_dir: Path, what: str) -> Iterator[None]:
                                 "run when this is fixed") from None
 
 
-def _windows_frame(point: Point, batch_n: int, windows: Sequence[Window] | pd.DataFrame
-                   ) -> pd.DataFrame:
-    """The windows of one point as rows of :data:`WINDOW_SCHEMA`."""
-    df = windows_frame(windows, batch_n)
-    df["corrections"] = [corrections_struct(c) for c in df["corrections"]]
-    df["uncertainty"] = [uncertainty_struct(u) for u in df["uncertainty"]]
-    df["window"] = np.arange(len(df), dtype=np.int64)
-    _set_factors(df, point, batch_n)
-    return df
+def _windows_of(windows: Sequence[Window] | pd.DataFrame) -> Sequence[Window]:
+    """``windows`` as :class:`Window` objects: a DataFrame's rows with its missing values
+    None and the fields it lacks at their defaults (its flags as ``flags`` or
+    ``flag_list``; at least the columns :func:`~energyrig.domain.windows_frame` needs)."""
+    if not isinstance(windows, pd.DataFrame):
+        return windows
+    check_window_columns(windows)
+    frame = windows.rename(columns={FLAG_LIST: "flags"})
+    frame = frame[[n for n in WINDOW_FIELDS if n in frame.columns]].astype(object)
+    return [Window(**row) for row in frame.where(frame.notna(), None).to_dict("records")]
 
 
-def _set_factors(df: pd.DataFrame, point: Point, batch_n: int) -> None:
-    df["point_key"] = point.key
-    for name in FACTORS:
-        df[name] = getattr(point, name)
-    df["batch_n"] = batch_n
+def _window_columns(point: Point, batch_n: int, attempt: int,
+                    windows: Sequence[Window] | pd.DataFrame) -> dict[str, Any]:
+    """The windows of one point as the columns of :data:`WINDOW_SCHEMA`: the values of
+    :func:`~energyrig.domain.windows_frame`'s rows (NaN where a float is missing; a missing
+    ``edge_error_j`` or ``overhead_s`` 0), built from the windows' fields directly."""
+    rows = _windows_of(windows)
+
+    def field(name: str) -> list[Any]:
+        return [getattr(w, name) for w in rows]
+
+    floats = {name: np.array(field(name), dtype=np.float64)  # None: NaN
+              for name in (*DERIVED_FROM, "edge_error_j", "net_energy_u_j", "duration_u_s")}
+    for name in ("edge_error_j", "overhead_s"):
+        floats[name][np.isnan(floats[name])] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):  # a window of no time: inf, NaN
+        derived = derived_columns(floats, batch_n)
+    return {**_factor_columns(point, batch_n, attempt, len(rows)),
+            "window": np.arange(len(rows), dtype=np.int64), **floats, **derived,
+            "samples": field("samples"), "cycles": field("cycles"),
+            FLAG_LIST: [flag_list(None if isinstance(f, float) else f) for f in field("flags")],
+            "corrections": [corrections_struct(_pairs(c)) for c in field("corrections")],
+            "uncertainty": [uncertainty_struct(_pairs(u)) for u in field("uncertainty")]}
 
 
-def _summarise(point: Point, batch_n: int, win: pd.DataFrame, status: Status, reason: str,
-               uncertainty: Mapping[str, Any] | None = None,
-               flags: Sequence[str] = ()) -> pd.DataFrame:
-    """The one-row points table of a point from its windows (and its uncertainty: the
-    expanded figures and the budget, a struct of its components; ``flags`` of the point
-    itself beside its windows'); the statistics over the windows of its estimate, and how
-    many were left out and why (:func:`~energyrig.domain.excluded`)."""
-    n_excluded, why = excluded(win[FLAG_LIST])
+def _pairs(value: Any) -> Any:
+    """A window's ``corrections`` or ``uncertainty`` as given (pairs or a mapping), None
+    where it holds none."""
+    return value if isinstance(value, (tuple, list, dict)) else None
+
+
+def _factor_columns(point: Point, batch_n: int, attempt: int, rows: int) -> dict[str, list[Any]]:
+    """The point's key, factors, ``batch_n`` and ``attempt`` as columns of ``rows`` rows."""
+    values = {"point_key": point.key, **{name: getattr(point, name) for name in FACTORS},
+              "batch_n": batch_n, "attempt": attempt}
+    return {name: [value] * rows for name, value in values.items()}
+
+
+def _summary_columns(point: Point, batch_n: int, attempt: int, win: Mapping[str, Any],
+                     status: Status, reason: str,
+                     uncertainty: Mapping[str, Any] | None = None,
+                     flags: Sequence[str] = (),
+                     where: Mapping[str, str] | None = None) -> dict[str, list[Any]]:
+    """The one-row points table of a point from its windows' columns
+    (:func:`_window_columns`; and its uncertainty: the expanded figures and the budget, a
+    struct of its components; ``flags`` of the point itself beside its windows'; ``where``
+    it ran), as the columns of :data:`POINT_SCHEMA`: the statistics over the windows of its
+    estimate, and how many were left out and why (:func:`~energyrig.domain.excluded`)."""
+    lists = win[FLAG_LIST]  # each window's flags
+    n_excluded, why = excluded(lists)
     row: dict[str, Any] = {"status": status, "reason": reason or None,
-                           "n_windows": len(win),
-                           "n_flagged": sum(1 for f in win[FLAG_LIST] if f),
+                           "n_windows": len(lists),
+                           "n_flagged": sum(1 for f in lists if f),
                            "windows_excluded": n_excluded, "excluded_reason": why or None,
-                           FLAG_LIST: flag_list([*(f for w in win[FLAG_LIST] for f in w),
+                           FLAG_LIST: flag_list([*(f for w in lists for f in w),
                                                  *flags]),
-                           "written_at": _now()}
+                           "written_at": _now(),
+                           **{k: (where or {}).get(k) for k in WHERE}}
     row.update(summarise_per_op(win))
     if uncertainty is not None:
         row.update(net_energy_per_op_u_j=uncertainty["net_energy_per_op_u_j"],
                    time_per_op_u_s=uncertainty["time_per_op_u_s"],
                    uncertainty_budget=budget_struct(uncertainty["uncertainty_budget"]))
-    df = pd.DataFrame([row])
-    _set_factors(df, point, batch_n)
-    return df
+    return {**{name: [value] for name, value in row.items()},
+            **_factor_columns(point, batch_n, attempt, 1)}
 
 
-def _to_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    """``df`` in ``schema``: its lists and structs as such, null where a row has none."""
-    df = df.reindex(columns=schema.names)
-    for name in (n for n in NESTED if n in df):
-        df[name] = pd.Series([v if isinstance(v, (list, dict)) else None for v in df[name]],
-                             index=df.index, dtype=object)
-    return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+def _table(columns: Mapping[str, Any], rows: int, schema: pa.Schema) -> pa.Table:
+    """``columns`` (name → values: a list or array of ``rows``) as a table of ``schema``,
+    in its order and types, a column it does not give null, NaN and None null (as
+    ``pyarrow.Table.from_pandas`` stores them); the schema's ``pandas`` metadata
+    (:func:`_pandas_metadata`)."""
+    return pa.Table.from_arrays(
+        [pa.array(columns[f.name], f.type, from_pandas=True) if f.name in columns
+         else pa.nulls(rows, f.type) for f in schema],
+        schema=schema.with_metadata(_pandas_metadata(schema)))
+
+
+@functools.cache
+def _pandas_metadata(schema: pa.Schema) -> dict[bytes, bytes]:
+    """The ``pandas`` metadata every file of ``schema`` carries, the same whatever its rows:
+    that ``pyarrow`` gives the table as :func:`~.read.load` reads it (``Int64`` integers,
+    lists and dicts) when every column holds a value, so ``pandas.read_parquet`` of a part
+    or a segment gives the dtypes of a consolidated run."""
+    row = pa.table([pa.array([_value_of(f.type)], f.type) for f in schema], schema=schema)
+    return pa.Table.from_pandas(python_values(row), schema=schema,
+                                preserve_index=False).schema.metadata
+
+
+def _value_of(kind: pa.DataType) -> Any:
+    """A value of the Arrow type ``kind`` (of the store's: lists, structs, strings, numbers,
+    times)."""
+    if pa.types.is_list(kind):
+        return [_value_of(kind.value_type)]
+    if pa.types.is_struct(kind):
+        return {f.name: _value_of(f.type) for f in kind}
+    if pa.types.is_timestamp(kind):
+        return _now()
+    return "" if pa.types.is_string(kind) else 0
 
 
 @dataclass
@@ -557,9 +620,10 @@ class RunWriter:
             log.info("point %s already stored; not written again", point.key)
             return False
         attempt = self._attempt.get(point.key, 1)
-        win = _windows_frame(point, batch_n, windows).assign(attempt=attempt)
-        pts = _summarise(point, batch_n, win, status, reason, uncertainty, flags).assign(
-            attempt=attempt, **{k: (where or {}).get(k) for k in WHERE})
+        win = _window_columns(point, batch_n, attempt, windows)
+        rows = len(win["window"])
+        pts = _summary_columns(point, batch_n, attempt, win, status, reason, uncertainty,
+                               flags, where)
         if captures:
             self._write_captures(point, attempt, captures)
         parts = self.path / PARTS
@@ -567,8 +631,8 @@ class RunWriter:
             parts.mkdir(exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parts))
             try:
-                _write_parquet(_to_table(win, WINDOW_SCHEMA), tmp / WINDOWS)
-                _write_parquet(_to_table(pts, POINT_SCHEMA), tmp / POINTS)
+                _write_parquet(_table(win, rows, WINDOW_SCHEMA), tmp / WINDOWS)
+                _write_parquet(_table(pts, 1, POINT_SCHEMA), tmp / POINTS)
                 _fsync_dir(tmp)
                 os.rename(tmp, parts / (point.part_id + (f"-{attempt}" if attempt > 1 else "")))
             except BaseException:
@@ -626,10 +690,11 @@ class RunWriter:
                         self.path / INDEX)
             index = {**self._index, "pending": {}}
             for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA)):
-                table = (read_table(self.path, [p / name for p in part_dirs], schema) if part_dirs
-                         else python_values(schema.empty_table()))
+                table = (read_table(self.path, [p / name for p in part_dirs], schema)
+                         if part_dirs else schema.empty_table())
                 (self.path / name).mkdir(exist_ok=True)
-                _write_parquet(_to_table(table, schema), self.path / name / file)
+                _write_parquet(table.replace_schema_metadata(_pandas_metadata(schema)),
+                               self.path / name / file)
                 _fsync_dir(self.path / name)
                 index[name] = [*index[name], {"file": file, "rows": len(table),
                                               "sha256": sha256(self.path / name / file)}]

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from support.fixtures import write_fixture
 
-# The fast and slow tiers (make check, make test) and the check that a fast test starts no bench.
-pytest_plugins = ["support.tiers"]
+# The fast and slow tiers (make check, make test) and the check that a fast test starts no bench;
+# the report's figures drawn once per process for the modules that opt in (support/report_memo.py).
+pytest_plugins = ["support.tiers", "support.report_memo"]
 
 os.environ["ENERGYRIG_CALIBRATION_DIR"] = tempfile.mkdtemp(prefix="rig-test-calibration-")
 # Nor may the catalogue `rig ops` keeps in the operator's cache (energyrig.rig.opscache).

@@ -5,26 +5,17 @@ the store once per process."""
 from __future__ import annotations
 
 import re
-import shlex
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from support import synthetic
+from support.make import pytest_line as _pytest_line
 from support.paths import ROOT
 from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.results import load
 
-
-def _pytest_line(target: str) -> list[str]:
-    """The words of the pytest command ``make TARGET`` runs (``make -n``: nothing run)."""
-    done = subprocess.run(["make", "-n", "-s", target], cwd=ROOT, capture_output=True,
-                          text=True, check=True)
-    text = done.stdout.replace("\\\n", " ")
-    line = next(line for line in text.splitlines() if "-m pytest" in line)
-    return shlex.split(line)
 
 
 def test_make_check_runs_on_two_xdist_workers_and_make_test_serially() -> None:

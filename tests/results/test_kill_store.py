@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 from support.paths import ROOT
 from support import store_child
-from support.store_child import POINTS, WINDOWS
+from support.store_child import MOMENTS, ONE_OF_EACH_KIND, POINTS, WINDOWS
 
 from energyrig.results import load
 
@@ -40,10 +40,12 @@ def _forkserver() -> None:
         mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])))
         forkserver.ensure_running()
 
-MOMENTS = [(f, k) for f, ks in (("write_table", (1, 2, 5, 8, 9)), ("rename", (1, 3, 4)),
-                                ("replace", (1, 2, 6, 7)), ("rmtree", (1, 2)),
-                                ("unlink", (1, 2, 3, 4, 5, 6)),
-                                ("fsync", (1, 4, 11, 17))) for k in ks]
+# `make check` kills at one moment of each kind (the check line sets ENERGYRIG_KILL_MOMENTS=kinds;
+# tests/results/test_kill_moments.py shows they are every kind of MOMENTS) and at one random
+# time; `make test` at every moment and four random times (tests/README.md).
+MOMENTS_RUN = {"all": MOMENTS, "kinds": ONE_OF_EACH_KIND}[
+    os.environ.get("ENERGYRIG_KILL_MOMENTS", "all")]
+RANDOM_KILLS = 4 if MOMENTS_RUN is MOMENTS else 1
 
 
 def _child(run_dir: Path, function: str = "none", k: int = 0) -> multiprocessing.Process:
@@ -71,7 +73,8 @@ def _check_whole(run_dir: Path) -> None:
     assert not leftovers, leftovers
 
 
-@pytest.mark.parametrize(("function", "k"), MOMENTS, ids=[f"{f}-{k}" for f, k in MOMENTS])
+@pytest.mark.parametrize(("function", "k"), MOMENTS_RUN,
+                         ids=[f"{f}-{k}" for f, k in MOMENTS_RUN])
 def test_a_writer_killed_inside_a_write_or_a_merge_loses_and_repeats_nothing(
         tmp_path: Path, function: str, k: int) -> None:
     run_dir = tmp_path / "run"
@@ -83,7 +86,7 @@ def test_a_writer_killed_inside_a_write_or_a_merge_loses_and_repeats_nothing(
     _check_whole(run_dir)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(RANDOM_KILLS))
 def test_a_writer_killed_at_a_random_time_loses_and_repeats_nothing(tmp_path: Path,
                                                                     seed: int) -> None:
     run_dir = tmp_path / "run"

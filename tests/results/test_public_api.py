@@ -20,6 +20,9 @@ from energyrig.results import load, plot_allocation, plot_energy_time, plot_payl
 from energyrig.results.report import write_report
 from energyrig.rig.flags import FLAGS
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 PUBLIC = {"Run", "RunError", "RunWriter", "load", "load_many", "query", "plot_energy_time",
           "plot_payload", "plot_relative", "plot_allocation"}
 

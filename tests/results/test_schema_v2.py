@@ -27,6 +27,9 @@ from energyrig.results.store.write import RunWriter
 from energyrig.rig.analysis import Analysis
 from energyrig.rig.flags import FLAGS
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 SHADOWED = set(dir(pd.DataFrame))
 BUDGET = [{"component": c, "type": "A" if c == "repeatability" else "B", "u_j": k / 1e9,
            "source": f"source of {c}"} for k, c in enumerate(POINT_COMPONENTS, 1)]

@@ -35,6 +35,9 @@ from energyrig.results.report.sections import report_tables
 from energyrig.rig.flags import FLAGS
 from energyrig.rig.footprint import build_footprint, build_with, catalogue_ids
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 SIM = ROOT / "fixtures" / "sim.toml"
 DUT = "energyrig-dut"
 

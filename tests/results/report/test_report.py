@@ -43,6 +43,9 @@ from energyrig.rig.flags import FLAGS
 from energyrig.rig.plan import Plan
 from energyrig.units import column_prefix, format_gum
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -21,6 +21,9 @@ from energyrig.results.report.across import compare_runs, conditions_apart, writ
 from energyrig.results.stats import ratio_of_means
 from energyrig.results.store.segments import sha256
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 #: The energy columns of the windows table, scaled together.
 ENERGY = ("energy_j", "net_energy_j", "energy_per_op_j", "net_energy_per_op_j")
 SMALL = {"boards": BOARDS[:1], "ops": OPS[:5] + OPS[11:12], "payloads": (64, 1024),

@@ -12,6 +12,9 @@ from energyrig.results import RunWriter
 from energyrig.results.report import write_report
 from energyrig.rig.flags import FLAGS
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 # A family whose first op has no payload (it is in the energy-time figure, not in the payload
 # one), then two ops with payloads, on two boards.
 OPS = (("aes-ecb-keyexpand", 128, None), ("aes-ecb-encrypt", 128, 64),

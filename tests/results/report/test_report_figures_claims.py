@@ -19,6 +19,9 @@ from energyrig.results.report.sections import report_tables
 from energyrig.results.report.tables import summarise_workloads
 from energyrig.rig.flags import FLAGS
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 # Each window's spread around a point's mean: the first rep's and the second's.
 SPREAD = ((1.0, 1.01, 0.99), (1.004, 0.996, 1.0))
 

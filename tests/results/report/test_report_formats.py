@@ -18,6 +18,9 @@ from energyrig.results.report import write_report
 from energyrig.rig.flags import FLAGS
 from energyrig.units import column_prefix, format_gum, format_si
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 #: Every point's expanded uncertainties (k = 2), as a calibrated sweep stores them.
 U = {"net_energy_per_op_u_j": 3.7e-9, "time_per_op_u_s": 1.3e-7, "uncertainty_budget": []}
 _SCALE = {"": 1.0, "m": 1e-3, "µ": 1e-6, "n": 1e-9, "p": 1e-12, "k": 1e3}

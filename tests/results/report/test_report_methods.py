@@ -18,6 +18,9 @@ from energyrig.results.report.methods import (
 )
 from energyrig.rig.flags import FLAGS
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 HELLO = {"firmware": "0.3.1", "build": "9f3e2aa", "toolchain": "GNU 12.2.1",
          "board": "nrf52840dk", "cpu_hz": 64_000_000, "crypto": "mbedtls-3.6.5",
          "conditions": {"mbedtls_aes_tables": "full-ram", "optimization": "-O2"}}

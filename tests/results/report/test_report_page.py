@@ -29,6 +29,9 @@ from energyrig.results.report.sections import report_tables
 from energyrig.results.report.tables import flag_legend, summarise_workloads
 from energyrig.rig.flags import FLAGS, PIPELINE_FLAGS
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+
 BUDGET = [{"component": "repeatability", "type": "A", "u_j": 1.5e-9, "source": "windows"},
           {"component": "supply voltage", "type": "B", "u_j": 7e-9, "source": "fixture"}]
 UNKNOWN = "a_flag_of_a_later_version"

@@ -21,10 +21,16 @@ from energyrig.results.report.tables import ReportTables, Section
 from energyrig.results.store.read import Run
 from energyrig.rig.flags import FLAGS
 
+# the report's figures drawn once per process for the same tables (support/report_memo.py)
+pytestmark = pytest.mark.usefixtures("figures_drawn_once")
 
-def _run(run_dir: Path) -> Run:
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """Two families (hash, symmetric), each one op at two payload sizes, twice (a 2^2
-    design: op × payload)."""
+    design: op × payload); written once for the module (its tests only read it: the same
+    tables, so each figure drawn once, support/report_memo.py)."""
+    run_dir = tmp_path_factory.mktemp("sections") / "run"
     with RunWriter.create(run_dir, plan={"name": "sections"}) as writer:
         for op, family, key_bits in (("sha256", "hash", None),
                                      ("aes-ecb-encrypt", "symmetric", 128)):
@@ -81,8 +87,7 @@ def _report(run: Run, sections: tuple[Section, ...], out: Path) -> tuple[ReportT
 
 
 def test_a_section_registered_is_in_the_tables_the_figures_and_the_page(
-        tmp_path: Path) -> None:
-    run = _run(tmp_path / "run")
+        run: Run, tmp_path: Path) -> None:
     tables, page = _report(run, (*SECTIONS, TOY), tmp_path / "report")
     assert list(tables.toy_ops["op"]) == ["aes-ecb-encrypt", "sha256"]
     assert list(tables.toy_ops["points"]) == [4, 4]
@@ -102,8 +107,7 @@ def test_a_section_registered_is_in_the_tables_the_figures_and_the_page(
     assert "Toy" not in page and not (tmp_path / "plain" / "toy.png").exists()
 
 
-def test_a_per_family_section_stands_under_each_family(tmp_path: Path) -> None:
-    run = _run(tmp_path / "run")
+def test_a_per_family_section_stands_under_each_family(run: Run, tmp_path: Path) -> None:
     at = next(i for i, s in enumerate(SECTIONS) if s.name == "payload") + 1
     sections = (*SECTIONS[:at], TOY_FAMILY, *SECTIONS[at:])
     _, page = _report(run, sections, tmp_path / "report")
@@ -120,8 +124,7 @@ def test_a_per_family_section_stands_under_each_family(tmp_path: Path) -> None:
         "toy-family-symmetric.svg"]
 
 
-def test_the_registry_drives_the_tables_figures_and_page(tmp_path: Path) -> None:
-    run = _run(tmp_path / "run")
+def test_the_registry_drives_the_tables_figures_and_page(run: Run, tmp_path: Path) -> None:
     without = tuple(s for s in SECTIONS if s.name != "relative")
     tables, page = _report(run, without, tmp_path / "report")
     assert "Relative to the reference" not in page

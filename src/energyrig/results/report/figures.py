@@ -38,6 +38,7 @@ from energyrig.results.report.tables import (
     METRICS,
     Drawn,
     ReportTables,
+    Section,
     config_label,
     op_verb,
     plain,
@@ -587,8 +588,18 @@ def draw_figures(tables: ReportTables, out_dir: Path) -> Images:
         if section.figure is None or (section.measured and not tables.measured):
             continue
         for family in tables.families if section.per_family else [""]:
-            drawing = section.figure(tables, family)
-            if drawing is not None:
-                name = "-".join(filter(None, (section.file_name, _file_safe(family))))
-                images.setdefault(section.name, {})[family] = _save(drawing, out_dir, name)
+            image = draw_figure(tables, section, family, out_dir)
+            if image is not None:
+                images.setdefault(section.name, {})[family] = image
     return images
+
+
+def draw_figure(tables: ReportTables, section: Section, family: str, out_dir: Path
+                ) -> str | None:
+    """Draw ``section``'s figure of ``family`` (``""``: of the whole run) and write it into
+    ``out_dir`` (:func:`_save`); the PNG's name, or None where the section draws nothing."""
+    drawing = section.figure(tables, family) if section.figure is not None else None
+    if drawing is None:
+        return None
+    return _save(drawing, out_dir, "-".join(filter(None, (section.file_name,
+                                                          _file_safe(family)))))

@@ -31,14 +31,9 @@ run: deps firmware-host firmware-qemu
 	$(RIG) report runs/quick
 	@echo "open runs/quick/report/report.html (the run's tables: runs/quick/*.parquet)"
 
-# make test runs every test on TEST_WORKERS processes as well (pytest-xdist, each test file on
-# one of them): the slow tier's benches mostly wait on real time (emulated instruments, QEMU,
-# labs), and no two of its tests share a port, a pty or a folder (each a free port, its own
-# tmp_path, calibration store and cache per process: tests/README.md, docs/performance.md).
-TEST_WORKERS := 2
 test: deps firmware-host firmware-qemu
 	ctest --test-dir $(HOST_BUILD) --output-on-failure
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile
+	$(PYTEST)
 
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow
 # fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked

@@ -52,6 +52,13 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_run(tmp_path_factory.mktemp("runs") / "full")
 
 
+#: A run of one board, a symmetric and a hash op at one size, two windows a point (and, as every
+#: synthetic run, a failed and a skipped point): its whole report draws a tenth of the figures
+#: of the full run's, for the tests of what any report does (written, refused, exported).
+SMALL_RUN = {"boards": BOARDS[:1], "ops": (OPS[0], OPS[4]), "payloads": (64,), "reps": 1,
+             "n_windows": 2}
+
+
 @pytest.fixture(scope="module")
 def full_report(full_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_report(full_run, tmp_path_factory.mktemp("report"), flags=FLAGS)
@@ -518,17 +525,19 @@ def test_ops_whose_names_do_not_say_what_they_do_get_a_reference(tmp_path: Path)
 
 
 @pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
-def test_rig_report_command(full_run: Path, tmp_path: Path) -> None:
+def test_rig_report_command(tmp_path: Path) -> None:
     from energyrig.results.store.schema import flat
 
+    small_run = make_run(tmp_path / "run", **SMALL_RUN)
     out = tmp_path / "out"
-    ok = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(full_run),
+    ok = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "report", str(small_run),
                          "--out", str(out), "--csv"], capture_output=True, text=True,
                         timeout=300)
     assert ok.returncode == 0, ok.stderr
     assert "report written" in ok.stdout and (out / "report.html").exists()
     # --csv: every point and every window, one row each, beside report.html
-    run = load(full_run)
+    run = load(small_run)
+    assert set(run.points["status"]) == {"ok", "failed", "skipped"}
     points = pd.read_csv(out / "points.csv")
     windows = pd.read_csv(out / "windows.csv")
     assert len(points) == len(run.points) and len(windows) == len(run.windows)
@@ -625,7 +634,7 @@ def test_the_page_lists_each_points_uncertainty_budget(tmp_path: Path) -> None:
 @pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run = make_run(tmp_path / "run", reps=1, n_windows=2)
+    run = make_run(tmp_path / "run", **SMALL_RUN)
     first = write_report(run, flags=FLAGS)
     before = {p.name: p.read_bytes() for p in first.parent.iterdir()}
     def full_disk(*args: object, **kwargs: object) -> None:

@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 import energyrig
 import energyrig.domain
 import energyrig.results.stats
+import energyrig.rig.reanalyze
 from energyrig.calibration.store import CalibrationStore, Identity, Measured, new_record
 from energyrig.cli.app import app
 from energyrig.fixtures import load_fixture
@@ -206,3 +207,29 @@ def test_a_run_without_exact_samples_is_one_error(run_copy: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("rig: error: ")
     assert "--keep-captures all" in result.stderr
+
+
+def test_a_window_the_run_left_out_for_its_stream_stays_out(
+        run_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window stored with ``stream_loss`` (the stream lost samples its counter could not
+    count: a fact of the acquisition, not of the kept samples) is out of its point's
+    estimate when recomputed, as it was in the run; under load the emulated PPK2 raises it,
+    and reanalysis then moved the per-op figures of the point it had been left out of."""
+    stored = load(run_copy)
+    key = stored.points["point_key"].iloc[0]
+    mine = stored.windows[stored.windows["point_key"] == key]
+    lost = int(mine["window"].iloc[0])
+    windows = stored.windows.copy()
+    at = windows.index[(windows["point_key"] == key) & (windows["window"] == lost)][0]
+    windows.at[at, "flag_list"] = ["stream_loss"]
+    real_load = energyrig.rig.reanalyze.load
+    monkeypatch.setattr(energyrig.rig.reanalyze, "load", lambda path: dataclasses.replace(
+        real_load(path), windows=windows))
+    figures = pd.read_csv(reanalyze(run_copy).path / "figures.csv")
+    point = figures[(figures["table"] == "point") & (figures["point_key"] == key)]
+    recomputed = point.set_index("figure")["recomputed"]
+    kept = mine[mine["window"] != lost]
+    assert recomputed["energy_per_op_j_mean"] == pytest.approx(
+        kept["energy_per_op_j"].mean(), rel=1e-9)
+    assert recomputed["time_per_op_s_mean"] == pytest.approx(
+        kept["time_per_op_s"].mean(), rel=1e-9)

@@ -36,10 +36,12 @@ from energyrig.domain import PER_OP, Window, WindowSettings, estimate, windows_f
 from energyrig.energy.budget import Supply
 from energyrig.energy.figures import window_figures
 from energyrig.energy.windows import find_windows, longest
+from energyrig.flags import BASELINE_CLIPPED, CORRUPT, ENERGY_FLAGS
 from energyrig.instruments.base import Resolution
 from energyrig.results import versions
 from energyrig.results.stats import STAT_SUFFIXES, SUMMARISED, summarise_per_op
 from energyrig.results.store.layout import RunError, capture_path
+from energyrig.results.store.schema import FLAG_LIST
 from energyrig.results.store.read import load
 from energyrig.rig.pipeline import point_uncertainty
 
@@ -61,6 +63,12 @@ POINT_FIGURES = (*(f"{col}_{stat}" for col in SUMMARISED for stat in STAT_SUFFIX
                  "mean_power_w_mean", "net_energy_per_op_u_j", "time_per_op_u_s")
 #: Carried from the stored window into the recomputed one (not from samples).
 _CARRIED = ("cycles", "true_energy_j", "true_net_energy_j")
+#: The flags a window's kept samples raise again: the energy math's and the decoder's masks
+#: (``corrupt``, ``at_floor``) are kept with them. Every other flag a window was stored with
+#: (a stream loss its counter could not count, a group's lost window, the bench's and the
+#: calibration's) is a fact of the acquisition the samples cannot show, and is carried: a
+#: window the run left out of its point's estimate stays out of it.
+_RAISED_FROM_SAMPLES = frozenset((*ENERGY_FLAGS, CORRUPT, BASELINE_CLIPPED))
 
 
 @dataclass(frozen=True)
@@ -179,7 +187,8 @@ class _Bench:
 
 def recompute_window(path: Path, stored: Mapping[str, Any], bench: _Bench) -> Window:
     """The window of the exact samples at ``path`` with its figures computed as the point
-    pipeline does; ``stored``'s cycles and truth carried over.
+    pipeline does; ``stored``'s cycles and truth carried over, and its flags the samples
+    cannot raise again (:data:`_RAISED_FROM_SAMPLES`).
 
     Raises
     ------
@@ -192,6 +201,11 @@ def recompute_window(path: Path, stored: Mapping[str, Any], bench: _Bench) -> Wi
         raise ValueError(f"{path}: no trigger window in the kept samples")
     window = replace(longest(found), corrections=bench.overhead(),
                      **{k: _carried(stored.get(k)) for k in _CARRIED})
+    stored_flags = stored.get(FLAG_LIST)
+    acquired = [] if stored_flags is None else [
+        str(f) for f in stored_flags if f not in _RAISED_FROM_SAMPLES]
+    window = replace(window, flags=(*window.flags,
+                                    *(f for f in acquired if f not in window.flags)))
     return window_figures(chunks, window, bench.settings, resolution=bench.resolution,
                           calibration=bench.calibration, supply=bench.supply)
 

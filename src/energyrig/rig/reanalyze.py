@@ -201,9 +201,9 @@ def recompute_window(path: Path, stored: Mapping[str, Any], bench: _Bench) -> Wi
         raise ValueError(f"{path}: no trigger window in the kept samples")
     window = replace(longest(found), corrections=bench.overhead(),
                      **{k: _carried(stored.get(k)) for k in _CARRIED})
-    stored_flags = stored.get(FLAG_LIST)
-    acquired = [] if stored_flags is None else [
-        str(f) for f in stored_flags if f not in _RAISED_FROM_SAMPLES]
+    listed = stored.get(FLAG_LIST)  # the stored window's flag list
+    acquired = [] if listed is None else [
+        str(f) for f in listed if f not in _RAISED_FROM_SAMPLES]
     window = replace(window, flags=(*window.flags,
                                     *(f for f in acquired if f not in window.flags)))
     return window_figures(chunks, window, bench.settings, resolution=bench.resolution,

@@ -4,11 +4,13 @@ resume, first against a scripted bench (to place failures and stops precisely), 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -477,31 +479,34 @@ def _check_complete(run_dir: Path, expected: set[str]) -> None:
     assert not final.in_progress
 
 
-def _private_tmp(run_dir: Path) -> Path:
+@pytest.fixture
+def rig_tmp() -> Iterator[Path]:
     """The temporary directory of the rigs a test starts: its own, so that no other rig on
     the machine (a rig removes the bench directories of dead rigs) touches what the test
-    checks."""
-    tmp = run_dir.parent / "tmp"
-    tmp.mkdir(exist_ok=True)
-    return tmp
+    checks; and short, so that a bench's trigger wire socket under it fits a Unix socket's
+    path (under pytest-xdist a ``tmp_path`` is 10 bytes longer, and the socket's path then
+    was 108 bytes: the rig refuses it)."""
+    path = Path(tempfile.mkdtemp(prefix="rig-test-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
-def _env(run_dir: Path) -> dict[str, str]:
-    return {**WIDE, "TMPDIR": str(_private_tmp(run_dir))}
+def _env(rig_tmp: Path) -> dict[str, str]:
+    return {**WIDE, "TMPDIR": str(rig_tmp)}
 
 
-def _start(plan_path: Path, run_dir: Path, **popen: Any) -> subprocess.Popen:
+def _start(plan_path: Path, run_dir: Path, rig_tmp: Path, **popen: Any) -> subprocess.Popen:
     return subprocess.Popen(_rig("sweep", str(plan_path), "--out", str(run_dir),
                                  "--allow-uncalibrated"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=run_dir.parent, env=_env(run_dir), **popen)
+                            cwd=run_dir.parent, env=_env(rig_tmp), **popen)
 
 
-def _resume(run_dir: Path, expected: set[str]) -> str:
+def _resume(run_dir: Path, expected: set[str], rig_tmp: Path) -> str:
     """`rig sweep --resume` to the end; its stderr."""
     done = subprocess.run(_rig("sweep", "--resume", str(run_dir), "--allow-uncalibrated"),
                           capture_output=True, text=True, cwd=run_dir.parent,
-                          env=_env(run_dir))
+                          env=_env(rig_tmp))
     assert done.returncode == 0, done.stderr
     _check_complete(run_dir, expected)
     return done.stderr
@@ -509,10 +514,10 @@ def _resume(run_dir: Path, expected: set[str]) -> str:
 
 @pytest.mark.slow
 def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
-        tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
+        tmp_path: Path, sim_plan: tuple[Path, set[str]], rig_tmp: Path) -> None:
     plan_path, expected = sim_plan
     run_dir = tmp_path / "run"
-    proc = _start(plan_path, run_dir)
+    proc = _start(plan_path, run_dir, rig_tmp)
     children: list[psutil.Process] = []
     try:
         _wait_for_parts(run_dir, 3, proc)
@@ -528,13 +533,14 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
         psutil.wait_procs(children)
         proc.communicate()
     assert len(children) >= 2
-    left = list(_private_tmp(run_dir).glob(f"rig-{proc.pid}-*"))
+    left = list(rig_tmp.glob(f"rig-{proc.pid}-*"))
     assert left  # SIGKILL left the bench's temporary directory; the next rig removes it
     before = load(run_dir)
     assert before.in_progress and 3 <= len(before.points) < len(expected)
     written = dict(zip(before.points["point_key"], before.points["written_at"]))
 
-    assert f"{len(expected) - len(written)} points measured" in _resume(run_dir, expected)
+    resumed = _resume(run_dir, expected, rig_tmp)
+    assert f"{len(expected) - len(written)} points measured" in resumed
     assert not any(p.exists() for p in left)
     run = load(run_dir)
     after = run.points.set_index("point_key")["written_at"]
@@ -550,12 +556,12 @@ def test_a_killed_sweep_process_resumes_without_repeating_or_losing_a_point(
 
 @pytest.mark.slow
 def test_ctrl_c_stops_between_windows_and_the_run_resumes(
-        tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
+        tmp_path: Path, sim_plan: tuple[Path, set[str]], rig_tmp: Path) -> None:
     plan_path, expected = sim_plan
     run_dir = tmp_path / "run"
     # Ctrl-C in a terminal signals the whole foreground process group: the DUT and the
     # emulator die with it, in the middle of a window.
-    proc = _start(plan_path, run_dir, start_new_session=True)
+    proc = _start(plan_path, run_dir, rig_tmp, start_new_session=True)
     try:
         _wait_for_parts(run_dir, 2, proc)
         children = psutil.Process(proc.pid).children(recursive=True)
@@ -575,15 +581,15 @@ def test_ctrl_c_stops_between_windows_and_the_run_resumes(
     assert not (run_dir / "parts").exists() or not any(
         p.name.startswith(".tmp") for p in (run_dir / "parts").iterdir())
 
-    _resume(run_dir, expected)
+    _resume(run_dir, expected, rig_tmp)
 
 
 @pytest.mark.slow
 def test_a_crashed_dut_fails_one_point_and_the_bench_is_reopened(
-        tmp_path: Path, sim_plan: tuple[Path, set[str]]) -> None:
+        tmp_path: Path, sim_plan: tuple[Path, set[str]], rig_tmp: Path) -> None:
     plan_path, expected = sim_plan
     run_dir = tmp_path / "run"
-    proc = _start(plan_path, run_dir)
+    proc = _start(plan_path, run_dir, rig_tmp)
     try:
         _wait_for_parts(run_dir, 2, proc)
         dut = [c for c in psutil.Process(proc.pid).children(recursive=True)

@@ -189,6 +189,22 @@ def terminate(proc: subprocess.Popen[str] | subprocess.Popen[bytes], what: str,
             pipe.close()
 
 
+#: The longest path a Unix socket can be bound at: ``sun_path``'s 108 bytes, less the NUL.
+SOCKET_PATH_MAX = 107
+
+
+def _socket_path(path: str | os.PathLike[str]) -> str:
+    """``path`` for the trigger wire's Unix socket, or :class:`InstrumentError` if the kernel
+    cannot bind it there (the emulator would die at start with ``AF_UNIX path too long``)."""
+    text = os.fspath(path)
+    size = len(os.fsencode(text))
+    if size > SOCKET_PATH_MAX:
+        raise InstrumentError(
+            f"the trigger wire's socket {text} is {size} bytes long, and a Unix socket's path "
+            f"may be at most {SOCKET_PATH_MAX}: set TMPDIR to a shorter directory")
+    return text
+
+
 class EmulatorProcess:
     """Run an emulator in its own process (``python -m energyrig.instruments.ppk2.emulator``).
 
@@ -219,7 +235,7 @@ class EmulatorProcess:
         self.argv = [*python_module(EMULATOR_PROGRAM), module,
                      "--model", json.dumps(model.as_dict())]
         if wire is not None:
-            self.argv += ["--wire", os.fspath(wire)]
+            self.argv += ["--wire", _socket_path(wire)]
         if truth is not None:
             self.argv += ["--truth", os.fspath(truth)]
         self.argv += extra_args or []

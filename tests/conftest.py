@@ -7,7 +7,9 @@ A test that needs a bench unlike fixtures/sim.toml builds it in code: ``sim_fixt
 by editing the fixture's text."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -21,9 +23,17 @@ from support.fixtures import write_fixture
 # the report's figures drawn once per process for the modules that opt in (support/report_memo.py).
 pytest_plugins = ["support.tiers", "support.report_memo"]
 
-os.environ["ENERGYRIG_CALIBRATION_DIR"] = tempfile.mkdtemp(prefix="rig-test-calibration-")
+
+def _own_dir(prefix: str) -> str:
+    """A temporary directory of this test process's, removed when it exits."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+os.environ["ENERGYRIG_CALIBRATION_DIR"] = _own_dir("rig-test-calibration-")
 # Nor may the catalogue `rig ops` keeps in the operator's cache (energyrig.rig.opscache).
-os.environ["ENERGYRIG_CACHE_DIR"] = tempfile.mkdtemp(prefix="rig-test-cache-")
+os.environ["ENERGYRIG_CACHE_DIR"] = _own_dir("rig-test-cache-")
 
 
 @pytest.fixture

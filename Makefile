@@ -31,9 +31,13 @@ run: deps firmware-host firmware-qemu
 	$(RIG) report runs/quick
 	@echo "open runs/quick/report/report.html (the run's tables: runs/quick/*.parquet)"
 
+# Every test, on TEST_WORKERS processes (pytest-xdist), each test file on one of them: the slow
+# tier's benches wait on real-time emulators and QEMU more than they compute, and two benches
+# share no path, port or pty (docs/performance.md, "The test suite's time").
+TEST_WORKERS := 2
 test: deps firmware-host firmware-qemu
 	ctest --test-dir $(HOST_BUILD) --output-on-failure
-	$(PYTEST)
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile
 
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow
 # fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked

@@ -18,12 +18,11 @@ from energyrig.results import load
 
 
 
-def test_make_check_runs_on_two_xdist_workers_and_make_test_serially() -> None:
-    check, test = _pytest_line("check"), _pytest_line("test")
-    assert check[check.index("-n") + 1] == "2", check
-    # a file's tests on one worker: its module-scoped fixtures (a run, a report) built once
-    assert check[check.index("--dist") + 1] == "loadfile", check
-    assert "-n" not in test, test  # CI: the benches of the slow tier, one at a time
+def test_make_check_and_make_test_run_on_two_xdist_workers() -> None:
+    for line in (_pytest_line("check"), _pytest_line("test")):
+        assert line[line.index("-n") + 1] == "2", line
+        # a file's tests on one worker: its module-scoped fixtures (a run, a report) built once
+        assert line[line.index("--dist") + 1] == "loadfile", line
     # the plugin is a locked test dependency, installed by `make deps` with its hash
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'"pytest-xdist>=[\d.]+"', pyproject)

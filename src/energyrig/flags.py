@@ -130,7 +130,16 @@ WINDOW_LOST = Flag(
     "it; the window is left out of its point's estimate",
     "check the trigger wiring and the instrument's stream (a lossy USB link), or measure "
     "one window per request (the fixture's measure.max_group = 1)")
-INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED, WINDOW_LOST)
+WINDOW_CUT = Flag(
+    # raised by the pipeline: the window is shorter than the firmware's own time of its batch
+    # (beyond the fixture's measure.duration_tolerance): samples of it are missing from the
+    # record, a loss no counter or clock flagged there, or a trigger line that fell early
+    "window_cut",
+    "the window is shorter than the firmware's own time of its batch: the record lacks "
+    "samples of it; the window is left out of its point's estimate",
+    "check the trigger wiring and the instrument's stream (a lossy USB link), a less "
+    "loaded host")
+INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED, WINDOW_LOST, WINDOW_CUT)
 
 # -- the bench or the point, not one window's samples ------------------------------------------
 # A window carrying only these is not a suspicious one (domain.window_problems: its trace is

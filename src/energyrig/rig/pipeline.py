@@ -42,7 +42,8 @@ Stages of a point (:func:`measure_point`):
 windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
 windows). A window whose stream failed its own integrity checks (corrupt samples, a loss the
 counter could not count, a baseline at the instrument's floor: flags a real instrument
-raises, :func:`~energyrig.domain.integrity_problems`) is kept, flagged, but left out of the
+raises; or a window shorter than the firmware's time of its batch, ``window_cut``:
+:func:`~energyrig.domain.integrity_problems`) is kept, flagged, but left out of the
 point's estimate (:attr:`PointResult.estimate`), and the rule measures a replacement; a
 point where more than :data:`~energyrig.domain.MAX_FLAGGED_FRACTION` of the windows were
 left out ends ``failed`` (:func:`integrity_failure`). Failures of the DUT or the instrument
@@ -71,7 +72,7 @@ from energyrig.energy.record import WindowRequest, record_window
 from energyrig.energy.windows import find_windows, longest, stream_flags
 from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
                               RecordTooShort)
-from energyrig.flags import DROPPED_SAMPLES, STREAM_LOSS, WINDOW_LOST
+from energyrig.flags import DROPPED_SAMPLES, STREAM_LOSS, WINDOW_CUT, WINDOW_LOST
 from energyrig.results.stats import summarise_per_op
 from energyrig.rig import groups
 from energyrig.rig.dut import DutRefused, RunReply, whole_ms
@@ -545,7 +546,7 @@ class Measurement:
             return [(row, self.kept)]
         while True:
             rows = self._measure_group(count)
-            timed = [r.duration_s for r, _ in rows if WINDOW_LOST not in r.flags]
+            timed = [r.duration_s for r, _ in rows if not integrity_problems(r.flags)]
             if timed:
                 self.per_op_s = float(sum(timed) / len(timed)) / self.batch_n
             self._learn_edges([r for r, _ in rows])
@@ -657,6 +658,8 @@ class Measurement:
                         self.point.label, win.duration_s, elapsed_s,
                         extra={"repeats": f"windows flagged {DURATION_MISMATCH}"})
             flags.append(DURATION_MISMATCH)
+            if win.duration_s < elapsed_s:  # samples of it are missing: not the op's length
+                flags.append(WINDOW_CUT)
         return flags
 
 

@@ -197,7 +197,9 @@ def status(lab: SimLab) -> dict[str, dict[str, object]]:
     out = CliRunner().invoke(app, ["lab", "status", "--lab", lab.coordinator, "--json",
                                    "--fixture", str(SIM)])
     assert out.exit_code == 0, out.output
-    return {p["name"]: p for p in json.loads(out.output)["places"]}
+    # stdout alone: a bench open in this process may log to stderr meanwhile (under load, a
+    # stream loss its PPK2 driver warns of), and Click's output holds both
+    return {p["name"]: p for p in json.loads(out.stdout)["places"]}
 
 
 def test_a_lab_fixture_acquires_measures_and_releases(

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,9 +58,27 @@ SMALL_RUN = {"boards": BOARDS[:1], "ops": (OPS[0], OPS[4]), "payloads": (64,), "
              "n_windows": 2}
 
 
+#: A run with every section of the report and the ops the whole report's tests read (one
+#: board; a symmetric, hash and public-key family of two ops each, one the family's reference;
+#: two payload sizes; a failed and a skipped point): what those tests assert of the page and
+#: its figures holds of any run that has them, at a third of the full run's drawing.
+SECTIONS_RUN = {"boards": BOARDS[:1], "ops": (OPS[0], OPS[3], OPS[4], OPS[5], OPS[7], OPS[8]),
+                "payloads": (64, 1024)}
+#: The ops the plan's comparisons below name and an automatic pair (rc6 against AES-128, the
+#: symmetric reference), one board, one payload size twice: two common conditions a pair.
+PLANNED_RUN = {"boards": BOARDS[:1], "ops": (OPS[0], OPS[3], OPS[5], OPS[6], OPS[10], OPS[12]),
+               "payloads": (64,)}
+
+
 @pytest.fixture(scope="module")
-def full_report(full_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_report(full_run, tmp_path_factory.mktemp("report"), flags=FLAGS)
+def sections_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_run(tmp_path_factory.mktemp("runs") / "sections", **SECTIONS_RUN)
+
+
+@pytest.fixture(scope="module")
+def full_report(sections_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole report (every section, every figure) of :data:`SECTIONS_RUN`."""
+    return write_report(sections_run, tmp_path_factory.mktemp("report"), flags=FLAGS)
 
 
 def _cost(op: str, key_bits: int | None = None, curve: str | None = None) -> float:
@@ -189,7 +206,8 @@ def test_every_per_op_figure_draws_its_confidence_intervals(full_report: Path) -
 
 @pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_payload_figures_have_a_log_axis_and_stated_uncertainties(tmp_path: Path) -> None:
-    run = make_run(tmp_path / "run")
+    # a hash op at two payload sizes has the payload figure whose every point this checks
+    run = make_run(tmp_path / "run", boards=BOARDS[:1], ops=(OPS[4],), payloads=(64, 1024))
     segment = next((run / "points.parquet").glob("seg-*.parquet"))  # the run has one
     points = pd.read_parquet(segment)
     points["net_energy_per_op_u_j"] = points["net_energy_per_op_j_mean"] * 0.01
@@ -204,9 +222,9 @@ def test_payload_figures_have_a_log_axis_and_stated_uncertainties(tmp_path: Path
     assert "expanded uncertainty" in data["error_bars"]
 
 
-def test_report_tables_show_the_measured_values(full_run: Path, full_report: Path) -> None:
+def test_report_tables_show_the_measured_values(sections_run: Path, full_report: Path) -> None:
     page = full_report.read_text()
-    run = load(full_run)
+    run = load(sections_run)
     w = run.windows
     sel = w[(w["op"] == "rsa-keygen") & (w["key_bits"] == 4096) & (w["board"] == "nrf52840dk")]
     net = sel["net_energy_per_op_j"].mean()
@@ -435,9 +453,8 @@ def test_the_comparisons_state_their_method_and_one_verdict(full_report: Path,
 
 
 @pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
-def test_the_plan_names_the_comparisons(full_run: Path, tmp_path: Path) -> None:
-    run_dir = tmp_path / "planned"
-    shutil.copytree(full_run, run_dir)
+def test_the_plan_names_the_comparisons(tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path / "planned", **PLANNED_RUN)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     manifest["plan"]["compare"] = [{"a": "sha3-256", "b": "sha512"},
                                    {"a": {"op": "ecdsa-verify", "curve": "p256"},
@@ -650,7 +667,7 @@ def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
 
 @pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_a_family_with_a_slash_still_gets_its_figures(tmp_path: Path) -> None:
-    run = make_run(tmp_path / "run", reps=1, n_windows=2)
+    run = make_run(tmp_path / "run", **SMALL_RUN)  # its hash family: sha256
     segment = next((run / "points.parquet").glob("seg-*.parquet"))
     points = pd.read_parquet(segment)
     points["family"] = points["family"].str.replace("hash", "hash/sha")

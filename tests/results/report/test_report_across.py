@@ -132,9 +132,13 @@ def test_rig_report_of_two_runs_writes_the_page_table_and_methods(
 
 
 @pytest.mark.pipeline  # a whole report drawn by rig report (tests/README.md)
-def test_one_run_keeps_the_single_run_report(base: Path, tmp_path: Path,
+def test_one_run_keeps_the_single_run_report(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = run_rig(["report", str(base), "--out", str(tmp_path / "one")], capsys,
+    # any one run takes the single run's report: one board, two ops at one size (its figures
+    # a fifth of the comparison's runs')
+    one = make_run(tmp_path / "monday", seed=5, boards=BOARDS[:1], ops=(OPS[0], OPS[4]),
+                   payloads=(64,), reps=1, n_windows=2)
+    code, err = run_rig(["report", str(one), "--out", str(tmp_path / "one")], capsys,
                         tmp_path)
     assert code == 0, err
     written = {p.name for p in (tmp_path / "one").iterdir()}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 from support.browser import chromium, open_page
-from support.synthetic import BOARDS, make_run
+from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.results.report import write_report
 from energyrig.rig.flags import FLAGS
@@ -20,7 +20,10 @@ PER_OP_FIGURES = ("energy-time-", "payload-")
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # a family of each kind, two ops each, at two payload sizes: every figure of a report
+    # and a table whose times sort by value, not as text (what these tests read of any run)
     run = make_run(tmp_path_factory.mktemp("runs") / "browser", boards=BOARDS[:1],
+                   ops=(OPS[0], OPS[3], OPS[4], OPS[5], OPS[7], OPS[11]), payloads=(64, 1024),
                    reps=2, n_windows=4)
     # a real calibration id (one word of 117 characters) must not widen the page
     manifest = json.loads((run / "manifest.json").read_text())

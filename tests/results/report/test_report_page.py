@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import Browser, Page
 from support.browser import chromium, open_page
-from support.synthetic import BOARDS, make_run
+from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.domain import Point, Window
 from energyrig.flags import BENCH_FLAGS, ENERGY_FLAGS, INTEGRITY_FLAGS
@@ -52,9 +52,17 @@ def _point_flags(point: Point) -> tuple[str, ...]:
     return ("ci_target_not_met",) if point.rep == 1 else ()
 
 
+#: The flagged ops above and their families' references (AES-128, SHA-256), a public-key op
+#: with a key size and one with a curve, at two payload sizes (1,024 B written with its comma):
+#: every table and column of the page, every flag, at a third of the whole synthetic run's
+#: drawing (what the browser tests read holds of any run that has them).
+FLAGGED_OPS = (OPS[0], OPS[3], OPS[4], OPS[5], OPS[7], OPS[11])
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run = make_run(tmp_path_factory.mktemp("runs") / "flagged", boards=BOARDS[:1], reps=2,
+    run = make_run(tmp_path_factory.mktemp("runs") / "flagged", boards=BOARDS[:1],
+                   ops=FLAGGED_OPS, payloads=(64, 1024), reps=2,
                    n_windows=4, window_flags=_window_flags, point_flags=_point_flags,
                    uncertainty={"net_energy_per_op_u_j": 5e-9, "time_per_op_u_s": 1e-6,
                                 "uncertainty_budget": BUDGET},

@@ -7,21 +7,19 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
-from matplotlib.collections import LineCollection, PathCollection
-from matplotlib.colors import to_hex
-from matplotlib.figure import Figure
 from support.synthetic import OPS, make_run
 
 import energyrig.results
 from energyrig.results import load, plot_allocation, plot_energy_time, plot_payload
-from energyrig.results.report import write_report
+from energyrig.results.report.sections import SECTIONS, report_tables
 from energyrig.rig.flags import FLAGS
 
-# the report's figures drawn once per process for the same tables (support/report_memo.py)
-pytestmark = pytest.mark.usefixtures("figures_drawn_once")
+if TYPE_CHECKING:  # matplotlib: imported by the tests that draw, not at collection
+    from matplotlib.figure import Figure
 
 PUBLIC = {"Run", "RunError", "RunWriter", "load", "load_many", "query", "plot_energy_time",
           "plot_payload", "plot_relative", "plot_allocation"}
@@ -50,18 +48,37 @@ print(pydoc.render_doc(results, renderer=pydoc.plaintext))
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run of symmetric and hash ops over payload sizes on two boards, and its report."""
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A run of symmetric and hash ops over payload sizes on two boards, and the data the
+    report writes beside its energy-time and payload figures (``<file>-<family>.json``).
+
+    The data is the report's own: its tables (``report_tables(run, FLAGS)``, every section, as
+    ``write_report`` builds them), each section's figure of each family and the figure's
+    :meth:`~energyrig.results.report.figures.Drawing.data` through JSON, as ``draw_figure``
+    writes it. The PNGs and SVGs, the other figures and the traces a whole report would also
+    save (~50 s of a loaded worker) are not what these tests compare: whole reports are
+    drawn in the pipeline tests (tests/results/report/test_report.py)."""
     ops = tuple(o for o in OPS if o.op in ("aes-ecb-encrypt", "rc6-ecb-encrypt", "sha256",
                                            "sha3-256") and o.key_bits in (None, 128))
     run = make_run(tmp_path_factory.mktemp("api") / "run", ops=ops, payloads=(64, 1024),
                    n_windows=3)
-    return write_report(run, flags=FLAGS).parent
+    tables = report_tables(load(run), FLAGS)
+    drawn: dict[str, Any] = {}
+    for section in (s for s in SECTIONS if s.name in ("energy_time", "payload")):
+        for family in ("symmetric", "hash"):
+            drawing = section.figure(tables, family)
+            assert drawing is not None, (section.name, family)
+            drawn[f"{section.file_name}-{family}.json"] = json.loads(json.dumps(drawing.data()))
+    return run, drawn
 
 
 def _drawn(figure: Figure) -> tuple[dict[tuple[float, float], str], list[np.ndarray]]:
     """Each point a figure draws (x, y) → its colour, and the ends of its error bars (not
     the rings around a point: no face colour)."""
+    # matplotlib imported here, not at collection: each `make check` worker collects every file
+    from matplotlib.collections import LineCollection, PathCollection
+    from matplotlib.colors import to_hex
+
     points: dict[tuple[float, float], str] = {}
     bars: list[np.ndarray] = []
     for ax in figure.axes:
@@ -83,14 +100,17 @@ def _has_bar(bars: list[np.ndarray], ends: tuple[float, float], axis: int) -> bo
 @pytest.mark.parametrize(("name", "helper", "file"), [
     ("energy-time", plot_energy_time, "energy-time-{}.json"),
     ("payload", plot_payload, "payload-{}.json")])
-def test_the_plotting_helpers_draw_what_the_report_draws(report: Path, name: str, helper,
-                                                         file: str) -> None:
-    run = load(report.parent)
+def test_the_plotting_helpers_draw_what_the_report_draws(
+        report: tuple[Path, dict[str, Any]], name: str, helper, file: str) -> None:
+    from matplotlib.figure import Figure
+
+    run_dir, report_data = report
+    run = load(run_dir)
     for family in ("symmetric", "hash"):
         figure = helper(run, family)
         assert isinstance(figure, Figure)
         points, bars = _drawn(figure)
-        drawn = json.loads((report / file.format(family)).read_text())["points"]
+        drawn = report_data[file.format(family)]["points"]
         assert len(drawn) > 2
         for p in drawn:  # the report's point, in the report's colour, with its interval
             assert points[(p["x"], p["y"])] == p["colour"], (family, p["label"])
@@ -98,12 +118,14 @@ def test_the_plotting_helpers_draw_what_the_report_draws(report: Path, name: str
             if "x_ci" in p:
                 assert _has_bar(bars, tuple(p["x_ci"]), axis=0), (family, p["label"])
     # a run directory does as well as a loaded run
-    assert _drawn(helper(report.parent, "hash"))[0] == _drawn(helper(run, "hash"))[0]
+    assert _drawn(helper(run_dir, "hash"))[0] == _drawn(helper(run, "hash"))[0]
 
 
-def test_a_figure_the_run_has_not_is_a_value_error_naming_what_it_has(report: Path) -> None:
+def test_a_figure_the_run_has_not_is_a_value_error_naming_what_it_has(
+        report: tuple[Path, dict[str, Any]]) -> None:
+    run_dir, _ = report
     with pytest.raises(ValueError, match=r"no energy_time figure of family 'public-key' "
                                          r"\(families measured: symmetric, hash\)"):
-        plot_energy_time(report.parent, "public-key")
+        plot_energy_time(run_dir, "public-key")
     with pytest.raises(ValueError, match="no factorial figure"):
-        plot_allocation(report.parent)
+        plot_allocation(run_dir)

@@ -1,5 +1,7 @@
 """Paired comparisons, payload regressions and the 2^k allocation of variation, against
-scipy/statsmodels and against designs whose answer is known (Jain's worked examples)."""
+scipy/statsmodels and against designs whose answer is known (Jain's worked examples). scipy and
+statsmodels are imported by the tests that compare with them, not at collection: every
+`make check` worker collects every file (docs/performance.md, "The test suite's time")."""
 from __future__ import annotations
 
 import itertools
@@ -7,10 +9,6 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-import statsmodels.formula.api as smf
-from scipy import stats
-from statsmodels.stats.anova import anova_lm
-from statsmodels.stats.weightstats import DescrStatsW
 
 from energyrig.results.stats import (
     _skewness,
@@ -27,6 +25,7 @@ from energyrig.results.stats import (
 
 
 def test_describe_matches_statsmodels() -> None:
+    from statsmodels.stats.weightstats import DescrStatsW
     x = np.random.default_rng(3).normal(5e-6, 1e-7, 25)
     d = describe(x)
     low, high = DescrStatsW(x).tconfint_mean(alpha=0.05)
@@ -45,6 +44,7 @@ def test_describe_of_constant_and_single_values() -> None:
 
 
 def test_describe_finite_leaves_out_nan_and_inf() -> None:
+    from statsmodels.stats.weightstats import DescrStatsW
     x = np.random.default_rng(4).normal(1.0, 0.1, 10)
     d = describe_finite([*x, np.nan, np.inf, -np.inf])
     low, high = DescrStatsW(x).tconfint_mean(alpha=0.05)
@@ -76,6 +76,7 @@ def _pairs_frame(rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray, np
 
 def test_fitted_interval_keeps_the_t_interval_where_it_fits_and_bootstraps_skewed_data(
         ) -> None:
+    from scipy import stats
     rng = np.random.default_rng(3)
     normal = 1e-3 * (1 + 0.01 * rng.standard_normal(10))
     assert fitted_interval(normal) == describe(normal)
@@ -91,6 +92,7 @@ def test_fitted_interval_keeps_the_t_interval_where_it_fits_and_bootstraps_skewe
 
 
 def test_paired_comparison_matches_statsmodels() -> None:
+    from statsmodels.stats.weightstats import DescrStatsW
     df, ya, yb = _pairs_frame(np.random.default_rng(11))
     df["key_bits"] = df["key_bits"].astype("Int64")
     r = paired_comparison(df, {"op": "aes-ecb-encrypt", "key_bits": 256}, "rc6-ecb-encrypt",
@@ -169,6 +171,7 @@ def test_a_ratio_interval_containing_one_gives_no_verdict() -> None:
 
 
 def test_payload_regression_recovers_a_known_line_like_statsmodels() -> None:
+    import statsmodels.formula.api as smf
     rng = np.random.default_rng(42)
     sizes = np.repeat([64, 256, 1024, 4096, 16384], 4)
     slope, intercept = 7.0e-9, 2.0e-6  # 7 nJ per byte, 2 µJ fixed
@@ -259,6 +262,8 @@ def test_exactly_additive_2x2x2_has_no_interactions() -> None:
 
 
 def test_replicated_2x2x2_sums_of_squares_match_statsmodels_anova() -> None:
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
     rng = np.random.default_rng(9)
     rows = []
     for board, kb, size in itertools.product(("esp32", "nrf"), (128, 256), (64, 4096)):

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import matplotlib.figure
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -20,12 +19,6 @@ from energyrig.errors import ConfigError
 from energyrig.results import RunWriter, load
 from energyrig.results.compare import Compare, recorded_comparisons
 from energyrig.results.report import write_report
-from energyrig.results.report.figures import (
-    NEUTRAL,
-    figure_energy_time,
-    figure_payload,
-    figure_relative,
-)
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.sections import report_tables
 from energyrig.results.report.tables import (
@@ -317,6 +310,7 @@ def _many_ops_run(run_dir: Path, n: int) -> Path:
 
 @pytest.mark.pipeline  # a whole report of a synthetic run drawn (tests/README.md)
 def test_best_is_marked_on_its_own_point_and_colours_never_repeat(tmp_path: Path) -> None:
+    from energyrig.results.report.figures import NEUTRAL  # matplotlib: not at collection
     report = write_report(_many_ops_run(tmp_path / "many", 23), flags=FLAGS).parent
     energy_time = json.loads((report / "energy-time-symmetric.json").read_text())
     payload = json.loads((report / "payload-symmetric.json").read_text())
@@ -335,6 +329,7 @@ def test_best_is_marked_on_its_own_point_and_colours_never_repeat(tmp_path: Path
 
 
 def test_best_is_not_marked_on_a_panel_of_one_point(tmp_path: Path) -> None:
+    from energyrig.results.report.figures import figure_energy_time  # matplotlib: not at collection
     tables = report_tables(load(_many_ops_run(tmp_path / "one", 1)), FLAGS)
     drawing = figure_energy_time(tables.summary, "symmetric")
     assert drawing is not None and drawing.data()["marks"] == []
@@ -343,6 +338,7 @@ def test_best_is_not_marked_on_a_panel_of_one_point(tmp_path: Path) -> None:
 
 
 def test_payload_panels_have_axis_titles_and_readable_legends(tmp_path: Path) -> None:
+    from energyrig.results.report.figures import figure_payload  # matplotlib: not at collection
     tables = report_tables(load(_many_ops_run(tmp_path / "many", 3)), FLAGS)
     drawing = figure_payload(tables.ok, tables.fits, "symmetric")
     assert drawing is not None
@@ -588,6 +584,7 @@ def test_payload_fits_recover_the_cost_per_byte(full_run: Path) -> None:
 @pytest.mark.parametrize("low, high", [(0.4, 35.0), (0.05, 9.0), (0.02, 60.0), (2e-4, 5e3), (1e-7, 1e6),
                                        (0.9, 1.1)])
 def test_relative_bars_tick_labels_do_not_overlap(low: float, high: float) -> None:
+    from energyrig.results.report.figures import figure_relative  # matplotlib: not at collection
     rel = pd.DataFrame([{"family": "pk", "a": a, "b": "ref", "metric": metric,
                          "ratio": r * f, "ratio_ci_low": r * f * 0.9,
                          "ratio_ci_high": r * f * 1.1, "significant": True}
@@ -656,6 +653,8 @@ def test_a_failed_report_leaves_the_previous_one_and_nothing_half_written(
     before = {p.name: p.read_bytes() for p in first.parent.iterdir()}
     def full_disk(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
+
+    import matplotlib.figure  # not at collection: each `make check` worker collects every file
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full_disk)
     with pytest.raises(RunError, match="cannot write the report in .*report: No space left on "

@@ -12,7 +12,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from support.bad_input import assert_refused, run_rig
-from support.browser import chromium, open_page
 from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.results import load
@@ -174,6 +173,8 @@ def test_the_comparison_page_works_in_a_browser_at_800_px(base: Path, tmp_path: 
     b = _copy(base, tmp_path / "tuesday", 1.25)
     c = _copy(base, tmp_path / "wednesday", 0.9)
     page_path = write_across([base, b, c], tmp_path / "cmp")
+    from support.browser import chromium, open_page  # playwright: not at collection
+
     with chromium() as browser:
         page, errors = open_page(browser, page_path, 800)
         width = page.evaluate("document.documentElement.clientWidth")

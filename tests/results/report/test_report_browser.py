@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Browser
-from support.browser import chromium, open_page
 from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.results.report import write_report
 from energyrig.rig.flags import FLAGS
+
+if TYPE_CHECKING:  # playwright: imported by the browser tests, not at collection
+    from playwright.sync_api import Browser
 
 # Figures whose points are means with a 95 % CI (the others show ratios or fractions).
 PER_OP_FIGURES = ("energy-time-", "payload-")
@@ -36,6 +38,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    from support.browser import chromium
+
     with chromium() as browser:
         yield browser
 
@@ -43,6 +47,8 @@ def browser() -> Iterator[Browser]:
 @pytest.mark.parametrize("width", [1280, 900])
 def test_the_report_renders_without_errors_or_overflow(browser: Browser, report: Path,
                                                        width: int) -> None:
+    from support.browser import open_page
+
     page, errors = open_page(browser, report, width)
     images = page.evaluate("[...document.images].map(i => [i.getAttribute('src'), "
                            "i.complete && i.naturalWidth > 0])")
@@ -59,6 +65,8 @@ def test_the_report_renders_without_errors_or_overflow(browser: Browser, report:
 
 
 def test_a_click_on_a_heading_sorts_the_table(browser: Browser, report: Path) -> None:
+    from support.browser import open_page
+
     page, errors = open_page(browser, report, 1280)
     table = page.locator("table.sortable").first
     heading = table.locator("th", has_text="time / op").first
@@ -76,6 +84,8 @@ def test_a_click_on_a_heading_sorts_the_table(browser: Browser, report: Path) ->
 
 def test_every_per_op_figure_shows_its_confidence_intervals(browser: Browser,
                                                             report: Path) -> None:
+    from support.browser import open_page
+
     page, _ = open_page(browser, report, 1280)
     shown = page.evaluate("[...document.images].map(i => i.getAttribute('src'))")
     page.close()

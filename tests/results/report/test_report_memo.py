@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.figure
 import pytest
 from support import report_memo
 from support.synthetic import OPS, make_run
 
 from energyrig.results import load
-from energyrig.results.report import figures
 from energyrig.results.report.sections import SECTIONS, report_tables
+from energyrig.results.report.tables import ReportTables, Section
 from energyrig.rig.flags import FLAGS
 
 
-def _tables(tmp_path: Path, name: str) -> figures.ReportTables:
+def _tables(tmp_path: Path, name: str) -> ReportTables:
     """The tables of a small run: two hash ops on two boards, over the payload sizes."""
     ops = tuple(o for o in OPS if o.op in ("sha256", "sha3-256"))
     return report_tables(load(make_run(tmp_path / name, ops=ops, reps=1, n_windows=2)), FLAGS)
@@ -27,13 +26,15 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def relative() -> figures.Section:
+def relative() -> Section:
     """The section of the ratios to the reference: one panel, among the cheapest to draw."""
     return next(s for s in SECTIONS if s.name == "relative")
 
 
 def test_a_figure_drawn_again_from_the_same_run_is_the_same_files(
-        tmp_path: Path, relative: figures.Section) -> None:
+        tmp_path: Path, relative: Section) -> None:
+    # matplotlib imported here, not at collection: each `make check` worker collects every file
+    from energyrig.results.report import figures
     for name in ("a", "b"):
         (tmp_path / f"out-{name}").mkdir()
         figures.draw_figure(_tables(tmp_path, name), relative, "hash", tmp_path / f"out-{name}")
@@ -44,8 +45,11 @@ def test_a_figure_drawn_again_from_the_same_run_is_the_same_files(
 
 
 def test_the_memo_copies_what_it_drew_and_steps_aside_for_a_broken_savefig(
-        tmp_path: Path, relative: figures.Section, figures_drawn_once: None,
+        tmp_path: Path, relative: Section, figures_drawn_once: None,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib.figure
+
+    from energyrig.results.report import figures
     tables = _tables(tmp_path, "run")
     real = tmp_path / "real"
     real.mkdir()

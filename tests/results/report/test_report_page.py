@@ -9,12 +9,10 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Page
-from support.browser import chromium, open_page
 from support.synthetic import BOARDS, OPS, make_run
 
 from energyrig.domain import Point, Window
@@ -35,6 +33,9 @@ pytestmark = pytest.mark.usefixtures("figures_drawn_once")
 BUDGET = [{"component": "repeatability", "type": "A", "u_j": 1.5e-9, "source": "windows"},
           {"component": "supply voltage", "type": "B", "u_j": 7e-9, "source": "fixture"}]
 UNKNOWN = "a_flag_of_a_later_version"
+
+if TYPE_CHECKING:  # playwright: imported by the browser tests, not at collection
+    from playwright.sync_api import Browser, Page
 
 
 def _window_flags(point: Point, k: int) -> tuple[str, ...]:
@@ -84,6 +85,8 @@ def report(run_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    from support.browser import chromium
+
     with chromium() as browser:
         yield browser
 
@@ -114,6 +117,8 @@ def _rows(page: Page, table: int) -> list[str]:
 
 
 def test_every_table_sorts_on_every_heading(browser: Browser, report: Path) -> None:
+    from support.browser import open_page
+
     page, problems = open_page(browser, report, 1280)
     headings = page.evaluate("[...document.querySelectorAll('table.sortable')]"
                              ".map(t => [...t.tHead.rows[0].cells].map(c => c.innerText))")
@@ -137,6 +142,8 @@ def test_every_table_sorts_on_every_heading(browser: Browser, report: Path) -> N
 
 def test_every_flag_is_on_the_page_and_explained_in_its_legend(
         browser: Browser, report: Path, run_dir: Path) -> None:
+    from support.browser import open_page
+
     run = load(run_dir)
     carried = {f for flags in (*run.points["flag_list"], *run.windows["flag_list"])
                for f in flags}
@@ -170,6 +177,8 @@ def test_every_flag_is_on_the_page_and_explained_in_its_legend(
 
 def test_each_point_and_workload_shows_its_own_flags(browser: Browser, report: Path,
                                                      run_dir: Path) -> None:
+    from support.browser import open_page
+
     run = load(run_dir)
     page, _ = open_page(browser, report, 1280)
     tables = page.evaluate(
@@ -197,6 +206,8 @@ def test_each_point_and_workload_shows_its_own_flags(browser: Browser, report: P
 
 @pytest.mark.parametrize("width", [800, 1280])
 def test_status_and_flags_stay_in_sight(browser: Browser, report: Path, width: int) -> None:
+    from support.browser import open_page
+
     page, problems = open_page(browser, report, width)
     view = page.evaluate("document.documentElement.clientWidth")
     assert page.evaluate("document.documentElement.scrollWidth") <= view

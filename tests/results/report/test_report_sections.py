@@ -6,20 +6,21 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 
 from energyrig.domain import Point, Window
 from energyrig.results import RunWriter, load
-from energyrig.results.report.figures import Drawing, draw_figures
 from energyrig.results.report.page import page_html
 from energyrig.results.report.sections import SECTIONS, report_tables
 from energyrig.results.report.tables import ReportTables, Section
 from energyrig.results.store.read import Run
 from energyrig.rig.flags import FLAGS
+
+if TYPE_CHECKING:  # matplotlib: imported where a figure is drawn, not at collection
+    from energyrig.results.report.figures import Drawing
 
 # the report's figures drawn once per process for the same tables (support/report_memo.py)
 pytestmark = pytest.mark.usefixtures("figures_drawn_once")
@@ -50,6 +51,9 @@ def _ops_tables(run: Run, tables: ReportTables) -> dict[str, Any]:
 
 
 def _ops_figure(tables: ReportTables, family: str) -> Drawing:
+    from matplotlib.figure import Figure
+
+    from energyrig.results.report.figures import Drawing
     figure = Figure()
     figure.subplots().bar(tables.toy_ops["op"], tables.toy_ops["points"])
     return Drawing(figure, "", [{"label": str(op), "x": i, "y": float(n)} for i, (op, n)
@@ -73,6 +77,9 @@ def _family_html(run: Run, tables: ReportTables, family: str,
 
 
 def _family_figure(tables: ReportTables, family: str) -> Drawing | None:
+    from matplotlib.figure import Figure
+
+    from energyrig.results.report.figures import Drawing
     return None if family == "hash" else Drawing(Figure())
 
 
@@ -81,6 +88,8 @@ TOY_FAMILY = Section("toy_family", _family_html, figure=_family_figure, per_fami
 
 
 def _report(run: Run, sections: tuple[Section, ...], out: Path) -> tuple[ReportTables, str]:
+    from energyrig.results.report.figures import draw_figures
+
     tables = report_tables(run, FLAGS, sections)
     out.mkdir()
     return tables, page_html(run, tables, draw_figures(tables, out))

@@ -6,7 +6,6 @@ that use it. Those imports belong in the tests and fixtures that use them
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from support.paths import ROOT
 

@@ -33,7 +33,8 @@ asking for at least R windows (a temporary copy of the plan with ``[adaptive] mi
 R`` and ``max_windows`` at least R; this tree's code): the duty where points need many
 windows, against the quick plan's, whose points meet their CI target in 3. ``--fixture-before FILE`` also sweeps
 the grouped way on FILE (the fixture before a change of it, calibrated on its own), in the
-same run: ``fixture_before`` (and ``fixture_before_minR`` with ``--min-windows``).
+same run: ``fixture_before``. With ``--min-windows``, ``--before`` and ``--fixture-before``
+each sweep the many-window plan grouped too (``before_grouped_minR``, ``fixture_before_minR``).
 
 ``--json`` prints one object: ``duty`` holds the fractions (``today``, ``grouped``, and
 ``*_20ms``), ``wall_ratio`` the grouped sweep's wall time over today's, and flat keys for
@@ -201,6 +202,9 @@ def main() -> None:
             plan = many_windows_plan(args.plan, args.min_windows, tmp)
             many_rows = [sweep(f"today_min{args.min_windows}", today, plan, tmp,
                                calibration_dir)]
+            if args.before:
+                many_rows.append(sweep(f"before_grouped_min{args.min_windows}", grouped, plan,
+                                       tmp, calibration_dir, args.before))
             if args.fixture_before:
                 many_rows.append(sweep(f"fixture_before_min{args.min_windows}", old_fixture,
                                        plan, tmp, tmp / "calibration-before"))

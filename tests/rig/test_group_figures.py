@@ -8,39 +8,24 @@ Synthetic records, no bench: what is asserted is which samples each window's fig
 and that they equal the whole record's, never how long anything took."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pytest
-from support.m4 import SIM_M4
+from support.m4 import STUB_PERIOD_S, StubBench
 
 import energyrig.energy.figures as figures_module
 from energyrig.capture import Chunk
 from energyrig.domain import Point
 from energyrig.energy.stats import window_stats
 from energyrig.energy.windows import stream_flags
-from energyrig.fixtures import load_fixture
-from energyrig.instruments.base import Limits, RecordedCapture
+from energyrig.instruments.base import RecordedCapture
 from energyrig.rig.dut import RunReply
 from energyrig.rig.pipeline import Measurement
 
-PERIOD_S = 1e-5
+PERIOD_S = STUB_PERIOD_S
 ELAPSED_S = 5e-3
 WINDOWS = 16
-
-
-@dataclass
-class StubBench:
-    """What Measurement's cutting of a group needs of a bench."""
-
-    fixture: Any = field(default_factory=lambda: load_fixture(SIM_M4))
-    limits: Limits = field(default_factory=lambda: Limits(1 / PERIOD_S, None, 0.05,
-                                                          max_windows=64))
-    calibration: Any = None
-
-    def annotate_group(self, rows: list[Any], sent_ns: int, replied_ns: int) -> list[Any]:
-        return list(rows)
 
 
 def group(settle_s: float) -> tuple[RecordedCapture, list[RunReply]]:

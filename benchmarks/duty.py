@@ -3,10 +3,11 @@
 
 The emulated Cortex-M4 bench (``fixtures/sim-m4.toml``) is calibrated once (``rig calibrate
 all --yes``, into a calibration directory of its own, so no stored record is touched); then
-the plan is swept twice on it, each sweep in a fresh process, one after the other: with the
-fixture's ``measure.max_group`` set to 1 (every window its own request, arm and record, as
-before groups) and as the fixture has it (groups: the adaptive rule asks for the windows the
-CI still needs, one request and one PPK2 record for them). Per way it reports
+the plan is swept twice on it (more with the options below), each sweep in a fresh
+process, one after the other: with the fixture's ``measure.max_group`` set to 1 (every
+window its own request, arm and record, as before groups) and as the fixture has it
+(groups: the adaptive rule asks for the windows the CI still needs, one request and one
+PPK2 record for them). Per way it reports
 
 - the sweep's wall time (the run's manifest: its start to its end), s, and the points per
   hour it makes;
@@ -27,12 +28,23 @@ a change: ``git archive main src | tar -x -C /tmp/before``, its compiled kernels
 and that code's grouped way too (``before_grouped``), in the same run: three sweeps, one
 after the other, so the load hits each alike.
 
+``--min-windows R`` (default 16; 0: not) sweeps the plan both ways once more with every point
+asking for at least R windows (a temporary copy of the plan with ``[adaptive] min_windows =
+R`` and ``max_windows`` at least R; this tree's code): the duty where points need many
+windows, against the quick plan's, whose points meet their CI target in 3. ``--fixture-before FILE`` also sweeps
+the grouped way on FILE (the fixture before a change of it, calibrated on its own), in the
+same run: ``fixture_before``. With ``--min-windows``, ``--before`` and ``--fixture-before``
+each sweep the many-window plan grouped too (``before_grouped_minR``, ``fixture_before_minR``).
+
 ``--json`` prints one object: ``duty`` holds the fractions (``today``, ``grouped``, and
 ``*_20ms``), ``wall_ratio`` the grouped sweep's wall time over today's, and flat keys for
 docs/performance.md's markers (``duty_today``, ``duty_grouped``, ``duty_grouped_20ms``,
-``wall_ratio``, ``points_per_hour_grouped``).
+``wall_ratio``, ``points_per_hour_grouped``); with ``--min-windows`` ``duty`` also holds
+``today_many`` and ``grouped_many``, with the flat keys ``duty_today_many``,
+``duty_grouped_many``, ``wall_ratio_many`` and ``many_windows`` (R).
 
-Run: ``.venv/bin/python benchmarks/duty.py [--plan plans/quick.toml] [--before SRC] [--json]``
+Run: ``.venv/bin/python benchmarks/duty.py [--plan plans/quick.toml] [--min-windows R]
+[--before SRC] [--fixture-before FILE] [--json]``
 (needs ``make firmware-host firmware-qemu``), with this tree's ``src`` first on ``PYTHONPATH``.
 """
 from __future__ import annotations
@@ -60,6 +72,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "fixtures" / "sim-m4.toml"
 #: The windows whose points count in ``duty_20ms``, s.
 LONG_WINDOW_S = 20e-3
+#: ``--min-windows``' default: one full group (the fixture's ``measure.max_group``).
+MANY_WINDOWS = 16
 
 
 def env(calibration_dir: Path, src: Path = ROOT / "src") -> dict[str, str]:
@@ -67,18 +81,45 @@ def env(calibration_dir: Path, src: Path = ROOT / "src") -> dict[str, str]:
             "PYTHONPATH": str(src)}
 
 
-def variant(max_group: int | None, tmp: Path) -> Path:
-    """``fixtures/sim-m4.toml`` with ``measure.max_group`` set (``None``: as it is), written
-    into ``tmp`` with its relative paths made absolute."""
-    text = FIXTURE.read_text()
+def variant(max_group: int | None, tmp: Path, fixture: Path = FIXTURE,
+            name: str = "sim-m4") -> Path:
+    """``fixture`` (``fixtures/sim-m4.toml``) with ``measure.max_group`` set (``None``: as
+    it is), written into ``tmp`` as ``name-…`` with its relative paths made absolute."""
+    text = fixture.read_text()
     text = text.replace('"../firmware/', f'"{ROOT}/firmware/')
     if max_group is not None:
         text, n = re.subn(r"(?m)^max_group\s*=\s*\d+", f"max_group = {max_group}", text)
         if not n:
             text = text.replace("[measure]\n", f"[measure]\nmax_group = {max_group}\n", 1)
-    path = tmp / f"sim-m4-{max_group or 'as-is'}.toml"
+    path = tmp / f"{name}-{max_group or 'as-is'}.toml"
     path.write_text(text)
     return path
+
+
+def many_windows_plan(plan: Path, windows: int, tmp: Path) -> Path:
+    """``plan`` with every point asking for at least ``windows`` windows (``[adaptive]
+    min_windows``, ``max_windows`` raised to it where lower), written into ``tmp`` with its
+    relative paths made absolute."""
+    adaptive = load_plan(plan).adaptive
+    text = plan.read_text().replace('"../', f'"{plan.resolve().parent}/../')
+    for key, value in (("min_windows", windows),
+                       ("max_windows", max(windows, adaptive.max_windows))):
+        text, n = re.subn(rf"(?m)^{key}\s*=\s*\d+", f"{key} = {value}", text)
+        if not n:
+            text = text.replace("[adaptive]", f"[adaptive]\n{key} = {value}", 1)
+    path = tmp / f"{plan.stem}-min{windows}.toml"
+    path.write_text(text)
+    if load_plan(path).adaptive.min_windows != windows:
+        raise SystemExit(f"{plan}: could not set [adaptive] min_windows = {windows}")
+    return path
+
+
+def calibrate(fixture: Path, calibration_dir: Path) -> None:
+    """``rig calibrate all --yes -f fixture`` into ``calibration_dir``, as ``make run``."""
+    if subprocess.run([sys.executable, "-m", "energyrig.cli.app", "calibrate", "all",
+                       "--yes", "-f", str(fixture)], env=env(calibration_dir),
+                      stdout=subprocess.DEVNULL, check=False).returncode != 0:
+        raise SystemExit(f"rig calibrate all failed on {fixture}")
 
 
 def sweep(name: str, fixture: Path, plan: Path, tmp: Path, calibration_dir: Path,
@@ -132,6 +173,11 @@ def main() -> None:
                         help="keep the calibration and the runs in DIR (new or empty)")
     parser.add_argument("--before", type=Path, metavar="SRC",
                         help="sweep today's way (and its grouped way) with the code of SRC")
+    parser.add_argument("--min-windows", type=int, default=MANY_WINDOWS, metavar="R",
+                        help="sweep both ways again with points of at least R windows "
+                             f"(default {MANY_WINDOWS}; 0: not)")
+    parser.add_argument("--fixture-before", type=Path, metavar="FILE",
+                        help="sweep the grouped way on FILE too (the fixture before a change)")
     args = parser.parse_args()
     target = load_plan(args.plan).adaptive.ci_target
     with tempfile.TemporaryDirectory() as name:
@@ -139,17 +185,32 @@ def main() -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         calibration_dir = tmp / "calibration"
         today, grouped = variant(1, tmp), variant(None, tmp)
-        if subprocess.run([sys.executable, "-m", "energyrig.cli.app", "calibrate", "all",
-                           "--yes", "-f", str(grouped)], env=env(calibration_dir),
-                          stdout=subprocess.DEVNULL, check=False).returncode != 0:
-            raise SystemExit(f"rig calibrate all failed on {grouped}")
+        calibrate(grouped, calibration_dir)
+        if args.fixture_before:
+            old_fixture = variant(None, tmp, args.fixture_before, "before")
+            calibrate(old_fixture, tmp / "calibration-before")
         before = args.before or ROOT / "src"
         rows = [sweep("today", today, args.plan, tmp, calibration_dir, before)]
         if args.before:
             rows.append(sweep("before_grouped", grouped, args.plan, tmp, calibration_dir,
                               before))
+        if args.fixture_before:
+            rows.append(sweep("fixture_before", old_fixture, args.plan, tmp,
+                              tmp / "calibration-before"))
         rows.append(sweep("grouped", grouped, args.plan, tmp, calibration_dir))
-    one, many = rows[0], rows[-1]
+        if args.min_windows:
+            plan = many_windows_plan(args.plan, args.min_windows, tmp)
+            many_rows = [sweep(f"today_min{args.min_windows}", today, plan, tmp,
+                               calibration_dir)]
+            if args.before:
+                many_rows.append(sweep(f"before_grouped_min{args.min_windows}", grouped, plan,
+                                       tmp, calibration_dir, args.before))
+            if args.fixture_before:
+                many_rows.append(sweep(f"fixture_before_min{args.min_windows}", old_fixture,
+                                       plan, tmp, tmp / "calibration-before"))
+            many_rows.append(sweep(f"grouped_min{args.min_windows}", grouped, plan, tmp,
+                                   calibration_dir))
+    one, many = rows[0], next(r for r in rows if r["way"] == "grouped")
     summary = {"duty": {"today": one["duty"], "grouped": many["duty"],
                         "today_20ms": one["duty_20ms"], "grouped_20ms": many["duty_20ms"]},
                "duty_today": one["duty"], "duty_grouped": many["duty"],
@@ -163,22 +224,36 @@ def main() -> None:
     if args.before:  # the new code's grouped sweep against the code before's
         summary["wall_ratio_before_grouped"] = round(float(many["wall_s"])
                                                      / float(rows[1]["wall_s"]), 2)
+    if args.min_windows:  # points of many windows, both ways
+        one_r, many_r = many_rows[0], many_rows[-1]
+        summary["duty"].update(today_many=one_r["duty"], grouped_many=many_r["duty"])
+        summary.update(duty_today_many=one_r["duty"], duty_grouped_many=many_r["duty"],
+                       wall_ratio_many=round(float(many_r["wall_s"]) / float(one_r["wall_s"]),
+                                             2),
+                       many_windows=args.min_windows)
+        rows += many_rows
     if args.json:
         print(json.dumps(summary))
         return
     print(f"plan {args.plan.name} on {FIXTURE.name}, ci_target {target:.1%}")
     print(f"{'way':14} {'wall':>7} {'duty':>6} {'>=20ms':>6} {'pts/h':>6} {'met':>4} "
-          f"{'not met':>7} {'CI median':>9} {'CI worst':>8} {'cpu':>6} {'load':>9}  flagged")
+          f"{'not met':>7} {'CI median':>9} {'CI worst':>8} {'err med':>7} {'err max':>7} "
+          f"{'U k=2':>6} {'cpu':>6} {'load':>9}  flagged")
     for r in rows:
         d20 = f"{r['duty_20ms']:6.1%}" if r["duty_20ms"] is not None else f"{'-':>6}"
         print(f"{r['way']:14} {r['wall_s']:6.1f}s {r['duty']:6.1%} {d20} "
               f"{r['points_per_hour']:6} {r['ci_target_met']:4} {r['ci_target_not_met']:7} "
               f"{r['ci_halfwidth_median']:9.3%} {r['ci_halfwidth_worst']:8.3%} "
+              f"{r['truth_error_median']:7.3%} {r['truth_error_worst']:7.3%} "
+              f"{r['u_k2_median']:6.2%} "
               f"{r['cpu_s']:5.1f}s {r['load_before']:4.1f}-{r['load_after']:<4.1f}  "
               f"{r['flagged_windows']} of {r['windows']} {r['flags']}")
     print(f"wall time, grouped / today: {summary['wall_ratio']:.2f}x; median point "
           f"{many['point_wall_median_s']:.3f} s / {one['point_wall_median_s']:.3f} s = "
           f"{summary['point_wall_ratio']:.2f}x")
+    if args.min_windows:
+        print(f"points of >= {args.min_windows} windows: grouped / today wall time "
+              f"{summary['wall_ratio_many']:.2f}x")
     if args.before:
         print(f"wall time, grouped / before_grouped: {summary['wall_ratio_before_grouped']:.2f}x")
 

@@ -13,6 +13,9 @@ the other. Per bench it reports
 - the 95 % CI half-width of each measured point's energy per op (the plan's metric), as a
   share of its mean: median and worst over the points;
 - the points that met the plan's ``ci_target``, and the ``ci_target_not_met`` ones;
+- the net energy per op's error against the simulated bench's truth (median and worst of
+  the points' absolute errors) and its expanded uncertainty U (k = 2), median, as shares of
+  the value;
 - the windows flagged, and their flags (each flagged window is kept, and counted);
 - the calibration's wall time, s, and the load average before and after.
 
@@ -59,7 +62,8 @@ def run_figures(out: Path) -> dict[str, object]:
     """The figures of the sweep run in ``out``: its wall time (the manifest's start to its
     end), s; the duty (the windows' total length over it); its windows, points, failed and
     flagged ones; the points that met the plan's CI target and the median and worst 95 %
-    CI half-width of the energy per op."""
+    CI half-width of the energy per op; the net energy per op's error against the truth
+    (median and worst, absolute) and its U (k = 2), median, as shares of the value."""
     manifest = json.loads((out / "manifest.json").read_text())
     wall_s = (datetime.fromisoformat(manifest["ended_at"])
               - datetime.fromisoformat(manifest["started_at"])).total_seconds()
@@ -70,6 +74,11 @@ def run_figures(out: Path) -> dict[str, object]:
     half = ((measured["energy_per_op_j_ci_high"] - measured["energy_per_op_j_ci_low"]) / 2
             / measured["energy_per_op_j_mean"])
     not_met = measured["flag_list"].map(lambda f: CI_TARGET_NOT_MET in f)
+    # The simulated bench knows each window's true energy: the net energy per op against it,
+    # and the expanded uncertainty U (k = 2) of it, as shares of the value.
+    net = measured["net_energy_per_op_j_mean"]
+    error = (net / measured["true_net_energy_per_op_j_mean"] - 1).abs()
+    expanded = 2 * measured["net_energy_per_op_u_j"] / net.abs()
     return {"wall_s": round(wall_s, 1),
             "duty": round(float(windows["duration_s"].sum()) / wall_s, 3),
             "windows": int(len(windows)), "points": int(len(measured)),
@@ -78,7 +87,10 @@ def run_figures(out: Path) -> dict[str, object]:
             "failed": int((measured["status"] == "failed").sum()),
             "ci_target_met": int((~not_met).sum()), "ci_target_not_met": int(not_met.sum()),
             "ci_halfwidth_median": round(float(half.median()), 5),
-            "ci_halfwidth_worst": round(float(half.max()), 5)}
+            "ci_halfwidth_worst": round(float(half.max()), 5),
+            "truth_error_median": round(float(error.median()), 6),
+            "truth_error_worst": round(float(error.max()), 6),
+            "u_k2_median": round(float(expanded.median()), 5)}
 
 
 def bench(name: str, fixture: Path, plan: Path, tmp: Path) -> dict[str, object]:

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from support.m4 import SIM_M4, assert_built, spy_groups
+from support.m4 import SIM_M4, STUB_PERIOD_S, StubBench, assert_built, spy_groups
 from support.paths import ROOT
 
 from energyrig.capture import Chunk
 from energyrig.domain import Point, Window, estimate
 from energyrig.fixtures import load_fixture
 from energyrig.flags import DROPPED_SAMPLES, STREAM_LOSS, WINDOW_LOST
-from energyrig.instruments.base import ArmRequest, Limits, RecordedCapture
+from energyrig.instruments.base import ArmRequest, RecordedCapture
 from energyrig.instruments.triggerscan import TriggerScan
 from energyrig.rig import groups
 from energyrig.rig.bench import open_bench
@@ -32,24 +32,11 @@ from energyrig.rig.pipeline import (Measurement, PointResult, measure_point, rep
 from energyrig.rig.plan import load_plan
 from energyrig.rig.sweep.stopping import next_group
 
-PERIOD_S = 1e-5
+PERIOD_S = STUB_PERIOD_S
 SUPPLY_V = 3.0
 ELAPSED_S = 5e-3      # each window's batch, as the firmware timed it
 ACTIVE_A = 10e-3
 IDLE_A = (1e-3, 2e-3, 3e-3)  # the idle before window k: its own baseline
-
-
-@dataclass
-class StubBench:
-    """What Measurement's cutting of a group needs of a bench."""
-
-    fixture: Any = field(default_factory=lambda: load_fixture(SIM_M4))
-    limits: Limits = field(default_factory=lambda: Limits(1 / PERIOD_S, None, 0.05,
-                                                          max_windows=64))
-    calibration: Any = None
-
-    def annotate_group(self, rows: list[Window], sent_ns: int, replied_ns: int) -> list[Window]:
-        return list(rows)
 
 
 def measurement() -> Measurement:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import shutil
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from support.paths import ROOT
 
+from energyrig.fixtures import load_fixture
+from energyrig.instruments.base import Limits
 from energyrig.instruments.sim.wire import EdgeArray, TriggerWire
 from energyrig.rig.dut import RunReply
 
@@ -17,6 +20,22 @@ ELF = ROOT / "build" / "qemu-m4" / "energyrig-m4.elf"
 #: The port's window holds the batch and the writes of its edge lines on UART1: about 330
 #: SysTick cycles at -icount shift=5 (firmware/port/qemu-m4/README.md); a bound, cycles.
 LINE_OVERHEAD_CYCLES = 1000
+#: The sample period of :class:`StubBench`'s instrument, s (a PPK2's).
+STUB_PERIOD_S = 1e-5
+
+
+@dataclass
+class StubBench:
+    """What a Measurement's cutting of a group needs of a bench: this fixture, a streaming
+    instrument sampling every :data:`STUB_PERIOD_S`, no calibration, windows as found."""
+
+    fixture: Any = field(default_factory=lambda: load_fixture(SIM_M4))
+    limits: Limits = field(default_factory=lambda: Limits(1 / STUB_PERIOD_S, None, 0.05,
+                                                          max_windows=64))
+    calibration: Any = None
+
+    def annotate_group(self, rows: list[Any], sent_ns: int, replied_ns: int) -> list[Any]:
+        return list(rows)
 
 
 def assert_built() -> None:

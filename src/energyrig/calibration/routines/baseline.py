@@ -349,13 +349,21 @@ def fixture_lines(values: Mapping[Quantity, Measured], fixture: Fixture) -> str:
     """The fixture lines the baseline's advice gives: ``[windows] guard_s`` and
     ``baseline_s``, rounded up to two digits, and ``[measure] pre_s`` when it must grow to
     hold both."""
-    guard, span = (_two_digits_up(values[q].value) for q in ("guard_s", "baseline_s"))
+    guard, span = advised_windows(values)
     lines = ["[windows]", f"guard_s = {guard:.2g}", f"baseline_s = {span:.2g}"]
     if fixture.measure.pre_s < guard + span:
         pre = _two_digits_up(1.2 * (guard + span))
         lines += ["[measure]", (f"pre_s = {pre:.2g}    # it must hold guard_s + baseline_s "
                                 f"(was {fixture.measure.pre_s:g})")]
     return "\n".join(lines)
+
+
+def advised_windows(values: Mapping[Quantity, Measured]) -> tuple[float, float]:
+    """The ``[windows] guard_s`` and ``baseline_s`` (s) the baseline's advice gives: its
+    measured values rounded up to two significant digits (what :func:`fixture_lines`
+    prints); a fixture's own may be longer, never shorter."""
+    guard, span = (_two_digits_up(values[q].value) for q in ("guard_s", "baseline_s"))
+    return guard, span
 
 
 def _two_digits_up(x: float) -> float:

@@ -131,12 +131,15 @@ WINDOW_LOST = Flag(
     "check the trigger wiring and the instrument's stream (a lossy USB link), or measure "
     "one window per request (the fixture's measure.max_group = 1)")
 WINDOW_CUT = Flag(
-    # raised by the pipeline: the window is shorter than the firmware's own time of its batch
-    # (beyond the fixture's measure.duration_tolerance): samples of it are missing from the
-    # record, a loss no counter or clock flagged there, or a trigger line that fell early
+    # raised by the pipeline: the window's length cannot be its batch's (beyond the fixture's
+    # measure.duration_tolerance): shorter than the firmware's own time of it (samples of it
+    # are missing from the record: a loss no counter or clock flagged there, or a trigger line
+    # that fell early), or, in a group, longer than that and the idle after it (a loss that
+    # swallowed the idle merged it with another window of the group)
     "window_cut",
-    "the window is shorter than the firmware's own time of its batch: the record lacks "
-    "samples of it; the window is left out of its point's estimate",
+    "the window's length cannot be its batch's: shorter than the firmware's own time of "
+    "it (the record lacks samples of it) or, in a group, longer than that and the idle "
+    "between windows (merged with another); the window is left out of its point's estimate",
     "check the trigger wiring and the instrument's stream (a lossy USB link), a less "
     "loaded host")
 INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED, WINDOW_LOST, WINDOW_CUT)

@@ -42,7 +42,7 @@ Stages of a point (:func:`measure_point`):
 windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
 windows). A window whose stream failed its own integrity checks (corrupt samples, a loss the
 counter could not count, a baseline at the instrument's floor: flags a real instrument
-raises; or a window shorter than the firmware's time of its batch, ``window_cut``:
+raises; or a window whose length cannot be its batch's, ``window_cut``:
 :func:`~energyrig.domain.integrity_problems`) is kept, flagged, but left out of the
 point's estimate (:attr:`PointResult.estimate`), and the rule measures a replacement; a
 point where more than :data:`~energyrig.domain.MAX_FLAGGED_FRACTION` of the windows were
@@ -606,7 +606,8 @@ class Measurement:
         if not found:
             raise _no_window(record)
         elapsed = [r.elapsed_s for r in replies]
-        rises = groups.offsets(elapsed, self._settle_s())
+        idle_s = self._settle_s()
+        rises = groups.offsets(elapsed, idle_s)
         owner = groups.assign([f.start_s for f in found], rises)
         mine: dict[int, list[Window]] = {}
         for j, window in zip(owner, found, strict=True):
@@ -643,13 +644,15 @@ class Measurement:
                 flags.append(DROPPED_SAMPLES)
             kept = self._cut(record, window, settings)
             row = self._figures(record, window, flags, settings, kept)
-            row = replace(row, cycles=reply.cycles,
-                          flags=(*row.flags, *self._check(row, reply.elapsed_s)))
+            row = replace(row, cycles=reply.cycles, flags=(
+                *row.flags, *self._check(row, reply.elapsed_s, idle_s)))
             rows.append((row, kept))
         return rows
 
-    def _check(self, win: Window, elapsed_s: float) -> list[str]:
-        """Flags of the checks of a window against its limits and the firmware's time."""
+    def _check(self, win: Window, elapsed_s: float, idle_s: float | None = None) -> list[str]:
+        """Flags of the checks of a window against its limits and the firmware's time; in a
+        group, ``idle_s`` is the idle between its windows, s (a window longer than its batch
+        by more runs into another)."""
         m = self.bench.fixture.measure
         flags = []
         if win.edge_error_j > m.max_edge_error * abs(win.energy_j):
@@ -662,7 +665,9 @@ class Measurement:
                         self.point.label, win.duration_s, elapsed_s,
                         extra={"repeats": f"windows flagged {DURATION_MISMATCH}"})
             flags.append(DURATION_MISMATCH)
-            if win.duration_s < elapsed_s:  # samples of it are missing: not the op's length
+            # samples of it are missing, or it holds another window too: not its batch
+            if win.duration_s < elapsed_s or (
+                    idle_s is not None and win.duration_s > elapsed_s + idle_s + tolerance_s):
                 flags.append(WINDOW_CUT)
         return flags
 

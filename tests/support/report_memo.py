@@ -15,7 +15,9 @@ a section it cannot key (a function that cannot be pickled by name).
 """
 from __future__ import annotations
 
+import atexit
 import copy
+import functools
 import hashlib
 import pickle
 import shutil
@@ -34,6 +36,14 @@ if TYPE_CHECKING:  # matplotlib and the figures: imported by the modules that op
 _DRAWN: dict[str, list[tuple[tuple[str, ...], str, tuple[Path, list[str], str | None]]]] = {}
 _REAL: dict[str, Any] = {}  # draw_figure and Figure.savefig as the report module has them
 stats = {"drawn": 0, "copied": 0}
+
+
+@functools.cache
+def _figures_dir() -> Path:
+    """A folder for the figures drawn first, one per process, removed when it exits."""
+    path = Path(tempfile.mkdtemp(prefix="rig-test-figures-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 _MISSING = "<no such table>"
 
 
@@ -110,7 +120,7 @@ def draw_figure_once(tables: ReportTables, section: Section, family: str, out_di
     digest = _digest(tables, names)
     files = sorted(p.name for p in out_dir.iterdir() if p.name not in before)
     if digest is not None:
-        folder = Path(tempfile.mkdtemp(prefix="rig-test-figure-"))
+        folder = Path(tempfile.mkdtemp(dir=_figures_dir()))
         for name in files:
             shutil.copyfile(out_dir / name, folder / name)
         _DRAWN.setdefault(key, []).append((names, digest, (folder, files, image)))

@@ -38,13 +38,15 @@ _REAL: dict[str, Any] = {}  # draw_figure and Figure.savefig as the report modul
 stats = {"drawn": 0, "copied": 0}
 
 
+_MISSING = "<no such table>"
+
+
 @functools.cache
 def _figures_dir() -> Path:
     """A folder for the figures drawn first, one per process, removed when it exits."""
     path = Path(tempfile.mkdtemp(prefix="rig-test-figures-"))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
-_MISSING = "<no such table>"
 
 
 def _figure_key(section: Section, family: str) -> str | None:

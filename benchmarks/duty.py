@@ -88,12 +88,19 @@ def variant(max_group: int | None, tmp: Path, fixture: Path = FIXTURE,
     text = fixture.read_text()
     text = text.replace('"../firmware/', f'"{ROOT}/firmware/')
     if max_group is not None:
-        text, n = re.subn(r"(?m)^max_group\s*=\s*\d+", f"max_group = {max_group}", text)
-        if not n:
-            text = text.replace("[measure]\n", f"[measure]\nmax_group = {max_group}\n", 1)
+        text = _set_key(text, "measure", "max_group", max_group)
     path = tmp / f"{name}-{max_group or 'as-is'}.toml"
     path.write_text(text)
     return path
+
+
+def _set_key(text: str, table: str, key: str, value: int) -> str:
+    """TOML ``text`` with the integer ``key`` set to ``value``: where it is, or as the first
+    line after ``[table]``'s header (a comment may follow the header)."""
+    text, n = re.subn(rf"(?m)^{key}\s*=\s*\d+", f"{key} = {value}", text)
+    if n:
+        return text
+    return re.sub(rf"(?m)^(\[{table}\][^\n]*\n)", rf"\g<1>{key} = {value}\n", text, count=1)
 
 
 def many_windows_plan(plan: Path, windows: int, tmp: Path) -> Path:
@@ -104,9 +111,7 @@ def many_windows_plan(plan: Path, windows: int, tmp: Path) -> Path:
     text = plan.read_text().replace('"../', f'"{plan.resolve().parent}/../')
     for key, value in (("min_windows", windows),
                        ("max_windows", max(windows, adaptive.max_windows))):
-        text, n = re.subn(rf"(?m)^{key}\s*=\s*\d+", f"{key} = {value}", text)
-        if not n:
-            text = text.replace("[adaptive]", f"[adaptive]\n{key} = {value}", 1)
+        text = _set_key(text, "adaptive", key, value)
     path = tmp / f"{plan.stem}-min{windows}.toml"
     path.write_text(text)
     if load_plan(path).adaptive.min_windows != windows:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -24,10 +27,20 @@ def _living(procs: list[psutil.Process]) -> list[psutil.Process]:
     return [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
+@pytest.fixture
+def lab_tmp() -> Iterator[Path]:
+    """The killed lab's TMPDIR, its own: another test's lab starting meanwhile (pytest-xdist's
+    other worker) removes the stale folders of its TMPDIR, which would take this one before
+    the test looks. Short: the lab's trigger wires are Unix sockets in it."""
+    path = Path(tempfile.mkdtemp(prefix="rig-test-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.slow
 def test_a_lab_killed_with_sigkill_leaves_no_process_and_its_folder_goes_next_start(
-        tmp_path: Path) -> None:
-    with rig_lab_sim(["bench-a", "bench-b"]) as (rig, coordinator):
+        lab_tmp: Path) -> None:
+    with rig_lab_sim(["bench-a", "bench-b"], tmpdir=lab_tmp) as (rig, coordinator):
         LabClient(coordinator).acquire("bench-a")          # its ports get ser2net
         procs = psutil.Process(rig.pid).children(recursive=True)
         # coordinator; per bench: host, exporter, emulator, DUT (and bench-a's ser2net)

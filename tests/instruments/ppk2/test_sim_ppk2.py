@@ -142,17 +142,21 @@ def test_dropped_samples_appear_as_counter_gaps() -> None:
 
 def test_corrupted_bytes_disturb_the_stream() -> None:
     model = PowerModel(idle_a=1e-3, corrupt_rate=1e-3)
+    # A second of stream: about 400 corrupted bytes and 250 wrong currents, enough that the
+    # shares below stand 4 standard deviations clear of their bounds (the emulator's random
+    # draws follow its ticks, so the same seed does not give the same stream twice).
     with Ppk2Emulator(model, seed=5) as emu:
-        cal, raw = read_raw(emu.port, 0.3)
+        cal, raw = read_raw(emu.port, 1.0)
     chunk = Ppk2Decoder(cal, 3000).feed(raw)
-    assert chunk is not None and emu.stats.corrupted_bytes > 10
+    assert chunk is not None and emu.stats.corrupted_bytes > 100
     # A corrupted counter is one corrupt word, not a loss (two in a row still read as one).
     assert chunk.lost <= 2 * 64
     bad = np.abs(chunk.current_a - 1e-3) > 1e-6
     assert 0 < bad.sum() < emu.stats.corrupted_bytes
-    # The stream shows most of its corruption itself (not the ADC's low byte).
-    assert chunk.corrupt.sum() > 0.4 * emu.stats.corrupted_bytes
-    assert (bad & chunk.corrupt).sum() >= 0.5 * bad.sum()
+    # The stream shows most of its corruption itself. A wrong ADC low byte looks healthy, so
+    # of the wrong currents about 58 % are marked (0.55-0.65 over 12 seeds, sd 0.03).
+    assert chunk.corrupt.sum() > 0.5 * emu.stats.corrupted_bytes
+    assert (bad & chunk.corrupt).sum() >= 0.45 * bad.sum()
 
 
 def test_offset_and_gain_faults_shift_the_reading() -> None:

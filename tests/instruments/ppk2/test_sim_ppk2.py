@@ -35,12 +35,32 @@ ALL_RANGES = PowerModel(idle_a=3e-6, accel_a=0.0, loads=(
     PeriodicLoad(0.2, 0.05, 0.4), PeriodicLoad(1.0, 0.05, 0.2)))
 
 
-def read_raw(port: str, seconds: float, *,
-             produced: Callable[[], int] | None = None) -> tuple[Ppk2Calibration, bytes]:
+def all_sent(emu: Ppk2Emulator) -> Callable[[], bool]:
+    """Whether ``emu`` has stopped streaming and holds no byte it has not written to its pty:
+    what it made is then all on the port."""
+    return lambda: not emu.streaming and not emu._tx
+
+
+def drain(ser: serial.Serial, sent: Callable[[], bool] | None) -> bytes:
+    """The rest of a stream after ``AVERAGE_STOP``: with ``sent`` (:func:`all_sent`), every
+    byte the emulator made, however late a loaded host runs its thread; without (an emulator
+    in another process), until a read times out."""
+    raw = bytearray()
+    while True:
+        done = sent is not None and sent()  # before the read: what it sent is in the pty
+        piece = ser.read(65536)
+        raw += piece
+        if not piece and (sent is None or done):
+            return bytes(raw)
+
+
+def read_raw(port: str, seconds: float, *, produced: Callable[[], int] | None = None,
+             sent: Callable[[], bool] | None = None) -> tuple[Ppk2Calibration, bytes]:
     """Metadata and at least ``seconds`` of raw stream from the emulator, over pyserial; with
     ``produced`` (the emulator's count of samples made), without reading the stream until it
-    made that many. Counted in samples, not in this host's time: a loaded host takes longer,
-    and gets as much."""
+    made that many; with ``sent`` (:func:`all_sent`), every sample it made (else until the
+    port is quiet for 20 ms: a loaded host may leave a tail unread). Counted in samples, not
+    in this host's time: a loaded host takes longer, and gets as much."""
     samples = round(seconds * 100_000)
     with serial.Serial(port, timeout=0.02) as ser:
         ser.write(bytes((Command.GET_META_DATA,)))
@@ -55,8 +75,7 @@ def read_raw(port: str, seconds: float, *,
             else:
                 time.sleep(0.01)
         ser.write(bytes((Command.AVERAGE_STOP,)))
-        while chunk := ser.read(65536):
-            raw += chunk
+        raw += drain(ser, sent)
     return acc.calibration(), bytes(raw)
 
 
@@ -133,7 +152,7 @@ def test_ppk2_api_loses_split_metadata_the_emulator_can_send(tmp_path: Path) -> 
 def test_dropped_samples_appear_as_counter_gaps() -> None:
     model = PowerModel(idle_a=1e-3, drop_rate=0.01)
     with Ppk2Emulator(model, seed=3) as emu:
-        cal, raw = read_raw(emu.port, 0.3)
+        cal, raw = read_raw(emu.port, 0.3, sent=all_sent(emu))
     chunk = Ppk2Decoder(cal, 3000).feed(raw)
     assert chunk is not None
     assert chunk.lost == emu.stats.fault_dropped > 0
@@ -170,7 +189,8 @@ def test_offset_and_gain_faults_shift_the_reading() -> None:
 
 def test_a_host_that_does_not_read_loses_samples_not_the_emulator() -> None:
     with Ppk2Emulator(PowerModel(idle_a=1e-3), tx_buffer_s=0.02) as emu:
-        cal, raw = read_raw(emu.port, 0.4, produced=lambda: emu.stats.samples)
+        cal, raw = read_raw(emu.port, 0.4, produced=lambda: emu.stats.samples,
+                            sent=all_sent(emu))
     chunk = Ppk2Decoder(cal, 3000).feed(raw)
     assert chunk is not None
     assert emu.stats.overflow_samples > 10_000
@@ -210,13 +230,12 @@ def test_power_mode_dut_power_and_regulator_commands(tmp_path: Path) -> None:
     model = PowerModel(supply_v=3.3, idle_a=2e-3)
     with Ppk2Emulator(model, truth=truth) as emu, serial.Serial(emu.port, timeout=0.02) as ser:
         def stream(*commands: bytes) -> np.ndarray:
+            made = emu.stats.samples
             ser.write(b"".join(commands) + bytes((Command.AVERAGE_START,)))
-            time.sleep(0.12)
+            while emu.stats.samples < made + 12_000:  # 0.12 s of stream, however long this
+                time.sleep(0.01)                      # host takes
             ser.write(bytes((Command.AVERAGE_STOP,)))
-            raw = b""
-            while piece := ser.read(65536):
-                raw += piece
-            chunk = Ppk2Decoder(DEFAULT_CALIBRATION, emu.vdd_mv).feed(raw)
+            chunk = Ppk2Decoder(DEFAULT_CALIBRATION, emu.vdd_mv).feed(drain(ser, all_sent(emu)))
             assert chunk is not None
             return chunk.current_a
 

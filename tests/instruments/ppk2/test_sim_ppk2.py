@@ -94,22 +94,28 @@ def test_ppk2_api_reads_the_metadata_and_samples_that_match_the_model(tmp_path: 
             api.use_source_meter()
             api.set_source_voltage(3000)
             api.toggle_DUT_power("ON")
+            api.start_measuring()
+            while not emu.streaming:
+                time.sleep(0.005)
+            # The windows come after the stream's start, however late a loaded host started it.
             now = time.monotonic_ns()
             starts = now + np.arange(1, 8) * 50_000_000
             edges = np.column_stack([starts, starts + 20_000_000]).ravel()
             send_edges(wire, edge_records(edges, [1, 0] * 7))
-            api.start_measuring()
+            before = (now - emu._t0_ns) // 10_000  # samples of the stream before `now`
             data = b""
-            # 0.4 s of the stream (4-byte words at 100 kS/s), however long this host takes
-            while len(data) < 4 * 40_000:
-                data += api.get_data()
-                time.sleep(0.005)
+            # then 0.4 s of the stream (4-byte words at 100 kS/s), however long this host takes
+            while len(data) < 4 * (before + 40_000):
+                piece = api.get_data()  # what the pty holds, 4 KB (10 ms of stream) at most:
+                data += piece           # read again at once, or a loaded host falls behind
+                if not piece:
+                    time.sleep(0.001)
             api.stop_measuring()
             samples, bits = api.get_samples(data)
         finally:
             api.ser.close()
-    samples_a = np.asarray(samples) * 1e-6
-    high = (np.asarray(bits) & 1) == 1
+    samples_a = np.asarray(samples[before:before + 40_000]) * 1e-6
+    high = (np.asarray(bits[before:before + 40_000]) & 1) == 1
     assert len(samples_a) > 20_000
     assert 0.2 < high.mean() < 0.6  # windows of 20 ms every 50 ms
     lsb = 4 * ADC_MULT / DEFAULT_CALIBRATION.r[1]

@@ -48,7 +48,10 @@ def test_a_window_is_recorded_whole_with_the_truths_energy(
         assert emulator.main_v == 3.0 and emulator.main_on
         assert {"mc", "mv", "i1"} <= emulator.enabled
         otii.arm(pre_s=0.02, window_s=0.03, post_s=0.005)
-        _pulse(emulator, 0.005, 0.030)
+        # 0.1 s ahead: the emulator renders 10 ms behind now, so a rise 5 ms ahead came late
+        # to it when this host stalled 15 ms between reading the clock and sending the edges
+        # (3 stalls in 10^4 at load 15, none over 55 ms in 2 x 10^4).
+        _pulse(emulator, 0.1, 0.030)
         capture = otii.collect(timeout_s=5.0)
         assert not emulator.recordings  # deleted once downloaded
     (stream,), (truth,) = read_truth(tmp_path / "truth.jsonl")

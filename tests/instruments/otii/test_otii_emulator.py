@@ -88,7 +88,10 @@ def test_a_recording_holds_the_models_current_and_the_wires_window(
     recording = project.get_last_recording()
     assert recording is not None and recording.is_running()
     now = time.monotonic_ns()
-    rise, fall = now + 20_000_000, now + 32_345_678
+    # 0.1 s ahead of now, the emulator's samples 10 ms behind it: a stall of this host
+    # between the clock and the edges' injection does not make the rise late (30 ms did:
+    # 1.5 such stalls in 10^4 at load 15, none over 55 ms in 2 x 10^4).
+    rise, fall = now + 100_000_000, now + 112_345_678
     emulator.inject_edges(edge_records([rise, fall], [1, 0]))
     while recording.get_channel_data_count(device.id, "mc") * 20e-6 < (fall - now) * 1e-9 + 0.05:
         time.sleep(0.01)

@@ -65,8 +65,9 @@ class FakePort:
         self._out.extend(self._later)
 
     @property
-    def drained(self) -> bool:
-        return not self._out
+    def stream(self) -> list[bytes]:
+        """The pieces sent at ``AVERAGE_START``."""
+        return self._stream
 
     def close(self) -> None:
         self.closed = True
@@ -141,9 +142,9 @@ def _trace_words(n: int, rise: int, fall: int, lost_at: int, lost: int) -> bytes
 def collect_once(port: FakePort, pre_s: float, window_s: float, post_s: float) -> RecordedCapture:
     """Start, let the port's first stream arrive, arm, release the rest and collect."""
     with Ppk2(transport=port) as ppk:
-        while not port.drained:
-            time.sleep(0.01)
-        time.sleep(0.05)
+        # Every sample of it decoded into the stream, however late this host runs the reader
+        # (it was a 50 ms sleep: the arm then reached back from a shorter stream).
+        ppk.wait_received(sum(map(len, port.stream)) // 4, bound_s=5.0)
         ppk.arm(pre_s=pre_s, window_s=window_s, post_s=post_s)
         port.release()
         return ppk.collect(timeout_s=5)

@@ -25,10 +25,7 @@ Exporter 'bench-a':
 Exporter 'bench-b':
   Group 'scope' (bench-b/scope/*):
     Resource 'instrument' (bench-b/scope/PyVISADevice[/instrument]):
-      {'acquired': None,
-       'avail': True,
-       'cls': 'PyVISADevice',
-       'params': {'type': 'TCPIP', 'url': '127.0.0.1::5025::SOCKET'}}
+      {'avail': True, 'cls': 'PyVISADevice', 'params': {'type': 'TCPIP', 'url': 'h'}}
 """
 
 

@@ -5,7 +5,7 @@ tree: ~5 ms of CPU on a machine of 130 processes, ~11 ms at 500. The Otii driver
 its bound on every poll that brought samples and the scope's wait on every new state, and
 each advance read it: 452 readings in one Otii calibrate-then-run test, 429 in the scope's
 calibrate all, a fifth of the test process's time under a profiler (docs/performance.md,
-"Waits that read /proc"). The bound's resolution was already a tenth of it (``expired``
+"The slow tier's waits"). The bound's resolution was already a tenth of it (``expired``
 reads no more often); advancing now keeps to it.
 """
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 Each span tried costs a pass over every idle sample: a scope's 2 s idles at ~0.5 MS/s are
 3 x 1.05 M samples and 47 spans, 1.6-2.4 s of CPU for the whole curve, where a steady idle
-is decided on its first five spans (docs/performance.md, "The simulated lab's start, the
-baseline's spans"). The span found must be the one the whole curve gives, for every kind
-of idle the routine meets.
+is decided on its first five spans (docs/performance.md, "The slow tier's waits"). The
+span found must be the one the whole curve gives, for every kind of idle the routine meets.
 """
 from __future__ import annotations
 

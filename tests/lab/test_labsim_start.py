@@ -4,7 +4,7 @@ Each ``labgrid-client`` call is a Python process of its own (~0.9 s of CPU, most
 labgrid's imports), and a lab start used to make four per place, one after the other
 (``create``, ``add-match``, ``set-tags``, then ``show`` until its resources were there): a
 3-place lab took 31-34 s to start at load 16, 12-13 s without them (docs/performance.md,
-"The simulated lab's start"). Its places are now in the coordinator's state file before it
+"The slow tier's waits"). Its places are now in the coordinator's state file before it
 starts, and one ``-v resources`` call looks at every bench's resources at once.
 """
 from __future__ import annotations

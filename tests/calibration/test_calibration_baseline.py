@@ -12,9 +12,7 @@ metadata's identity, beyond the warning bound with a note, grossly off it is ref
 from __future__ import annotations
 
 import math
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -133,12 +131,20 @@ def test_the_gain_is_checked_against_what_the_ppk2s_metadata_allows() -> None:
 
 
 bench = pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)")
+#: ``rig ARGS`` run as the console script runs it (the ``rig_cli`` fixture of conftest.py).
+Rig = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def _rig(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ENERGYRIG_CALIBRATION_DIR": str(store), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "energyrig.cli.app", *args],
-                          capture_output=True, text=True, env=env, check=False)
+@pytest.fixture
+def _rig(rig_cli: Rig, monkeypatch: pytest.MonkeyPatch) -> Rig:
+    """``_rig(*ARGS, store=STORE)``: ``rig ARGS`` with the calibration store ``STORE``, through
+    the console script's entry point in the test's process (``rig_cli``: its exit code and
+    streams as a child's, without a child python's imports)."""
+    def run(*args: str, store: Path) -> subprocess.CompletedProcess[str]:
+        monkeypatch.setenv("ENERGYRIG_CALIBRATION_DIR", str(store))
+        monkeypatch.setenv("COLUMNS", "200")
+        return rig_cli(*args)
+    return run
 
 
 def _one_line_exit_2(out: subprocess.CompletedProcess[str], store: Path) -> None:
@@ -169,7 +175,7 @@ def test_a_slow_periodic_load_gets_a_longer_baseline_on_the_ppk2_bench(
 @pytest.mark.parametrize("base", ["sim.toml", "sim-scope.toml"])
 @pytest.mark.slow
 def test_rig_calibrate_baseline_stores_its_advice_and_prints_the_fixture_lines(
-        tmp_path: Path, base: str, sim_fixture: Callable[..., Path]) -> None:
+        _rig: Rig, tmp_path: Path, base: str, sim_fixture: Callable[..., Path]) -> None:
     store = tmp_path / "cal"
     out = _rig("calibrate", "baseline", "--yes", "-f", str(sim_fixture(base=base, to=base)),
                store=store)
@@ -190,7 +196,7 @@ def test_rig_calibrate_baseline_stores_its_advice_and_prints_the_fixture_lines(
 @bench
 @pytest.mark.slow
 def test_an_idle_too_unsteady_for_the_precision_is_refused(
-        tmp_path: Path, sim_fixture: Callable[..., Path]) -> None:
+        _rig: Rig, tmp_path: Path, sim_fixture: Callable[..., Path]) -> None:
     """A load switching every half second: no span up to a quarter of the record averages it
     out."""
     store = tmp_path / "cal"
@@ -207,7 +213,8 @@ def test_an_idle_too_unsteady_for_the_precision_is_refused(
 @bench
 @pytest.mark.slow
 def test_a_gain_far_off_a_calibrated_ppk2s_metadata_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sim_fixture: Callable[..., Path]) -> None:
+        _rig: Rig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        sim_fixture: Callable[..., Path]) -> None:
     store = tmp_path / "cal"
     out = _rig("calibrate", "gain", "--yes", "-f",
                str(sim_fixture(to="sim.toml", **{"sim.power.gain_error": 0.1})), store=store)

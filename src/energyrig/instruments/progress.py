@@ -13,6 +13,7 @@ docs/performance.md ("Tests under load") lists the bounds and what each counts f
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Iterable
 
@@ -56,23 +57,35 @@ class ProgressBound:
         self.bound_s = bound_s
         self._work = work
         self._clock = clock
-        self._since = self._asked = self._base = self._done = 0.0
+        self._since = self._base = self._done = 0.0
+        self._asked = -math.inf
         self.advance()
 
+    def _ask(self, now: float) -> bool:
+        """Read ``work`` into ``_done`` if the last reading is a tenth of the bound old (its
+        resolution: it reads /proc, ~5 ms of CPU on a machine of 130 processes); whether it
+        was read."""
+        if self._work is None or now - self._asked < self.bound_s / 10:
+            return False
+        self._asked = now
+        self._done = self._work()
+        return True
+
     def advance(self) -> None:
-        """Something new happened: the bound starts again, and the work budget with it."""
-        self._since = self._asked = self._clock()
-        self._base = self._done = self._work() if self._work is not None else 0.0
+        """Something new happened: the bound starts again, and the work budget with it (from
+        the newest reading of ``work``, at most a tenth of the bound old: a caller that
+        advances on every poll reads /proc no more often than :meth:`expired` does)."""
+        self._since = now = self._clock()
+        self._ask(now)
+        self._base = self._done
 
     def expired(self, working: bool = True) -> bool:
         """Whether ``bound_s`` passed without progress; ``working``: whether the work done
         now counts (``False`` while nothing is expected of the process, e.g. a scope that
         waits for its trigger)."""
         now = self._clock()
-        # ``work`` reads /proc: asked at most every tenth of the bound (its resolution).
-        if working and self._work is not None and now - self._asked >= self.bound_s / 10:
-            self._asked = now
-            done = self._work()
-            if done != self._done and done - self._base <= self.bound_s:
-                self._done, self._since = done, now
+        if working:
+            done = self._done
+            if self._ask(now) and self._done != done and self._done - self._base <= self.bound_s:
+                self._since = now
         return now - self._since > self.bound_s

@@ -51,6 +51,9 @@ CLIENT_TIMEOUT_S = 30.0
 SERVE_TIMEOUT_S = 10.0
 
 _RESOURCE = re.compile(r"^(Matching|Acquired) resource '([^']+)' \(([^)]+)\):$")
+#: A resource line of ``labgrid-client -v resources``:
+#: ``    Resource 'dut' (bench-a/bench/NetworkSerialPort[/dut]):``.
+_EXPORTED = re.compile(r"^ +Resource '([^']+)' \(([^/]+)/([^/]+)/")
 
 
 @dataclass(frozen=True)
@@ -250,6 +253,12 @@ class LabClient:
 
     def show(self, place: str) -> PlaceInfo:
         return parse_show(place, self.run("show", place=place))
+
+    def available_resources(self) -> set[tuple[str, str, str]]:
+        """Every resource an exporter reports present, as ``(exporter, group, name)``: the
+        whole lab in one call (``-v resources`` lists only the available ones)."""
+        return {(m[2], m[3], m[1]) for ln in self.run("-v", "resources").splitlines()
+                if (m := _EXPORTED.match(ln))}
 
     def acquire(self, place: str) -> PlaceInfo:
         """Acquire ``place`` and wait until its network ports are served; its description."""

@@ -23,7 +23,10 @@ at once — supervisor, DUT, emulator, exporter, ser2net — as a bench host los
 
 The coordinator (``labgrid-coordinator``, its own process group, a free port, its state in
 a temporary directory) gets one place per bench, named like the exporter, matching the
-exporter's resources and tagged ``board=`` the fixture's board.
+exporter's resources and tagged ``board=`` the fixture's board: written into its state file
+(:data:`PLACES_FILE`) before it starts, which it restores its places from, so no
+``labgrid-client`` call (a Python process of ~0.9 s of CPU each) creates them. The lab is up
+once one look at the lab's resources (``labgrid-client -v resources``) finds every bench's.
 
 Nothing outlives the lab, however it ends: the coordinator and each bench host are started
 :func:`~energyrig.instruments.sim.process.tethered` to the process that started the lab (the
@@ -73,6 +76,9 @@ WORKDIR_PREFIX = "rig-lab-"
 OWNER_LOCK = "owner.lock"
 #: The program of a bench host (it answers ``ready`` on its stdout once it serves).
 BENCH_PROGRAM = "energyrig.cli.labsim"
+#: The coordinator's state file in its working directory: the places it restores on start
+#: (labgrid 26's ``Coordinator.load``; it writes the file again on every change).
+PLACES_FILE = "places.yaml"
 
 
 def _claim(workdir: Path) -> int:
@@ -207,6 +213,7 @@ class SimLab:
         self._stack.callback(os.close, _claim(workdir))  # unlocked once removed (LIFO)
         self._stack.callback(shutil.rmtree, workdir, ignore_errors=True)
         self.coordinator = f"127.0.0.1:{_free_port()}"
+        (workdir / PLACES_FILE).write_text(_places_state(self.places, board), encoding="utf-8")
         self._coordinator = subprocess.Popen(
             tethered([_program("labgrid-coordinator"), "-l", self.coordinator], signal.SIGKILL),
             cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -219,26 +226,20 @@ class SimLab:
                           "--coordinator", self.coordinator, "--dir", str(workdir / name),
                           "--fixture", str(self.fixture), "--seed", str(seed + i)]),
                 stdout=subprocess.PIPE, start_new_session=True)
-        client = LabClient(self.coordinator)
-        threads = [threading.Thread(target=_create_place, args=(client, name, board))
-                   for name in self.places]
-        for t in threads:
-            t.start()
         for name, proc in self._benches.items():
             assert proc.stdout is not None
             if proc.stdout.readline().strip() != b"ready":
                 raise LabError(f"simulated bench {name} did not start (exit code "
                                f"{proc.poll()}; its errors are above)")
-        for t in threads:
-            t.join()
+        client = LabClient(self.coordinator)
+        wanted = {(name, GROUP, r) for name in self.places for r in (DUT, INSTRUMENT)}
         bound = ProgressBound(START_TIMEOUT_S, work=partial(cpu_time_s, self.pids()))
-        for name in self.places:
-            while not client.show(name).available:
-                if bound.expired():
-                    raise LabError(f"simulated place {name}: its resources did not appear, "
-                                   f"the lab idle for {START_TIMEOUT_S:g} s or busy for as "
-                                   "long")
-                time.sleep(0.2)
+        while missing := wanted - client.available_resources():
+            if bound.expired():
+                raise LabError(f"simulated place {min(missing)[0]}: its resources did not "
+                               f"appear, the lab idle for {START_TIMEOUT_S:g} s or busy for "
+                               "as long")
+            time.sleep(0.2)
 
     def kill(self, place: str) -> None:
         """Kill ``place``'s bench host at once (SIGKILL to its whole process group)."""
@@ -281,11 +282,12 @@ def _wait_listening(address: str, proc: subprocess.Popen[bytes]) -> None:
             time.sleep(0.05)
 
 
-def _create_place(client: LabClient, name: str, board: str) -> None:
-    """Create place ``name`` matching exporter ``name``'s bench, tagged with ``board``."""
-    client.run("create", place=name)
-    client.run("add-match", f"{name}/{GROUP}/*", place=name)
-    client.run("set-tags", f"board={board}", place=name)
+def _places_state(places: list[str], board: str) -> str:
+    """The coordinator's :data:`PLACES_FILE` (JSON is YAML): each place of ``places``
+    matching exporter NAME's bench (``NAME/bench/*``, as ``labgrid-client add-match`` adds
+    it) and tagged ``board=`` ``board``."""
+    return json.dumps({name: {"matches": [{"exporter": name, "group": GROUP, "cls": "*"}],
+                              "tags": {"board": board}} for name in places})
 
 
 def serve_bench(name: str, coordinator: str, workdir: Path, fixture_path: Path,

@@ -12,7 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psutil
@@ -34,6 +34,10 @@ from energyrig.rig.sweep.boards import survey
 from energyrig.rig.sweep.dryrun import OpTiming, dry_run, read_target, time_ops
 from energyrig.rig.sweep.run import resume_sweep, start_sweep
 from energyrig.rig.sweep.stopping import StopRequest, enough_windows
+
+if TYPE_CHECKING:
+    from support.cli import RigCli
+
 
 @pytest.fixture(autouse=True)
 def _trust_test_fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -609,10 +613,19 @@ def test_a_crashed_dut_fails_one_point_and_the_bench_is_reopened(
     assert (final.points["status"] != "failed").sum() == len(expected) - 1
 
 
+@pytest.fixture
+def wide_rig(rig_cli: RigCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RigCli:
+    """``rig ARGS`` from ``tmp_path`` on a wide terminal, through the console script's entry
+    point in the test's process (``rig_cli``: its exit code and streams as a child's, without
+    a child python's imports)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", WIDE["COLUMNS"])
+    return rig_cli
+
+
 @pytest.mark.slow
-def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:
-    out = subprocess.run(_rig("sweep", str(ROOT / "plans" / "public-key.toml"), "--dry-run"),
-                         capture_output=True, text=True, cwd=tmp_path, timeout=120, env=WIDE)
+def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path, wide_rig: RigCli) -> None:
+    out = wide_rig("sweep", str(ROOT / "plans" / "public-key.toml"), "--dry-run")
     assert out.returncode == 0, out.stderr
     assert "66 points to measure (33 configurations × 2 repetitions), 6 combinations skipped" \
         in out.stdout
@@ -622,23 +635,19 @@ def test_dry_run_prints_points_skips_and_estimate(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_cli_errors_name_the_plan_field(tmp_path: Path) -> None:
+def test_cli_errors_name_the_plan_field(tmp_path: Path, wide_rig: RigCli) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[factors]\nop = ['md5']\nkeybits = [128]\n")
-    out = subprocess.run(_rig("sweep", str(bad), "--dry-run"), capture_output=True, text=True,
-                         cwd=tmp_path, timeout=120, env=WIDE)
+    out = wide_rig("sweep", str(bad), "--dry-run")
     assert out.returncode == 2
     assert f"rig: error: {bad}: factors[0].keybits: unknown field (misspelt?)" in out.stderr
 
 
 @pytest.mark.slow
-def test_cli_resume_takes_the_run_directory_only(tmp_path: Path) -> None:
-    out = subprocess.run(_rig("sweep", str(ROOT / "plans" / "quick.toml"), "--resume",
-                              str(tmp_path)), capture_output=True, text=True, cwd=tmp_path,
-                         timeout=120, env=WIDE)
+def test_cli_resume_takes_the_run_directory_only(tmp_path: Path, wide_rig: RigCli) -> None:
+    out = wide_rig("sweep", str(ROOT / "plans" / "quick.toml"), "--resume", str(tmp_path))
     assert out.returncode == 2 and "--resume takes the run directory only" in out.stderr
-    out = subprocess.run(_rig("sweep", "--resume", str(tmp_path / "nothing")),
-                         capture_output=True, text=True, cwd=tmp_path, timeout=120, env=WIDE)
+    out = wide_rig("sweep", "--resume", str(tmp_path / "nothing"))
     assert out.returncode == 2
     assert f"rig: error: {tmp_path / 'nothing'}: no manifest.json: not a run directory" \
         in out.stderr

@@ -103,12 +103,21 @@ def allan_deviation(segments: Sequence[F64], spans: npt.NDArray[np.int64]) -> F6
     spans: what a baseline ending just before a window differs by from the idle under it.
     A span no segment holds twice gives NaN.
     """
+    return _allan_deviation(_cumulative(segments), spans)
+
+
+def _cumulative(segments: Sequence[F64]) -> list[F64]:
+    """Each segment's running sum from 0 (:func:`_allan_deviation`'s input), A."""
+    return [np.concatenate([[0.0], np.cumsum(seg, dtype=np.float64)]) for seg in segments]
+
+
+def _allan_deviation(sums_of: Sequence[F64], spans: npt.NDArray[np.int64]) -> F64:
+    """:func:`allan_deviation` of the segments whose running sums are ``sums_of``."""
     sums = np.zeros(len(spans))
     counts = np.zeros(len(spans))
-    for seg in segments:
-        cum = np.concatenate([[0.0], np.cumsum(seg, dtype=np.float64)])
+    for cum in sums_of:
         for k, m in enumerate(spans):
-            if seg.size < 2 * m:
+            if cum.size - 1 < 2 * m:
                 continue
             means = (cum[m:] - cum[:-m]) / m
             diff = means[m:] - means[:-m]
@@ -116,18 +125,6 @@ def allan_deviation(segments: Sequence[F64], spans: npt.NDArray[np.int64]) -> F6
             counts[k] += diff.size
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.sqrt(0.5 * sums / counts)
-
-
-def shortest_span(spans: F64, deviation: F64, precision_a: float) -> int | None:
-    """The index of the shortest span from which on the deviation stays within
-    ``precision_a`` up to twice that span (so a periodic load's lucky null, a span of a
-    whole number of its periods, does not count), or ``None``."""
-    ok = deviation <= precision_a
-    for k in range(len(spans)):
-        upto = spans <= 2 * spans[k] * (1 + 1e-9)
-        if ok[k:][upto[k:]].all():
-            return k
-    return None
 
 
 def _settle_samples(after: F64, idle_a: F64, band_a: float, run: int) -> int | None:
@@ -189,16 +186,31 @@ class AllanSpan(NamedTuple):
 
 def allan_span(idle: Sequence[F64], precision_a: float) -> AllanSpan:
     """The shortest baseline span whose standard error stays within ``precision_a`` (A):
-    the Allan deviation of the idle spans' mean over spans of :data:`MIN_BASELINE_SAMPLES`
-    samples to a quarter of the shortest idle span, :data:`SPANS_PER_OCTAVE` per doubling
-    (:func:`allan_deviation`, :func:`shortest_span`)."""
+    the Allan deviation of the idle spans' mean (:func:`allan_deviation`) over spans of
+    :data:`MIN_BASELINE_SAMPLES` samples to a quarter of the shortest idle span,
+    :data:`SPANS_PER_OCTAVE` per doubling; the shortest from which on the deviation stays
+    within ``precision_a`` up to twice that span (so a periodic load's lucky null, a span of
+    a whole number of its periods, does not count).
+
+    The deviation is computed from the shortest span up only as far as that decision needs
+    (twice the span found): each span costs a pass over every idle sample, and a steady
+    idle is decided on its first few spans. The spans beyond are NaN in ``deviation``.
+    """
     shortest = min(s.size for s in idle)
     octaves = math.log2(shortest / 4 / MIN_BASELINE_SAMPLES)
     steps_up = np.arange(0, max(0.0, octaves) * SPANS_PER_OCTAVE + 1) / SPANS_PER_OCTAVE
     spans = np.unique(np.round(MIN_BASELINE_SAMPLES * 2.0 ** steps_up)).astype(np.int64)
-    deviation = allan_deviation(idle, spans)
-    return AllanSpan(spans, deviation,
-                     shortest_span(spans.astype(np.float64), deviation, precision_a))
+    deviation = np.full(len(spans), np.nan)
+    sums_of = _cumulative(idle)
+    done = 0
+    for k in range(len(spans)):
+        upto = int(np.searchsorted(spans, 2 * spans[k] * (1 + 1e-9), side="right"))
+        if upto > done:
+            deviation[done:upto] = _allan_deviation(sums_of, spans[done:upto])
+            done = upto
+        if (deviation[k:upto] <= precision_a).all():
+            return AllanSpan(spans, deviation, k)
+    return AllanSpan(spans, deviation, None)
 
 
 def settle_guard(settles: Sequence[tuple[F64, F64]], noise_a: float, period_s: float

@@ -59,6 +59,7 @@ class Family:
     received: Callable[[bytes], int]
     made: Callable[[PtyEmulator], int]
     dropped: Callable[[PtyEmulator], int]
+    streaming: Callable[[PtyEmulator], bool]
     word_bytes: int
 
     def buffer_bytes(self, seconds: float) -> int:
@@ -85,12 +86,14 @@ PPK2 = Family(make=lambda size: Ppk2Emulator(MODEL, tx_buffer_bytes=size), rate_
               received=_ppk2_samples,
               made=lambda emu: emu.stats.samples,  # type: ignore[attr-defined]
               dropped=lambda emu: emu.stats.overflow_samples,  # type: ignore[attr-defined]
+              streaming=lambda emu: emu.streaming,  # type: ignore[attr-defined]
               word_bytes=WORD_BYTES)
 LPM01A = Family(make=lambda size: Lpm01aEmulator(MODEL, tx_buffer_bytes=size), rate_hz=100_000,
                 start=b"htc\nfreq 100k\nformat bin_hexa\nacqtime 0\nstart\n", stop=b"stop\n",
                 received=_lpm01a_samples,
                 made=lambda emu: emu._next_k,  # type: ignore[attr-defined]
                 dropped=lambda emu: emu.dropped_samples,  # type: ignore[attr-defined]
+                streaming=lambda emu: emu.acquiring,  # type: ignore[attr-defined]
                 word_bytes=2)
 FAMILIES = pytest.mark.parametrize("family", [PPK2, LPM01A], ids=["ppk2", "lpm01a"])
 
@@ -115,27 +118,32 @@ def read_until(port: serial.Serial, done: Callable[[], bool], raw: bytearray) ->
         raw += port.read(65536)
 
 
-def stop_and_drain(family: Family, port: serial.Serial, raw: bytearray) -> None:
-    """Stop the stream and read what is left of it."""
+def stop_and_drain(family: Family, emu: PtyEmulator, port: serial.Serial,
+                   raw: bytearray) -> None:
+    """Stop the stream and read what is left of it: until the emulator has stopped, has
+    nothing left to send and the port brings nothing more."""
     port.write(family.stop)
-    while chunk := port.read(65536):
+    while True:
+        chunk = port.read(65536)
         raw += chunk
+        if not chunk and not family.streaming(emu) and not emu._tx:  # type: ignore[attr-defined]
+            return
 
 
 @FAMILIES
 def test_a_stalled_emulator_loses_nothing_when_the_host_has_read_everything(
         family: Family) -> None:
-    # A stall twice the buffer: its catch-up block alone is twice what the buffer holds.
-    # The buffer is long (5 s of stream), so only a host that stops reading for 5 s
-    # could lose a sample.
-    buffer_s, stall_s = 5.0, 10.0
+    # A stall of 1.5 buffers: its catch-up block alone is more than the buffer holds (and
+    # within twice the buffer, what the emulator forgives itself). The buffer is long (4 s of
+    # stream), so only a host that stops reading for seconds could lose a sample.
+    buffer_s, stall_s = 4.0, 6.0
     raw = bytearray()
     with streaming(family, buffer_s) as (emu, clock, port):
         read_until(port, lambda: family.made(emu) >= family.rate_hz // 10, raw)
         clock.stall(stall_s)
         after = family.rate_hz * (stall_s + 0.1)
         read_until(port, lambda: family.made(emu) >= after, raw)
-        stop_and_drain(family, port, raw)
+        stop_and_drain(family, emu, port, raw)
     assert family.dropped(emu) == 0
     assert family.received(bytes(raw)) == family.made(emu) > after
 
@@ -154,6 +162,29 @@ def test_a_host_that_does_not_read_loses_samples(family: Family, stall_s: float)
         while family.made(emu) <= made + family.rate_hz * stall_s:  # the catch-up came
             time.sleep(0.01)
         raw = bytearray()
-        stop_and_drain(family, port, raw)
+        stop_and_drain(family, emu, port, raw)
     assert family.dropped(emu) >= family.made(emu) - held
+    assert family.received(bytes(raw)) + family.dropped(emu) == family.made(emu)
+
+
+@FAMILIES
+def test_a_host_that_reads_slower_than_the_stream_loses_samples_not_the_emulators_memory(
+        family: Family) -> None:
+    # The host reads half of what the emulator made, however fast this machine runs: the
+    # buffer fills and blocks are dropped; what waits for it stays within twice the buffer, what
+    # the emulator forgives itself.
+    buffer_s = 0.1
+    held = 2 * family.buffer_bytes(buffer_s)
+    raw = bytearray()
+    with streaming(family, buffer_s) as (emu, _, port):
+        while family.made(emu) < family.rate_hz:  # a second of stream
+            want = family.made(emu) * family.word_bytes // 2 - len(raw)
+            if want > 0:
+                raw += port.read(min(want, 65536))
+            else:
+                time.sleep(0.005)
+        waiting = len(emu._tx)  # type: ignore[attr-defined]
+        stop_and_drain(family, emu, port, raw)
+    assert waiting <= held
+    assert family.dropped(emu) > 0
     assert family.received(bytes(raw)) + family.dropped(emu) == family.made(emu)

@@ -13,14 +13,15 @@ The transmit buffer holds ``tx_buffer_bytes`` bytes of the stream as sent, whate
 format and rate (as a device's memory does). A real device never stalls: it fills its buffer
 only while the host does not read. The emulator does stall (a loaded host deschedules its
 process, and its next tick renders the whole delay's samples at once); such a catch-up block,
-or the bytes the emulator had no chance to hand over, are never charged to the host. A block
-is charged only when the host has fallen behind: the last hand-over found the pty full, and
-the pty has taken less since than the previous block brought (a host reading slower than the
-stream is behind too); the host's reading pays the charge off; a charged block that would
-take the charge past the buffer is dropped, as the device drops it. The emulator forgives
-its own delay up to one more buffer: a block that would leave more than twice the buffer
-unsent is dropped however it came (a stall longer than the buffer's span, or a host that
-cannot drain the catch-up), so the stream's lag and the emulator's memory stay bounded.
+or the bytes the emulator had no chance to hand over, are not charged to the host. A block
+is charged only when the host has left unread what the pty held: the last hand-over found
+the pty full and the pty has taken nothing since. The host's reading pays the charge off; a
+charged block that would take the charge past the buffer is dropped, as the device drops it.
+Whether the host or the emulator is slow cannot be told apart once both read and write a
+little at each tick (the pty holds 15 KiB: a starved emulator hands over that much a
+wake-up), so the emulator forgives its own delay up to one more buffer only: a block that
+would leave more than twice the buffer unsent is dropped however it came, and the stream's
+lag and the emulator's memory stay bounded.
 """
 from __future__ import annotations
 
@@ -119,8 +120,7 @@ class PtyEmulator(OpenCloseBase):
         self._tx = bytearray()
         self._tx_held = 0         # bytes of _tx charged to the host (the buffer's load)
         self._host_full = False   # the last hand-over left bytes the pty would not take
-        self._host_took = 0       # bytes the pty took since the last block of the stream
-        self._last_block = 0      # bytes of the last block of the stream
+        self._host_took = False   # the pty took bytes since the last block of the stream
         self._edges: EdgeArray = NO_EDGES
         self._rendered_ns = 0
 
@@ -213,7 +213,7 @@ class PtyEmulator(OpenCloseBase):
             sent = 0
         del self._tx[:sent]
         self._tx_held = min(max(0, self._tx_held - sent), len(self._tx))
-        self._host_took += sent
+        self._host_took |= sent > 0
         self._host_full = bool(self._tx)
 
     # -- the transmit buffer ---------------------------------------------------------------
@@ -221,23 +221,22 @@ class PtyEmulator(OpenCloseBase):
         """Queue a block of the stream for the host, or drop it as the device drops a block
         its full transmit buffer cannot take; whether it was queued.
 
-        The block is charged to the host only if the host is behind: the last hand-over found
-        the pty full and the pty has taken less since than the previous block brought. A
-        charged block that would take the charge past ``tx_limit`` bytes is dropped. A block
+        The block is charged to the host only if the host has left unread what the pty held:
+        the last hand-over found the pty full and it has taken nothing since. A charged block
+        that would take the charge past ``tx_limit`` bytes is dropped. A block
         the host is not behind on is queued: a catch-up block after the emulator's own stall,
         or bytes the emulator had no chance to hand over, are the emulator's delay, not the
         host's (a real device does not stall); up to ``2 * tx_limit`` bytes unsent, beyond
         which any block is dropped (the lag and the memory stay bounded)."""
         self._transmit()
-        behind = bool(self._tx) and self._host_full and self._host_took < self._last_block
+        behind = bool(self._tx) and self._host_full and not self._host_took
         queued = (len(self._tx) + len(data) <= 2 * self.tx_limit
                   and (not behind or self._tx_held + len(data) <= self.tx_limit))
         if queued:
             self._tx += data
             self._tx_held += len(data) if behind else 0
             self._transmit()
-        self._host_took = 0
-        self._last_block = len(data)
+        self._host_took = False
         return queued
 
     # -- edges -----------------------------------------------------------------------------

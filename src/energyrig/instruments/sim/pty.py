@@ -223,11 +223,11 @@ class PtyEmulator(OpenCloseBase):
 
         The block is charged to the host only if the host has left unread what the pty held:
         the last hand-over found the pty full and it has taken nothing since. A charged block
-        that would take the charge past ``tx_limit`` bytes is dropped. A block
-        the host is not behind on is queued: a catch-up block after the emulator's own stall,
-        or bytes the emulator had no chance to hand over, are the emulator's delay, not the
-        host's (a real device does not stall); up to ``2 * tx_limit`` bytes unsent, beyond
-        which any block is dropped (the lag and the memory stay bounded)."""
+        that would take the charge past ``tx_limit`` bytes is dropped. A block the host is not
+        behind on is queued: a catch-up block after the emulator's own stall, or bytes the
+        emulator had no chance to hand over, are the emulator's delay, not the host's (a real
+        device does not stall); up to ``2 * tx_limit`` bytes unsent, beyond which any block is
+        dropped (the lag and the memory stay bounded)."""
         self._transmit()
         behind = bool(self._tx) and self._host_full and not self._host_took
         queued = (len(self._tx) + len(data) <= 2 * self.tx_limit

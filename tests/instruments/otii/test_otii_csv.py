@@ -6,12 +6,11 @@ error naming the file."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.cli import RigCli
 
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
@@ -55,13 +54,11 @@ def _numpy_energies(paths: dict[str, Path]) -> list[float]:
     return [float(np.sum(i[a:b] * v[a:b])) * period for a, b in zip(edges[::2], edges[1::2])]
 
 
-def test_rig_analyze_reads_the_export_by_content(tmp_path: Path) -> None:
+def test_rig_analyze_reads_the_export_by_content(tmp_path: Path, rig_cli: RigCli) -> None:
     paths = write_export(tmp_path, _signals())
     for given in ("Main current", "ADC voltage"):  # any file of the recording
-        done = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "analyze",
-                               str(paths[given]), "--trigger", "ADC voltage",
-                               "--trigger-level", "1.65", "--json"],
-                              capture_output=True, text=True, timeout=120, check=False)
+        done = rig_cli("analyze", str(paths[given]), "--trigger", "ADC voltage",
+                       "--trigger-level", "1.65", "--json")
         assert done.returncode == 0, done.stderr
         windows = json.loads(done.stdout)["windows"]
         assert len(windows) == 2

@@ -18,6 +18,7 @@ import pytest
 from energyrig.errors import CaptureError, ChannelError
 from energyrig.instruments.fileopts import CaptureOptions
 from energyrig.instruments.files import open_capture
+from support.cli import RigCli
 from support.otii3 import write_otii3
 
 RATE = 50_000
@@ -46,15 +47,14 @@ def _numpy_windows(signals: dict[str, np.ndarray], level: float) -> list[float]:
     return [float(np.sum(power[a:b])) / RATE for a, b in zip(rises, falls)]
 
 
-def test_rig_analyze_reads_a_project_by_content(tmp_path: Path) -> None:
+def test_rig_analyze_reads_a_project_by_content(tmp_path: Path, rig_cli: RigCli) -> None:
     signals = _signals()
     stub = write_otii3(tmp_path, signals, RATE)
     renamed = stub.with_suffix(".project")  # no extension any kind claims: found by content
     os.link(stub, renamed)
     for path in (stub, renamed):
-        done = subprocess.run([sys.executable, "-m", "energyrig.cli.app", "analyze", str(path),
-                               "--trigger", "av", "--trigger-level", "1.65", "--json"],
-                              capture_output=True, text=True, timeout=120, check=False)
+        done = rig_cli("analyze", str(path), "--trigger", "av", "--trigger-level", "1.65",
+                       "--json")
         assert done.returncode == 0, done.stderr
         windows = json.loads(done.stdout)["windows"]
         assert [w["energy_j"] for w in windows] == pytest.approx(

@@ -286,8 +286,11 @@ def comparisons(points: pd.DataFrame, pairs: Sequence[Pair]) -> tuple[pd.DataFra
         on the pairs that could not be compared.
     """
     rows, notes = [], []
+    # the columns a side is read for: its selectors', the conditions' and the family's
+    named = {c for pair in pairs for side in pair for c in side} | {*PAIRED_ON, "op", "family"}
+    keys = points[[c for c in points.columns if c in named]]
     for a, b in pairs:
-        sides = [select(points, s) for s in (a, b)]
+        sides = [select(keys, s) for s in (a, b)]
         on = [c for c in PAIRED_ON if not (c == "payload_bytes"
                                            and any(s[c].isna().all() for s in sides))]
         family = with_family(sides[0]).iloc[0] if len(sides[0]) else ""

@@ -384,6 +384,9 @@ class RunWriter:
     _attempt: dict[str, int] = field(default_factory=dict, repr=False)
     _parts: int = field(default=0, repr=False)
     _index: dict[str, Any] = field(default_factory=empty_index, repr=False)
+    #: The tables of each part this writer stored and no merge has folded yet, by the part's
+    #: folder name: a merge folds them without reading their files back (:meth:`consolidate`).
+    _written: dict[str, dict[str, pa.Table]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(cls, run_dir: str | Path, *, plan: Mapping[str, Any] | None = None,
@@ -630,15 +633,19 @@ class RunWriter:
         with _storing(self.path, f"cannot store point {point.label}"):
             parts.mkdir(exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parts))
+            part = point.part_id + (f"-{attempt}" if attempt > 1 else "")
+            tables = {WINDOWS: _table(win, rows, WINDOW_SCHEMA),
+                      POINTS: _table(pts, 1, POINT_SCHEMA)}
             try:
-                _write_parquet(_table(win, rows, WINDOW_SCHEMA), tmp / WINDOWS)
-                _write_parquet(_table(pts, 1, POINT_SCHEMA), tmp / POINTS)
+                for name, table in tables.items():
+                    _write_parquet(table, tmp / name)
                 _fsync_dir(tmp)
-                os.rename(tmp, parts / (point.part_id + (f"-{attempt}" if attempt > 1 else "")))
+                os.rename(tmp, parts / part)
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
             _fsync_dir(parts)
+        self._written[part] = tables
         self._done.add(point.key)
         self._parts += 1
         if self._parts >= self.consolidate_every:
@@ -673,7 +680,9 @@ class RunWriter:
     def consolidate(self) -> None:
         """Fold the parts into one new segment of ``windows.parquet`` and ``points.parquet``.
 
-        Only the parts are read, so the cost does not grow with the run. The new segments
+        Only the parts are folded, so the cost does not grow with the run; the parts this
+        writer stored are folded from the tables it wrote to their files (the same rows,
+        not read back), those an earlier writer left are read. The new segments
         are recorded as ``pending`` in ``segments.json``, renamed into place (windows
         first, points last), listed in ``segments.json`` with their rows and SHA-256, and
         only then are the parts removed: a crash before the listing leaves pending segments
@@ -689,9 +698,14 @@ class RunWriter:
             _write_json({**self._index, "pending": {name: file for name in TABLES}},
                         self.path / INDEX)
             index = {**self._index, "pending": {}}
+            written = [self._written.get(p.name) for p in part_dirs]
             for name, schema in ((WINDOWS, WINDOW_SCHEMA), (POINTS, POINT_SCHEMA)):
-                table = (read_table(self.path, [p / name for p in part_dirs], schema)
-                         if part_dirs else schema.empty_table())
+                if not part_dirs:
+                    table = schema.empty_table()
+                elif all(written):  # the rows of the parts' files, as this writer wrote them
+                    table = pa.concat_tables([w[name] for w in written])  # type: ignore[index]
+                else:  # parts an earlier writer left (a resume): read
+                    table = read_table(self.path, [p / name for p in part_dirs], schema)
                 (self.path / name).mkdir(exist_ok=True)
                 _write_parquet(table.replace_schema_metadata(_pandas_metadata(schema)),
                                self.path / name / file)
@@ -702,6 +716,7 @@ class RunWriter:
             self._index = index
             for part in part_dirs:
                 _drop_part(part)
+                self._written.pop(part.name, None)
             if (self.path / PARTS).is_dir() and not any((self.path / PARTS).iterdir()):
                 (self.path / PARTS).rmdir()
         self._parts = 0

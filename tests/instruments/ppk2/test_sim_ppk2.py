@@ -203,7 +203,7 @@ def test_offset_and_gain_faults_shift_the_reading() -> None:
 
 
 def test_a_host_that_does_not_read_loses_samples_not_the_emulator() -> None:
-    with Ppk2Emulator(PowerModel(idle_a=1e-3), tx_buffer_bytes=8_000) as emu:
+    with Ppk2Emulator(PowerModel(idle_a=1e-3), tx_buffer_s=0.02) as emu:
         cal, raw = read_raw(emu.port, 0.4, produced=lambda: emu.stats.samples,
                             sent=all_sent(emu))
     chunk = Ppk2Decoder(cal, 3000).feed(raw)

@@ -13,10 +13,7 @@ at the supply ``volt`` set while ``pwr`` is on; the true energy of every window 
 truth log. ``trigsrc d7`` starts the acquisition at D7's next rising edge.
 
 Like the board, it never blocks on a slow host: a block that does not fit its transmit
-buffer (``tx_buffer_bytes`` of the stream as sent: :data:`TX_BUFFER_BYTES`, 0.5 s of
-``bin_hexa`` at 100 kHz, 11 s of ``ascii_dec`` at 1 kHz) while the host leaves it unread is
-dropped, which the next timestamp shows; the emulator's own stalls are never charged to the
-host (:meth:`~energyrig.instruments.sim.pty.PtyEmulator._queue_block`). Faults of the model
+buffer (``tx_buffer_s``) is dropped, which the next timestamp shows. Faults of the model
 applied: offset, gain, noise and skew (``measured_current``).
 
 Run it in its own process (the rig's simulated bench does)::
@@ -30,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -62,9 +60,6 @@ log = logging.getLogger(__name__)
 BOARD_ID_BASE = 0x4C504D000000
 #: The firmware version the emulated board reports.
 VERSION = "1.0.5"
-#: The emulated board's transmit buffer, bytes of the stream as sent (its size is not
-#: documented in the sources at hand: 0.5 s of ``bin_hexa`` at 100 kHz).
-TX_BUFFER_BYTES = 100_000
 _EDGES = {"ris": (1,), "fal": (0,), "both": (0, 1)}
 
 
@@ -87,9 +82,9 @@ class Lpm01aEmulator(PtyEmulator):
         How far the stream lags real time, s.
     block_s:
         Interval between transmitted blocks, s.
-    tx_buffer_bytes:
-        Transmit buffer, bytes of the stream as sent, whatever the format and rate; a block
-        that does not fit while the host leaves it unread is dropped.
+    tx_buffer_s:
+        Transmit buffer, in seconds of 100 kHz ``bin_hexa`` samples; a block that does not fit
+        is dropped.
     seed:
         Seed of the noise, and of the board id (:data:`BOARD_ID_BASE` + seed).
     load_switch:
@@ -100,10 +95,11 @@ class Lpm01aEmulator(PtyEmulator):
 
     def __init__(self, model: PowerModel, *, wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None, latency_s: float = 0.05,
-                 block_s: float = 0.005, tx_buffer_bytes: int = TX_BUFFER_BYTES,
-                 seed: int = 0, load_switch: str | os.PathLike[str] | None = None) -> None:
+                 block_s: float = 0.005, tx_buffer_s: float = 0.5, seed: int = 0,
+                 load_switch: str | os.PathLike[str] | None = None) -> None:
         super().__init__(model, wire=wire, truth=truth, latency_s=latency_s, block_s=block_s,
-                         tx_buffer_bytes=tx_buffer_bytes, seed=seed, load_switch=load_switch)
+                         seed=seed, load_switch=load_switch)
+        self.tx_limit = int(tx_buffer_s * 100_000) * 2
         self.board_id = f"{BOARD_ID_BASE + seed:012X}"
         self.commands: list[str] = []
         self.dropped_samples = 0
@@ -278,7 +274,7 @@ class Lpm01aEmulator(PtyEmulator):
         if self.trigsrc == "d7":
             self.waiting_d7 = True
             return b""
-        self._open_stream(self.clock())
+        self._open_stream(time.monotonic_ns())
         return b""
 
     def _open_stream(self, t0_ns: int) -> None:
@@ -300,7 +296,7 @@ class Lpm01aEmulator(PtyEmulator):
         return tail + EOL + f"{PROMPT}{COMPLETED}".encode("ascii") + EOL
 
     def _render(self) -> None:
-        now_ns = self.clock() - self.latency_ns
+        now_ns = time.monotonic_ns() - self.latency_ns
         end_k = (now_ns - self._t0_ns) // self.period_ns
         limit = round(self.acqtime_s * self.rate_hz) if self.acqtime_s else None
         if limit is not None:
@@ -326,7 +322,7 @@ class Lpm01aEmulator(PtyEmulator):
                 self._events += 1
                 edge = "ris" if level[at] else "fal"
                 marks.append((int(at), text_message(f"event {self._events} {edge}", self.fmt)))
-        load = min(99, 100 * self._tx_held // max(self.tx_limit, 1))
+        load = min(99, 100 * len(self._tx) // max(self.tx_limit, 1))
         for at in np.flatnonzero(k % self.rate_hz == 0):  # a timestamp each second
             ms = int(k[at]) * 1000 // self.rate_hz
             marks.append((int(at), timestamp_message(ms, load, self.fmt)))
@@ -341,9 +337,12 @@ class Lpm01aEmulator(PtyEmulator):
         self._next_k += n
         self._rendered_ns = int(t_ns[-1])
         self._trim_edges()
-        if not self._queue_block(b"".join(parts)):
+        data = b"".join(parts)
+        if len(self._tx) + len(data) > self.tx_limit:
             self.dropped_samples += n
             log.warning("Power Shield emulator: host is not reading; %d samples dropped", n)
+            return
+        self._tx += data
 
 
 _COMMANDS: dict[str, Callable[[Lpm01aEmulator, list[str]], str | None]] = {
@@ -370,14 +369,13 @@ def main(argv: list[str], announce: Callable[[str], None]) -> int:
     parser = pty_emulator_parser(
         "energyrig.instruments.lpm01a.emulator",
         "Emulated STM32 Power Shield (X-NUCLEO-LPM01A) on a pty, driven by a power model and "
-        "the virtual trigger wire on D7. Prints the pty path on the first line of stdout.",
-        TX_BUFFER_BYTES)
+        "the virtual trigger wire on D7. Prints the pty path on the first line of stdout.")
     args, model = parse_emulator_args(parser, argv)
     with Lpm01aEmulator(model, wire=args.wire, truth=args.truth, latency_s=args.latency_s,
-                        block_s=args.block_s, tx_buffer_bytes=args.tx_buffer_bytes,
-                        seed=args.seed, load_switch=args.load_switch) as emu:
+                        block_s=args.block_s, tx_buffer_s=args.tx_buffer_s, seed=args.seed,
+                        load_switch=args.load_switch) as emu:
         serve_until_stopped(emu.port, announce)
     return 0
 
 
-__all__ = ["BOARD_ID_BASE", "TX_BUFFER_BYTES", "VERSION", "Lpm01aEmulator", "main"]
+__all__ = ["BOARD_ID_BASE", "VERSION", "Lpm01aEmulator", "main"]

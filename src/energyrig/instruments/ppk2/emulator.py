@@ -21,12 +21,10 @@ recovers the model current to within ADC quantisation. Logic bit D0 is the trigg
 The true energy of every window goes to the truth log (:mod:`energyrig.instruments.sim.truth`).
 
 Like the real device, the emulator never blocks on a slow host: words wait in a bounded
-transmit buffer (``tx_buffer_bytes``: :data:`TX_BUFFER_BYTES`, 0.5 s of words) and a block
-that does not fit while the host leaves it unread is dropped, which the host sees as a counter
-gap; the emulator's own stalls are never charged to the host
-(:meth:`~energyrig.instruments.sim.pty.PtyEmulator._queue_block`). Faults of the model
-(drops, corrupted bytes, disconnect, a loss of ``loss_s`` at once) are applied to the byte
-stream here, the offset per range and gain error per range (``range_offset_a``, ``range_gain_error``: :func:`range_faults`) by
+transmit buffer (``tx_buffer_s``) and a block that does not fit is dropped, which the host
+sees as a counter gap. Faults of the model (drops, corrupted bytes, disconnect, a loss of
+``loss_s`` at once) are applied to the byte stream here, the offset per range
+and gain error per range (``range_offset_a``, ``range_gain_error``: :func:`range_faults`) by
 the range each sample is measured in; offset, gain and skew in the
 model's ``measured_current``.
 
@@ -89,9 +87,6 @@ DEFAULT_CALIBRATION = Ppk2Calibration(
 #: The emulated unit's serial number is this plus its seed (``[sim] seed``), so benches of
 #: different seeds are different instruments to the calibration store.
 SERIAL_BASE = 0xEA000000
-#: The emulated unit's transmit buffer, bytes (0.5 s of 4-byte words at 100 kS/s; the real
-#: unit's is not documented in the sources at hand).
-TX_BUFFER_BYTES = SAMPLE_RATE_HZ // 2 * WORD_BYTES
 
 
 @dataclass
@@ -128,9 +123,8 @@ class Ppk2Emulator(PtyEmulator):
         How far the stream lags real time, s.
     block_s:
         Interval between transmitted blocks, s.
-    tx_buffer_bytes:
-        Transmit buffer, bytes; a block that does not fit while the host leaves it unread is
-        dropped.
+    tx_buffer_s:
+        Transmit buffer, in seconds of samples; a block that does not fit is dropped.
     metadata_split_s:
         If > 0, the metadata is sent in two halves this many seconds apart (as a loaded USB
         link delivers it), which ``ppk2-api`` mishandles.
@@ -142,12 +136,13 @@ class Ppk2Emulator(PtyEmulator):
     def __init__(self, model: PowerModel, *, wire: str | os.PathLike[str] | None = None,
                  truth: str | os.PathLike[str] | None = None,
                  calibration: Ppk2Calibration = DEFAULT_CALIBRATION, latency_s: float = 0.05,
-                 block_s: float = 0.005, tx_buffer_bytes: int = TX_BUFFER_BYTES,
+                 block_s: float = 0.005, tx_buffer_s: float = 0.5,
                  metadata_split_s: float = 0.0, seed: int = 0,
                  load_switch: str | os.PathLike[str] | None = None) -> None:
         super().__init__(model, wire=wire, truth=truth, latency_s=latency_s, block_s=block_s,
-                         tx_buffer_bytes=tx_buffer_bytes, seed=seed, load_switch=load_switch)
+                         seed=seed, load_switch=load_switch)
         self.calibration = calibration
+        self.tx_limit = int(tx_buffer_s * SAMPLE_RATE_HZ) * WORD_BYTES
         self.metadata_split_s = metadata_split_s
         self.serial = SERIAL_BASE + seed
         self.stats = EmulatorStats()
@@ -238,7 +233,7 @@ class Ppk2Emulator(PtyEmulator):
 
     def _start_stream(self) -> None:
         self.streaming = True
-        self._t0_ns = self.clock()
+        self._t0_ns = time.monotonic_ns()
         self._next_k = 0
         self._rendered_ns = self._t0_ns - SAMPLE_PERIOD_NS
         if self._truth is not None:
@@ -255,7 +250,7 @@ class Ppk2Emulator(PtyEmulator):
                 self._tx += data
         if self.streaming:
             disconnect = self.model.disconnect_after_s
-            if disconnect is not None and self.clock() - self._t0_ns > disconnect * 1e9:
+            if disconnect is not None and time.monotonic_ns() - self._t0_ns > disconnect * 1e9:
                 log.warning("PPK2 emulator: disconnecting %s (fault injection)", self.port)
                 self._close_pty()
                 return
@@ -265,7 +260,7 @@ class Ppk2Emulator(PtyEmulator):
     def _render(self) -> None:
         # The block's end is fixed before the load switch is read: a sample taken after a
         # switch returned sees it (energyrig.instruments.sim.switch).
-        end_k = (self.clock() - self.latency_ns - self._t0_ns) // SAMPLE_PERIOD_NS
+        end_k = (time.monotonic_ns() - self.latency_ns - self._t0_ns) // SAMPLE_PERIOD_NS
         n = int(end_k - self._next_k)
         if n <= 0:
             return
@@ -297,9 +292,11 @@ class Ppk2Emulator(PtyEmulator):
         data = words.tobytes()
         if self.model.corrupt_rate:
             data = self._corrupt(data)
-        if not self._queue_block(data):
+        if len(self._tx) + len(data) > self.tx_limit:
             self.stats.overflow_samples += n
             log.warning("PPK2 emulator: host is not reading; %d samples dropped", n)
+            return
+        self._tx += data
 
     def _corrupt(self, data: bytes) -> bytes:
         buf = np.frombuffer(data, dtype=np.uint8).copy()
@@ -314,18 +311,17 @@ def main(argv: list[str], announce: Callable[[str], None]) -> int:
     parser = pty_emulator_parser(
         "energyrig.instruments.ppk2.emulator",
         "Emulated PPK2 on a pty, driven by a power model and the virtual trigger wire. "
-        "Prints the pty path on the first line of stdout.", TX_BUFFER_BYTES)
+        "Prints the pty path on the first line of stdout.")
     parser.add_argument("--metadata-split-s", type=float, default=0.0,
                         help="send the metadata in two halves this far apart")
     args, model = parse_emulator_args(parser, argv)
     with Ppk2Emulator(model, wire=args.wire, truth=args.truth, latency_s=args.latency_s,
-                      block_s=args.block_s, tx_buffer_bytes=args.tx_buffer_bytes,
+                      block_s=args.block_s, tx_buffer_s=args.tx_buffer_s,
                       metadata_split_s=args.metadata_split_s, seed=args.seed,
                       load_switch=args.load_switch) as emu:
         serve_until_stopped(emu.port, announce)
     return 0
 
 
-__all__ = ["DEFAULT_CALIBRATION", "SERIAL_BASE", "TX_BUFFER_BYTES", "EmulatorStats",
-           "Ppk2Emulator", "main"]
+__all__ = ["DEFAULT_CALIBRATION", "SERIAL_BASE", "EmulatorStats", "Ppk2Emulator", "main"]
 

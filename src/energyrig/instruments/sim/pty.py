@@ -3,25 +3,10 @@
 It owns the pseudo-terminal a client opens as the instrument's serial port, the serving
 thread (what the host writes is handed to :meth:`PtyEmulator._received`, what waits in
 ``_tx`` is written when the pty takes it, and :meth:`PtyEmulator._tick` runs every
-``block_s``), the device's transmit buffer and the rule by which a block of the stream is
-lost (:meth:`PtyEmulator._queue_block`), the trigger wire and the edges injected by tests,
-merged in time order and fed to the truth log (:meth:`PtyEmulator._take_edges`), and the
-forgetting of edges no later sample needs; :func:`pty_emulator_parser` is their command line.
-A family's emulator adds its protocol and its rendering of samples.
-
-The transmit buffer holds ``tx_buffer_bytes`` bytes of the stream as sent, whatever its
-format and rate (as a device's memory does). A real device never stalls: it fills its buffer
-only while the host does not read. The emulator does stall (a loaded host deschedules its
-process, and its next tick renders the whole delay's samples at once); such a catch-up block,
-or the bytes the emulator had no chance to hand over, are not charged to the host. A block
-is charged only when the host has left unread what the pty held: the last hand-over found
-the pty full and the pty has taken nothing since. The host's reading pays the charge off; a
-charged block that would take the charge past the buffer is dropped, as the device drops it.
-Whether the host or the emulator is slow cannot be told apart once both read and write a
-little at each tick (the pty holds 15 KiB: a starved emulator hands over that much a
-wake-up), so the emulator forgives its own delay up to one more buffer only: a block that
-would leave more than twice the buffer unsent is dropped however it came, and the stream's
-lag and the emulator's memory stay bounded.
+``block_s``), the trigger wire and the edges injected by tests, merged in time order and fed
+to the truth log (:meth:`PtyEmulator._take_edges`), and the forgetting of edges no later
+sample needs; :func:`pty_emulator_parser` is their command line. A family's emulator adds its
+protocol and its rendering of samples.
 """
 from __future__ import annotations
 
@@ -33,7 +18,6 @@ import select
 import threading
 import time
 import tty
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -48,19 +32,17 @@ from energyrig.instruments.sim.wire import NO_EDGES, EdgeArray, TriggerWire
 log = logging.getLogger(__name__)
 
 
-def pty_emulator_parser(module: str, description: str,
-                        tx_buffer_bytes: int) -> argparse.ArgumentParser:
+def pty_emulator_parser(module: str, description: str) -> argparse.ArgumentParser:
     """The command line every emulator takes (:func:`~energyrig.instruments.sim.process.emulator_parser`)
     and the options of a :class:`PtyEmulator`'s stream: ``--latency-s``, ``--block-s``,
-    ``--tx-buffer-bytes`` (``tx_buffer_bytes``: the family's default, bytes)."""
+    ``--tx-buffer-s``."""
     parser = emulator_parser(module, description)
     parser.add_argument("--latency-s", type=float, default=0.05,
                         help="how far the stream lags real time (default: %(default)s)")
     parser.add_argument("--block-s", type=float, default=0.005,
                         help="interval between sent blocks (default: %(default)s)")
-    parser.add_argument("--tx-buffer-bytes", type=int, default=tx_buffer_bytes,
-                        help="transmit buffer in bytes of the stream as sent "
-                             "(default: %(default)s)")
+    parser.add_argument("--tx-buffer-s", type=float, default=0.5,
+                        help="transmit buffer in seconds of samples (default: %(default)s)")
     return parser
 
 
@@ -80,8 +62,6 @@ class PtyEmulator(OpenCloseBase):
         How far the stream lags real time, s.
     block_s:
         Interval between ticks (rendered and transmitted blocks), s.
-    tx_buffer_bytes:
-        The transmit buffer, bytes of the stream as sent (:meth:`_queue_block`).
     seed:
         Seed of the noise and fault random generator.
     load_switch:
@@ -91,17 +71,13 @@ class PtyEmulator(OpenCloseBase):
     ----------
     label:
         What the instrument is called in the thread's name and the log (``"PPK2 emulator"``).
-    clock:
-        The stream's clock, ns of CLOCK_MONOTONIC (the trigger wire's); a test replaces it to
-        stall the emulator (its next tick then renders the stall's samples at once).
     """
 
     label = "emulator"
 
     def __init__(self, model: PowerModel, *, wire: str | os.PathLike[str] | None,
                  truth: str | os.PathLike[str] | None, latency_s: float, block_s: float,
-                 tx_buffer_bytes: int, seed: int,
-                 load_switch: str | os.PathLike[str] | None) -> None:
+                 seed: int, load_switch: str | os.PathLike[str] | None) -> None:
         self.model = model
         self.switch = LoadSwitch(None if load_switch is None else Path(load_switch))
         self.latency_ns = int(latency_s * 1e9)
@@ -115,12 +91,7 @@ class PtyEmulator(OpenCloseBase):
         self._thread: threading.Thread | None = None
         self._master = self._slave = -1
         self.port = ""
-        self.clock: Callable[[], int] = time.monotonic_ns
-        self.tx_limit = tx_buffer_bytes
         self._tx = bytearray()
-        self._tx_held = 0         # bytes of _tx charged to the host (the buffer's load)
-        self._host_full = False   # the last hand-over left bytes the pty would not take
-        self._host_took = False   # the pty took bytes since the last block of the stream
         self._edges: EdgeArray = NO_EDGES
         self._rendered_ns = 0
 
@@ -204,40 +175,13 @@ class PtyEmulator(OpenCloseBase):
         self._received(data)
 
     def _transmit(self) -> None:
-        """Hand the pty what it takes of ``_tx``; what the host reads pays its charge off."""
         if not self._tx or self._master < 0:
             return
         try:
             sent = os.write(self._master, self._tx)
         except BlockingIOError:
-            sent = 0
+            return
         del self._tx[:sent]
-        self._tx_held = min(max(0, self._tx_held - sent), len(self._tx))
-        self._host_took |= sent > 0
-        self._host_full = bool(self._tx)
-
-    # -- the transmit buffer ---------------------------------------------------------------
-    def _queue_block(self, data: bytes) -> bool:
-        """Queue a block of the stream for the host, or drop it as the device drops a block
-        its full transmit buffer cannot take; whether it was queued.
-
-        The block is charged to the host only if the host has left unread what the pty held:
-        the last hand-over found the pty full and it has taken nothing since. A charged block
-        that would take the charge past ``tx_limit`` bytes is dropped. A block the host is not
-        behind on is queued: a catch-up block after the emulator's own stall, or bytes the
-        emulator had no chance to hand over, are the emulator's delay, not the host's (a real
-        device does not stall); up to ``2 * tx_limit`` bytes unsent, beyond which any block is
-        dropped (the lag and the memory stay bounded)."""
-        self._transmit()
-        behind = bool(self._tx) and self._host_full and not self._host_took
-        queued = (len(self._tx) + len(data) <= 2 * self.tx_limit
-                  and (not behind or self._tx_held + len(data) <= self.tx_limit))
-        if queued:
-            self._tx += data
-            self._tx_held += len(data) if behind else 0
-            self._transmit()
-        self._host_took = False
-        return queued
 
     # -- edges -----------------------------------------------------------------------------
     def _take_edges(self, streaming: bool, supply_v: float, powered: bool

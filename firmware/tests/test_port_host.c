@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <mbedtls/version.h>
@@ -118,37 +117,6 @@ static void test_wire_family(void)
 	er_port_host_watch_op(NULL);
 }
 
-/*
- * A batch's time starts at its rising edge: a process taken off its core after the edge
- * (here: a 5 ms sleep) is inside the window the instrument sees, and so in the firmware's
- * time of the batch (found under load: windows 15 % longer than their batch's time).
- */
-static void test_batch_time_starts_at_the_rising_edge(void)
-{
-	const struct timespec preempted = {.tv_nsec = 5000000L};
-	struct er_port_stamp_s s0;
-	struct er_port_stamp_s s1;
-	uint64_t cycles;
-	uint64_t elapsed_ns;
-	uint8_t rise[16];
-	uint8_t fall[16];
-
-	er_port_trigger(1, 0);
-	nanosleep(&preempted, NULL);
-	er_port_stamp(&s0);
-	er_port_stamp(&s1);
-	er_port_trigger(0, 0);
-	er_port_span(&s0, &s1, &cycles, &elapsed_ns);
-	ER_CHECK_INT(recv(wire_rx, rise, sizeof(rise), MSG_DONTWAIT), 16);
-	ER_CHECK_INT(recv(wire_rx, fall, sizeof(fall), MSG_DONTWAIT), 16);
-	ER_CHECK(elapsed_ns >= 5000000u);
-	ER_CHECK(elapsed_ns <= le(fall, 8) - le(rise, 8));
-	ER_CHECK(cycles == elapsed_ns);
-	/* the next stamp (no edge before it) is the clock again */
-	er_port_stamp(&s0);
-	ER_CHECK(s0.time > le(fall, 8));
-}
-
 /* A reader that does not keep up: edges are dropped and counted, never waited for. */
 static void test_wire_never_blocks(void)
 {
@@ -247,7 +215,6 @@ int main(void)
 	ER_RUN(test_info);
 	ER_RUN(test_wire_records);
 	ER_RUN(test_wire_family);
-	ER_RUN(test_batch_time_starts_at_the_rising_edge);
 	ER_RUN(test_wire_never_blocks);
 	ER_RUN(test_stack_high_water);
 	ER_RUN(test_write_and_idle);

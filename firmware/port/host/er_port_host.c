@@ -68,8 +68,6 @@ static uint32_t wire_seq;
 static uint32_t wire_drops;
 static const struct er_op_s *const *wire_op; /* the session's prepared-op slot, or NULL */
 static int wire_in_batch;                     /* inside er_port_run_measured() */
-static uint64_t rise_ns;                      /* the open window's rising edge, as sent */
-static int rise_unstamped;                    /* 1 from a rising edge to the stamp after it */
 
 /* The CPU's nominal clock in Hz from cpufreq or /proc/cpuinfo; 0 when neither says. */
 static uint32_t read_cpu_hz(void)
@@ -164,18 +162,11 @@ static uint16_t wire_family(void)
 	return op != NULL ? er_family_id(op->family) : 0;
 }
 
-/*
- * One clock, CLOCK_MONOTONIC in ns, behind both counters: one reading per stamp. The first
- * stamp after a rising edge is the edge's time: a process taken off its core in the wait
- * for the edge returns late, and that time is inside the window the instrument sees, as a
- * preemption during the ops is, so it is in the batch's own time too (the window and the
- * firmware's time then agree, whatever the host's load).
- */
+/* One clock, CLOCK_MONOTONIC in ns, behind both counters: one reading per stamp. */
 void er_port_stamp(struct er_port_stamp_s *stamp)
 {
-	stamp->time = rise_unstamped ? rise_ns : er_port_time_ns();
+	stamp->time = er_port_time_ns();
 	stamp->cycles = stamp->time;
-	rise_unstamped = 0;
 }
 
 void er_port_span(const struct er_port_stamp_s *from, const struct er_port_stamp_s *to,
@@ -209,8 +200,7 @@ static void wire_send(uint64_t t_ns, int high, int accel, uint16_t family)
 
 /*
  * The family is looked up before the edge's time is taken: outside the window. A rising
- * edge is stamped ER_HOST_RISE_LEAD_NS ahead and waited for (er_port_host.h); the first
- * stamp after it reads the edge's time (er_port_stamp).
+ * edge is stamped ER_HOST_RISE_LEAD_NS ahead and waited for (er_port_host.h).
  */
 void er_port_trigger(int high, int accel)
 {
@@ -219,8 +209,6 @@ void er_port_trigger(int high, int accel)
 		uint64_t t_ns = er_port_time_ns() + (high ? ER_HOST_RISE_LEAD_NS : 0u);
 
 		wire_send(t_ns, high, accel, family);
-		rise_ns = t_ns;
-		rise_unstamped = high;
 		while (high && er_port_time_ns() < t_ns) {
 		}
 	}

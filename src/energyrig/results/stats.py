@@ -198,7 +198,7 @@ def select(df: pd.DataFrame, selector: Selector) -> pd.DataFrame:
     return df.loc[mask]
 
 
-def _selected(selector: Selector) -> list[str]:
+def selector_columns(selector: Selector) -> list[str]:
     """The columns ``selector`` (:func:`select`) reads."""
     return ["op"] if isinstance(selector, str) else list(selector)
 
@@ -289,7 +289,7 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
 
     on = list(on)
     # only the columns compared on, the response and the selectors' (not every row's copy)
-    df = df[[c for c in dict.fromkeys([*on, response, *_selected(a), *_selected(b)])
+    df = df[[c for c in dict.fromkeys([*on, response, *selector_columns(a), *selector_columns(b)])
              if c in df.columns]]
     means = [select(df, s).groupby(on, dropna=False)[response].mean() for s in (a, b)]
     pairs = pd.concat(means, axis=1, keys=["a", "b"], join="inner").dropna()

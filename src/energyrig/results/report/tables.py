@@ -34,6 +34,7 @@ from energyrig.results.stats import (
     paired_comparison,
     payload_regression,
     select,
+    selector_columns,
     summarise_per_op,
 )
 from energyrig.results.store.read import Run
@@ -287,7 +288,8 @@ def comparisons(points: pd.DataFrame, pairs: Sequence[Pair]) -> tuple[pd.DataFra
     """
     rows, notes = [], []
     # the columns a side is read for: its selectors', the conditions' and the family's
-    named = {c for pair in pairs for side in pair for c in side} | {*PAIRED_ON, "op", "family"}
+    named = {c for pair in pairs for side in pair for c in selector_columns(side)} | {
+        *PAIRED_ON, "op", "family"}
     keys = points[[c for c in points.columns if c in named]]
     for a, b in pairs:
         sides = [select(keys, s) for s in (a, b)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from support.paths import ROOT
 
 import json
+import os
 import shutil
 import subprocess
 from importlib.metadata import version
@@ -42,6 +43,45 @@ def test_a_program_is_recorded_with_its_version_and_debian_package() -> None:
 def test_a_program_not_installed_is_recorded_as_such() -> None:
     assert versions.program_version("no-such-program-energyrig") == {
         "path": None, "version": None, "debian": None}
+
+
+def test_a_program_is_asked_its_version_again_only_once_replaced(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    program = tmp_path / "prog"
+
+    def install(printed: str) -> None:  # as dpkg does: a new file renamed over the old
+        new = tmp_path / "prog.new"
+        new.write_text(f"#!/bin/sh\necho '{printed}'\n")
+        new.chmod(0o755)
+        os.replace(new, program)
+
+    asked: list[str] = []
+    run = versions._run
+    monkeypatch.setattr(versions, "_run", lambda argv, **kw: asked.append(argv[0]) or run(argv, **kw))
+    install("prog 1.0")
+    assert versions.program_version(str(program))["version"] == "prog 1.0"
+    assert asked.count(str(program)) == 1
+    assert versions.program_version(str(program))["version"] == "prog 1.0"
+    assert asked.count(str(program)) == 1
+    install("prog 2.0.1")
+    assert versions.program_version(str(program))["version"] == "prog 2.0.1"
+    assert asked.count(str(program)) == 2
+
+
+def test_a_second_run_of_the_process_starts_no_child_to_record_its_versions(
+        tmp_path: Path, monkeypatch) -> None:
+    from energyrig.results import RunWriter
+    from energyrig.results.store.read import read_manifest
+
+    RunWriter.create(tmp_path / "one").close()
+    asked: list[list[str]] = []
+    monkeypatch.setattr(versions, "_run", lambda argv, **kw: asked.append(argv))
+    RunWriter.create(tmp_path / "two").close()
+    assert asked == []
+    one, two = (read_manifest(tmp_path / run) for run in ("one", "two"))
+    assert (one["software"], one["versions"]) == (two["software"], two["versions"])
+    if shutil.which("dpkg-query"):
+        assert two["versions"]["debian"]  # remembered, not lost
 
 
 def test_only_what_can_change_figures_is_a_change() -> None:

@@ -14,18 +14,24 @@ What is recorded:
 
 The firmware's build and toolchain are its ``hello`` reply, recorded in the manifest's
 ``firmware``.
+
+A run, a report and a lab's coordinator record versions again and again; each answer is
+remembered while what it reads is unchanged (:func:`_remembered`): a program's version and
+package until its file or the Debian package database is replaced (:func:`_stamp`), a
+kernel's id until its shared object is, the git revision for the process.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from importlib.machinery import EXTENSION_SUFFIXES
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import energyrig
 
@@ -43,28 +49,52 @@ PROGRAMS = ("sigrok-cli", "ser2net", "qemu-system-arm")
 VERSION_FLAGS = {"ser2net": "-v"}
 #: Debian packages (dpkg-query patterns) of the parts the rig runs beside Python.
 DEBIAN_PACKAGES = ("sigrok-cli", "ser2net", "libmbed*", "qemu-system*")
+#: Rewritten by dpkg at every install, upgrade and removal.
+DPKG_STATUS = Path("/var/lib/dpkg/status")
 _TIMEOUT_S = 10.0
 
+_T = TypeVar("_T")
+_answers: dict[Hashable, Any] = {}
 
-def _run(argv: list[str], *, check: bool = True) -> str | None:
+
+def _remembered(key: Hashable, ask: Callable[[], _T | None]) -> _T | None:
+    """``ask()``, remembered under ``key`` once it has answered (not None): a failed ask, a
+    timeout on a loaded host say, is asked again the next time."""
+    if key not in _answers:
+        answer = ask()
+        if answer is None:
+            return None
+        _answers[key] = answer
+    return _answers[key]
+
+
+def _stamp(path: str | Path) -> tuple[int, int, int] | None:
+    """What changes when ``path`` is replaced or rewritten: its inode, size and modification
+    time (ns); None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _run(argv: list[str], *, check: bool = True, cwd: Path | None = None) -> str | None:
     """A command's standard output, or None when it cannot run (or, with ``check``,
     fails)."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S,
-                             check=check)
+                             check=check, cwd=cwd)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout
 
 
 def git_revision() -> str | None:
-    """The git revision of the source tree energyrig runs from, or None outside git."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(energyrig.__file__).parent,
-                             capture_output=True, text=True, timeout=_TIMEOUT_S, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
+    """The git revision of the source tree energyrig runs from, or None outside git; asked
+    once per process (a later checkout does not change the code the process runs)."""
+    out = _remembered("git", lambda: _run(["git", "rev-parse", "HEAD"],
+                                          cwd=Path(energyrig.__file__).parent))
+    return (out or "").strip() or None
 
 
 def software() -> dict[str, Any]:
@@ -93,7 +123,8 @@ def kernel_builds() -> dict[str, str]:
         for path in sorted(root.rglob(f"_*{suffix}")):
             module = ".".join(("energyrig", *path.relative_to(root).parent.parts,
                                path.name[:-len(suffix)]))
-            builds[module] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+            builds[module] = _remembered(("kernel", path, _stamp(path)), lambda p=path: (
+                "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest()))
     return builds
 
 
@@ -103,20 +134,24 @@ def program_version(program: str) -> dict[str, str | None]:
     path = shutil.which(program)
     if path is None:
         return {"path": None, "version": None, "debian": None}
-    name = Path(path).name
-    flag = VERSION_FLAGS.get(name, "--version")
-    printed = (_run([path, flag]) or "").strip().splitlines()
-    owner = _run(["dpkg-query", "-S", str(Path(path).resolve())])
+    resolved = str(Path(path).resolve())
+    printed = _remembered(("version", path, _stamp(resolved)), lambda: _run(
+        [path, VERSION_FLAGS.get(Path(path).name, "--version")]))
+    owner = _remembered(("owner", resolved, _stamp(DPKG_STATUS)),
+                        lambda: _run(["dpkg-query", "-S", resolved]))
     package = owner.split(":", 1)[0] if owner else None
     debian = debian_packages([package]) if package else {}
-    return {"path": path, "version": printed[0] if printed else None,
+    lines = (printed or "").strip().splitlines()
+    return {"path": path, "version": lines[0] if lines else None,
             "debian": next((f"{k}={v}" for k, v in debian.items()), None)}
 
 
 def debian_packages(patterns: Iterable[str] = DEBIAN_PACKAGES) -> dict[str, str]:
     """Installed Debian packages matching ``patterns``, name → version (none off Debian)."""
-    out = _run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\n",
-                *patterns], check=False) if patterns else None  # exit 1: one matched none
+    patterns = tuple(patterns)
+    out = _remembered(("debian", patterns, _stamp(DPKG_STATUS)), lambda: _run(
+        ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\n",
+         *patterns], check=False)) if patterns else None  # exit 1: one matched none
     found = {}
     for line in (out or "").splitlines():
         status, name, ver = (line.split("\t") + ["", ""])[:3]

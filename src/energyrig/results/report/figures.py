@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib import colormaps, rc_context
+from matplotlib import colormaps, rc_context, rcParams
 from matplotlib.colors import hsv_to_rgb, to_hex
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -555,11 +555,18 @@ def _save(drawing: Drawn, out_dir: Path, name: str) -> str:
     ``<name>.json`` (:meth:`Drawing.data`) and the numbers of its points as ``<name>.csv``
     (:func:`drawn_points`), so that a figure can be checked and drawn again from the files
     beside it alone; the PNG's name."""
+    # Laid out and its tight box found once, at the PNG's resolution, then drawn once per
+    # format as it stands (bbox_inches="tight" would lay out and draw it twice per format).
+    fig = drawing.figure
+    fig.set_dpi(DPI)
+    fig.draw_without_rendering()
+    box = fig.get_tightbbox().padded(rcParams["savefig.pad_inches"])
+    fig.set_layout_engine(None)
     # no date and no random ids in the SVG: the same figure drawn again is the same file
     with rc_context({"svg.hashsalt": name}):
         for fmt in FORMATS:
-            drawing.figure.savefig(out_dir / f"{name}.{fmt}", dpi=DPI, bbox_inches="tight",
-                                   metadata={"Date": None} if fmt == "svg" else None)
+            fig.savefig(out_dir / f"{name}.{fmt}", dpi=DPI, bbox_inches=box,
+                        metadata={"Date": None} if fmt == "svg" else None)
     data = drawing.data()
     (out_dir / f"{name}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     drawn_points(data).to_csv(out_dir / f"{name}.csv", index=False)

@@ -33,10 +33,11 @@ run: deps firmware-host firmware-qemu
 
 # Every test, on TEST_WORKERS processes (pytest-xdist), each test file on one of them: the slow
 # tier's benches wait on real-time emulators and QEMU more than they compute, and two benches
-# share no path, port or pty (docs/performance.md, "The test suite's time").
-TEST_WORKERS := 2
+# share no path, port or pty (docs/performance.md, "The test suite's time"). The C tests on
+# two processes: their two valgrind runs take most of their time.
+TEST_WORKERS := 3
 test: deps firmware-host firmware-qemu
-	ctest --test-dir $(HOST_BUILD) --output-on-failure
+	ctest --test-dir $(HOST_BUILD) --output-on-failure -j 2
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile
 
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow

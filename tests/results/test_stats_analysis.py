@@ -197,6 +197,27 @@ def test_payload_regression_recovers_a_known_line_like_statsmodels() -> None:
         assert fit["slope_significant"] and fit["n"] == 20
 
 
+def test_payload_regression_gives_the_bits_of_statsmodels_ols() -> None:
+    """The line is statsmodels' OLS arithmetic without statsmodels (stats._ols_line): every
+    figure of a row equal to the last bit to what ``sm.OLS(...).fit()`` gives."""
+    import statsmodels.api as sm
+    rng = np.random.default_rng(7)
+    for sizes in (np.repeat([64.0, 256.0, 1024.0, 4096.0], 3), np.array([16.0, 16.0, 32.0]),
+                  rng.uniform(1.0, 1e5, 40)):
+        y = 3e-6 + 4e-9 * sizes + rng.normal(0, 2e-7, sizes.size)
+        row = payload_regression(pd.DataFrame({"op": "aes", "payload_bytes": sizes, "t": y}),
+                                 "t", by=("op",), confidence=0.9).iloc[0]
+        ref = sm.OLS(y, sm.add_constant(sizes)).fit()
+        ci, cov = ref.conf_int(alpha=0.1), ref.cov_params()
+        for i, name in enumerate(("intercept", "slope")):
+            assert row[name] == ref.params[i]
+            assert (row[f"{name}_ci_low"], row[f"{name}_ci_high"]) == (ci[i, 0], ci[i, 1])
+            assert row[f"{name}_p"] == ref.pvalues[i]
+        assert row["r2"] == ref.rsquared and row["df_resid"] == ref.df_resid
+        assert (row["var_intercept"], row["var_slope"], row["cov_intercept_slope"]) == \
+            (cov[0, 0], cov[1, 1], cov[0, 1])
+
+
 def test_an_interval_containing_zero_is_not_significant() -> None:
     rng = np.random.default_rng(0)
     x = np.repeat([16.0, 64.0, 256.0, 1024.0], 5)

@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("--csv writes the tables of the HTML report; give it "
                                      "without --format or with --format html",
                                      param_hint="'--csv'")
-        # pandas, statsmodels and matplotlib load only when a report is written
+        # pandas, scipy and matplotlib load only when a report is written
         from energyrig.results.report import write_report
         from energyrig.results.report.across import write_across
         from energyrig.results.store.read import read_manifest

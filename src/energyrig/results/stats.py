@@ -7,7 +7,7 @@ and the 2^k factorial allocation of variation.
 Every function takes plain pandas/numpy data (the tables of :mod:`energyrig.results.store`
 or anything with the same columns) and returns a dataclass or a DataFrame; the report and
 the CLI are built on top. Intervals are two-sided at ``confidence`` (0.95 by default) and
-come from scipy/statsmodels.
+come from scipy's t distribution (a line's from statsmodels' arithmetic, :func:`_ols_line`).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import numpy.typing as npt
 from energyrig.domain import in_estimate
 from energyrig.results.student import t_quantile
 
-if TYPE_CHECKING:  # pandas and scipy.stats where a function needs them: `rig analyze` does not
+if TYPE_CHECKING:  # pandas and scipy.special where a function needs them: `rig analyze` does not
     import pandas as pd
 
 log = logging.getLogger(__name__)
@@ -285,7 +285,7 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
         Fewer than two matched conditions, or a non-positive response.
     """
     import pandas as pd
-    from scipy import stats
+    from scipy import special  # scipy.stats.t.sf's own function, not scipy.stats (0.5 s CPU)
 
     on = list(on)
     # only the columns compared on, the response and the selectors' (not every row's copy)
@@ -313,7 +313,7 @@ def paired_comparison(df: pd.DataFrame, a: Selector, b: Selector, *, on: Sequenc
         lower = la
         gain, g_lo, g_hi = (100.0 * (1.0 - r) for r in (ratio, ratio_hi, ratio_lo))
     se = log_ratio.std / np.sqrt(len(logs))  # the t test of the mean log ratio against 0
-    p_value = (float(2.0 * stats.t.sf(abs(log_ratio.mean) / se, len(logs) - 1)) if se > 0
+    p_value = (float(2.0 * special.stdtr(len(logs) - 1, -(abs(log_ratio.mean) / se))) if se > 0
                else float(log_ratio.mean == 0.0))
     return PairedComparison(
         a=la, b=lb, response=response, n_pairs=len(pairs),
@@ -409,9 +409,52 @@ def line_band(fit: Mapping[str, Any], x: npt.ArrayLike, confidence: float = 0.95
     return y, y - half, y + half
 
 
+def _ols_line(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
+              confidence: float) -> dict[str, float | bool]:
+    """The line ``y = intercept + slope * x`` by ordinary least squares: the columns of a
+    :func:`payload_regression` row after ``n``.
+
+    The same arithmetic, step for step, as ``statsmodels.api.OLS(y, add_constant(x)).fit()``
+    (its default ``pinv`` method: the pseudo-inverse from the SVD, singular values below
+    1e-15 of the largest dropped; the covariance ``scale · pinv pinvᵀ``, ``scale`` the sum
+    of squared residuals over ``n − rank``) and its ``conf_int``, ``pvalues`` and
+    ``rsquared``, each from the same ``scipy.special`` function ``scipy.stats.t`` calls:
+    the same bits, without importing statsmodels and scipy.stats (about 1.5 s of CPU, most
+    of the report's tables; ``tests/results/test_stats_analysis.py`` holds the two equal).
+    """
+    from scipy import special  # the t distribution's functions alone
+
+    design = np.column_stack([np.ones(x.shape[0]), x])
+    u, s, vt = np.linalg.svd(design, False)
+    kept = s > 1e-15 * np.maximum.reduce(s)
+    inverse_s = np.where(kept, 1.0 / np.where(kept, s, 1.0), 0.0)
+    pinv = np.dot(np.transpose(vt), np.multiply(inverse_s[:, np.newaxis], np.transpose(u)))
+    params = np.dot(pinv, y)
+    df_resid = float(x.shape[0]) - np.linalg.matrix_rank(np.diag(s))
+    resid = y - np.dot(design, params)
+    ssr = np.dot(resid, resid)
+    cov = np.dot(pinv, np.transpose(pinv)) * (ssr / df_resid)
+    bse = np.sqrt(np.diag(cov))
+    p_values = special.stdtr(df_resid, -np.abs(params / bse)) * 2
+    q = special.stdtrit(df_resid, 1 - (1.0 - confidence) / 2)
+    low, high = params - q * bse, params + q * bse
+    row: dict[str, float | bool] = {}
+    for i, name in enumerate(("intercept", "slope")):
+        row[name] = float(params[i])
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = float(low[i]), float(high[i])
+        row[f"{name}_p"] = float(p_values[i])
+        row[f"{name}_significant"] = not (low[i] <= 0.0 <= high[i])
+    centered = y - y.mean()
+    row["r2"] = float(1 - ssr / np.dot(centered, centered))
+    row["var_intercept"], row["var_slope"] = float(cov[0, 0]), float(cov[1, 1])
+    row["cov_intercept_slope"], row["df_resid"] = float(cov[0, 1]), float(df_resid)
+    return row
+
+
 def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_bytes",
                        by: Sequence[str] = CONFIG, confidence: float = 0.95) -> pd.DataFrame:
-    """Least-squares line of ``response`` against ``x`` for each group (statsmodels OLS).
+    """Least-squares line of ``response`` against ``x`` for each group (:func:`_ols_line`:
+    statsmodels' OLS, without importing it).
 
     Parameters
     ----------
@@ -438,8 +481,6 @@ def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_byt
         line's confidence band needs (:data:`BAND_COLUMNS`, :func:`line_band`).
     """
     import pandas as pd
-    import statsmodels.api as sm  # statsmodels only where a line is fitted (the store
-                                  # imports this module for its summaries)
 
     by = [c for c in by if c in df.columns]
     rows: list[dict[str, Any]] = []
@@ -448,19 +489,9 @@ def payload_regression(df: pd.DataFrame, response: str, *, x: str = "payload_byt
         xs = group[x].to_numpy(dtype=np.float64)
         if len(group) < 3 or np.unique(xs).size < 2:
             continue
-        fit = sm.OLS(group[response].to_numpy(dtype=np.float64), sm.add_constant(xs)).fit()
-        ci = fit.conf_int(alpha=1.0 - confidence)
         row = dict(zip(by, keys if isinstance(keys, tuple) else (keys,), strict=True))
         row["n"] = len(group)
-        for i, name in enumerate(("intercept", "slope")):
-            row[name] = float(fit.params[i])
-            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = float(ci[i, 0]), float(ci[i, 1])
-            row[f"{name}_p"] = float(fit.pvalues[i])
-            row[f"{name}_significant"] = not (ci[i, 0] <= 0.0 <= ci[i, 1])
-        row["r2"] = float(fit.rsquared)
-        cov = np.asarray(fit.cov_params(), dtype=np.float64)
-        row["var_intercept"], row["var_slope"] = float(cov[0, 0]), float(cov[1, 1])
-        row["cov_intercept_slope"], row["df_resid"] = float(cov[0, 1]), float(fit.df_resid)
+        row.update(_ols_line(xs, group[response].to_numpy(dtype=np.float64), confidence))
         rows.append(row)
     columns = [*by, "n", "slope", "slope_ci_low", "slope_ci_high", "slope_p",
                "slope_significant", "intercept", "intercept_ci_low", "intercept_ci_high",

@@ -22,6 +22,7 @@ from energyrig.results.report import write_report
 from energyrig.results.report.page import Images, page_html
 from energyrig.results.report.sections import report_tables
 from energyrig.results.report.tables import (
+    ReportTables,
     auto_comparisons,
     comparisons,
     design_factors,
@@ -31,6 +32,7 @@ from energyrig.results.report.tables import (
 )
 from energyrig.results.stats import describe
 from energyrig.results.store.layout import POINT_SCHEMA, RunError
+from energyrig.results.store.read import Run
 from energyrig.rig.flags import FLAGS
 from energyrig.rig.plan import Plan
 from energyrig.units import column_prefix, format_gum
@@ -42,6 +44,13 @@ pytestmark = pytest.mark.usefixtures("figures_drawn_once")
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_run(tmp_path_factory.mktemp("runs") / "full")
+
+
+@pytest.fixture(scope="module")
+def full_tables(full_run: Path) -> tuple[Run, ReportTables]:
+    """The full run and its report's tables, computed once for the tests that only read them."""
+    run = load(full_run)
+    return run, report_tables(run, FLAGS)
 
 
 #: A run of one board, a symmetric and a hash op at one size, two windows a point (and, as every
@@ -79,8 +88,8 @@ def _cost(op: str, key_bits: int | None = None, curve: str | None = None) -> flo
                 ).fixed_cycles
 
 
-def test_tables_are_dataframes_of_si_values(full_run: Path) -> None:
-    tables = report_tables(load(full_run), FLAGS)
+def test_tables_are_dataframes_of_si_values(full_tables: tuple[Run, ReportTables]) -> None:
+    _, tables = full_tables
     assert tables.families == ["symmetric", "hash", "public-key"]
     assert set(tables.ok["status"]) == {"ok"} and len(tables.points) > len(tables.ok)
     aes = tables.summary[(tables.summary["op"] == "aes-ecb-encrypt")
@@ -114,10 +123,9 @@ assert "<img" not in page and ">Paired comparisons<" in page and ">hash<" in pag
     assert done.returncode == 0, done.stderr
 
 
-def test_the_page_shows_the_images_it_is_given(full_run: Path) -> None:
-    run = load(full_run)
-    page = page_html(run, report_tables(run, FLAGS), Images(energy_time={"hash": "e.png"},
-                                                     payload={"hash": "p.png"}))
+def test_the_page_shows_the_images_it_is_given(full_tables: tuple[Run, ReportTables]) -> None:
+    page = page_html(*full_tables, Images(energy_time={"hash": "e.png"},
+                                          payload={"hash": "p.png"}))
     assert re.findall(r"<img src='([^']+)'", page) == ["e.png", "p.png"]
 
 

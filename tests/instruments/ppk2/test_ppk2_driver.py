@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import serial
 from ppk2_api.ppk2_api import PPK2_API
 
-from energyrig.errors import InstrumentError, NoTriggerWindow
+from energyrig.errors import DutError, InstrumentError, NoTriggerWindow
 from energyrig.instruments.base import Acquisition, InstrumentInfo, Limits, RecordedCapture
 from energyrig.instruments.ppk2.decode import encode_words
 from energyrig.instruments.ppk2.config import Ppk2Config
@@ -87,6 +88,26 @@ def test_start_and_stop_send_the_exact_commands_and_read_split_metadata() -> Non
     assert port.writes == [b"\x07", b"\x19", b"\x11\x02", b"\x0d\x0c\xe4", b"\x0c\x01", b"\x06",
                            b"\x07", b"\x0c\x00"]
     assert port.closed
+
+
+def test_a_link_lost_before_the_reader_saw_it_closes_as_one_it_saw(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # A bench host killed: the stop's write fails before the reader has read the loss
+    # (whichever comes first is a race); the bench closes either way, and an error in
+    # flight is not replaced by the stop's.
+    end = METADATA.index(b"END")
+    port = FakePort([METADATA[:end + 1], METADATA[end + 1:]])
+    ppk = Ppk2(config=Ppk2Config(mode="source", supply_v=3.3), transport=port)
+
+    def lost(data: bytes) -> int:
+        raise serial.SerialException("connection failed (socket error): [Errno 32] Broken pipe")
+
+    with pytest.raises(DutError, match="in flight"):
+        with ppk:
+            port.write = lost  # type: ignore[method-assign]
+            raise DutError("in flight")
+    assert port.closed
+    assert "not stopped" in caplog.text and "Broken pipe" in caplog.text
 
 
 def test_metadata_the_emulator_splits_over_300_ms_arrives_whole() -> None:

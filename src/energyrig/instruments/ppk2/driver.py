@@ -210,9 +210,12 @@ class Ppk2(SerialStream):
                 self._reader.join()
                 self._reader = None
             if self._error is None:
-                self._command(Command.AVERAGE_STOP)
-                if self.config.dut_power:
-                    self.set_dut_power(False)
+                try:
+                    self._command(Command.AVERAGE_STOP)
+                    if self.config.dut_power:
+                        self.set_dut_power(False)
+                except InstrumentError as exc:  # the link lost before the reader saw it
+                    log.warning("%s not stopped: %s", self.source, exc)
         finally:
             self._ser.close()
             self._ser = None

@@ -57,7 +57,8 @@ def test_a_program_is_asked_its_version_again_only_once_replaced(tmp_path: Path,
 
     asked: list[str] = []
     run = versions._run
-    monkeypatch.setattr(versions, "_run", lambda argv, **kw: asked.append(argv[0]) or run(argv, **kw))
+    monkeypatch.setattr(versions, "_run",
+                        lambda argv, **kw: asked.append(argv[0]) or run(argv, **kw))
     install("prog 1.0")
     assert versions.program_version(str(program))["version"] == "prog 1.0"
     assert asked.count(str(program)) == 1

@@ -5,11 +5,14 @@ The driver opens ``_ser`` (a :class:`~energyrig.instruments.serialurl.Transport`
 ``_stop_reader`` and starts ``_reader`` on :meth:`SerialStream._read_loop`; it implements
 :meth:`SerialStream._feed`, which decodes the bytes read and stores the chunks. A failed read
 ends the stream: it is logged, the waiting ``collect`` wakes, and every later call says why.
+The driver's ``stop`` sends what ends the acquisition through :meth:`SerialStream._send_stop`,
+which skips it on a link known lost and does not raise on one lost before the reader saw it.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 import serial
 
@@ -56,6 +59,25 @@ class SerialStream(StreamAcquisition):
                     self._cond.notify_all()
                 return
             self._feed(data)
+
+    def _send_stop(self, send: Callable[[], object]) -> None:
+        """Call ``send`` (what a stop tells the instrument) unless the link is known lost.
+
+        A link lost before the reader read the loss (a bench host killed: which comes first
+        is a race) makes ``send`` fail. That is logged and kept as the stream's error, so the
+        stop's later sends are skipped as they are when the reader saw it first, and it is
+        not raised: the stop still closes the port, and an error already in flight (the one
+        that ends the session) is not replaced by this one.
+        """
+        if self._error is not None:
+            return
+        try:
+            send()
+        except InstrumentError as exc:
+            log.warning("%s not stopped: %s", self.source, exc)
+            with self._cond:
+                self._error = exc
+                self._cond.notify_all()
 
     def _check_alive(self) -> None:
         if self._reader is None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import serial
 
-from energyrig.errors import InstrumentError
+from energyrig.errors import DutError, InstrumentError
 from energyrig.instruments.lpm01a.config import Lpm01aConfig
 from energyrig.instruments.lpm01a.driver import Lpm01a
 from energyrig.instruments.lpm01a import emulator as emulator_module
@@ -143,6 +143,25 @@ def test_stop_ends_the_acquisition_switches_off_and_releases(emulator: Lpm01aEmu
     device.stop()
     assert emulator.commands[-4:] == ["start", "stop", "pwr off", "hrc"]
     assert not (emulator.acquiring or emulator.powered or emulator.controlled)
+
+
+def test_a_link_lost_before_the_reader_saw_it_closes_as_one_it_saw(
+        emulator: Lpm01aEmulator, caplog: pytest.LogCaptureFixture) -> None:
+    # A bench host killed: the stop's write fails before the reader has read the loss
+    # (whichever comes first is a race); the port closes either way, the stop's later
+    # commands are not tried on the lost link, and an error in flight is not replaced.
+    device = Lpm01a(emulator.port, Lpm01aConfig(supply_v=3.0))
+
+    def lost(data: bytes) -> int:
+        raise serial.SerialException("write failed: [Errno 5] Input/output error")
+
+    with pytest.raises(DutError, match="in flight"):
+        with device:
+            device._ser.write = lost  # type: ignore[union-attr,method-assign]
+            raise DutError("in flight")
+    assert device._ser is None
+    assert caplog.text.count("not stopped") == 1 and "Input/output error" in caplog.text
+    assert emulator.commands[-1] == "start"
 
 
 def test_a_refused_setting_stops_start_with_one_line_naming_it_and_the_boards_detail(

@@ -205,20 +205,21 @@ class Lpm01a(SerialStream):
             return
         try:
             if self._reader is not None:
-                if self._error is None:
-                    self._write("stop")  # not acknowledged: the stream ends
+                self._send_stop(lambda: self._write("stop"))  # not acknowledged: the stream ends
                 self._stop_reader.set()
                 self._reader.join()
                 self._reader = None
-                if self._error is None:
-                    self._finish()
-            if self._error is None:
-                if self.config.dut_power:
-                    self.command("pwr off")
-                self.command("hrc")
+                self._send_stop(self._finish)
+            self._send_stop(self._release)
         finally:
             self._ser.close()
             self._ser = None
+
+    def _release(self) -> None:
+        """Switch the supply off if :meth:`start` switched it on; hand the board back."""
+        if self.config.dut_power:
+            self.command("pwr off")
+        self.command("hrc")
 
     def _finish(self) -> None:
         """Read the stream to its end and its ``Acquisition completed`` line."""

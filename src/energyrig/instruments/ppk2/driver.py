@@ -209,16 +209,15 @@ class Ppk2(SerialStream):
                 self._stop_reader.set()
                 self._reader.join()
                 self._reader = None
-            if self._error is None:
-                try:
-                    self._command(Command.AVERAGE_STOP)
-                    if self.config.dut_power:
-                        self.set_dut_power(False)
-                except InstrumentError as exc:  # the link lost before the reader saw it
-                    log.warning("%s not stopped: %s", self.source, exc)
+            self._send_stop(self._stop_commands)
         finally:
             self._ser.close()
             self._ser = None
+
+    def _stop_commands(self) -> None:
+        self._command(Command.AVERAGE_STOP)
+        if self.config.dut_power:
+            self.set_dut_power(False)
 
     # -- reader thread ---------------------------------------------------------------------
     def _feed(self, data: bytes) -> None:

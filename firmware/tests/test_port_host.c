@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mbedtls/version.h>
@@ -87,6 +88,33 @@ static void test_wire_records(void)
 		ER_CHECK_INT(le(rec + 12, 4), seq);
 	}
 	ER_CHECK_INT(er_port_trigger_drops(), 0);
+}
+
+/*
+ * A rising edge's lead is slept, and only its end spun (er_port_host.h): the thread's CPU
+ * time across it stays well under the lead. CPU time, not the wall clock's: a loaded host
+ * lengthens the wait, not the CPU it takes.
+ */
+static void test_lead_is_slept(void)
+{
+	struct timespec c0;
+	struct timespec c1;
+	uint64_t t0 = er_port_time_ns();
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	er_port_trigger(1, 0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	uint64_t waited = er_port_time_ns() - t0;
+	uint64_t cpu = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000u + (uint64_t)c1.tv_nsec -
+		       (uint64_t)c0.tv_nsec;
+
+	er_port_trigger(0, 0);
+	ER_CHECK(waited >= ER_HOST_RISE_LEAD_NS);
+	ER_CHECK(cpu < ER_HOST_RISE_LEAD_NS / 2);
+	printf("  a rising edge's lead: %.2f ms waited, %.2f ms of CPU\n", (double)waited / 1e6,
+	       (double)cpu / 1e6);
+	while (recv(wire_rx, (uint8_t[16]){0}, 16, MSG_DONTWAIT) == 16) {
+	}
 }
 
 static int one_window(void *arg)
@@ -214,6 +242,7 @@ int main(void)
 	setup();
 	ER_RUN(test_info);
 	ER_RUN(test_wire_records);
+	ER_RUN(test_lead_is_slept);
 	ER_RUN(test_wire_family);
 	ER_RUN(test_wire_never_blocks);
 	ER_RUN(test_stack_high_water);

@@ -198,6 +198,19 @@ static void wire_send(uint64_t t_ns, int high, int accel, uint16_t family)
 	}
 }
 
+/* Sleeps until ER_HOST_RISE_SPIN_NS before @p t_ns, then spins to it (er_port_host.h). */
+static void wait_for_edge(uint64_t t_ns)
+{
+	uint64_t wake = t_ns - ER_HOST_RISE_SPIN_NS;
+	struct timespec at = {.tv_sec = (time_t)(wake / 1000000000u),
+			      .tv_nsec = (long)(wake % 1000000000u)};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {
+	}
+	while (er_port_time_ns() < t_ns) {
+	}
+}
+
 /*
  * The family is looked up before the edge's time is taken: outside the window. A rising
  * edge is stamped ER_HOST_RISE_LEAD_NS ahead and waited for (er_port_host.h).
@@ -209,7 +222,8 @@ void er_port_trigger(int high, int accel)
 		uint64_t t_ns = er_port_time_ns() + (high ? ER_HOST_RISE_LEAD_NS : 0u);
 
 		wire_send(t_ns, high, accel, family);
-		while (high && er_port_time_ns() < t_ns) {
+		if (high) {
+			wait_for_edge(t_ns);
 		}
 	}
 }

@@ -18,6 +18,16 @@
 #define ER_HOST_RISE_LEAD_NS 2000000u
 
 /**
+ * The lead is slept until this long (ns) before the edge and spun for the rest. A process
+ * that spun the whole lead used up its share of the CPU there and was the likeliest to be
+ * taken off it just before its edge, returning late, inside the window; one that slept
+ * comes back with a sleeper's credit and is rarely taken off in the short spin left
+ * (docs/performance.md, "The host DUT's lead: slept, then spun"). A wake-up later than
+ * this on a quiet host is rare.
+ */
+#define ER_HOST_RISE_SPIN_NS 300000u
+
+/**
  * @brief Configure the port before the first request.
  * @param board the board name reported by @c hello
  * @param out_fd where replies go

@@ -142,20 +142,7 @@ WINDOW_CUT = Flag(
     "between windows (merged with another); the window is left out of its point's estimate",
     "check the trigger wiring and the instrument's stream (a lossy USB link), a less "
     "loaded host")
-WINDOW_STRETCHED = Flag(
-    # raised by the pipeline: the window is longer than the firmware's own time of its batch
-    # (beyond the fixture's measure.duration_tolerance, the calibrated window overhead taken
-    # out) but not long enough to hold another window of its group: something else ran
-    # inside the trigger pulse (an interrupt; on the host DUT, the process taken off its core
-    # between an edge and its timer), so the window's energy and time are not its batch's
-    "window_stretched",
-    "the window is longer than the firmware's own time of its batch: something else ran "
-    "inside the trigger pulse (an interrupt, a host DUT taken off its core); the window is "
-    "left out of its point's estimate",
-    "keep interrupts off around the batch (the firmware's quiet section), calibrate the "
-    "window overhead (rig calibrate overhead), or a less loaded host for the host DUT")
-INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED, WINDOW_LOST, WINDOW_CUT,
-                   WINDOW_STRETCHED)
+INTEGRITY_FLAGS = (CORRUPT, STREAM_LOSS, BASELINE_CLIPPED, WINDOW_LOST, WINDOW_CUT)
 
 # -- the bench or the point, not one window's samples ------------------------------------------
 # A window carrying only these is not a suspicious one (domain.window_problems: its trace is

@@ -50,9 +50,8 @@ def _restore_logging() -> Iterator[None]:
 
 @dataclass
 class FastClockDut(ScriptedDut):
-    """A DUT whose own timing says each batch took half what the trigger window shows: each
-    window is flagged and left out of the estimate (``window_stretched``), so the point
-    fails, each window logged."""
+    """A DUT whose own timing says each batch took half what the trigger window shows (a
+    window shorter than its batch would be ``window_cut`` too, left out of the estimate)."""
 
     def run(self, n: int, timeout_s: float, settle_s: float = 0.0):  # type: ignore[no-untyped-def]
         reply = super().run(n, timeout_s, settle_s)
@@ -60,13 +59,12 @@ class FastClockDut(ScriptedDut):
 
 
 def mismatched_point(windows: int) -> list[Window]:
-    """The windows of a point of ``windows`` the pipeline flags duration_mismatch, each (it
-    measures replacements for them until the point fails)."""
+    """Measure ``windows`` windows the pipeline flags duration_mismatch, each."""
     bench = PipelineBench()
     bench.dut = FastClockDut(bench.log)
     bench.instrument.dut = bench.dut
     result = measure_point(bench, POINT, until=reps_done(windows), batch_n=500)
-    assert result.status == "failed" and result.windows, result.reason
+    assert result.ok, result.reason
     return list(result.windows)
 
 
@@ -83,21 +81,20 @@ def test_a_warning_per_window_is_shown_once_then_counted(
     captured = capsys.readouterr()
     shown = flat(captured.err)
     assert shown.count("but the firmware timed") == 1
-    assert f"{len(windows)} windows flagged {DURATION_MISMATCH}" in shown
-    assert "rig -v logs each" in shown
+    assert f"5 windows flagged {DURATION_MISMATCH}" in shown and "rig -v logs each" in shown
     assert captured.out == ""
     summarise_repeats()  # said once: the counts start again
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize(("verbosity", "per_window"), [("verbose", 1), ("quiet", 0)])
+@pytest.mark.parametrize(("verbosity", "lines"), [("verbose", 4), ("quiet", 0)])
 def test_verbose_logs_each_repeat_and_quiet_none(
-        verbosity: str, per_window: int, capsys: pytest.CaptureFixture[str]) -> None:
+        verbosity: str, lines: int, capsys: pytest.CaptureFixture[str]) -> None:
     log_to_terminal(verbosity)
-    windows = mismatched_point(2)
+    mismatched_point(4)
     summarise_repeats()
     shown = flat(capsys.readouterr().err)
-    assert shown.count("but the firmware timed") == per_window * len(windows)
+    assert shown.count("but the firmware timed") == lines
     assert "windows flagged" not in shown
 
 

@@ -42,8 +42,7 @@ Stages of a point (:func:`measure_point`):
 windows; ``rig sweep``: the plan's adaptive CI rule) or ``stop`` is set (Ctrl-C between
 windows). A window whose stream failed its own integrity checks (corrupt samples, a loss the
 counter could not count, a baseline at the instrument's floor: flags a real instrument
-raises; or a window whose length cannot be its batch's, ``window_cut`` when shorter or
-merged with the next, ``window_stretched`` when something else ran inside its pulse:
+raises; or a window whose length cannot be its batch's, ``window_cut``:
 :func:`~energyrig.domain.integrity_problems`) is kept, flagged, but left out of the
 point's estimate (:attr:`PointResult.estimate`), and the rule measures a replacement; a
 point where more than :data:`~energyrig.domain.MAX_FLAGGED_FRACTION` of the windows were
@@ -73,8 +72,7 @@ from energyrig.energy.record import WindowRequest, record_window
 from energyrig.energy.windows import find_windows, longest, stream_flags
 from energyrig.errors import (CaptureError, DutError, InstrumentError, NoTriggerWindow,
                               RecordTooShort)
-from energyrig.flags import (DROPPED_SAMPLES, STREAM_LOSS, WINDOW_CUT, WINDOW_LOST,
-                             WINDOW_STRETCHED)
+from energyrig.flags import DROPPED_SAMPLES, STREAM_LOSS, WINDOW_CUT, WINDOW_LOST
 from energyrig.results.stats import summarise_per_op
 from energyrig.rig import groups
 from energyrig.rig.dut import DutRefused, RunReply, whole_ms
@@ -667,13 +665,10 @@ class Measurement:
                         self.point.label, win.duration_s, elapsed_s,
                         extra={"repeats": f"windows flagged {DURATION_MISMATCH}"})
             flags.append(DURATION_MISMATCH)
-            # Not its batch: samples of it are missing, or it holds another window too, or
-            # something else ran inside the pulse.
+            # samples of it are missing, or it holds another window too: not its batch
             if win.duration_s < elapsed_s or (
                     idle_s is not None and win.duration_s > elapsed_s + idle_s + tolerance_s):
                 flags.append(WINDOW_CUT)
-            else:
-                flags.append(WINDOW_STRETCHED)
         return flags
 
 

@@ -34,9 +34,9 @@ run: deps firmware-host firmware-qemu
 # Every test, on TEST_WORKERS processes (pytest-xdist), each test file on one of them: the slow
 # tier's benches wait on real-time emulators and QEMU more than they compute, and two benches
 # share no path, port or pty (docs/performance.md, "The test suite's time"). Three: they keep
-# the two cores busier than two did; a third used to meet host-DUT windows stretched by
-# preemption under load, which the host DUT's slept lead made rarer and window_stretched
-# leaves out of the estimate (docs/performance.md, "The host DUT's lead: slept, then spun").
+# the two cores busier than two did; a third used to meet, under load, host-DUT windows
+# stretched by preemption, which the host DUT's slept lead made rarer (docs/performance.md,
+# "The host DUT's lead: slept, then spun").
 # The C tests on two processes: their two valgrind runs take most of their time.
 TEST_WORKERS := 3
 test: deps firmware-host firmware-qemu

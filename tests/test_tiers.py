@@ -1,6 +1,8 @@
 """The suite's two tiers (tests/support/tiers.py): a test not marked slow that starts a bench
 fails, saying to mark it, even where it catches the failure; a test marked slow, or one that
-requests a bench fixture, may start one, and ``-m "not slow"`` (make check) leaves it out."""
+requests a bench fixture, may start one, and ``-m "not slow"`` (make check) leaves it out; the
+fast tier (``-m "not slow and not pipeline"``) leaves out a test that drives a browser
+(PIPELINE_FIXTURES) without its module marking it."""
 from __future__ import annotations
 
 import subprocess
@@ -76,11 +78,14 @@ def _inner_suite(tmp_path: Path) -> Path:
 
 
 def _pytest(suite: Path, *args: str) -> str:
+    """The output of pytest run on ``suite`` in a child, with the tiers' plugin and no other
+    (the plugins installed beside pytest load in 2 s, and none is needed here)."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
                            "-o", "markers=slow", "--rootdir", str(suite), *args, str(suite)],
                           capture_output=True, text=True, cwd=suite, check=False,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(TESTS),
-                               "PYTHONDONTWRITEBYTECODE": "1"})
+                               "PYTHONDONTWRITEBYTECODE": "1",
+                               "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     return done.stdout
 
 
@@ -102,3 +107,24 @@ def test_the_fast_tier_leaves_out_the_marked_tests_and_the_bench_fixtures(tmp_pa
     assert "1 failed, 2 passed, 2 deselected, 1 error" in out
     assert "PASSED test_inner.py::test_other_children" in out
     assert "test_marked" not in out and "test_with_a_bench_fixture" not in out
+
+
+def test_a_test_that_requests_the_browser_is_left_out_of_the_fast_tier(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["support.tiers"]\n')
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def browser():
+            return "a browser"
+
+        def test_in_a_browser(browser):
+            assert browser
+
+        def test_unit():
+            assert True
+        """))
+    out = _pytest(tmp_path, "-m", "not slow and not pipeline")
+    assert "PASSED test_inner.py::test_unit" in out
+    assert "test_in_a_browser" not in out
+    assert "1 passed, 1 deselected" in out

@@ -165,6 +165,7 @@ def test_a_bad_format_or_csv_with_a_text_format_is_refused(
                    "would delete the run", tmp_path, capsys, monkeypatch)
 
 
+@pytest.mark.pipeline  # a whole report drawn, by rig report and again (tests/README.md)
 def test_every_figure_has_an_svg_twin_and_the_csv_of_its_numbers(
         run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "report"

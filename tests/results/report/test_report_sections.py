@@ -95,6 +95,7 @@ def _report(run: Run, sections: tuple[Section, ...], out: Path) -> tuple[ReportT
     return tables, page_html(run, tables, draw_figures(tables, out))
 
 
+@pytest.mark.pipeline  # two whole reports drawn (tests/README.md)
 def test_a_section_registered_is_in_the_tables_the_figures_and_the_page(
         run: Run, tmp_path: Path) -> None:
     tables, page = _report(run, (*SECTIONS, TOY), tmp_path / "report")

@@ -69,6 +69,26 @@ def test_a_program_is_asked_its_version_again_only_once_replaced(tmp_path: Path,
     assert asked.count(str(program)) == 2
 
 
+def test_python_versions_are_read_again_only_once_a_path_directory_changes(
+        tmp_path: Path, monkeypatch) -> None:
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    read: list[str] = []
+    monkeypatch.setattr(versions, "version", lambda name: read.append(name) or "1.0")
+    first = versions.python_versions()
+    assert first == dict.fromkeys(versions.FIGURE_PACKAGES, "1.0")
+    assert read == list(versions.FIGURE_PACKAGES)
+    first["numpy"] = "changed by its caller"  # a copy: what is remembered stays
+    assert versions.python_versions()["numpy"] == "1.0"
+    assert len(read) == len(versions.FIGURE_PACKAGES)
+    (site / "pyvisa-9.0.dist-info").mkdir()  # an install: another entry in the directory
+    os.utime(site, ns=(0, 1))  # its mtime moved, whatever the clock's resolution
+    monkeypatch.setattr(versions, "version", lambda name: read.append(name) or "9.0")
+    assert versions.python_versions()["pyvisa"] == "9.0"
+    assert len(read) == 2 * len(versions.FIGURE_PACKAGES)
+
+
 def test_a_second_run_of_the_process_starts_no_child_to_record_its_versions(
         tmp_path: Path, monkeypatch) -> None:
     from energyrig.results import RunWriter

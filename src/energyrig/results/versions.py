@@ -18,7 +18,9 @@ The firmware's build and toolchain are its ``hello`` reply, recorded in the mani
 A run, a report and a lab's coordinator record versions again and again; each answer is
 remembered while what it reads is unchanged (:func:`_remembered`): a program's version and
 package until its file or the Debian package database is replaced (:func:`_stamp`), a
-kernel's id until its shared object is, the git revision for the process.
+kernel's id until its shared object is, the Python distributions' versions until a
+directory of ``sys.path`` changes (an install, upgrade or removal there adds or removes a
+metadata directory), the git revision for the process.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from importlib.machinery import EXTENSION_SUFFIXES
 from importlib.metadata import PackageNotFoundError, version
@@ -106,13 +109,18 @@ def software() -> dict[str, Any]:
 def python_versions(*, lab: bool = False) -> dict[str, str | None]:
     """Version of each distribution of :data:`FIGURE_PACKAGES` (and labgrid's with
     ``lab``), None for one not installed."""
-    found: dict[str, str | None] = {}
-    for name in (*FIGURE_PACKAGES, *(LAB_PACKAGES if lab else ())):
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = None
-    return found
+    names = (*FIGURE_PACKAGES, *(LAB_PACKAGES if lab else ()))
+    paths = tuple((p, _stamp(p)) for p in sys.path if p)
+    return dict(_remembered(("python", names, paths), lambda: {
+        name: _installed_version(name) for name in names}) or {})
+
+
+def _installed_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, None when it is not installed."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def kernel_builds() -> dict[str, str]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.cli import rig_streams
 from support.paths import ROOT
 from typer.testing import CliRunner
 
@@ -154,3 +155,22 @@ def test_a_wrong_keep_captures_is_a_usage_error_before_any_bench(tmp_path: Path)
     result = CliRunner().invoke(app, ["sweep", "--resume", str(tmp_path / "r"),
                                       "--keep-captures", "all"])
     assert result.exit_code == 2 and "keeps the policy the run began with" in result.output
+
+
+def test_rig_run_again_in_one_process_builds_its_command_once(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import typer.main
+
+    from energyrig.cli import app as app_module
+
+    built = []
+    get_command = typer.main.get_command
+    monkeypatch.setattr(typer.main, "get_command", lambda a: built.append(a) or get_command(a))
+    app_module._command.cache_clear()
+    try:
+        for _ in range(2):
+            assert rig_streams(monkeypatch, capsys, "ops", "--help")[0] == 0
+            assert rig_streams(monkeypatch, capsys, "no-such-command")[0] == 2
+    finally:
+        app_module._command.cache_clear()  # the next test's command is Typer's own again
+    assert built == [app]

@@ -6,7 +6,9 @@ its exit code (2, bad input; 75 for a full disk: :class:`energyrig.errors.DiskFu
 """
 from __future__ import annotations
 
+import functools
 import sys
+from typing import Any
 
 import typer
 
@@ -102,6 +104,15 @@ def _root(
 _UsageError = typer.BadParameter.__mro__[1]
 
 
+@functools.cache
+def _command() -> Any:
+    """``app`` as a Click command, built once per process. Typer's own call of ``app`` builds
+    it anew each time (16 ms of reading signatures), which a notebook or a test that runs
+    ``rig`` again and again in one process would pay at each. Calling it is calling ``app``:
+    with ``pretty_exceptions_enable=False`` Typer's call adds nothing to it."""
+    return typer.main.get_command(app)
+
+
 def main() -> None:
     """Entry point of the ``rig`` console script.
 
@@ -111,7 +122,7 @@ def main() -> None:
     with 130.
     """
     try:
-        code = app(standalone_mode=False, prog_name="rig")
+        code = _command()(standalone_mode=False, prog_name="rig")
     except EnergyrigError as exc:
         typer.echo(f"rig: error: {exc}", err=True)
         sys.exit(exc.exit_code)

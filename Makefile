@@ -47,10 +47,12 @@ test: deps firmware-host firmware-qemu
 # fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked
 # pipeline (a whole report drawn, a browser, `rig report` in a child) runs in make test only.
 # The tier runs on CHECK_WORKERS processes (pytest-xdist; its tests share no path or port), each
-# test file on one of them (its module-scoped fixtures built once), and fuzzes each reader with
+# test file on one of them (its module-scoped fixtures built once): three, as make test, since
+# the tier's own waits (a stream read late, a child's start) leave the cores partly idle on two
+# workers (docs/performance.md, "make check on three workers"). It fuzzes each reader with
 # CHECK_FUZZ_EXAMPLES damaged files (make test: 60, tests/test_fuzz.py), and kills the run
 # store's writer at one moment of each kind (make test: every moment, tests/results/test_kill_store.py).
-CHECK_WORKERS := 2
+CHECK_WORKERS := 3
 CHECK_FUZZ_EXAMPLES := 15
 check: deps
 	ENERGYRIG_FUZZ_EXAMPLES=$(CHECK_FUZZ_EXAMPLES) ENERGYRIG_KILL_MOMENTS=kinds \

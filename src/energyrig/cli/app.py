@@ -107,7 +107,7 @@ _UsageError = typer.BadParameter.__mro__[1]
 @functools.cache
 def _command() -> Any:
     """``app`` as a Click command, built once per process. Typer's own call of ``app`` builds
-    it anew each time (16 ms of reading signatures), which a notebook or a test that runs
+    it anew each time (about 10 ms of reading signatures), which a notebook or a test that runs
     ``rig`` again and again in one process would pay at each. Calling it is calling ``app``:
     with ``pretty_exceptions_enable=False`` Typer's call adds nothing to it."""
     return typer.main.get_command(app)

@@ -196,7 +196,8 @@ def test_kept_samples_are_read_back_by_rig_analyze_with_the_same_window(
 
     result = measure_reps(bench, Point(op="sha256", board=bench.board, payload_bytes=64),
                           reps=2, keep="all")
-    assert result.ok and sorted(result.captures) == [0, 1]
+    assert result.ok, (result.status, result.reason, [w.flags for w in result.windows])
+    assert sorted(result.captures) == [0, 1]
     with RunWriter.create(tmp_path / "run", keep_captures="all") as writer:
         writer.write_point(result.point, result.windows, batch_n=result.batch_n,
                            captures=result.captures)

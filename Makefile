@@ -47,9 +47,9 @@ test: deps firmware-host firmware-qemu
 # fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked
 # pipeline (a whole report drawn, a browser, `rig report` in a child) runs in make test only.
 # The tier runs on CHECK_WORKERS processes (pytest-xdist; its tests share no path or port), each
-# test file on one of them (its module-scoped fixtures built once): three, since
-# the tier's own waits (a stream read late, a child's start) leave the cores partly idle on two
-# workers (docs/performance.md, "make check on three workers"). It fuzzes each reader with
+# test file on one of them (its module-scoped fixtures built once): three, since the tier's own
+# waits (a stream read late, a child's start) leave the cores partly idle on two workers
+# (docs/performance.md, "make check on three workers"). It fuzzes each reader with
 # CHECK_FUZZ_EXAMPLES damaged files (make test: 60, tests/test_fuzz.py), and kills the run
 # store's writer at one moment of each kind (make test: every moment, tests/results/test_kill_store.py).
 CHECK_WORKERS := 3

@@ -215,6 +215,7 @@ class Ppk2(SerialStream):
             self._ser = None
 
     def _stop_commands(self) -> None:
+        """End the measurement; switch the DUT's supply off if :meth:`start` switched it on."""
         self._command(Command.AVERAGE_STOP)
         if self.config.dut_power:
             self.set_dut_power(False)

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from support.handstream import RATE_HZ, HandStream
 from support.m4 import SIM_M4, assert_built
 from support.pipeline import POINT, ScriptedBench
 
@@ -21,39 +22,9 @@ import energyrig.rig.pipeline as pipeline
 from energyrig.capture import Chunk
 from energyrig.domain import Point
 from energyrig.fixtures import load_fixture
-from energyrig.instruments.streaming import StreamAcquisition
 from energyrig.rig.bench import open_bench
 from energyrig.rig.flags import DURATION_MISMATCH, EXTRA_WINDOWS
 from energyrig.rig.pipeline import measure_point, reps_done
-
-RATE_HZ = 100e3
-
-
-class HandStream(StreamAcquisition):
-    """A stream whose samples the test hands in (the trigger on bit 0)."""
-
-    product = "hand stream"
-
-    def __init__(self) -> None:
-        super().__init__(RATE_HZ, history_s=1.0, buffer_s=10.0)
-        self.received = 0
-
-    @property
-    def source(self) -> str:
-        return "hand:stream"
-
-    def feed(self, samples: int, high: tuple[int, int] | None = None) -> None:
-        """The next ``samples`` samples, the trigger high over ``high`` (absolute)."""
-        logic = np.zeros(samples, dtype=np.uint8)
-        if high is not None:
-            index = np.arange(self.received, self.received + samples)
-            logic[(index >= high[0]) & (index < high[1])] = 1
-        self._store(Chunk(self.received, 1 / RATE_HZ, np.full(samples, 1e-3), 3.0, logic))
-        self.received += samples
-
-    def record(self) -> tuple[Chunk, ...]:
-        return self._collect_window(1.0, 0, 1 / RATE_HZ, "D0")
-
 
 PROBE = (400, 450)     # an unrecorded run's window: in the stream, not yet received at arm
 WINDOW = (800, 900)    # the recorded window

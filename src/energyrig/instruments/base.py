@@ -331,10 +331,11 @@ class Acquisition(Protocol):
     def collect(self, timeout_s: float) -> RecordedCapture:
         """Return the samples of the armed window plus its margins.
 
-        Call after the DUT replied. Blocks until the record is complete (a stream: the
-        trigger has risen and fallen and ``post_s`` more seconds arrived; a recorder: its
-        single acquisition finished) or ``timeout_s`` passed, which raises
-        :class:`~energyrig.errors.InstrumentError`. Disarms the instrument.
+        Call after the DUT replied, so after the window ended (a stream knows from that
+        when to stop waiting for a window too short to be seen). Blocks until the record is
+        complete (a stream: the trigger has risen and fallen and ``post_s`` more seconds
+        arrived; a recorder: its single acquisition finished) or ``timeout_s`` passed, which
+        raises :class:`~energyrig.errors.InstrumentError`. Disarms the instrument.
         """
         ...
 

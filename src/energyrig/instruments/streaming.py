@@ -9,7 +9,9 @@ callbacks) hands decoded chunks to :meth:`StreamAcquisition._store`, which keeps
   ``pre_s`` before the newest one (never before the fall of the window collected last);
 * :meth:`~StreamAcquisition._collect_window`: ``collect()``'s wait for the first trigger
   window after the mark (or the first ``windows`` of them) plus ``post_s``, with
-  :class:`~energyrig.instruments.triggerscan.TriggerScan`;
+  :class:`~energyrig.instruments.triggerscan.TriggerScan`, until the stream holds the
+  device's sample at the DUT's reply (:class:`Arrivals`: which sample that is, from when the
+  samples arrived);
 * :meth:`~StreamAcquisition.wait_received`: a wait for a given sample;
 * :meth:`~StreamAcquisition.start_after`: where the next record may start at the earliest
   (past windows the host made without recording them), with no wait.
@@ -40,6 +42,57 @@ log = logging.getLogger(__name__)
 #: Most trigger windows a stream's record holds (``Limits.max_windows``): the firmware's
 #: most per ``run`` request (firmware/PROTOCOL.md, ``windows``).
 STREAM_MAX_WINDOWS = 64
+#: How much later than its stated lag (``Limits.stream_lag_s``) a stream's sample may reach
+#: the host when read at once, s: the transport's jitter, and what a device clock slower
+#: than the host's drifts by between reads on time (:class:`Arrivals`).
+ARRIVAL_MARGIN_S = 0.1
+
+
+class Arrivals:
+    """Which sample a stream takes at a host time, from when its samples arrived.
+
+    A sample reaches the host at least the transport's lag after it was taken, and a loaded
+    host reads it later still; the lowest lag seen (``floor``: host time at the nominal rate,
+    less the samples received) is the one read on time. The device's sample at host time
+    ``t`` is then at most the transport's lag past :meth:`index_at`: an upper bound however
+    late the host reads, which is what a collect needs to know that a window made before
+    ``t`` can no longer arrive. The floor rises by ``drift`` (relative) between reads, to
+    follow a device clock slower than the host's (as the PPK2's
+    :class:`~energyrig.instruments.ppk2.clock.StreamClock`, which weighs losses on it too).
+
+    Parameters
+    ----------
+    rate_hz:
+        The stream's nominal sample rate, Hz.
+    drift:
+        How fast the floor may rise, relative (s per s; a crystal is good to 50 ppm).
+    """
+
+    def __init__(self, rate_hz: float, drift: float = 1e-4) -> None:
+        self.rate_hz = rate_hz
+        self.drift = drift
+        self._t0: float | None = None
+        self._t_last = 0.0
+        self._floor = 0.0
+
+    def arrived(self, t_s: float, end_index: int) -> None:
+        """The samples before absolute ``end_index`` have arrived by host time ``t_s``."""
+        if self._t0 is None:
+            self._t0 = self._t_last = t_s
+            self._floor = -float(end_index)
+            return
+        lag = (t_s - self._t0) * self.rate_hz - end_index
+        rise = self.drift * self.rate_hz * (t_s - self._t_last)
+        self._floor = min(self._floor + rise, lag)
+        self._t_last = t_s
+
+    def index_at(self, t_s: float) -> int | None:
+        """The absolute index the device's sample at host time ``t_s`` reaches, less the
+        lag of the read on time (``None`` before any sample arrived)."""
+        if self._t0 is None:
+            return None
+        return round((t_s - self._t0) * self.rate_hz - self._floor)
+
 
 class StreamAcquisition(AcquisitionBase):
     """A streaming :class:`~energyrig.instruments.base.Acquisition`'s buffer, marks and waits.
@@ -71,6 +124,7 @@ class StreamAcquisition(AcquisitionBase):
         self._cond = threading.Condition()
         self._arm: ArmRequest | None = None
         self._arm_index = self._scan_from = self._last_fall = self._not_before = 0
+        self._arrivals = Arrivals(rate_hz)
 
     @property
     def source(self) -> str:  # pragma: no cover - overridden
@@ -84,6 +138,7 @@ class StreamAcquisition(AcquisitionBase):
         history = round(self._history_s * self._rate_hz)
         capacity = round(self._buffer_s * self._rate_hz)
         with self._cond:
+            self._arrivals.arrived(self._now(), chunk.end_index)
             discarded = self._buffer.push(chunk, history,
                                           None if self._arm is None else capacity)
             if discarded:
@@ -216,6 +271,21 @@ class StreamAcquisition(AcquisitionBase):
                                   f"({self._history_s} s); raise history_s")
         self._mark(request, start_s)
 
+    def _window_deadline(self, newest: int, timeout_s: float, lag_s: float
+                         ) -> tuple[int, str]:
+        """The absolute sample by which the armed record must be complete, and how an error
+        says it (call with the lock held): ``timeout_s`` (s) of stream past ``newest``, or
+        sooner, ``post_s`` past the device's sample now, with the stated lag ``lag_s`` (s)
+        and :data:`ARRIVAL_MARGIN_S` (the DUT replied: a window it made ended before)."""
+        by_timeout = newest + round(timeout_s * self._rate_hz)
+        now = self._arrivals.index_at(self._now())
+        assert self._arm is not None
+        past_s = lag_s + ARRIVAL_MARGIN_S + self._arm.post_s
+        if now is None or now + round(past_s * self._rate_hz) >= by_timeout:
+            return by_timeout, f"within {timeout_s:.3g} s of arming"
+        return (now + round(past_s * self._rate_hz),
+                f"within {past_s:.3g} s of stream past the DUT's reply")
+
     def _collect_window(self, timeout_s: float, trigger_bit: int, min_pulse_s: float,
                         trigger: str) -> tuple[Chunk, ...]:
         """``collect()``'s wait: the chunks from the mark to ``post_s`` after the first
@@ -231,6 +301,12 @@ class StreamAcquisition(AcquisitionBase):
         sample). A record reaching past :meth:`_suspect_from` is waited on for
         :meth:`_settle_s` more.
 
+        Called after the DUT replied, so after every window it made: the stream that holds
+        ``post_s`` past the device's sample at the call holds the window, or there is none
+        (an empty window shorter than a sample). That ends the wait sooner than
+        ``timeout_s``, whose margin is for a host that reads the stream late
+        (:meth:`_window_deadline`).
+
         Raises
         ------
         InstrumentError
@@ -244,10 +320,11 @@ class StreamAcquisition(AcquisitionBase):
                            start=self._scan_from, post=post, windows=self._arm.windows)
         stalled = ProgressBound(timeout_s, clock=self._now)
         settle_deadline = self._now() + self._settle_s()
+        lag_s = self.limits().stream_lag_s
         try:
             with self._cond:
                 newest = self._newest()
-                stream_deadline = newest + round(timeout_s * self._rate_hz)
+                stream_deadline, within = self._window_deadline(newest, timeout_s, lag_s)
                 while True:
                     self._check_alive()
                     self._buffer.check_overflow(self.source, self._buffer_s)
@@ -263,7 +340,7 @@ class StreamAcquisition(AcquisitionBase):
                     else:
                         settle_deadline = self._now() + self._settle_s()
                         if newest >= stream_deadline and not scan.settle_for_fewer():
-                            raise scan.timeout(self.source, timeout_s, trigger)
+                            raise scan.timeout(self.source, trigger, within)
                         if stalled.expired():
                             raise self._window_stalled(scan, timeout_s, trigger, newest)
                     self._cond.wait(0.1)

@@ -110,12 +110,13 @@ class TriggerScan:
             return "the trigger rose but did not fall"
         return "the trigger fell but the record's post_s did not arrive"
 
-    def timeout(self, source: str, timeout_s: float, trigger: str) -> InstrumentError:
-        """The error of a collect that waited ``timeout_s`` for a window on ``trigger`` (a
-        channel's name) in vain: :class:`NoTriggerWindow` when the trigger never rose."""
+    def timeout(self, source: str, trigger: str, within: str) -> InstrumentError:
+        """The error of a collect that waited in vain for a window on ``trigger`` (a
+        channel's name) ``within`` a span (``"within 1 s of arming"``):
+        :class:`NoTriggerWindow` when the trigger never rose."""
         error = NoTriggerWindow if self.rise is None else InstrumentError
-        return error(f"{source}: no complete trigger window within {timeout_s} s of arming "
-                     f"({self.seen} on {trigger})")
+        return error(f"{source}: no complete trigger window {within} ({self.seen} on "
+                     f"{trigger})")
 
 
 def cut_at(chunks: Sequence[Chunk], end: int) -> tuple[Chunk, ...]:

@@ -229,11 +229,18 @@ def test_no_trigger_is_a_timeout_that_says_so() -> None:
 
 # -- whole sessions against the emulator in its own process ---------------------------------
 
-def _measure(ppk: Ppk2, wire: Path, duration_s: float, seq0: int, accel: int) -> list:
-    ppk.arm(pre_s=0.02, window_s=duration_s, post_s=0.01)
+def _window_on(wire: Path, duration_s: float, seq0: int, accel: int = 0) -> None:
+    """A window of ``duration_s`` on the trigger wire, rising 5 ms from now; returns once it
+    fell, as a DUT replies once its window ended (a stream's collect relies on it)."""
     rise = time.monotonic_ns() + 5_000_000
     fall = rise + int(duration_s * 1e9)
     send_edges(wire, edge_records([rise, fall], [1, 0], accel=accel, seq0=seq0))
+    time.sleep(max(0.0, (fall - time.monotonic_ns()) / 1e9))
+
+
+def _measure(ppk: Ppk2, wire: Path, duration_s: float, seq0: int, accel: int) -> list:
+    ppk.arm(pre_s=0.02, window_s=duration_s, post_s=0.01)
+    _window_on(wire, duration_s, seq0, accel)
     record = ppk.collect(timeout_s=duration_s + 3.0)
     time.sleep(0.03)  # idle between windows, for the next one's baseline
     return list(find_windows(record)), record
@@ -313,9 +320,7 @@ def _flagged_windows(ppk: Ppk2, wire: Path, durations: list[float],
     out: list[tuple[Window, set[str]] | None] = []
     for k, duration in enumerate(durations):
         ppk.arm(pre_s=0.02, window_s=duration, post_s=0.01)
-        rise = time.monotonic_ns() + 5_000_000
-        fall = rise + int(duration * 1e9)
-        send_edges(wire, edge_records([rise, fall], [1, 0], seq0=2 * k))
+        _window_on(wire, duration, 2 * k)
         try:
             record = ppk.collect(timeout_s=duration + 4.0)
         except NoTriggerWindow:

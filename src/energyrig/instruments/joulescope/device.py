@@ -176,7 +176,7 @@ class Joulescope(StreamAcquisition):
         """A stream that stalled before the window is the window's timeout, as the
         Joulescope always reported it (:class:`~energyrig.errors.NoTriggerWindow` when the
         trigger never rose)."""
-        return scan.timeout(self.source, bound_s, trigger)
+        return scan.timeout(self.source, trigger, f"within {bound_s} s of arming")
 
     def limits(self) -> Limits:
         """The configured output rate; a stream :data:`STREAM_LAG_S` behind real time."""

@@ -4,6 +4,7 @@ truth; `rig instruments` finds an Otii the way an operator's Otii application of
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -21,8 +22,9 @@ from energyrig.instruments.sim.power import PowerModel
 def test_rig_run_after_calibrate_all_meets_the_truth(
         sim_fixture: Callable[..., Path]) -> None:
     """The emulated Arc (fixtures/sim-otii.toml, 4 kS/s) reads the board 3 % high plus 2 uA:
-    uncorrected, every window would be 3 % off; after `rig calibrate all --yes` the net energy per window is within 0.2 % of
-    the truth's."""
+    uncorrected, every window would be 3 % off; after `rig calibrate all --yes` the net
+    energy per window is within 0.2 % of the truth's, and its U (k=2) is stated with the
+    Arc's ADC resolution known."""
     fixture = sim_fixture(base="sim-otii.toml", **{"sim.power.gain_error": 0.03,
                                                     "sim.power.offset_a": 2e-6})
     runner = CliRunner()
@@ -40,6 +42,13 @@ def test_rig_run_after_calibrate_all_meets_the_truth(
               / w["true_net_energy_j"] - 1.0 for w in fig["windows"]]
     assert abs(statistics.median(errors)) <= 0.002, errors
     assert abs(fig["net_energy_per_op_j"] / fig["true_net_energy_per_op_j"] - 1) <= 0.002
+    # U (k=2) is stated, with the Arc's ADC resolution among its components
+    # (tests/instruments/otii/test_otii_resolution.py holds the step it is given)
+    budget = {c["component"]: c["u_j"] for c in fig["uncertainty_budget"]}
+    assert budget["ADC resolution"] is not None and math.isfinite(budget["ADC resolution"])
+    assert all(u is not None and math.isfinite(u) for u in budget.values()), budget
+    u = fig["net_energy_per_op_u_j"]
+    assert u is not None and 0 < u < fig["net_energy_per_op_j"]
 
 
 def test_rig_instruments_lists_the_otii_the_application_serves(

@@ -1,20 +1,14 @@
 """Every Otii figure states its uncertainty where Qoitech states the device's resolution: the
 driver's limits carry the step per range of the device type the server names
-(energyrig.instruments.otii.spec), the emulated Arc quantises to it, and a run on a simulated
-Arc bench states U (k=2) with its ADC resolution component known."""
+(energyrig.instruments.otii.spec) and the emulated Arc quantises to it. That a run on the
+simulated Arc bench states U (k=2) with its ADC resolution component known is held by
+tests/instruments/otii/test_otii_bench.py, on the run it calibrates."""
 from __future__ import annotations
 
-import json
-import math
 import time
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
-import pytest
-from typer.testing import CliRunner
 
-from energyrig.cli.app import app
 from energyrig.instruments.otii.config import OtiiConfig
 from energyrig.instruments.otii.driver import Otii
 from energyrig.instruments.otii.emulator import OtiiEmulator
@@ -55,25 +49,3 @@ def test_the_emulated_arc_reads_in_steps_of_its_range() -> None:
     current = np.asarray(chunk.current_a)
     assert len(np.unique(current)) > 10  # the noise is there, not rounded away
     assert np.allclose(current / 5e-9, np.rint(current / 5e-9), rtol=0, atol=1e-6)
-
-
-@pytest.mark.slow
-def test_a_run_on_a_simulated_arc_states_its_uncertainty(
-        sim_fixture: Callable[..., Path]) -> None:
-    """`rig calibrate all --yes`, then `rig run`, on the default simulated Otii bench, an Arc:
-    U (k=2) is a number and the ADC resolution component is known."""
-    fixture = sim_fixture(base="sim-otii.toml")
-    runner = CliRunner()
-    calibrated = runner.invoke(app, ["calibrate", "all", "--yes", "-f", str(fixture)])
-    assert calibrated.exit_code == 0, calibrated.output
-    result = runner.invoke(app, ["run", "--fixture", str(fixture), "--op", "aes-cbc-encrypt",
-                                 "--key-bits", "128", "--payload-bytes", "1024", "--reps",
-                                 "4", "--json"])
-    assert result.exit_code == 0, result.output
-    fig = json.loads(result.stdout)
-    assert fig["status"] == "ok"
-    budget = {c["component"]: c["u_j"] for c in fig["uncertainty_budget"]}
-    assert budget["ADC resolution"] is not None and math.isfinite(budget["ADC resolution"])
-    assert all(u is not None and math.isfinite(u) for u in budget.values()), budget
-    u = fig["net_energy_per_op_u_j"]
-    assert u is not None and 0 < u < fig["net_energy_per_op_j"]

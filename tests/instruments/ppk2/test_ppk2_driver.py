@@ -338,9 +338,12 @@ def _flagged_windows(ppk: Ppk2, wire: Path, durations: list[float],
 
 
 def _errors(truth: Path, measured: list[tuple[Window, set[str]]]) -> list[tuple[float, set[str]]]:
+    """Each window's error against the truth and its flags; a window whose edges reached the
+    emulator after it had sent their samples (the truth's ``late``: the host too loaded for
+    its latency) is the emulator's doing, not the instrument's, and carries ``late``."""
     (_,), truths = read_truth(truth)
     assert len(truths) == len(measured)
-    return [(got.net_energy_j / want.net_energy_j - 1, flags)
+    return [(got.net_energy_j / want.net_energy_j - 1, flags | ({"late"} if want.late else set()))
             for (got, flags), want in zip(measured, truths)]
 
 

@@ -53,13 +53,18 @@ class LateStream(HandStream):
         self._late = []
 
 
+def on_time(stream: LateStream, until_s: float, started_s: float = 0.0) -> None:
+    """The stream started at host time ``started_s``, read in 10 ms blocks as each arrives,
+    up to host time ``until_s``."""
+    while stream.received < round((until_s - started_s - LAG_S) * RATE_HZ):
+        stream.clock.t = started_s + stream.received / RATE_HZ + 0.01 + LAG_S
+        stream.feed(round(0.01 * RATE_HZ))
+
+
 def armed(until_s: float) -> LateStream:
     """A stream read on time up to host time ``until_s``, then armed (10 ms each side)."""
-    clock = HostClock()
-    stream = LateStream(clock)
-    while stream.received < round((until_s - LAG_S) * RATE_HZ):
-        clock.t = stream.received / RATE_HZ + 0.01 + LAG_S      # 10 ms blocks, on time
-        stream.feed(round(0.01 * RATE_HZ))
+    stream = LateStream(HostClock())
+    on_time(stream, until_s)
     stream._arm_stream(pre_s=0.01, window_s=0.005, post_s=0.01, start_s=1.0)
     return stream
 
@@ -108,3 +113,13 @@ def test_a_stream_short_of_the_reply_s_sample_waits_on() -> None:
     with pytest.raises(InstrumentError, match="stream stopped") as caught:
         stream.record(timeout_s=5.0)
     assert not isinstance(caught.value, NoTriggerWindow)
+
+
+def test_a_stream_started_again_is_timed_from_its_new_samples() -> None:
+    stream = LateStream(HostClock())
+    on_time(stream, 5.0)
+    stream._new_stream()                          # stopped, then started at 60 s
+    stream.received = 0
+    on_time(stream, 60.5, started_s=60.0)
+    index = stream._arrivals.index_at(stream.clock.t)
+    assert index is not None and abs(index - stream.received) <= 1

@@ -146,6 +146,14 @@ class StreamAcquisition(AcquisitionBase):
                           self.source, self._buffer_s, discarded)
             self._cond.notify_all()
 
+    def _new_stream(self) -> None:
+        """Forget the stream before this one (a family's ``start``: its indices start
+        again): the samples kept, the window collected last, where records start, when
+        samples arrived."""
+        self._buffer.clear()
+        self._last_fall = self._not_before = 0
+        self._arrivals = Arrivals(self._rate_hz)
+
     # -- hooks of a family ----------------------------------------------------------------
     def _check_alive(self) -> None:
         """Raise :class:`~energyrig.errors.InstrumentError` when the stream cannot deliver

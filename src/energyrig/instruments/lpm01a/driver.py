@@ -191,8 +191,7 @@ class Lpm01a(SerialStream):
         if c.dut_power:
             self.command("pwr on")
         self._decoder = StreamDecoder(c.format, c.sample_rate_hz, c.supply_v)
-        self._buffer.clear()
-        self._last_fall = self._not_before = 0
+        self._new_stream()
         self._error = None
         self._stop_reader.clear()
         self.command("start")

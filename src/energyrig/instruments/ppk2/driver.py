@@ -190,8 +190,7 @@ class Ppk2(SerialStream):
         self._decoder = Ppk2Decoder(self.calibration, s.supply_mv)
         self._clock = StreamClock(SAMPLE_RATE_HZ)
         self._losses.clear()
-        self._buffer.clear()
-        self._last_fall = self._not_before = 0
+        self._new_stream()
         self._error = None
         self._stop_reader.clear()
         self._command(Command.AVERAGE_START)

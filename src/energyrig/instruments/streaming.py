@@ -279,20 +279,19 @@ class StreamAcquisition(AcquisitionBase):
                                   f"({self._history_s} s); raise history_s")
         self._mark(request, start_s)
 
-    def _window_deadline(self, newest: int, timeout_s: float, lag_s: float
-                         ) -> tuple[int, str]:
+    def _window_deadline(self, newest: int, timeout_s: float) -> tuple[int, str]:
         """The absolute sample by which the armed record must be complete, and how an error
         says it (call with the lock held): ``timeout_s`` (s) of stream past ``newest``, or
-        sooner, ``post_s`` past the device's sample now, with the stated lag ``lag_s`` (s)
+        sooner, ``post_s`` past the device's sample now, with the stated ``stream_lag_s``
         and :data:`ARRIVAL_MARGIN_S` (the DUT replied: a window it made ended before)."""
         by_timeout = newest + round(timeout_s * self._rate_hz)
         now = self._arrivals.index_at(self._now())
         assert self._arm is not None
-        past_s = lag_s + ARRIVAL_MARGIN_S + self._arm.post_s
-        if now is None or now + round(past_s * self._rate_hz) >= by_timeout:
+        past_s = self.limits().stream_lag_s + ARRIVAL_MARGIN_S + self._arm.post_s
+        by_reply = None if now is None else now + round(past_s * self._rate_hz)
+        if by_reply is None or by_reply >= by_timeout:
             return by_timeout, f"within {timeout_s:.3g} s of arming"
-        return (now + round(past_s * self._rate_hz),
-                f"within {past_s:.3g} s of stream past the DUT's reply")
+        return by_reply, f"within {past_s:.3g} s of stream past the DUT's reply"
 
     def _collect_window(self, timeout_s: float, trigger_bit: int, min_pulse_s: float,
                         trigger: str) -> tuple[Chunk, ...]:
@@ -328,11 +327,10 @@ class StreamAcquisition(AcquisitionBase):
                            start=self._scan_from, post=post, windows=self._arm.windows)
         stalled = ProgressBound(timeout_s, clock=self._now)
         settle_deadline = self._now() + self._settle_s()
-        lag_s = self.limits().stream_lag_s
         try:
             with self._cond:
                 newest = self._newest()
-                stream_deadline, within = self._window_deadline(newest, timeout_s, lag_s)
+                stream_deadline, within = self._window_deadline(newest, timeout_s)
                 while True:
                     self._check_alive()
                     self._buffer.check_overflow(self.source, self._buffer_s)

@@ -37,10 +37,10 @@ run: deps firmware-host firmware-qemu
 # at a time beside two busy loops starved a PPK2 stream's reader until its emulator overflowed
 # and a point failed, in one of four .ci/run passes (docs/performance.md, "make check on three
 # workers"); three took 5 min 42 s quiet, two take longer (same section).
-# The C tests on two processes: their two valgrind runs take most of their time.
+# The C tests (ctest on the host build) run as one test of that tier, on a worker beside the
+# benches (tests/firmware/test_firmware_host_ctest.py).
 TEST_WORKERS := 2
 test: deps firmware-host firmware-qemu
-	ctest --test-dir $(HOST_BUILD) --output-on-failure -j 2
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile
 
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow

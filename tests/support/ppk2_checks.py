@@ -1,5 +1,6 @@
 """The PPK2 stream's integrity checks in plain numpy and Python, as the decoder ran them
-before they moved into its compiled kernel (commits 9a33667, 9ad338e): the reference
+before they moved into its compiled kernel (commits 9a33667, 9ad338e), with the range
+excursion since widened to a code outside its neighbours' span: the reference
 ``tests/instruments/ppk2/test_ppk2_decode_kernel.py`` holds the kernel to, flag for flag.
 
 It follows :meth:`Ppk2Decoder.feed` block by block: the bytes of a word split across two
@@ -25,6 +26,16 @@ def excursions(values: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
     out = np.zeros(len(values), dtype=np.bool_)
     if len(values) >= 3:
         out[1:-1] = (values[1:-1] != values[:-2]) & (values[:-2] == values[2:])
+    return out
+
+
+def range_excursions(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Samples whose range code lies outside the span of their neighbours' (above both or
+    below both; the first and last samples of the array are never marked)."""
+    out = np.zeros(len(codes), dtype=np.bool_)
+    if len(codes) >= 3:
+        before, here, after = codes[:-2], codes[1:-1], codes[2:]
+        out[1:-1] = ((here > before) & (here > after)) | ((here < before) & (here < after))
     return out
 
 
@@ -82,7 +93,7 @@ class ReferenceChecks:
             self.counter(words, first, last, corrupt, gaps)
         rng = ((words >> 14) & 7).astype(np.uint8)
         corrupt |= ((words >> 17) & 1).astype(bool) | (rng > TOP_RANGE)
-        corrupt |= excursions((words >> 24).astype(np.uint8)) | excursions(rng)
+        corrupt |= excursions((words >> 24).astype(np.uint8)) | range_excursions(rng)
         corrupt |= jumps(current_a, rng, self.jump_a)
         return corrupt, gaps
 

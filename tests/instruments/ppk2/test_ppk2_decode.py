@@ -16,6 +16,7 @@ from energyrig.instruments.ppk2.decode import (
     Ppk2Decoder,
     decode_stream,
     encode_words,
+    range_steps,
 )
 from energyrig.instruments.ppk2.metadata import Ppk2Calibration, parse_metadata
 from energyrig.instruments.ppk2.rawfile import (
@@ -453,6 +454,37 @@ def test_one_sample_logic_and_range_excursions_and_jumps_are_corrupt():
     words[200] = (words[200] & ~np.uint32(0x3FFF)) | np.uint32(ADC_FULL_SCALE - 10)  # ADC high bits
     chunk = decode_one(words)
     assert np.flatnonzero(chunk.corrupt).tolist() == [100, 150, 200]
+
+
+def test_a_range_above_both_neighbours_at_a_trigger_edge_is_corrupt():
+    """The first sample of a window, where the ranging steps from idle's range to the
+    window's: one byte (ADC bits 8-13 and range bits 0-1) turns its range into the next one
+    up and its current more than tenfold. Its neighbours' ranges differ, so the rule of
+    equal neighbours passed it: so a 10 ms window of test_ppk2_driver's corrupt stream once
+    read 1.8 % high with no flag. Outside its neighbours' span, it is corrupt."""
+    amps = np.repeat([5e-4, 3.3e-3, 5e-4], [200, 1000, 200])
+    words = encode_words(amps, CAL, VDD_MV, logic=np.repeat([0, 1, 0], [200, 1000, 200]))
+    first = 200
+    codes = (words >> 14) & 7
+    assert codes[first - 1] < codes[first] == codes[first + 1]  # the edge: two ranges
+    hit = words.copy()
+    hit[first] = (hit[first] & ~np.uint32(0xFF00)) | np.uint32(0xB0 << 8)
+    assert (hit[first] >> 14) & 7 == codes[first] + 1
+    assert not decode_one(words).corrupt.any()
+    chunk = decode_one(hit)
+    assert chunk.current_a[first] > 10 * amps[first]
+    assert np.flatnonzero(chunk.corrupt).tolist() == [first]
+
+
+def test_a_step_through_the_ranges_one_sample_each_is_not_corrupt():
+    """A fast step of the load: the ranging passes through the ranges between, a sample in
+    each; every code lies between its neighbours', on the way up and down."""
+    limits = [range_steps(CAL, VDD_MV)[r][0] * 0.5 for r in range(5)]
+    amps = np.concatenate([np.full(50, limits[0]), limits[1:4], np.full(50, limits[4]),
+                           limits[3:0:-1], np.full(50, limits[0])])
+    words = encode_words(amps, CAL, VDD_MV)
+    assert ((words >> 14) & 7)[49:55].tolist() == [0, 1, 2, 3, 4, 4]
+    assert not decode_one(words).corrupt.any()
 
 
 def test_random_byte_corruption_is_mostly_caught():

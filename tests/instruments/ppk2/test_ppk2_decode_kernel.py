@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from energyrig.instruments.ppk2._decode import Kernel
 from energyrig.instruments.ppk2.decode import ADC_FULL_SCALE, Ppk2Decoder, conversion_table, encode_words
 from energyrig.instruments.ppk2.metadata import parse_metadata
-from support.ppk2_checks import ReferenceChecks, excursions, jump_limits, jumps
+from support.ppk2_checks import ReferenceChecks, excursions, jump_limits, jumps, range_excursions
 
 CAL = parse_metadata((DATA / "ppk2-metadata.txt").read_text())
 VDD_MV = 3300
@@ -128,7 +128,7 @@ def test_the_structured_streams_reach_every_check():
         counter_flags, gaps = np.zeros(len(words), dtype=bool), []
         ReferenceChecks(CAL, VDD_MV).counter(words, 0, len(words), counter_flags, gaps)
         fired["logic excursion"] += int(excursions((words >> 24).astype(np.uint8)).sum())
-        fired["range excursion"] += int(excursions(code).sum())
+        fired["range excursion"] += int(range_excursions(code).sum())
         current = Ppk2Decoder(CAL, VDD_MV).feed(raw).current_a
         fired["jump"] += int(jumps(current, code, jump_limits(CAL, VDD_MV)).sum())
         fired["bad word"] += int((((words >> 17) & 1) | (code > 4)).sum())

@@ -10,8 +10,12 @@
  *
  *   - the unused bit 17 set, or a range code above 4;
  *   - a counter that skips and comes back on the next word of the block;
- *   - a one-sample excursion of the logic byte or of the raw range code (both neighbours
- *     equal, the sample different);
+ *   - a one-sample excursion of the logic byte (both neighbours equal, the sample
+ *     different), or of the raw range code: a code outside the span of its neighbours'
+ *     (above both or below both; equal neighbours span one code). The automatic ranging
+ *     holds a range for several samples: on a step it passes through the ranges between,
+ *     it does not visit one for a sample and come back, at a trigger's edge (where the
+ *     neighbours' ranges differ) as anywhere else;
  *   - a one-sample jump within one range (range codes above 4 read as 4) by more than the
  *     range's jump limit, both neighbours within a tenth of that limit of each other.
  *
@@ -160,8 +164,8 @@ typedef struct {
 
 /*
  * The neighbour checks of sample `mid` between `before` and `after` (see the top of the
- * file): 1 if it is a one-sample excursion of the logic byte or the range code, or a
- * one-sample jump.
+ * file): 1 if it is a one-sample excursion of the logic byte or of the range code (outside
+ * its neighbours' span), or a one-sample jump.
  */
 static inline uint8_t er_odd_one_out(const er_limit_s *lim, er_sample_s before, er_sample_s mid,
 				     er_sample_s after)
@@ -170,7 +174,7 @@ static inline uint8_t er_odd_one_out(const er_limit_s *lim, er_sample_s before, 
 	const int rb = before.key & 7, rm = mid.key & 7, ra = after.key & 7;
 	const er_limit_s *l = &lim[rm];
 
-	if (((lm != lb) & (lb == la)) | ((rm != rb) & (rb == ra))) {
+	if (((lm != lb) & (lb == la)) | ((rm > rb) & (rm > ra)) | ((rm < rb) & (rm < ra))) {
 		return 1;
 	}
 	return (uint8_t)((lim[rb].range == l->range) & (lim[ra].range == l->range) &

@@ -44,8 +44,10 @@ Corrupt words
     * a counter that skips and is continued by the next word (``c, x, c + 2``): one corrupt
       counter, not two losses, so the sample index is not moved (a loss cannot make the count
       go back); a skip on the last word of a block cannot be told apart and stays a gap;
-    * a one-sample excursion (neighbours equal, the sample different) of the logic byte or of
-      the range: the trigger and the auto-ranging hold a level for several samples;
+    * a one-sample excursion of the logic byte (neighbours equal, the sample different), or
+      of the range (a range above both neighbours' or below both, at a trigger's edge too,
+      where the neighbours' ranges differ): the trigger and the auto-ranging hold a level
+      for several samples, and on a step the ranging passes through the ranges between;
     * a one-sample jump within one range by more than :data:`JUMP_FRACTION` of the range's
       full scale, both neighbours within a tenth of that of each other: the front end does not
       move that far and back in 20 µs.

@@ -6,14 +6,15 @@ excursion since widened to a code outside its neighbours' span: the reference
 It follows :meth:`Ppk2Decoder.feed` block by block: the bytes of a word split across two
 feeds complete the word at the start of the next chunk, and that word is decoded as a block
 of its own (so its counter is not compared with the word after it); the counter state runs
-on from feed to feed; the neighbour checks look inside one chunk only.
+on from feed to feed; the neighbour checks see the last two samples of the chunk before
+(``CONTEXT_SAMPLES``), so only a chunk's last sample is never marked by them.
 """
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.instruments.ppk2.decode import JUMP_FRACTION, range_steps
+from energyrig.instruments.ppk2.decode import CONTEXT_SAMPLES, JUMP_FRACTION, range_steps
 from energyrig.instruments.ppk2.metadata import Ppk2Calibration
 
 TOP_RANGE = 4
@@ -67,6 +68,7 @@ class ReferenceChecks:
         self.jump_a = jump_limits(cal, vdd_mv)
         self.partial = b""
         self.prev = -1
+        self.context = (np.empty(0, dtype="<u4"), np.empty(0, dtype=np.float64))
 
     def feed(self, data: bytes, current_a: npt.NDArray[np.float64] | None
              ) -> tuple[npt.NDArray[np.bool_], list[list[int]]] | None:
@@ -93,8 +95,14 @@ class ReferenceChecks:
             self.counter(words, first, last, corrupt, gaps)
         rng = ((words >> 14) & 7).astype(np.uint8)
         corrupt |= ((words >> 17) & 1).astype(bool) | (rng > TOP_RANGE)
-        corrupt |= excursions((words >> 24).astype(np.uint8)) | range_excursions(rng)
-        corrupt |= jumps(current_a, rng, self.jump_a)
+        # the neighbour checks, with the end of the chunk before ahead of this one
+        seen = np.concatenate([self.context[0], words])
+        amps = np.concatenate([self.context[1], current_a])
+        seen_rng = ((seen >> 14) & 7).astype(np.uint8)
+        odd = (excursions((seen >> 24).astype(np.uint8)) | range_excursions(seen_rng)
+               | jumps(amps, seen_rng, self.jump_a))
+        corrupt |= odd[len(self.context[0]):]
+        self.context = (seen[-CONTEXT_SAMPLES:], amps[-CONTEXT_SAMPLES:])
         return corrupt, gaps
 
     def counter(self, words: npt.NDArray[np.uint32], first: int, last: int,

@@ -487,6 +487,21 @@ def test_a_step_through_the_ranges_one_sample_each_is_not_corrupt():
     assert not decode_one(words).corrupt.any()
 
 
+@pytest.mark.parametrize("kind", ["range", "logic", "jump"])
+def test_the_first_sample_of_a_chunk_is_checked_against_the_chunk_before(kind):
+    """A read of the port ends just before a corrupt word: the next chunk starts with it.
+    Its neighbour before is the last sample of the chunk before, kept for the check (the
+    checks looked inside one chunk, so a chunk's first sample was never marked)."""
+    words = steady_words(300, amps=2e-3, logic=1)
+    odd = {"range": words[150] + np.uint32(1 << 14), "logic": words[150] ^ np.uint32(1 << 24),
+           "jump": words[150] & ~np.uint32(0x3FFF) | np.uint32(ADC_FULL_SCALE - 10)}
+    words[150] = odd[kind]
+    decoder = Ppk2Decoder(CAL, VDD_MV)
+    before, after = decoder.feed(words[:150].tobytes()), decoder.feed(words[150:].tobytes())
+    assert not before.corrupt.any()
+    assert np.flatnonzero(after.corrupt).tolist() == [0]
+
+
 def test_random_byte_corruption_is_mostly_caught():
     """A byte replaced at random in a clean stream: caught unless it is the ADC's low byte
     (a small error) or leaves the word as it was."""

@@ -19,9 +19,11 @@
  *   - a one-sample jump within one range (range codes above 4 read as 4) by more than the
  *     range's jump limit, both neighbours within a tenth of that limit of each other.
  *
- * The neighbour checks look only inside one chunk (the output arrays of one call or of
- * several calls with a rising `at`): a sample is checked when the next one is decoded, so
- * the first and the last sample of a chunk are never marked by them. The outputs are
+ * The neighbour checks look only inside the output arrays (of one call or of several calls
+ * with a rising `at`): a sample is checked when the next one is decoded, so the first and
+ * the last sample of the arrays are never marked by them. The decoder puts the last two
+ * samples of the chunk before ahead of a chunk's (`at` 2), so that only a chunk's last
+ * sample goes unchecked. The outputs are
  * preallocated by the caller (numpy arrays through the buffer protocol); nothing is
  * allocated and the GIL is released while the block is decoded.
  *

@@ -52,8 +52,10 @@ Corrupt words
       full scale, both neighbours within a tenth of that of each other: the front end does not
       move that far and back in 20 µs.
 
-    The excursion and jump checks compare a sample with its neighbours in the same chunk:
-    the first and the last sample of each chunk are never marked by them.
+    The excursion and jump checks compare a sample with its neighbours: the first sample of
+    a chunk with the last of the chunk before (:data:`CONTEXT_SAMPLES` of it are kept), so
+    only the last sample of each chunk, whose next neighbour has not come yet, is never
+    marked by them.
 
     Samples at the floor (ADC code 0 in range 0: a current at or below zero, clipped) are
     marked in ``Chunk.at_floor``, and every sample's range is in ``Chunk.current_range``.
@@ -68,6 +70,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -94,6 +97,9 @@ JUMP_FRACTION = 1 / 8
 _RANGE_SHIFT, _COUNTER_SHIFT, _LOGIC_SHIFT = 14, 18, 24
 _COUNTER_MASK = 0x3F
 _GAP_ROWS = 64
+CONTEXT_SAMPLES = 2
+"""Samples of the chunk before that the kernel sees ahead of a chunk's (as ``before`` and
+``mid`` of its neighbour checks), so the chunk's first sample is checked."""
 
 
 def conversion_table(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.float64]:
@@ -153,6 +159,7 @@ class Ppk2Decoder:
         self._kernel = Kernel(conversion_table(calibration, vdd_mv),
                               JUMP_FRACTION * _range_full_scale_a(calibration, vdd_mv), spike_filter)
         self._partial = b""
+        self._context = _Outputs.empty(0)
         self._gap_buf = np.empty((_GAP_ROWS, 2), dtype=np.int64)
         self.next_index = start_index
         """Absolute index of the next sample to come (lost samples included)."""
@@ -192,11 +199,15 @@ class Ppk2Decoder:
         n = len(head) // WORD_BYTES + body_len // WORD_BYTES
         if n == 0:
             return None
-        out = _Outputs(n)
+        out = _Outputs.empty(n, self._context)
+        c = len(self._context)
         gaps: list[npt.NDArray[np.int64]] = []
-        at = 0
+        at = c
         for src in (head, view[:body_len]):
             at = self._decode_into(src, out, at, gaps)
+        self._context = out.tail(CONTEXT_SAMPLES)
+        if gaps:
+            gaps = [np.concatenate(gaps) - [c, 0]]  # positions in the chunk, after the context
         if self._uncounted:
             gaps.insert(0, np.array([[0, self._uncounted]], dtype=np.int64))
             self._uncounted = 0
@@ -204,9 +215,9 @@ class Ppk2Decoder:
         if len(gap_rows) > 1 and gap_rows[1, 0] == 0:  # the counter's gap at 0 too: one row
             gap_rows = np.concatenate([[[0, gap_rows[0, 1] + gap_rows[1, 1]]], gap_rows[2:]])
         chunk = Chunk(start_index=self.next_index, period_s=self.period_s,
-                      current_a=out.current, voltage_v=self.voltage_v, logic=out.logic,
-                      saturated=out.saturated, gaps=gap_rows, current_range=out.range,
-                      at_floor=out.floor, corrupt=out.corrupt)
+                      current_a=out.current[c:], voltage_v=self.voltage_v, logic=out.logic[c:],
+                      saturated=out.saturated[c:], gaps=gap_rows, current_range=out.range[c:],
+                      at_floor=out.floor[c:], corrupt=out.corrupt[c:])
         if gaps:
             # Per chunk, so INFO: a lossy stream would flood the terminal. Windows carry the
             # dropped_samples flag and the live driver warns once per record.
@@ -234,16 +245,39 @@ class Ppk2Decoder:
         return at + total
 
 
+@dataclass
 class _Outputs:
     """The per-sample arrays the kernel writes for one block."""
 
-    def __init__(self, n: int) -> None:
-        self.current = np.empty(n, dtype=np.float64)
-        self.logic = np.empty(n, dtype=np.uint8)
-        self.saturated = np.empty(n, dtype=np.bool_)
-        self.range = np.empty(n, dtype=np.uint8)
-        self.floor = np.empty(n, dtype=np.bool_)
-        self.corrupt = np.empty(n, dtype=np.bool_)
+    current: npt.NDArray[np.float64]
+    logic: npt.NDArray[np.uint8]
+    saturated: npt.NDArray[np.bool_]
+    range: npt.NDArray[np.uint8]
+    floor: npt.NDArray[np.bool_]
+    corrupt: npt.NDArray[np.bool_]
+
+    @classmethod
+    def empty(cls, n: int, context: _Outputs | None = None) -> _Outputs:
+        """Room for ``n`` samples after a copy of ``context`` (the end of the chunk before,
+        :meth:`tail`), which the kernel's neighbour checks read."""
+        c = len(context) if context is not None else 0
+        out = cls(np.empty(c + n, np.float64), np.empty(c + n, np.uint8),
+                  np.empty(c + n, np.bool_), np.empty(c + n, np.uint8),
+                  np.empty(c + n, np.bool_), np.empty(c + n, np.bool_))
+        if context is not None:
+            for mine, theirs in zip(out.arrays(), context.arrays(), strict=True):
+                mine[:c] = theirs
+        return out
+
+    def arrays(self) -> tuple[npt.NDArray[np.generic], ...]:
+        return (self.current, self.logic, self.saturated, self.range, self.floor, self.corrupt)
+
+    def __len__(self) -> int:
+        return len(self.current)
+
+    def tail(self, k: int) -> _Outputs:
+        """A copy of the last ``k`` samples (fewer if there are fewer)."""
+        return _Outputs(*(a[-k:].copy() for a in self.arrays()))
 
 
 def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibration,

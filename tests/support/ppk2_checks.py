@@ -7,7 +7,8 @@ It follows :meth:`Ppk2Decoder.feed` block by block: the bytes of a word split ac
 feeds complete the word at the start of the next chunk, and that word is decoded as a block
 of its own (so its counter is not compared with the word after it); the counter state runs
 on from feed to feed; the neighbour checks see the last two samples of the chunk before
-(``CONTEXT_SAMPLES``), so only a chunk's last sample is never marked by them.
+(``CONTEXT_SAMPLES``), and mark the last sample of the chunk before in the flags returned
+for it.
 """
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ class ReferenceChecks:
         self.partial = b""
         self.prev = -1
         self.context = (np.empty(0, dtype="<u4"), np.empty(0, dtype=np.float64))
+        self.last: npt.NDArray[np.bool_] | None = None  # the flags returned for the chunk before
 
     def feed(self, data: bytes, current_a: npt.NDArray[np.float64] | None
              ) -> tuple[npt.NDArray[np.bool_], list[list[int]]] | None:
@@ -101,8 +103,12 @@ class ReferenceChecks:
         seen_rng = ((seen >> 14) & 7).astype(np.uint8)
         odd = (excursions((seen >> 24).astype(np.uint8)) | range_excursions(seen_rng)
                | jumps(amps, seen_rng, self.jump_a))
-        corrupt |= odd[len(self.context[0]):]
+        k = len(self.context[0])
+        corrupt |= odd[k:]
+        if self.last is not None and k:
+            self.last[-1] |= odd[k - 1]
         self.context = (seen[-CONTEXT_SAMPLES:], amps[-CONTEXT_SAMPLES:])
+        self.last = corrupt
         return corrupt, gaps
 
     def counter(self, words: npt.NDArray[np.uint32], first: int, last: int,

@@ -488,18 +488,24 @@ def test_a_step_through_the_ranges_one_sample_each_is_not_corrupt():
 
 
 @pytest.mark.parametrize("kind", ["range", "logic", "jump"])
-def test_the_first_sample_of_a_chunk_is_checked_against_the_chunk_before(kind):
-    """A read of the port ends just before a corrupt word: the next chunk starts with it.
-    Its neighbour before is the last sample of the chunk before, kept for the check (the
-    checks looked inside one chunk, so a chunk's first sample was never marked)."""
+@pytest.mark.parametrize("cut", [150, 151])
+def test_a_corrupt_sample_at_either_end_of_a_chunk_is_marked(kind, cut):
+    """A read of the port ends just before (150) or just after (151) a corrupt word. The
+    checks looked inside one chunk, so a chunk's first and last samples were never marked:
+    the first is now checked against the kept end of the chunk before, the last when the
+    next chunk is decoded (its mark set in the chunk already returned)."""
     words = steady_words(300, amps=2e-3, logic=1)
     odd = {"range": words[150] + np.uint32(1 << 14), "logic": words[150] ^ np.uint32(1 << 24),
            "jump": words[150] & ~np.uint32(0x3FFF) | np.uint32(ADC_FULL_SCALE - 10)}
     words[150] = odd[kind]
     decoder = Ppk2Decoder(CAL, VDD_MV)
-    before, after = decoder.feed(words[:150].tobytes()), decoder.feed(words[150:].tobytes())
-    assert not before.corrupt.any()
-    assert np.flatnonzero(after.corrupt).tolist() == [0]
+    before = decoder.feed(words[:cut].tobytes())
+    assert not before.corrupt.any()                      # its last sample: not yet checked
+    after = decoder.feed(words[cut:].tobytes())
+    marked = np.flatnonzero(np.concatenate([before.corrupt, after.corrupt])).tolist()
+    assert marked == [150]
+    chunks = list(decode_stream([words[:cut].tobytes(), words[cut:].tobytes()], CAL, VDD_MV))
+    assert np.flatnonzero(np.concatenate([c.corrupt for c in chunks])).tolist() == [150]
 
 
 def test_random_byte_corruption_is_mostly_caught():

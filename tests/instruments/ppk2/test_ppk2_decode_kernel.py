@@ -107,6 +107,7 @@ def chunked(draw: st.DrawFn, streams: st.SearchStrategy[bytes]) -> list[bytes]:
 def test_the_kernels_checks_equal_the_numpy_checks_in_any_chunking(blocks, spike_filter):
     decoder = Ppk2Decoder(CAL, VDD_MV, spike_filter=spike_filter)
     reference = ReferenceChecks(CAL, VDD_MV)
+    fed = []
     for block in blocks:
         chunk = decoder.feed(block)
         expected = reference.feed(block, None if chunk is None else chunk.current_a)
@@ -115,6 +116,10 @@ def test_the_kernels_checks_equal_the_numpy_checks_in_any_chunking(blocks, spike
             corrupt, gaps = expected
             assert np.flatnonzero(chunk.corrupt).tolist() == np.flatnonzero(corrupt).tolist()
             assert chunk.gaps.tolist() == gaps
+            fed.append((chunk.corrupt, corrupt))
+    # each chunk's last sample, marked once the next chunk was decoded
+    assert [np.flatnonzero(got).tolist() for got, _ in fed] == [
+        np.flatnonzero(want).tolist() for _, want in fed]
 
 
 def test_the_structured_streams_reach_every_check():

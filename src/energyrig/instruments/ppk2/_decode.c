@@ -22,8 +22,8 @@
  * The neighbour checks look only inside the output arrays (of one call or of several calls
  * with a rising `at`): a sample is checked when the next one is decoded, so the first and
  * the last sample of the arrays are never marked by them. The decoder puts the last two
- * samples of the chunk before ahead of a chunk's (`at` 2), so that only a chunk's last
- * sample goes unchecked. The outputs are
+ * samples of the chunk before ahead of a chunk's (`at` 2), so that the chunk's first sample
+ * is checked, and the last of the chunk before, whose mark it copies back. The outputs are
  * preallocated by the caller (numpy arrays through the buffer protocol); nothing is
  * allocated and the GIL is released while the block is decoded.
  *

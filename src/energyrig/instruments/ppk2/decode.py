@@ -52,10 +52,12 @@ Corrupt words
       full scale, both neighbours within a tenth of that of each other: the front end does not
       move that far and back in 20 µs.
 
-    The excursion and jump checks compare a sample with its neighbours: the first sample of
-    a chunk with the last of the chunk before (:data:`CONTEXT_SAMPLES` of it are kept), so
-    only the last sample of each chunk, whose next neighbour has not come yet, is never
-    marked by them.
+    The excursion and jump checks compare a sample with its neighbours across chunks: the
+    decoder keeps the end of each chunk (:data:`CONTEXT_SAMPLES`) for the checks of the next
+    one. The last sample of a chunk is checked when the next chunk is decoded, which then
+    marks it in the chunk returned before (its ``corrupt`` array, in place): a window's
+    flags, judged once the stream holds samples after it, see it. Only the last sample of
+    the stream (of :func:`decode_stream`'s last chunk) is never checked on its right.
 
     Samples at the floor (ADC code 0 in range 0: a current at or below zero, clipped) are
     marked in ``Chunk.at_floor``, and every sample's range is in ``Chunk.current_range``.
@@ -99,7 +101,8 @@ _COUNTER_MASK = 0x3F
 _GAP_ROWS = 64
 CONTEXT_SAMPLES = 2
 """Samples of the chunk before that the kernel sees ahead of a chunk's (as ``before`` and
-``mid`` of its neighbour checks), so the chunk's first sample is checked."""
+``mid`` of its neighbour checks): the chunk's first sample is checked, and the last of the
+chunk before."""
 
 
 def conversion_table(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.float64]:
@@ -160,6 +163,7 @@ class Ppk2Decoder:
                               JUMP_FRACTION * _range_full_scale_a(calibration, vdd_mv), spike_filter)
         self._partial = b""
         self._context = _Outputs.empty(0)
+        self._last_corrupt: npt.NDArray[np.bool_] | None = None  # the chunk before's
         self._gap_buf = np.empty((_GAP_ROWS, 2), dtype=np.int64)
         self.next_index = start_index
         """Absolute index of the next sample to come (lost samples included)."""
@@ -184,7 +188,8 @@ class Ppk2Decoder:
         """Decode a block of raw bytes; return its chunk, or ``None`` if no word completed.
 
         The block may start and end anywhere inside a word. The returned arrays are new
-        (safe to keep).
+        (safe to keep); the next chunk may set the last element of ``corrupt`` (its sample
+        checked against the next).
         """
         view = memoryview(data).cast("B")
         head = b""
@@ -205,6 +210,9 @@ class Ppk2Decoder:
         at = c
         for src in (head, view[:body_len]):
             at = self._decode_into(src, out, at, gaps)
+        if self._last_corrupt is not None:
+            # The chunk before's last sample, checked now that its next neighbour is here.
+            self._last_corrupt[-1] |= out.corrupt[c - 1]
         self._context = out.tail(CONTEXT_SAMPLES)
         if gaps:
             gaps = [np.concatenate(gaps) - [c, 0]]  # positions in the chunk, after the context
@@ -218,6 +226,7 @@ class Ppk2Decoder:
                       current_a=out.current[c:], voltage_v=self.voltage_v, logic=out.logic[c:],
                       saturated=out.saturated[c:], gaps=gap_rows, current_range=out.range[c:],
                       at_floor=out.floor[c:], corrupt=out.corrupt[c:])
+        self._last_corrupt = chunk.corrupt
         if gaps:
             # Per chunk, so INFO: a lossy stream would flood the terminal. Windows carry the
             # dropped_samples flag and the live driver warns once per record.
@@ -285,15 +294,22 @@ def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibra
                   sample_rate_hz: float = SAMPLE_RATE_HZ, source: str = "PPK2 stream") -> Iterator[Chunk]:
     """Decode an iterable of raw byte blocks into chunks (see :class:`Ppk2Decoder`).
 
-    A block may be reused by the producer once the next one is requested. A trailing
-    incomplete word at the end of the stream is dropped with a warning naming ``source``.
+    A block may be reused by the producer once the next one is requested. Each chunk is
+    given once the next is decoded (or the stream ended), so its last sample has been checked
+    against the next one's first. A trailing incomplete word at the end of the stream is
+    dropped with a warning naming ``source``.
     """
     decoder = Ppk2Decoder(calibration, vdd_mv, spike_filter=spike_filter, sample_rate_hz=sample_rate_hz,
                           source=source)
+    held = None
     for block in blocks:
         chunk = decoder.feed(block)
         if chunk is not None:
-            yield chunk
+            if held is not None:
+                yield held
+            held = chunk
+    if held is not None:
+        yield held
     if decoder.pending_bytes:
         log.warning("%s: the stream ends inside a word; its last %d bytes are dropped",
                     source, decoder.pending_bytes)

@@ -70,6 +70,7 @@ class ReferenceChecks:
         self.partial = b""
         self.prev = -1
         self.context = (np.empty(0, dtype="<u4"), np.empty(0, dtype=np.float64))
+        self.context_lost = np.empty(0, dtype=np.bool_)  # samples lost just before each
         self.last: npt.NDArray[np.bool_] | None = None  # the flags returned for the chunk before
 
     def feed(self, data: bytes, current_a: npt.NDArray[np.float64] | None
@@ -104,10 +105,17 @@ class ReferenceChecks:
         odd = (excursions((seen >> 24).astype(np.uint8)) | range_excursions(seen_rng)
                | jumps(amps, seen_rng, self.jump_a))
         k = len(self.context[0])
+        lost = np.zeros(len(words), dtype=np.bool_)
+        lost[[g for g, _ in gaps]] = True
+        lost = np.concatenate([self.context_lost, lost])
+        beside = lost.copy()  # samples lost before or after: no neighbours across
+        beside[:-1] |= lost[1:]
+        odd[beside] = False
         corrupt |= odd[k:]
         if self.last is not None and k:
             self.last[-1] |= odd[k - 1]
         self.context = (seen[-CONTEXT_SAMPLES:], amps[-CONTEXT_SAMPLES:])
+        self.context_lost = lost[-CONTEXT_SAMPLES:]
         self.last = corrupt
         return corrupt, gaps
 

@@ -447,6 +447,42 @@ def test_a_real_loss_stays_a_gap_and_is_not_called_corrupt():
     assert chunk.gaps.tolist() == [[50, 10]] and not chunk.corrupt.any()
 
 
+def _pulse_lost(lost: slice) -> tuple[np.ndarray, np.ndarray]:
+    """A stream at 30 % of range 0's full scale with a pulse (range 3, then one sample in
+    range 2 and one in range 1 on its way down) from sample 500, and the words with the
+    samples of ``lost`` left out (the counter counts them)."""
+    full = [full_scale for full_scale, _ in range_steps(CAL, VDD_MV)]
+    amps = np.concatenate([np.full(500, full[0] * 0.3), np.full(20, full[3] * 0.5),
+                           [full[2] * 0.5, full[1] * 0.5], np.full(478, full[0] * 0.3)])
+    words = encode_words(amps, CAL, VDD_MV)
+    return words, np.delete(words, lost)
+
+
+@pytest.mark.parametrize("cut", [None, 500])
+def test_samples_beside_a_loss_are_not_compared_across_it(cut):
+    """Lost samples held the pulse: the samples after the loss step down through the ranges
+    from a sample in range 0 before it. They are not neighbours, so no range lies outside
+    their span; in one read (None) or with the read ending at the loss (500)."""
+    _, kept = _pulse_lost(np.s_[500:520])
+    decoder = Ppk2Decoder(CAL, VDD_MV)
+    blocks = [kept] if cut is None else [kept[:cut], kept[cut:]]
+    chunks = [decoder.feed(b.tobytes()) for b in blocks]
+    assert sum(c.lost for c in chunks) == 20
+    assert not any(c.corrupt.any() for c in chunks)
+
+
+def test_nor_across_a_loss_the_stream_clock_found():
+    """64 samples lost (the counter cannot see them) up to the pulse's last: the first
+    sample after the loss, in range 1 between two in range 0, is no excursion."""
+    words, _ = _pulse_lost(np.s_[0:0])
+    decoder = Ppk2Decoder(CAL, VDD_MV)
+    before = decoder.feed(words[:457].tobytes())
+    decoder.add_loss(64)                                  # found against the host's clock
+    after = decoder.feed(words[521:].tobytes())
+    assert after.gaps.tolist() == [[0, 64]] and after.current_range[:2].tolist() == [1, 0]
+    assert not before.corrupt.any() and not after.corrupt.any()
+
+
 def test_one_sample_logic_and_range_excursions_and_jumps_are_corrupt():
     words = steady_words(300, amps=2e-3, logic=1)
     words[100] ^= np.uint32(1 << 24)                      # the trigger drops for one sample

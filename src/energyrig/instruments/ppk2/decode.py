@@ -56,8 +56,10 @@ Corrupt words
     decoder keeps the end of each chunk (:data:`CONTEXT_SAMPLES`) for the checks of the next
     one. The last sample of a chunk is checked when the next chunk is decoded, which then
     marks it in the chunk returned before (its ``corrupt`` array, in place): a window's
-    flags, judged once the stream holds samples after it, see it. Only the last sample of
-    the stream (of :func:`decode_stream`'s last chunk) is never checked on its right.
+    flags, judged once the stream holds samples after it, see it. Samples are not compared
+    across a loss (a gap of the counter, or :meth:`Ppk2Decoder.add_loss`): the two beside
+    it are not checked, nor the last sample of the stream (of :func:`decode_stream`'s last
+    chunk) on its right.
 
     Samples at the floor (ADC code 0 in range 0: a current at or below zero, clipped) are
     marked in ``Chunk.at_floor``, and every sample's range is in ``Chunk.current_range``.
@@ -204,13 +206,15 @@ class Ppk2Decoder:
         n = len(head) // WORD_BYTES + body_len // WORD_BYTES
         if n == 0:
             return None
+        if self._uncounted:  # samples lost since the chunk before: it holds no neighbours
+            self._context = _Outputs.empty(0)
         out = _Outputs.empty(n, self._context)
         c = len(self._context)
         gaps: list[npt.NDArray[np.int64]] = []
         at = c
         for src in (head, view[:body_len]):
             at = self._decode_into(src, out, at, gaps)
-        if self._last_corrupt is not None:
+        if c and self._last_corrupt is not None:
             # The chunk before's last sample, checked now that its next neighbour is here.
             self._last_corrupt[-1] |= out.corrupt[c - 1]
         self._context = out.tail(CONTEXT_SAMPLES)

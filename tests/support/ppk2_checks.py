@@ -1,18 +1,21 @@
 """The PPK2 stream's integrity checks in plain numpy and Python, as the decoder ran them
-before they moved into its compiled kernel (commits 9a33667, 9ad338e): the reference
+before they moved into its compiled kernel (commits 9a33667, 9ad338e), with the range
+excursion since widened to a code outside its neighbours' span: the reference
 ``tests/instruments/ppk2/test_ppk2_decode_kernel.py`` holds the kernel to, flag for flag.
 
 It follows :meth:`Ppk2Decoder.feed` block by block: the bytes of a word split across two
 feeds complete the word at the start of the next chunk, and that word is decoded as a block
 of its own (so its counter is not compared with the word after it); the counter state runs
-on from feed to feed; the neighbour checks look inside one chunk only.
+on from feed to feed; the neighbour checks see the last two samples of the chunk before
+(``CONTEXT_SAMPLES``), and mark the last sample of the chunk before in the flags returned
+for it.
 """
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.instruments.ppk2.decode import JUMP_FRACTION, range_steps
+from energyrig.instruments.ppk2.decode import CONTEXT_SAMPLES, JUMP_FRACTION, range_steps
 from energyrig.instruments.ppk2.metadata import Ppk2Calibration
 
 TOP_RANGE = 4
@@ -25,6 +28,16 @@ def excursions(values: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
     out = np.zeros(len(values), dtype=np.bool_)
     if len(values) >= 3:
         out[1:-1] = (values[1:-1] != values[:-2]) & (values[:-2] == values[2:])
+    return out
+
+
+def range_excursions(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Samples whose range code lies outside the span of their neighbours' (above both or
+    below both; the first and last samples of the array are never marked)."""
+    out = np.zeros(len(codes), dtype=np.bool_)
+    if len(codes) >= 3:
+        before, here, after = codes[:-2], codes[1:-1], codes[2:]
+        out[1:-1] = ((here > before) & (here > after)) | ((here < before) & (here < after))
     return out
 
 
@@ -56,6 +69,9 @@ class ReferenceChecks:
         self.jump_a = jump_limits(cal, vdd_mv)
         self.partial = b""
         self.prev = -1
+        self.context = (np.empty(0, dtype="<u4"), np.empty(0, dtype=np.float64))
+        self.context_lost = np.empty(0, dtype=np.bool_)  # samples lost just before each
+        self.last: npt.NDArray[np.bool_] | None = None  # the flags returned for the chunk before
 
     def feed(self, data: bytes, current_a: npt.NDArray[np.float64] | None
              ) -> tuple[npt.NDArray[np.bool_], list[list[int]]] | None:
@@ -82,8 +98,25 @@ class ReferenceChecks:
             self.counter(words, first, last, corrupt, gaps)
         rng = ((words >> 14) & 7).astype(np.uint8)
         corrupt |= ((words >> 17) & 1).astype(bool) | (rng > TOP_RANGE)
-        corrupt |= excursions((words >> 24).astype(np.uint8)) | excursions(rng)
-        corrupt |= jumps(current_a, rng, self.jump_a)
+        # the neighbour checks, with the end of the chunk before ahead of this one
+        seen = np.concatenate([self.context[0], words])
+        amps = np.concatenate([self.context[1], current_a])
+        seen_rng = ((seen >> 14) & 7).astype(np.uint8)
+        odd = (excursions((seen >> 24).astype(np.uint8)) | range_excursions(seen_rng)
+               | jumps(amps, seen_rng, self.jump_a))
+        k = len(self.context[0])
+        lost = np.zeros(len(words), dtype=np.bool_)
+        lost[[g for g, _ in gaps]] = True
+        lost = np.concatenate([self.context_lost, lost])
+        beside = lost.copy()  # samples lost before or after: no neighbours across
+        beside[:-1] |= lost[1:]
+        odd[beside] = False
+        corrupt |= odd[k:]
+        if self.last is not None and k:
+            self.last[-1] |= odd[k - 1]
+        self.context = (seen[-CONTEXT_SAMPLES:], amps[-CONTEXT_SAMPLES:])
+        self.context_lost = lost[-CONTEXT_SAMPLES:]
+        self.last = corrupt
         return corrupt, gaps
 
     def counter(self, words: npt.NDArray[np.uint32], first: int, last: int,

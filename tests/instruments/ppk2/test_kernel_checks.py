@@ -80,7 +80,7 @@ def decode_as_fed(blocks: list[bytes]) -> tuple[int, int]:
     fast path decoded)."""
     decoder = Ppk2Decoder(CAL, VDD_MV)
     reference = ReferenceChecks(CAL, VDD_MV)
-    partial, samples = b"", 0
+    partial, samples, fed = b"", 0, []
     for block in blocks:
         raw = partial + block
         words = np.frombuffer(raw[: len(raw) - len(raw) % 4], "<u4")
@@ -101,6 +101,10 @@ def decode_as_fed(blocks: list[bytes]) -> tuple[int, int]:
         assert np.array_equal(chunk.at_floor, (code == 0) & (adc == 0))
         assert np.array_equal(chunk.saturated, (code >= 4) & (adc == ADC_FULL_SCALE))
         samples += len(chunk)
+        fed.append((chunk.corrupt, corrupt))
+    # each chunk's last sample, marked once the next chunk was decoded
+    for got, want in fed:
+        assert np.flatnonzero(got).tolist() == np.flatnonzero(want).tolist()
     return samples, decoder._kernel.fast_samples
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from energyrig.instruments.ppk2._decode import Kernel
 from energyrig.instruments.ppk2.decode import ADC_FULL_SCALE, Ppk2Decoder, conversion_table, encode_words
 from energyrig.instruments.ppk2.metadata import parse_metadata
-from support.ppk2_checks import ReferenceChecks, excursions, jump_limits, jumps
+from support.ppk2_checks import ReferenceChecks, excursions, jump_limits, jumps, range_excursions
 
 CAL = parse_metadata((DATA / "ppk2-metadata.txt").read_text())
 VDD_MV = 3300
@@ -107,6 +107,7 @@ def chunked(draw: st.DrawFn, streams: st.SearchStrategy[bytes]) -> list[bytes]:
 def test_the_kernels_checks_equal_the_numpy_checks_in_any_chunking(blocks, spike_filter):
     decoder = Ppk2Decoder(CAL, VDD_MV, spike_filter=spike_filter)
     reference = ReferenceChecks(CAL, VDD_MV)
+    fed = []
     for block in blocks:
         chunk = decoder.feed(block)
         expected = reference.feed(block, None if chunk is None else chunk.current_a)
@@ -115,6 +116,10 @@ def test_the_kernels_checks_equal_the_numpy_checks_in_any_chunking(blocks, spike
             corrupt, gaps = expected
             assert np.flatnonzero(chunk.corrupt).tolist() == np.flatnonzero(corrupt).tolist()
             assert chunk.gaps.tolist() == gaps
+            fed.append((chunk.corrupt, corrupt))
+    # each chunk's last sample, marked once the next chunk was decoded
+    assert [np.flatnonzero(got).tolist() for got, _ in fed] == [
+        np.flatnonzero(want).tolist() for _, want in fed]
 
 
 def test_the_structured_streams_reach_every_check():
@@ -128,7 +133,7 @@ def test_the_structured_streams_reach_every_check():
         counter_flags, gaps = np.zeros(len(words), dtype=bool), []
         ReferenceChecks(CAL, VDD_MV).counter(words, 0, len(words), counter_flags, gaps)
         fired["logic excursion"] += int(excursions((words >> 24).astype(np.uint8)).sum())
-        fired["range excursion"] += int(excursions(code).sum())
+        fired["range excursion"] += int(range_excursions(code).sum())
         current = Ppk2Decoder(CAL, VDD_MV).feed(raw).current_a
         fired["jump"] += int(jumps(current, code, jump_limits(CAL, VDD_MV)).sum())
         fired["bad word"] += int((((words >> 17) & 1) | (code > 4)).sum())

@@ -10,14 +10,22 @@
  *
  *   - the unused bit 17 set, or a range code above 4;
  *   - a counter that skips and comes back on the next word of the block;
- *   - a one-sample excursion of the logic byte or of the raw range code (both neighbours
- *     equal, the sample different);
+ *   - a one-sample excursion of the logic byte (both neighbours equal, the sample
+ *     different), or of the raw range code: a code outside the span of its neighbours'
+ *     (above both or below both; equal neighbours span one code). The automatic ranging
+ *     holds a range for several samples: on a step it passes through the ranges between,
+ *     it does not visit one for a sample and come back, at a trigger's edge (where the
+ *     neighbours' ranges differ) as anywhere else;
  *   - a one-sample jump within one range (range codes above 4 read as 4) by more than the
  *     range's jump limit, both neighbours within a tenth of that limit of each other.
  *
- * The neighbour checks look only inside one chunk (the output arrays of one call or of
- * several calls with a rising `at`): a sample is checked when the next one is decoded, so
- * the first and the last sample of a chunk are never marked by them. The outputs are
+ * The neighbour checks look only inside the output arrays (of one call or of several calls
+ * with a rising `at`) and not across a gap of the counter (samples lost: the two samples
+ * beside it are not neighbours): a sample is checked when the next one is decoded, so the
+ * first and the last sample of the arrays, and the two beside a gap, are never marked by
+ * them. The decoder puts the last two
+ * samples of the chunk before ahead of a chunk's (`at` 2), so that the chunk's first sample
+ * is checked, and the last of the chunk before, whose mark it copies back. The outputs are
  * preallocated by the caller (numpy arrays through the buffer protocol); nothing is
  * allocated and the GIL is released while the block is decoded.
  *
@@ -87,6 +95,7 @@ typedef struct {
 	int spike_filter;
 	er_spike_s spike; /* carried from one block to the next */
 	int prev_counter; /* -1 before the first sample */
+	int known;        /* samples since the last loss (at most 2): the neighbours a check has */
 	long long fast_samples; /* samples decoded by er_fast_run */
 } er_kernel_s;
 
@@ -160,8 +169,8 @@ typedef struct {
 
 /*
  * The neighbour checks of sample `mid` between `before` and `after` (see the top of the
- * file): 1 if it is a one-sample excursion of the logic byte or the range code, or a
- * one-sample jump.
+ * file): 1 if it is a one-sample excursion of the logic byte or of the range code (outside
+ * its neighbours' span), or a one-sample jump.
  */
 static inline uint8_t er_odd_one_out(const er_limit_s *lim, er_sample_s before, er_sample_s mid,
 				     er_sample_s after)
@@ -170,7 +179,7 @@ static inline uint8_t er_odd_one_out(const er_limit_s *lim, er_sample_s before, 
 	const int rb = before.key & 7, rm = mid.key & 7, ra = after.key & 7;
 	const er_limit_s *l = &lim[rm];
 
-	if (((lm != lb) & (lb == la)) | ((rm != rb) & (rb == ra))) {
+	if (((lm != lb) & (lb == la)) | ((rm > rb) & (rm > ra)) | ((rm < rb) & (rm < ra))) {
 		return 1;
 	}
 	return (uint8_t)((lim[rb].range == l->range) & (lim[ra].range == l->range) &
@@ -307,6 +316,9 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 	er_sample_s before = {0.0, 0.0, 0}, mid = {0.0, 0.0, 0};
 	int known = at < 2 ? (int)at : 2;
 
+	if (known > s->known) {
+		known = s->known; /* the samples before `at` that follow the last loss */
+	}
 	memcpy(lim, s->lim, sizeof(lim));
 	if (known == 2) {
 		before = (er_sample_s){current[-2], lim[range[-2] & 7].jump, logic[-2] << 8 | range[-2]};
@@ -364,6 +376,8 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 					gaps[2 * ng + 1] = (counter - prev - 1) & ER_COUNTER_MASK;
 					ng++;
 					prev = counter;
+					/* Samples were lost between the last one and this: no neighbours. */
+					known = 0;
 				}
 			} else {
 				prev = counter;
@@ -398,6 +412,7 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 done:
 	s->spike = spike;
 	s->prev_counter = prev;
+	s->known = known;
 	s->fast_samples += fast;
 	*n_gaps = ng;
 	return i;
@@ -547,6 +562,7 @@ static int er_kernel_init(er_kernel_s *self, PyObject *args, PyObject *kwds)
 		.alpha = alpha, .alpha5 = alpha5, .samples = spike_samples, .prev_range = -1,
 	};
 	self->prev_counter = -1;
+	self->known = 0;
 	self->fast_samples = 0;
 	return 0;
 }

@@ -44,14 +44,22 @@ Corrupt words
     * a counter that skips and is continued by the next word (``c, x, c + 2``): one corrupt
       counter, not two losses, so the sample index is not moved (a loss cannot make the count
       go back); a skip on the last word of a block cannot be told apart and stays a gap;
-    * a one-sample excursion (neighbours equal, the sample different) of the logic byte or of
-      the range: the trigger and the auto-ranging hold a level for several samples;
+    * a one-sample excursion of the logic byte (neighbours equal, the sample different), or
+      of the range (a range above both neighbours' or below both, at a trigger's edge too,
+      where the neighbours' ranges differ): the trigger and the auto-ranging hold a level
+      for several samples, and on a step the ranging passes through the ranges between;
     * a one-sample jump within one range by more than :data:`JUMP_FRACTION` of the range's
       full scale, both neighbours within a tenth of that of each other: the front end does not
       move that far and back in 20 µs.
 
-    The excursion and jump checks compare a sample with its neighbours in the same chunk:
-    the first and the last sample of each chunk are never marked by them.
+    The excursion and jump checks compare a sample with its neighbours across chunks: the
+    decoder keeps the end of each chunk (:data:`CONTEXT_SAMPLES`) for the checks of the next
+    one. The last sample of a chunk is checked when the next chunk is decoded, which then
+    marks it in the chunk returned before (its ``corrupt`` array, in place): a window's
+    flags, judged once the stream holds samples after it, see it. Samples are not compared
+    across a loss (a gap of the counter, or :meth:`Ppk2Decoder.add_loss`): the two beside
+    it are not checked, nor the last sample of the stream (of :func:`decode_stream`'s last
+    chunk) on its right.
 
     Samples at the floor (ADC code 0 in range 0: a current at or below zero, clipped) are
     marked in ``Chunk.at_floor``, and every sample's range is in ``Chunk.current_range``.
@@ -66,6 +74,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -92,6 +101,10 @@ JUMP_FRACTION = 1 / 8
 _RANGE_SHIFT, _COUNTER_SHIFT, _LOGIC_SHIFT = 14, 18, 24
 _COUNTER_MASK = 0x3F
 _GAP_ROWS = 64
+CONTEXT_SAMPLES = 2
+"""Samples of the chunk before that the kernel sees ahead of a chunk's (as ``before`` and
+``mid`` of its neighbour checks): the chunk's first sample is checked, and the last of the
+chunk before."""
 
 
 def conversion_table(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.float64]:
@@ -151,6 +164,8 @@ class Ppk2Decoder:
         self._kernel = Kernel(conversion_table(calibration, vdd_mv),
                               JUMP_FRACTION * _range_full_scale_a(calibration, vdd_mv), spike_filter)
         self._partial = b""
+        self._context = _Outputs.empty(0)
+        self._last_corrupt: npt.NDArray[np.bool_] | None = None  # the chunk before's
         self._gap_buf = np.empty((_GAP_ROWS, 2), dtype=np.int64)
         self.next_index = start_index
         """Absolute index of the next sample to come (lost samples included)."""
@@ -175,7 +190,8 @@ class Ppk2Decoder:
         """Decode a block of raw bytes; return its chunk, or ``None`` if no word completed.
 
         The block may start and end anywhere inside a word. The returned arrays are new
-        (safe to keep).
+        (safe to keep); the next chunk may set the last element of ``corrupt`` (its sample
+        checked against the next).
         """
         view = memoryview(data).cast("B")
         head = b""
@@ -190,11 +206,20 @@ class Ppk2Decoder:
         n = len(head) // WORD_BYTES + body_len // WORD_BYTES
         if n == 0:
             return None
-        out = _Outputs(n)
+        if self._uncounted:  # samples lost since the chunk before: it holds no neighbours
+            self._context = _Outputs.empty(0)
+        out = _Outputs.empty(n, self._context)
+        c = len(self._context)
         gaps: list[npt.NDArray[np.int64]] = []
-        at = 0
+        at = c
         for src in (head, view[:body_len]):
             at = self._decode_into(src, out, at, gaps)
+        if c and self._last_corrupt is not None:
+            # The chunk before's last sample, checked now that its next neighbour is here.
+            self._last_corrupt[-1] |= out.corrupt[c - 1]
+        self._context = out.tail(CONTEXT_SAMPLES)
+        if gaps:
+            gaps = [np.concatenate(gaps) - [c, 0]]  # positions in the chunk, after the context
         if self._uncounted:
             gaps.insert(0, np.array([[0, self._uncounted]], dtype=np.int64))
             self._uncounted = 0
@@ -202,9 +227,10 @@ class Ppk2Decoder:
         if len(gap_rows) > 1 and gap_rows[1, 0] == 0:  # the counter's gap at 0 too: one row
             gap_rows = np.concatenate([[[0, gap_rows[0, 1] + gap_rows[1, 1]]], gap_rows[2:]])
         chunk = Chunk(start_index=self.next_index, period_s=self.period_s,
-                      current_a=out.current, voltage_v=self.voltage_v, logic=out.logic,
-                      saturated=out.saturated, gaps=gap_rows, current_range=out.range,
-                      at_floor=out.floor, corrupt=out.corrupt)
+                      current_a=out.current[c:], voltage_v=self.voltage_v, logic=out.logic[c:],
+                      saturated=out.saturated[c:], gaps=gap_rows, current_range=out.range[c:],
+                      at_floor=out.floor[c:], corrupt=out.corrupt[c:])
+        self._last_corrupt = chunk.corrupt
         if gaps:
             # Per chunk, so INFO: a lossy stream would flood the terminal. Windows carry the
             # dropped_samples flag and the live driver warns once per record.
@@ -232,16 +258,39 @@ class Ppk2Decoder:
         return at + total
 
 
+@dataclass
 class _Outputs:
     """The per-sample arrays the kernel writes for one block."""
 
-    def __init__(self, n: int) -> None:
-        self.current = np.empty(n, dtype=np.float64)
-        self.logic = np.empty(n, dtype=np.uint8)
-        self.saturated = np.empty(n, dtype=np.bool_)
-        self.range = np.empty(n, dtype=np.uint8)
-        self.floor = np.empty(n, dtype=np.bool_)
-        self.corrupt = np.empty(n, dtype=np.bool_)
+    current: npt.NDArray[np.float64]
+    logic: npt.NDArray[np.uint8]
+    saturated: npt.NDArray[np.bool_]
+    range: npt.NDArray[np.uint8]
+    floor: npt.NDArray[np.bool_]
+    corrupt: npt.NDArray[np.bool_]
+
+    @classmethod
+    def empty(cls, n: int, context: _Outputs | None = None) -> _Outputs:
+        """Room for ``n`` samples after a copy of ``context`` (the end of the chunk before,
+        :meth:`tail`), which the kernel's neighbour checks read."""
+        c = len(context) if context is not None else 0
+        out = cls(np.empty(c + n, np.float64), np.empty(c + n, np.uint8),
+                  np.empty(c + n, np.bool_), np.empty(c + n, np.uint8),
+                  np.empty(c + n, np.bool_), np.empty(c + n, np.bool_))
+        if context is not None:
+            for mine, theirs in zip(out.arrays(), context.arrays(), strict=True):
+                mine[:c] = theirs
+        return out
+
+    def arrays(self) -> tuple[npt.NDArray[np.generic], ...]:
+        return (self.current, self.logic, self.saturated, self.range, self.floor, self.corrupt)
+
+    def __len__(self) -> int:
+        return len(self.current)
+
+    def tail(self, k: int) -> _Outputs:
+        """A copy of the last ``k`` samples (fewer if there are fewer)."""
+        return _Outputs(*(a[-k:].copy() for a in self.arrays()))
 
 
 def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibration,
@@ -249,15 +298,22 @@ def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibra
                   sample_rate_hz: float = SAMPLE_RATE_HZ, source: str = "PPK2 stream") -> Iterator[Chunk]:
     """Decode an iterable of raw byte blocks into chunks (see :class:`Ppk2Decoder`).
 
-    A block may be reused by the producer once the next one is requested. A trailing
-    incomplete word at the end of the stream is dropped with a warning naming ``source``.
+    A block may be reused by the producer once the next one is requested. Each chunk is
+    given once the next is decoded (or the stream ended), so its last sample has been checked
+    against the next one's first. A trailing incomplete word at the end of the stream is
+    dropped with a warning naming ``source``.
     """
     decoder = Ppk2Decoder(calibration, vdd_mv, spike_filter=spike_filter, sample_rate_hz=sample_rate_hz,
                           source=source)
+    held = None
     for block in blocks:
         chunk = decoder.feed(block)
         if chunk is not None:
-            yield chunk
+            if held is not None:
+                yield held
+            held = chunk
+    if held is not None:
+        yield held
     if decoder.pending_bytes:
         log.warning("%s: the stream ends inside a word; its last %d bytes are dropped",
                     source, decoder.pending_bytes)

@@ -7,7 +7,7 @@ It follows :meth:`Ppk2Decoder.feed` block by block: the bytes of a word split ac
 feeds complete the word at the start of the next chunk, and that word is decoded as a block
 of its own (so its counter is not compared with the word after it); the counter state runs
 on from feed to feed; the neighbour checks see the last two samples of the chunk before
-(``CONTEXT_SAMPLES``), and mark the last sample of the chunk before in the flags returned
+(:data:`NEIGHBOURS`), and mark the last sample of the chunk before in the flags returned
 for it.
 """
 from __future__ import annotations
@@ -15,11 +15,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from energyrig.instruments.ppk2.decode import CONTEXT_SAMPLES, JUMP_FRACTION, range_steps
+from energyrig.instruments.ppk2.decode import JUMP_FRACTION, range_steps
 from energyrig.instruments.ppk2.metadata import Ppk2Calibration
 
 TOP_RANGE = 4
 WORD_BYTES = 4
+NEIGHBOURS = 2
+"""Samples of the chunk before that the neighbour checks of a chunk see."""
 
 
 def excursions(values: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
@@ -114,8 +116,8 @@ class ReferenceChecks:
         corrupt |= odd[k:]
         if self.last is not None and k:
             self.last[-1] |= odd[k - 1]
-        self.context = (seen[-CONTEXT_SAMPLES:], amps[-CONTEXT_SAMPLES:])
-        self.context_lost = lost[-CONTEXT_SAMPLES:]
+        self.context = (seen[-NEIGHBOURS:], amps[-NEIGHBOURS:])
+        self.context_lost = lost[-NEIGHBOURS:]
         self.last = corrupt
         return corrupt, gaps
 

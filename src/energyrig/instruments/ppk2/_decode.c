@@ -19,13 +19,11 @@
  *   - a one-sample jump within one range (range codes above 4 read as 4) by more than the
  *     range's jump limit, both neighbours within a tenth of that limit of each other.
  *
- * The neighbour checks look only inside the output arrays (of one call or of several calls
- * with a rising `at`) and not across a gap of the counter (samples lost: the two samples
- * beside it are not neighbours): a sample is checked when the next one is decoded, so the
- * first and the last sample of the arrays, and the two beside a gap, are never marked by
- * them. The decoder puts the last two
- * samples of the chunk before ahead of a chunk's (`at` 2), so that the chunk's first sample
- * is checked, and the last of the chunk before, whose mark it copies back. The outputs are
+ * A sample is checked when the next one is decoded: the kernel keeps the last two samples
+ * from one call to the next, so the checks run across chunks, but not across a gap of the
+ * counter or a loss the decoder reports (`lost`: the two samples beside it are not
+ * neighbours). A chunk's first word checks the last sample of the chunk before, which is no
+ * longer in the outputs: `marked_before` says whether it is corrupt. The outputs are
  * preallocated by the caller (numpy arrays through the buffer protocol); nothing is
  * allocated and the GIL is released while the block is decoded.
  *
@@ -88,6 +86,13 @@ typedef struct {
 	int range;      /**< the range the code reads as, 0..4 */
 } er_limit_s;
 
+/** What the neighbour checks need of one decoded sample. */
+typedef struct {
+	double amps;
+	double jump; /* the jump limit of its range, A */
+	int key;     /* logic << 8 | raw range code 0..7 */
+} er_sample_s;
+
 typedef struct {
 	PyObject_HEAD
 	er_range_s tab[ER_N_RANGE_CODES]; /* indexed by the raw 3-bit range code */
@@ -95,7 +100,11 @@ typedef struct {
 	int spike_filter;
 	er_spike_s spike; /* carried from one block to the next */
 	int prev_counter; /* -1 before the first sample */
-	int known;        /* samples since the last loss (at most 2): the neighbours a check has */
+	/* The last two samples decoded, `known` of them since the start or the last loss (at
+	 * most 2): the neighbours before the next word, carried from one call to the next. */
+	er_sample_s before, mid;
+	int known;
+	int marked_before; /* the last call found the sample before its `at` 0 corrupt */
 	long long fast_samples; /* samples decoded by er_fast_run */
 } er_kernel_s;
 
@@ -159,13 +168,6 @@ static inline double er_spike_filter(er_spike_s *s, int range, double adc)
 	s->prev_range = range;
 	return adc;
 }
-
-/** What the neighbour checks need of one decoded sample. */
-typedef struct {
-	double amps;
-	double jump; /* the jump limit of its range, A */
-	int key;     /* logic << 8 | raw range code 0..7 */
-} er_sample_s;
 
 /*
  * The neighbour checks of sample `mid` between `before` and `after` (see the top of the
@@ -312,20 +314,12 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 	Py_ssize_t ng = 0;
 	Py_ssize_t i = 0;
 	Py_ssize_t fast = 0;
-	/* The two samples before the one being decoded, `known` of them in this chunk. */
-	er_sample_s before = {0.0, 0.0, 0}, mid = {0.0, 0.0, 0};
-	int known = at < 2 ? (int)at : 2;
+	/* The two samples before the one being decoded, `known` of them (the state's). */
+	er_sample_s before = s->before, mid = s->mid;
+	int known = s->known;
+	uint8_t marked_before = 0;
 
-	if (known > s->known) {
-		known = s->known; /* the samples before `at` that follow the last loss */
-	}
 	memcpy(lim, s->lim, sizeof(lim));
-	if (known == 2) {
-		before = (er_sample_s){current[-2], lim[range[-2] & 7].jump, logic[-2] << 8 | range[-2]};
-	}
-	if (known >= 1) {
-		mid = (er_sample_s){current[-1], lim[range[-1] & 7].jump, logic[-1] << 8 | range[-1]};
-	}
 	memcpy(tab, s->tab, sizeof(tab));
 	while (i < n) {
 		Py_ssize_t stop = n;
@@ -400,7 +394,13 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 			corrupt[i] = bad;
 			if (known == 2) {
 				if (er_may_be_odd(before, mid)) {
-					corrupt[i - 1] |= er_odd_one_out(lim, before, mid, here);
+					const uint8_t odd = er_odd_one_out(lim, before, mid, here);
+
+					if (at + i > 0) {
+						corrupt[i - 1] |= odd;
+					} else {
+						marked_before |= odd; /* the last sample of the chunk before */
+					}
 				}
 			} else {
 				known++;
@@ -412,7 +412,10 @@ static inline Py_ssize_t er_decode_block(er_kernel_s *s, const uint8_t *restrict
 done:
 	s->spike = spike;
 	s->prev_counter = prev;
+	s->before = before;
+	s->mid = mid;
 	s->known = known;
+	s->marked_before = marked_before;
 	s->fast_samples += fast;
 	*n_gaps = ng;
 	return i;
@@ -563,23 +566,37 @@ static int er_kernel_init(er_kernel_s *self, PyObject *args, PyObject *kwds)
 	};
 	self->prev_counter = -1;
 	self->known = 0;
+	self->marked_before = 0;
 	self->fast_samples = 0;
 	return 0;
+}
+
+static PyObject *er_kernel_lost(er_kernel_s *self, PyObject *Py_UNUSED(ignored))
+{
+	self->known = 0;
+	Py_RETURN_NONE;
 }
 
 static PyMethodDef er_kernel_methods[] = {
 	{"decode", (PyCFunction)er_kernel_decode, METH_VARARGS,
 	 "decode(src, current, logic, saturated, range, floor, corrupt, at, gaps) -> (n_done, n_gaps)\n\n"
 	 "Decode the len(src) // 4 whole words of src into the preallocated outputs of one chunk "
-	 "(float64 A, uint8, bool, uint8, bool, bool) from index at, and check their neighbours; the "
-	 "samples before at are the chunk's earlier ones. Stops early only when the gap buffer "
-	 "(int64 (cap, 2)) is full; gap positions are indices in the chunk."},
+	 "(float64 A, uint8, bool, uint8, bool, bool) from index at, and check each sample against "
+	 "its neighbours, the last two decoded before (by this kernel, in any call) included. Stops "
+	 "early only when the gap buffer (int64 (cap, 2)) is full; gap positions are indices in the "
+	 "chunk."},
+	{"lost", (PyCFunction)er_kernel_lost, METH_NOARGS,
+	 "lost()\n\nSamples were lost before the next word (found outside the counter): no check "
+	 "compares samples across the loss."},
 	{NULL, NULL, 0, NULL},
 };
 
 static PyMemberDef er_kernel_members[] = {
 	{"prev_counter", T_INT, offsetof(er_kernel_s, prev_counter), READONLY,
 	 "Sample counter of the last decoded word, -1 before the first."},
+	{"marked_before", T_INT, offsetof(er_kernel_s, marked_before), READONLY,
+	 "1 when the last decode call, from index 0, found the sample decoded before it (the last "
+	 "of the chunk before) corrupt."},
 	{"fast_samples", T_LONGLONG, offsetof(er_kernel_s, fast_samples), READONLY,
 	 "Samples decoded so far along runs without an event (logic, range, counter, bad word or "
 	 "jump), where no check can flag; the rest went through the per-sample checks."},

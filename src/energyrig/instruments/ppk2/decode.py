@@ -53,13 +53,12 @@ Corrupt words
       move that far and back in 20 µs.
 
     The excursion and jump checks compare a sample with its neighbours across chunks: the
-    decoder keeps the end of each chunk (:data:`CONTEXT_SAMPLES`) for the checks of the next
-    one. The last sample of a chunk is checked when the next chunk is decoded, which then
-    marks it in the chunk returned before (its ``corrupt`` array, in place): a window's
-    flags, judged once the stream holds samples after it, see it. Samples are not compared
-    across a loss (a gap of the counter, or :meth:`Ppk2Decoder.add_loss`): the two beside
-    it are not checked, nor the last sample of the stream (of :func:`decode_stream`'s last
-    chunk) on its right.
+    kernel keeps the last two samples it decoded. The last sample of a chunk is checked when
+    the next chunk is decoded, which then marks it in the chunk returned before (its
+    ``corrupt`` array, in place): a window's flags, judged once the stream holds samples
+    after it, see it. Samples are not compared across a loss (a gap of the counter, or
+    :meth:`Ppk2Decoder.add_loss`): the two beside it are not checked, nor the last sample of
+    the stream (of :func:`decode_stream`'s last chunk) on its right.
 
     Samples at the floor (ADC code 0 in range 0: a current at or below zero, clipped) are
     marked in ``Chunk.at_floor``, and every sample's range is in ``Chunk.current_range``.
@@ -74,7 +73,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -101,10 +99,6 @@ JUMP_FRACTION = 1 / 8
 _RANGE_SHIFT, _COUNTER_SHIFT, _LOGIC_SHIFT = 14, 18, 24
 _COUNTER_MASK = 0x3F
 _GAP_ROWS = 64
-CONTEXT_SAMPLES = 2
-"""Samples of the chunk before that the kernel sees ahead of a chunk's (as ``before`` and
-``mid`` of its neighbour checks): the chunk's first sample is checked, and the last of the
-chunk before."""
 
 
 def conversion_table(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.float64]:
@@ -164,7 +158,6 @@ class Ppk2Decoder:
         self._kernel = Kernel(conversion_table(calibration, vdd_mv),
                               JUMP_FRACTION * _range_full_scale_a(calibration, vdd_mv), spike_filter)
         self._partial = b""
-        self._context = _Outputs.empty(0)
         self._last_corrupt: npt.NDArray[np.bool_] | None = None  # the chunk before's
         self._gap_buf = np.empty((_GAP_ROWS, 2), dtype=np.int64)
         self.next_index = start_index
@@ -180,6 +173,7 @@ class Ppk2Decoder:
         if samples <= 0:
             raise ValueError(f"a loss is > 0 samples, got {samples}")
         self._uncounted += samples
+        self._kernel.lost()
 
     @property
     def pending_bytes(self) -> int:
@@ -206,20 +200,11 @@ class Ppk2Decoder:
         n = len(head) // WORD_BYTES + body_len // WORD_BYTES
         if n == 0:
             return None
-        if self._uncounted:  # samples lost since the chunk before: it holds no neighbours
-            self._context = _Outputs.empty(0)
-        out = _Outputs.empty(n, self._context)
-        c = len(self._context)
+        out = _Outputs(n)
         gaps: list[npt.NDArray[np.int64]] = []
-        at = c
+        at = 0
         for src in (head, view[:body_len]):
             at = self._decode_into(src, out, at, gaps)
-        if c and self._last_corrupt is not None:
-            # The chunk before's last sample, checked now that its next neighbour is here.
-            self._last_corrupt[-1] |= out.corrupt[c - 1]
-        self._context = out.tail(CONTEXT_SAMPLES)
-        if gaps:
-            gaps = [np.concatenate(gaps) - [c, 0]]  # positions in the chunk, after the context
         if self._uncounted:
             gaps.insert(0, np.array([[0, self._uncounted]], dtype=np.int64))
             self._uncounted = 0
@@ -227,9 +212,9 @@ class Ppk2Decoder:
         if len(gap_rows) > 1 and gap_rows[1, 0] == 0:  # the counter's gap at 0 too: one row
             gap_rows = np.concatenate([[[0, gap_rows[0, 1] + gap_rows[1, 1]]], gap_rows[2:]])
         chunk = Chunk(start_index=self.next_index, period_s=self.period_s,
-                      current_a=out.current[c:], voltage_v=self.voltage_v, logic=out.logic[c:],
-                      saturated=out.saturated[c:], gaps=gap_rows, current_range=out.range[c:],
-                      at_floor=out.floor[c:], corrupt=out.corrupt[c:])
+                      current_a=out.current, voltage_v=self.voltage_v, logic=out.logic,
+                      saturated=out.saturated, gaps=gap_rows, current_range=out.range,
+                      at_floor=out.floor, corrupt=out.corrupt)
         self._last_corrupt = chunk.corrupt
         if gaps:
             # Per chunk, so INFO: a lossy stream would flood the terminal. Windows carry the
@@ -242,14 +227,16 @@ class Ppk2Decoder:
 
     def _decode_into(self, src: bytes | memoryview, out: _Outputs, at: int,
                      gaps: list[npt.NDArray[np.int64]]) -> int:
-        """Decode whole words of ``src`` into the outputs from index ``at`` (the samples
-        before it are this chunk's, and the kernel checks the last of them against its
-        neighbours); return the end."""
+        """Decode whole words of ``src`` into the outputs from index ``at``; return the end.
+        The first word of a chunk checks the last sample of the chunk before: its mark goes
+        to that chunk's ``corrupt``."""
         done, total = 0, len(src) // WORD_BYTES
         while done < total:
             n_done, n_gaps = self._kernel.decode(
                 src[WORD_BYTES * done:], out.current, out.logic, out.saturated, out.range,
                 out.floor, out.corrupt, at + done, self._gap_buf)
+            if at + done == 0 and self._kernel.marked_before and self._last_corrupt is not None:
+                self._last_corrupt[-1] = True
             if n_gaps:
                 gaps.append(self._gap_buf[:n_gaps].copy())
             done += n_done
@@ -258,39 +245,16 @@ class Ppk2Decoder:
         return at + total
 
 
-@dataclass
 class _Outputs:
     """The per-sample arrays the kernel writes for one block."""
 
-    current: npt.NDArray[np.float64]
-    logic: npt.NDArray[np.uint8]
-    saturated: npt.NDArray[np.bool_]
-    range: npt.NDArray[np.uint8]
-    floor: npt.NDArray[np.bool_]
-    corrupt: npt.NDArray[np.bool_]
-
-    @classmethod
-    def empty(cls, n: int, context: _Outputs | None = None) -> _Outputs:
-        """Room for ``n`` samples after a copy of ``context`` (the end of the chunk before,
-        :meth:`tail`), which the kernel's neighbour checks read."""
-        c = len(context) if context is not None else 0
-        out = cls(np.empty(c + n, np.float64), np.empty(c + n, np.uint8),
-                  np.empty(c + n, np.bool_), np.empty(c + n, np.uint8),
-                  np.empty(c + n, np.bool_), np.empty(c + n, np.bool_))
-        if context is not None:
-            for mine, theirs in zip(out.arrays(), context.arrays(), strict=True):
-                mine[:c] = theirs
-        return out
-
-    def arrays(self) -> tuple[npt.NDArray[np.generic], ...]:
-        return (self.current, self.logic, self.saturated, self.range, self.floor, self.corrupt)
-
-    def __len__(self) -> int:
-        return len(self.current)
-
-    def tail(self, k: int) -> _Outputs:
-        """A copy of the last ``k`` samples (fewer if there are fewer)."""
-        return _Outputs(*(a[-k:].copy() for a in self.arrays()))
+    def __init__(self, n: int) -> None:
+        self.current = np.empty(n, dtype=np.float64)
+        self.logic = np.empty(n, dtype=np.uint8)
+        self.saturated = np.empty(n, dtype=np.bool_)
+        self.range = np.empty(n, dtype=np.uint8)
+        self.floor = np.empty(n, dtype=np.bool_)
+        self.corrupt = np.empty(n, dtype=np.bool_)
 
 
 def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibration,

@@ -220,6 +220,31 @@ def test_kernel_checks_its_buffers():
         kernel.decode(src, b"read-only" * 10, *list(out.values())[1:], 0, gaps)
 
 
+@pytest.mark.parametrize("lost", [False, True])
+def test_the_kernel_checks_the_sample_before_a_call_unless_samples_were_lost(lost):
+    """The kernel keeps its last two samples from call to call: a call's first word checks
+    the sample before it, which lies in the caller's previous outputs (``marked_before``),
+    unless ``lost()`` said samples were lost between them."""
+    from energyrig.instruments.ppk2._decode import Kernel
+    from energyrig.instruments.ppk2.decode import conversion_table
+
+    kernel = Kernel(conversion_table(CAL, VDD_MV), np.full(5, 1e-3))
+    words = steady_words(4, logic=1)
+    words[1] ^= np.uint32(1 << 24)                       # the trigger drops for one sample
+
+    def decode(part: np.ndarray) -> np.ndarray:
+        n = len(part)
+        out = [np.empty(n), *(np.empty(n, t) for t in (np.uint8, bool, np.uint8, bool, bool))]
+        kernel.decode(part.tobytes(), *out, 0, np.empty((4, 2), np.int64))
+        return out[-1]
+
+    assert not decode(words[:2]).any() and kernel.marked_before == 0
+    if lost:
+        kernel.lost()
+    assert not decode(words[2:]).any()
+    assert kernel.marked_before == (0 if lost else 1)
+
+
 def test_decode_stream_warns_about_a_trailing_partial_word(caplog):
     raw = random_words(10, seed=2).tobytes() + b"\x01\x02"
     chunks = list(decode_stream([raw], CAL, VDD_MV, source="bench.ppk2"))

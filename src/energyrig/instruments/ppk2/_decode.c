@@ -286,9 +286,10 @@ ER_VECTOR_CLONES static Py_ssize_t er_fast_run(const er_range_s *t, double jump,
 
 /*
  * Decode n words into the chunk's outputs from index out->at; stop early only when the gap
- * buffer is full. The samples before out->at are this chunk's, decoded by earlier calls:
- * the last of them is checked against its neighbours here. `filter` is a constant at each
- * call site so the compiler emits a lean loop for the unfiltered case.
+ * buffer is full. The last sample decoded before (the kernel's state: in this chunk's
+ * outputs before out->at, or the chunk before's last when out->at is 0) is checked against
+ * its neighbours here. `filter` is a constant at each call site so the compiler emits a
+ * lean loop for the unfiltered case.
  *
  * Without the filter, stretches without events go through er_fast_run; every event (a
  * change of logic or range, a bad word, a counter skip, a step beyond the jump limit) and

@@ -4,9 +4,9 @@ catalogue under valgrind, each op's window holding its work alone.
 
 They run as one test of the slow tier, so that ``make test`` runs them on a pytest-xdist
 worker beside the Python benches, which wait on real time more than they compute, instead of
-before them (about 30 s of the suite's wall time, docs/performance.md, "ctest beside the
-benches"). ``ctest --test-dir build/host`` runs them alone, as firmware/port/host/README.md
-says.
+before them (8-9 s of the suite's wall time, measured side by side: docs/performance.md,
+"A corrupt sample at a window's or a chunk's edge; ctest beside the benches"). ``ctest
+--test-dir build/host`` runs them alone, as firmware/port/host/README.md says.
 """
 from __future__ import annotations
 

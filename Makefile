@@ -31,17 +31,17 @@ run: deps firmware-host firmware-qemu
 	$(RIG) report runs/quick
 	@echo "open runs/quick/report/report.html (the run's tables: runs/quick/*.parquet)"
 
-# Every test, on TEST_WORKERS processes (pytest-xdist), each test file on one of them: the slow
-# tier's benches wait on real-time emulators and QEMU more than they compute, and two benches
-# share no path, port or pty (docs/performance.md, "The test suite's time"). Two: three benches
-# at a time beside two busy loops starved a PPK2 stream's reader until its emulator overflowed
-# and a point failed, in one of four .ci/run passes (docs/performance.md, "make check on three
-# workers"); three took 5 min 42 s quiet, two take longer (same section).
-# The C tests (ctest on the host build) run as one test of that tier, on a worker beside the
-# benches (tests/firmware/test_firmware_host_ctest.py).
-TEST_WORKERS := 2
+# Every test, on TEST_WORKERS processes (pytest-xdist) in two lanes (tests/support/lanes.py):
+# the tests marked slow, which start a bench and wait on its real time more than they compute,
+# on BENCH_WORKERS of them, a file's on one, two benches at a time (three at a time beside two
+# busy loops starved a PPK2 stream's reader until its emulator overflowed and a point failed,
+# in one of four .ci/run passes: docs/performance.md, "make check on three workers"); every
+# other test, CPU-bound (reports, fuzzing, the firmware's C tests under valgrind), on the
+# others, niced, in the CPU those benches leave (docs/performance.md, "Two lanes").
+TEST_WORKERS := 4
+BENCH_WORKERS := 2
 test: deps firmware-host firmware-qemu
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile
+	$(PYTEST) -n $(TEST_WORKERS) --bench-workers $(BENCH_WORKERS)
 
 # A test that starts a bench (DUT, QEMU, an emulator's process, a lab) and is not marked slow
 # fails, saying so (tests/support/tiers.py): this tier needs no firmware built. A test marked

@@ -20,8 +20,9 @@ import pytest
 from support.fixtures import write_fixture
 
 # The fast and slow tiers (make check, make test) and the check that a fast test starts no bench;
-# the report's figures drawn once per process for the modules that opt in (support/report_memo.py).
-pytest_plugins = ["support.tiers", "support.report_memo"]
+# the report's figures drawn once per process for the modules that opt in (support/report_memo.py);
+# make test's two lanes, the benches apart from the CPU-bound rest (support/lanes.py).
+pytest_plugins = ["support.tiers", "support.report_memo", "support.lanes"]
 
 
 def _own_dir(prefix: str) -> str:

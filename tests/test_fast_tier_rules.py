@@ -1,7 +1,7 @@
 """What keeps `make check` (the fast tier) within its minute, as the Makefile and the test
 support state it (issue 24 part 4; docs/performance.md, "The test suite's time"): three
-pytest-xdist workers (two for `make test`), fewer fuzzed files than `make test`, and
-synthetic runs written through the store once per process."""
+pytest-xdist workers (`make test`: two lanes of two, tests/support/lanes.py), fewer fuzzed
+files than `make test`, and synthetic runs written through the store once per process."""
 from __future__ import annotations
 
 import re
@@ -18,15 +18,19 @@ from energyrig.results import load
 
 
 
-def test_make_check_on_three_xdist_workers_and_make_test_on_two() -> None:
+def test_make_check_on_three_xdist_workers_and_make_test_on_two_lanes() -> None:
     # make check waits on real time (streams read late, children started), which a third
-    # worker fills on two cores; make test's benches, three at a time beside a loaded host,
-    # starved a stream's reader until a point failed
-    for target, workers in (("check", "3"), ("test", "2")):
-        line = _pytest_line(target)
-        assert line[line.index("-n") + 1] == workers, line
-        # a file's tests on one worker: its module-scoped fixtures (a run, a report) built once
-        assert line[line.index("--dist") + 1] == "loadfile", line
+    # worker fills on two cores; a file's tests on one worker: its module-scoped fixtures (a
+    # run, a report) built once
+    line = _pytest_line("check")
+    assert line[line.index("-n") + 1] == "3", line
+    assert line[line.index("--dist") + 1] == "loadfile", line
+    # make test: the benches two at a time (three at a time beside a loaded host starved a
+    # stream's reader until a point failed), the CPU-bound rest on two niced workers beside
+    # them, a file's tests of one lane on one worker (support/lanes.py)
+    line = _pytest_line("test")
+    assert line[line.index("-n") + 1] == "4", line
+    assert line[line.index("--bench-workers") + 1] == "2", line
     # the plugin is a locked test dependency, installed by `make deps` with its hash
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'"pytest-xdist>=[\d.]+"', pyproject)

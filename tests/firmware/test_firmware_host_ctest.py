@@ -2,11 +2,12 @@
 makes): every op's known-answer self-test, the protocol, a hostile DUT session and the
 catalogue under valgrind, each op's window holding its work alone.
 
-They run as one test of the slow tier, so that ``make test`` runs them on a pytest-xdist
-worker beside the Python benches, which wait on real time more than they compute, instead of
-before them (8-9 s of the suite's wall time, measured side by side: docs/performance.md,
-"A corrupt sample at a window's or a chunk's edge; ctest beside the benches"). ``ctest
---test-dir build/host`` runs them alone, as firmware/port/host/README.md says.
+They run as one test of the slow tier, so that ``make test`` runs them beside the Python
+benches, which wait on real time more than they compute, instead of before them (8-9 s of the
+suite's wall time, measured side by side: docs/performance.md, "A corrupt sample at a window's
+or a chunk's edge; ctest beside the benches"). Marked ``cpu``: valgrind keeps no time, so
+they run on a niced worker of the CPU lane (tests/support/lanes.py). ``ctest --test-dir
+build/host`` runs them alone, as firmware/port/host/README.md says.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from support.paths import ROOT
 
 HOST_BUILD = ROOT / "build" / "host"
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.cpu, pytest.mark.timeout(900)]
 
 
 def test_every_c_test_of_the_host_build_passes() -> None:

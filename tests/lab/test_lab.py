@@ -37,6 +37,7 @@ from energyrig.lab.place import (
     LabClient,
     PlaceInfo,
     Resource,
+    acquired,
     fixture_for_place,
     parse_show,
 )
@@ -135,6 +136,44 @@ def test_a_simulated_scope_place_measures_through_its_visa_resource() -> None:
         assert set(w.flags) <= {DURATION_MISMATCH}, w.flags
         # the scope bench's board: the fixture's power model, hash family, at 3.3 V
         assert w.energy_j / w.duration_s == pytest.approx(SCOPE_HASH_POWER_W, rel=0.05)
+
+
+class _Lab:
+    """A client of a lab whose places each wait, when acquired, until every place of the lab
+    is being acquired (one at a time, the first would wait for ever: its barrier breaks after
+    a minute instead); ``refuses`` names the places it will not give."""
+
+    def __init__(self, places: int, refuses: frozenset[str] = frozenset()) -> None:
+        self.together = threading.Barrier(places, timeout=60)
+        self.refuses = refuses
+        self.held: set[str] = set()
+        self.released: list[str] = []
+
+    def acquire(self, place: str) -> PlaceInfo:
+        self.together.wait()
+        if place in self.refuses:
+            raise LabError(f"`labgrid-client -p {place} acquire` failed: held by someone else")
+        self.held.add(place)
+        return PlaceInfo(name=place, tags={}, acquired="me", resources={})
+
+    def release(self, place: str) -> None:
+        self.held.remove(place)
+        self.released.append(place)
+
+
+def test_the_places_are_acquired_at_once_and_released_on_the_way_out() -> None:
+    lab = _Lab(3)
+    with acquired(lab, ["a", "b", "c"]) as infos:  # type: ignore[arg-type]
+        assert [i.name for i in infos] == ["a", "b", "c"] and lab.held == {"a", "b", "c"}
+    assert not lab.held and sorted(lab.released) == ["a", "b", "c"]
+
+
+def test_a_place_refused_releases_the_others_and_names_itself() -> None:
+    lab = _Lab(3, refuses=frozenset({"b", "c"}))
+    with (pytest.raises(LabError, match="-p b acquire` failed"),
+          acquired(lab, ["a", "b", "c"])):  # type: ignore[arg-type]
+        pass
+    assert not lab.held and lab.released == ["a"]
 
 
 def test_the_fixture_is_rewritten_for_the_place() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -28,7 +29,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -282,16 +284,33 @@ def _reason(line: str) -> str:
 
 
 @contextlib.contextmanager
-def acquired(client: LabClient, place: str) -> Iterator[PlaceInfo]:
-    """``place`` held for the ``with`` block (released on the way out, also on failure)."""
-    info = client.acquire(place)
+def acquired(client: LabClient, places: Sequence[str]) -> Iterator[list[PlaceInfo]]:
+    """Every place of ``places`` held for the ``with`` block, their descriptions in that
+    order. They are acquired at once (a ``labgrid-client`` each, a second or so of its
+    start-up apiece) and released at once on the way out; when one cannot be acquired, the
+    first such error (in ``places``' order) is raised once every place that was is released.
+    """
+    pool = ThreadPoolExecutor(max_workers=max(1, len(places)), thread_name_prefix="acquire")
+    futures = [pool.submit(client.acquire, place) for place in places]
     try:
-        yield info
+        yield [f.result() for f in futures]
     finally:
-        try:
-            client.release(place)
-        except LabError as exc:  # the coordinator went away: nothing is left to release
-            log.warning("%s", exc)
+        pool.shutdown()  # every acquire ended, also after an interrupt while waiting
+        held = [p for p, f in zip(places, futures) if not f.cancelled() and not f.exception()]
+        with ThreadPoolExecutor(max_workers=max(1, len(held)),
+                                thread_name_prefix="release") as releasing:
+            errors = list(releasing.map(functools.partial(_release, client), held))
+        for exc in filter(None, errors):
+            log.warning("%s", exc)  # the coordinator went away: nothing is left to release
+
+
+def _release(client: LabClient, place: str) -> LabError | None:
+    """Release ``place``; the error if it could not be."""
+    try:
+        client.release(place)
+    except LabError as exc:
+        return exc
+    return None
 
 
 def fixture_for_place(fixture: Fixture, place: PlaceInfo) -> Fixture:
@@ -319,5 +338,5 @@ def held_place(fixture: Fixture) -> Iterator[Fixture]:
     fixture rewritten for it (:func:`fixture_for_place`) and releases the place after."""
     lab = fixture.lab
     assert lab is not None, "held_place needs a fixture with [lab]"
-    with acquired(LabClient(lab.coordinator), lab.place) as info:
+    with acquired(LabClient(lab.coordinator), [lab.place]) as (info,):
         yield fixture_for_place(fixture, info)

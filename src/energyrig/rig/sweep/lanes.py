@@ -274,9 +274,9 @@ class PlaceSlot:
 @contextlib.contextmanager
 def place_slots(coordinator: str, places: Sequence[str], fixtures: Sequence[Fixture],
                 calibration: str | None = None) -> Iterator[list[PlaceSlot]]:
-    """Acquire every place of ``places``, pair each with the fixture whose ``[dut] board`` is
-    its ``board`` tag, yield their slots, release every place on the way out (also when
-    acquiring a later one fails).
+    """Acquire every place of ``places`` (at once: :func:`~energyrig.lab.place.acquired`),
+    pair each with the fixture whose ``[dut] board`` is its ``board`` tag, yield their slots,
+    release every place on the way out (also when acquiring another one fails).
 
     Raises
     ------
@@ -288,14 +288,14 @@ def place_slots(coordinator: str, places: Sequence[str], fixtures: Sequence[Fixt
     for fx in fixtures:
         by_board.setdefault(fx.dut.board, fx)
     client = LabClient(coordinator)
-    with contextlib.ExitStack() as stack:
+    with acquired(client, places) as infos:
         slots = []
-        for name in places:
-            info = stack.enter_context(acquired(client, name))
+        for info in infos:
             fixture = by_board.get(info.board)
             if fixture is None:
-                raise LabError(f"place {name} carries board {info.board or '(no board tag)'!r}; "
-                               f"no fixture has it (boards: {', '.join(sorted(by_board))}); "
-                               f"tag the place (labgrid-client -p {name} set-tags board=NAME)")
+                raise LabError(f"place {info.name} carries board "
+                               f"{info.board or '(no board tag)'!r}; no fixture has it "
+                               f"(boards: {', '.join(sorted(by_board))}); tag the place "
+                               f"(labgrid-client -p {info.name} set-tags board=NAME)")
             slots.append(PlaceSlot(client, info, fixture, calibration))
         yield slots

@@ -1,8 +1,10 @@
 """Calibration routines on the simulated benches (emulated PPK2 and scope with faults).
 
-What is checked: ``calibrate(all)`` finds the emulator's offset, gain and skew (both signs of
+What is checked: the routines that correct (zero, gain, skew, overhead; ``rig calibrate
+all`` without the baseline, which corrects nothing and has its own tests,
+test_calibration_baseline.py) find the emulator's offset, gain and skew (both signs of
 each, both instruments; the offset as the intercept of the two references' line, since a
-PPK2 cannot show a current below zero) within reach of their uncertainties and stores one
+PPK2 cannot show a current below zero) within reach of their uncertainties and store one
 record that the bench then applies to read the truth within 0.2 %; a routine whose
 measurement makes no sense — the board still on an open input, an offset below the range, an
 open reference, a step that never comes, one reference without an offset — refuses with
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.paths import ROOT
 
-from energyrig.calibration.quantities import ORDER
+from energyrig.calibration.quantities import CORRECTIONS, ORDER, ROUTINES
 from energyrig.calibration.routines.calibrate import calibrate
 from energyrig.calibration.store import CalibrationStore
 from energyrig.domain import Point
@@ -26,6 +28,8 @@ from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
 
 DUT = ROOT / "build" / "host" / "energyrig-dut"
+#: The routines of ``rig calibrate all`` that measure a correction, in its order.
+CORRECTING = tuple(r for r in ORDER if r in {ROUTINES[q] for q in CORRECTIONS})
 
 pytestmark = [pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)"),
               pytest.mark.slow]
@@ -55,12 +59,12 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CalibrationStore:
                         "overhead_s": 80e-6, "overhead_a": 40e-3},
      {"offset_a": 100e-6, "gain": 3e-3, "skew_s": 3e-6}),
 ])
-def test_all_finds_the_faults_and_run_then_reads_the_truth(
+def test_the_corrections_find_the_faults_and_run_then_reads_the_truth(
         sim_fixture: Callable[..., Path], store: CalibrationStore, base: str,
         faults: dict[str, float], tol: dict[str, float]) -> None:
     fixture = load_fixture(_faulty(sim_fixture, base, **faults))
     with open_bench(fixture) as bench:
-        record, path = calibrate(bench, bench.connect, ORDER)
+        record, path = calibrate(bench, bench.connect, CORRECTING)
     assert path.parent == store.directory and [p for p, _ in store.records()] == [path]
     expected = {"offset_a": faults["offset_a"], "gain": 1 + faults["gain_error"],
                 "skew_s": faults["skew_s"]}

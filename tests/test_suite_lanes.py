@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
-from support.lanes import BENCH_SUFFIX, NICE, LaneScheduling
+from support.lanes import BENCH_SUFFIX, NICE, NICED_TIMEOUT_FACTOR, LaneScheduling
 from support.paths import ROOT
 
 #: A collection: file a holds a bench test and a CPU one, b three bench tests, c and d CPU
@@ -104,27 +104,33 @@ def test_a_bench_worker_takes_the_other_lanes_files_once_its_own_is_empty(tmp_pa
 def test_pytest_runs_the_slow_test_on_the_bench_worker_and_the_rest_niced(tmp_path: Path
                                                                           ) -> None:
     """The plugin in a real pytest-xdist run: two workers, one per lane (each lane has one
-    file, so the first hand-out decides who runs what)."""
+    file, so the first hand-out decides who runs what); the niced worker's test may run
+    longer before pytest-timeout stops it."""
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["support.tiers", "support.lanes"]\n')
     report = textwrap.dedent("""\
         import json, os, pathlib
         import pytest
 
-        def where(name):
+        def where(name, request):
+            timeout = request.node.get_closest_marker("timeout")
             pathlib.Path(name + ".json").write_text(json.dumps(
-                {"worker": os.environ["PYTEST_XDIST_WORKER"], "nice": os.nice(0)}))
+                {"worker": os.environ["PYTEST_XDIST_WORKER"], "nice": os.nice(0),
+                 "timeout": timeout.args[0] if timeout else None}))
         """)
     (tmp_path / "test_bench.py").write_text(report + textwrap.dedent("""\
         @pytest.mark.slow
-        def test_bench():
-            where("bench")
+        @pytest.mark.timeout(100)
+        def test_bench(request):
+            where("bench", request)
         """))
     (tmp_path / "test_unit.py").write_text(report + textwrap.dedent("""\
-        def test_unit():
-            where("unit")
+        @pytest.mark.timeout(100)
+        def test_unit(request):
+            where("unit", request)
         """))
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "xdist.plugin",
+         "-p", "pytest_timeout",
          "-o", "markers=slow\ncpu\npipeline", "--rootdir", str(tmp_path),
          "-n", "2", "--bench-workers", "1", str(tmp_path)],
         capture_output=True, text=True, cwd=tmp_path, check=False,
@@ -133,5 +139,7 @@ def test_pytest_runs_the_slow_test_on_the_bench_worker_and_the_rest_niced(tmp_pa
     assert "2 passed" in done.stdout, done.stdout + done.stderr
     bench, unit = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("bench", "unit"))
     ours = os.nice(0)
-    assert bench == {"worker": "gw0", "nice": ours}
-    assert unit == {"worker": "gw1", "nice": min(ours + NICE, 19)}
+    assert bench == {"worker": "gw0", "nice": ours, "timeout": 100}
+    # niced, its timeout stretched by the CPU share it yields
+    assert unit == {"worker": "gw1", "nice": min(ours + NICE, 19),
+                    "timeout": 100 * NICED_TIMEOUT_FACTOR}

@@ -10,7 +10,8 @@ more than they compute; the rest of the suite computes and never waits. With
 - every other test, and a ``slow`` one marked ``cpu`` too (slow for its own CPU, with nothing
   that keeps time: the firmware's C tests under valgrind), runs on the other ``W - B``
   workers, which lower their priority by :data:`NICE`: a bench's reader, emulator or DUT
-  that wakes takes the core from them at once;
+  that wakes takes the core from them at once. A test there may run
+  :data:`NICED_TIMEOUT_FACTOR` times its timeout (it yields that share on a loaded host);
 - a bench worker whose lane is empty takes the other lane's files; a niced worker never
   takes a bench (its children would inherit its priority).
 
@@ -33,9 +34,14 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-#: The niceness the workers of the CPU lane add to their own (``nice(2)``; 10: a CPU-bound
-#: task at nice 10 gets about a tenth of a core against one at 0).
-NICE = 10
+#: The niceness the workers of the CPU lane add to their own (``nice(2)``): at nice 5 a
+#: CPU-bound task weighs 335 against a task at nice 0's 1024 in Linux's scheduler, so it gets
+#: about a quarter of a core that one of them wants too, and yields at once to one that wakes.
+NICE = 5
+#: How much longer a test may run on a niced worker before pytest-timeout stops it: the
+#: share it yields (1024 / 335), so that it has the CPU time a test at nice 0 has at the
+#: same load.
+NICED_TIMEOUT_FACTOR = 3.0
 #: The key of ``workerinput`` naming the file the workers write the bench lane's ids to.
 LANE_FILE_KEY = "energyrig_bench_lane"
 #: What a bench unit's scope carries after its file's path.
@@ -45,8 +51,8 @@ BENCH_SUFFIX = " [bench lane]"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--bench-workers", type=int, default=0, metavar="B",
-        help="with -n W: the tests marked slow (they start a bench) run on the first B "
-             "workers, the others on the W-B left, niced by 10 (tests/support/lanes.py)")
+        help=f"with -n W: the tests marked slow (they start a bench) run on the first B "
+             f"workers, the others on the W-B left, niced by {NICE} (tests/support/lanes.py)")
 
 
 def bench_workers(config: pytest.Config) -> int:
@@ -94,7 +100,8 @@ def pytest_configure_node(node: Any) -> None:
 @pytest.hookimpl(trylast=True)  # after support.tiers marks the bench fixtures' tests slow
 def pytest_collection_modifyitems(config: pytest.Config, items: Sequence[pytest.Item]) -> None:
     """On a worker: write the ids of the bench lane for the controller (every worker
-    collects the same tests, so each writes the same file; replaced whole, never half)."""
+    collects the same tests, so each writes the same file; replaced whole, never half); on
+    a niced one, stretch each test's timeout by :data:`NICED_TIMEOUT_FACTOR`."""
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is None or LANE_FILE_KEY not in workerinput:
         return
@@ -103,6 +110,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: Sequence[pytest.
     part.write_text(json.dumps([i.nodeid for i in items if in_bench_lane(i)]),
                     encoding="utf-8")
     os.replace(part, path)
+    if worker_index(workerinput["workerid"]) >= bench_workers(config):
+        for item in items:
+            item.add_marker(pytest.mark.timeout(timeout_s(item) * NICED_TIMEOUT_FACTOR),
+                            append=False)
+
+
+def timeout_s(item: pytest.Item) -> float:
+    """The pytest-timeout limit of ``item``, s: its nearest ``timeout`` mark, else the ini's."""
+    mark = item.get_closest_marker("timeout")
+    if mark is not None:
+        return float(mark.args[0] if mark.args else mark.kwargs["timeout"])
+    return float(item.config.getini("timeout"))
 
 
 @pytest.hookimpl(optionalhook=True)

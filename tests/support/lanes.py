@@ -60,9 +60,10 @@ def bench_workers(config: pytest.Config) -> int:
     return int(config.getoption("bench_workers") or 0)
 
 
-def worker_index(worker_id: str) -> int:
-    """The number of a pytest-xdist worker id (``gw3`` -> 3)."""
-    return int(worker_id.removeprefix("gw"))
+def bench_worker(worker_id: str, bench_workers: int) -> bool:
+    """Whether the pytest-xdist worker ``worker_id`` (``gw3``) is one of the first
+    ``bench_workers``, which take the bench lane; the others are niced."""
+    return int(worker_id.removeprefix("gw")) < bench_workers
 
 
 def in_bench_lane(item: pytest.Item) -> bool:
@@ -82,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.close(fd)
         config.stash[_lane_file] = Path(path)
         config.add_cleanup(lambda: Path(path).unlink(missing_ok=True))
-    elif worker_index(workerinput["workerid"]) >= bench_workers(config):
+    elif not bench_worker(workerinput["workerid"], bench_workers(config)):
         os.nice(NICE)
 
 
@@ -110,7 +111,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: Sequence[pytest.
     part.write_text(json.dumps([i.nodeid for i in items if in_bench_lane(i)]),
                     encoding="utf-8")
     os.replace(part, path)
-    if worker_index(workerinput["workerid"]) >= bench_workers(config):
+    if not bench_worker(workerinput["workerid"], bench_workers(config)):
         for item in items:
             item.add_marker(pytest.mark.timeout(timeout_s(item) * NICED_TIMEOUT_FACTOR),
                             append=False)
@@ -166,23 +167,19 @@ class LaneScheduling(LoadScopeScheduling):
     def _next_scope(self, node: Any) -> str | None:
         """The unit ``node`` takes next: its lane's first, else (a bench worker) the other
         lane's; ``None`` when none is left for it."""
-        bench_node = worker_index(node.gateway.id) < self._bench_nodes
-        mine = [s for s in self.workqueue if s.endswith(BENCH_SUFFIX) == bench_node]
-        if mine:
-            return mine[0]
-        return next(iter(self.workqueue), None) if bench_node else None
+        bench_node = bench_worker(node.gateway.id, self._bench_nodes)
+        mine = next((s for s in self.workqueue if s.endswith(BENCH_SUFFIX) == bench_node), None)
+        if mine is not None or not bench_node:
+            return mine
+        return next(iter(self.workqueue), None)
 
     def _assign_work_unit(self, node: Any) -> None:
+        """Hand ``node`` its next unit; with none left for it, shut it down (after the tests
+        it holds). The base class calls this when the node runs low, as for its own units."""
         scope = self._next_scope(node)
         if scope is None:
             if not node.shutting_down:
-                node.shutdown()  # after the tests it holds
+                node.shutdown()
             return
         self.workqueue.move_to_end(scope, last=False)  # the one the base class hands out
         super()._assign_work_unit(node)
-
-    def _reschedule(self, node: Any) -> None:
-        if not node.shutting_down and self.workqueue and self._next_scope(node) is None:
-            node.shutdown()
-            return
-        super()._reschedule(node)

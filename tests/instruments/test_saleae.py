@@ -11,6 +11,8 @@ then the channels' volts.
 """
 from __future__ import annotations
 
+import functools
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +34,23 @@ SHUNT_OHMS = 0.5
 EDGES = [(0.0500013, 0.0700052), (0.2000047, 0.2250009), (0.4000001, 0.4120098)]
 
 
+@functools.cache
+def _analog_text(mso: bool) -> str:
+    """The analog file's text (the same for every test: written once per process)."""
+    t = np.arange(N) / ANALOG_RATE
+    busy = np.zeros(N, dtype=bool)
+    for rise, fall in EDGES:
+        busy |= (t >= rise) & (t < fall)
+    current = np.where(busy, 0.020 + 0.010 * np.sin(2 * np.pi * 37 * t) ** 2, 0.001)
+    supply = 3.3 + 0.01 * np.sin(2 * np.pi * 50 * t)
+    columns = [t, current * SHUNT_OHMS, supply]
+    out = io.StringIO()
+    out.write("Trigger [s]," * mso + "Time [s],Channel 0,Channel 1\n")
+    np.savetxt(out, np.column_stack([t - 0.1, *columns] if mso else columns),
+               fmt="%.9f", delimiter=",")
+    return out.getvalue()
+
+
 def write_export(folder: Path, analog_name: str = "analog.csv",
                  digital_name: str = "digital.csv", mso: bool = False) -> tuple[Path, Path]:
     """The two files of one capture: analog Channel 0 the volts across the shunt (a current
@@ -39,18 +58,8 @@ def write_export(folder: Path, analog_name: str = "analog.csv",
     Channel 0 a clock unrelated to the trigger, Channel 2 the trigger. ``mso``: the analog
     file as an MSO's "Waveform CSV", the time from the trigger first (here from 0.1 s)."""
     folder.mkdir(parents=True, exist_ok=True)
-    t = np.arange(N) / ANALOG_RATE
-    busy = np.zeros(N, dtype=bool)
-    for rise, fall in EDGES:
-        busy |= (t >= rise) & (t < fall)
-    current = np.where(busy, 0.020 + 0.010 * np.sin(2 * np.pi * 37 * t) ** 2, 0.001)
-    supply = 3.3 + 0.01 * np.sin(2 * np.pi * 50 * t)
     analog = folder / analog_name
-    columns = [t, current * SHUNT_OHMS, supply]
-    with analog.open("w") as f:
-        f.write("Trigger [s]," * mso + "Time [s],Channel 0,Channel 1\n")
-        np.savetxt(f, np.column_stack([t - 0.1, *columns] if mso else columns),
-                   fmt="%.9f", delimiter=",")
+    analog.write_text(_analog_text(mso))
     # Digital rows: the capture's start, every change of the clock or the trigger, the end.
     clock = np.arange(1, 25) * 0.02 + 0.0000003  # a change every 20 ms
     changes = sorted({0.0, *clock.tolist(), *(e for pair in EDGES for e in pair)})

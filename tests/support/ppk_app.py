@@ -16,6 +16,7 @@ Each function follows the app's own code, NordicSemiconductor/pc-nrfconnect-ppk 
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import zipfile
@@ -47,13 +48,20 @@ def convert_bits16(b8: npt.NDArray[np.integer]) -> npt.NDArray[np.uint16]:
 
 
 def js_number(x: float) -> str:
-    """JavaScript's ``String(x)`` for a finite number (ECMA-262 Number::toString)."""
+    """JavaScript's ``String(x)`` for a finite number (ECMA-262 Number::toString): the
+    shortest digits that read back as ``x`` (Python's ``repr``), laid out by JavaScript's
+    rules."""
     if x == 0:
         return "0"
-    sign, digits, exp = Decimal(repr(float(x))).normalize().as_tuple()
-    s = "".join(map(str, digits))
-    k, n = len(s), len(s) + int(exp)
-    minus = "-" if sign else ""
+    text = repr(float(x))
+    minus, text = ("-", text[1:]) if text[0] == "-" else ("", text)
+    mantissa, _, exp = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    # the decimal point after digit n of the digits, leading and trailing zeros dropped
+    n = int(exp or 0) + len(whole) - (len(whole + frac) - len(digits))
+    s = digits.rstrip("0")
+    k = len(s)
     if k <= n <= 21:
         return minus + s + "0" * (n - k)
     if 0 < n <= 21:
@@ -64,9 +72,17 @@ def js_number(x: float) -> str:
     return minus + (s[0] + ("." + s[1:] if k > 1 else "")) + "e" + e
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def js_to_fixed(x: float, digits: int) -> str:
     """JavaScript's ``x.toFixed(digits)``: the exact value, ties away from zero."""
     return str(Decimal(float(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _channel_chars(b16: int) -> tuple[str, str]:
+    """The export's D0-D7 text of a 16-bit channel pair word: packed and one per column."""
+    chars = [("-", "0", "1", "X")[(b16 >> (2 * i)) & 3] for i in range(8)]
+    return "".join(chars), ",".join(chars)
 
 
 def _select(cells: tuple[str, str, str, str], selection: tuple[bool, ...]) -> str:
@@ -84,10 +100,9 @@ def write_csv_export(out: TextIO, blocks: Iterable[Block], samples_per_second: f
         for n, (value, b16) in enumerate(zip(current.tolist(), bits.tolist(), strict=True)):
             if math.isnan(value):  # the app leaves the sample out
                 continue
-            chars = [("-", "0", "1", "X")[(b16 >> (2 * i)) & 3] for i in range(8)]
             timestamp = (1e6 * (n0 + n)) / samples_per_second / 1000
-            lines.append(_select((js_number(timestamp), js_to_fixed(value, 3), "".join(chars),
-                                  ",".join(chars)), selection))
+            lines.append(_select((js_number(timestamp), js_to_fixed(value, 3),
+                                  *_channel_chars(b16)), selection))
         out.write("".join(lines))
         n0 += len(current)
 

@@ -11,6 +11,7 @@ import typing
 from pathlib import Path
 
 import pytest
+from support.layers import nodes
 
 import energyrig
 from energyrig.errors import LabError
@@ -38,9 +39,8 @@ ADDRESSES = {"ppk2": "/dev/ttyACM0", "scope": "TCPIP::192.0.2.1::INSTR", "sigrok
 
 def _imports(path: Path) -> set[str]:
     """The modules ``path`` imports (``from a import b``: ``a``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:

@@ -12,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from support.layers import nodes, parsed
 from support.paths import ROOT
 
 from energyrig.domain import Window, windows_frame
@@ -33,12 +34,12 @@ def _flagged(node: ast.AST) -> bool:
     return name.endswith("flags")
 
 
-def _raised(tree: ast.Module) -> list[ast.AST]:
-    """The expressions of ``tree`` that make a window's or a point's flags: what is put into
+def _raised(path: Path) -> list[ast.AST]:
+    """The expressions of the source file ``path`` that make a window's or a point's flags: what is put into
     a ``*flags`` collection (assigned, appended, passed as ``flags=``) or returned by a
     function whose name says it gives flags."""
     found: list[ast.AST] = []
-    for node in ast.walk(tree):
+    for node in nodes(path):
         if isinstance(node, ast.Call):
             found += [k.value for k in node.keywords if k.arg == "flags"]
             func = node.func
@@ -59,7 +60,7 @@ def _declarations() -> list[tuple[str, str, str]]:
     """``(module, constant, flag name)`` of every ``NAME = Flag("name", ...)`` in src/."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in parsed(path).body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                     and getattr(node.value.func, "id", "") == "Flag":
                 name = node.value.args[0]
@@ -81,7 +82,7 @@ def test_every_flag_raised_in_the_source_is_registered_with_its_note() -> None:
     raised: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = importlib.import_module(_module(path))
-        for expr in _raised(ast.parse(path.read_text(encoding="utf-8"))):
+        for expr in _raised(path):
             for text in filter(None, _bare_strings(expr)):
                 raised.setdefault(text, set()).add(f"{path.name} (a bare string)")
             for node in ast.walk(expr):

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from support.layers import GRAPH, MODULES
+from support.layers import GRAPH, MODULES, nodes
 
 # What each part may import (besides itself and the bottom).
 BOTTOM = {"energyrig", "energyrig.errors", "energyrig.domain", "energyrig.capture",
@@ -87,7 +87,7 @@ def _drawing(path: Path) -> list[str]:
     """Where ``path`` imports rich, calls ``print`` or touches ``sys.stdout``/``sys.stderr``
     (``line N: what``)."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                  [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
         found += [f"line {node.lineno}: import {n}" for n in names

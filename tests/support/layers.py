@@ -1,10 +1,11 @@
 """The import graph of the package: every energyrig module and the energyrig modules it imports
-(also inside functions and under ``if TYPE_CHECKING:``)."""
+(also inside functions and under ``if TYPE_CHECKING:``); and the source files parsed once per
+test process (:func:`parsed`, :func:`nodes`) for every test that reads the code."""
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 from support.paths import ROOT
@@ -18,12 +19,23 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of the Python file ``path`` (shared: do not change it)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of :func:`parsed` ``(path)``, in the order :func:`ast.walk` visits them."""
+    return tuple(ast.walk(parsed(path)))
+
+
 def _imports(path: Path) -> set[str]:
     """The energyrig modules ``path`` imports (``from a import b`` counts ``a.b`` when that
     is a module, else ``a``)."""
     found: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
+    for node in nodes(path):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("energyrig"))
         elif isinstance(node, ast.ImportFrom) and node.module and \

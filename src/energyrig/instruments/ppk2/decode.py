@@ -71,6 +71,7 @@ Saturation
 """
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Iterator
 
@@ -101,8 +102,11 @@ _COUNTER_MASK = 0x3F
 _GAP_ROWS = 64
 
 
+@functools.lru_cache(maxsize=64)
 def conversion_table(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.float64]:
-    """Per-range constants of the kernel: ``O, adc_mult / R, GS, GI, UG, S * V + I``.
+    """Per-range constants of the kernel: ``O, adc_mult / R, GS, GI, UG, S * V + I``
+    (read-only: one array per calibration and supply, shared by its callers; an emulator
+    encodes a block of samples with it every few ms).
 
     Computed with Python floats in the same order as ``ppk2-api`` so that the kernel's
     ``UG * (x * (GS * x + GI) + c)`` with ``x = (adc * 4 - O) * (adc_mult / R)`` rounds
@@ -113,7 +117,9 @@ def conversion_table(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.floa
          cal.s[r] * (vdd_mv / 1000) + cal.i[r])
         for r in range(N_RANGES)
     ]
-    return np.array(rows, dtype=np.float64)
+    table = np.array(rows, dtype=np.float64)
+    table.flags.writeable = False
+    return table
 
 
 class Ppk2Decoder:
@@ -283,11 +289,14 @@ def decode_stream(blocks: Iterable[bytes | memoryview], calibration: Ppk2Calibra
                     source, decoder.pending_bytes)
 
 
+@functools.lru_cache(maxsize=64)
 def _range_full_scale_a(cal: Ppk2Calibration, vdd_mv: float) -> npt.NDArray[np.float64]:
-    table = conversion_table(cal, vdd_mv)
-    o, k, gs, gi, ug, c = table.T
+    """Each range's full-scale current, A (read-only, shared as :func:`conversion_table`)."""
+    o, k, gs, gi, ug, c = conversion_table(cal, vdd_mv).T
     x = (ADC_FULL_SCALE * 4 - o) * k
-    return ug * (x * (gs * x + gi) + c)
+    full_scale = ug * (x * (gs * x + gi) + c)
+    full_scale.flags.writeable = False
+    return full_scale
 
 
 def range_steps(cal: Ppk2Calibration, vdd_mv: float) -> tuple[tuple[float, float], ...]:
@@ -344,9 +353,9 @@ def encode_words(current_a: npt.ArrayLike, cal: Ppk2Calibration, vdd_mv: float, 
     adc = np.clip(np.rint((x / k + o) / 4), 0, ADC_FULL_SCALE).astype(np.uint32)
     n = amps.shape[0]
     counter = (np.arange(n, dtype=np.uint32) + np.uint32(counter_start & _COUNTER_MASK)) & _COUNTER_MASK
-    bits = np.broadcast_to(np.asarray(logic, dtype=np.uint32), (n,))
+    bits = np.asarray(logic, dtype=np.uint32)  # one byte for all broadcasts
     return (adc | (rng.astype(np.uint32) << _RANGE_SHIFT) | (counter << _COUNTER_SHIFT)
-            | (bits << _LOGIC_SHIFT)).astype(np.uint32)
+            | (bits << _LOGIC_SHIFT)).astype(np.uint32, copy=False)
 
 
 __all__ = ["SAMPLE_RATE_HZ", "ADC_MULT", "JUMP_FRACTION", "auto_range", "Ppk2Decoder",

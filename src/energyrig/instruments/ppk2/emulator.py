@@ -279,14 +279,14 @@ class Ppk2Emulator(PtyEmulator):
         self._rendered_ns = int(t_ns[-1])
         self.stats.samples += n
         self._trim_edges()
-        keep = np.ones(n, dtype=np.bool_)
         loss_at = self.model.loss_at_s
-        if loss_at is not None:  # the samples of the loss's span, in stream time
-            at_s = (t_ns - self._t0_ns) / 1e9
-            keep &= (at_s < loss_at) | (at_s >= loss_at + self.model.loss_s)
-        if self.model.drop_rate:
-            keep &= self._rng.random(n) >= self.model.drop_rate
-        if not keep.all():
+        if loss_at is not None or self.model.drop_rate:  # fault injection: samples lost
+            keep = np.ones(n, dtype=np.bool_)
+            if loss_at is not None:  # the samples of the loss's span, in stream time
+                at_s = (t_ns - self._t0_ns) / 1e9
+                keep &= (at_s < loss_at) | (at_s >= loss_at + self.model.loss_s)
+            if self.model.drop_rate:
+                keep &= self._rng.random(n) >= self.model.drop_rate
             self.stats.fault_dropped += n - int(keep.sum())
             words = words[keep]
         data = words.tobytes()

@@ -35,9 +35,9 @@ def _flagged(node: ast.AST) -> bool:
 
 
 def _raised(path: Path) -> list[ast.AST]:
-    """The expressions of the source file ``path`` that make a window's or a point's flags: what is put into
-    a ``*flags`` collection (assigned, appended, passed as ``flags=``) or returned by a
-    function whose name says it gives flags."""
+    """The expressions of the source file ``path`` that make a window's or a point's flags:
+    what is put into a ``*flags`` collection (assigned, appended, passed as ``flags=``) or
+    returned by a function whose name says it gives flags."""
     found: list[ast.AST] = []
     for node in nodes(path):
         if isinstance(node, ast.Call):

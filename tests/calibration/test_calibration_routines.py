@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.paths import ROOT
 
-from energyrig.calibration.quantities import CORRECTIONS, ROUTINES
+from energyrig.calibration.quantities import CORRECTING
 from energyrig.calibration.routines.calibrate import calibrate
 from energyrig.calibration.store import CalibrationStore
 from energyrig.domain import Point
@@ -28,9 +28,6 @@ from energyrig.rig.bench import open_bench
 from energyrig.rig.pipeline import measure_point, reps_done
 
 DUT = ROOT / "build" / "host" / "energyrig-dut"
-#: The routines that measure a correction (``calibrate`` runs them in ``rig calibrate all``'s
-#: order).
-CORRECTING = [ROUTINES[q] for q in CORRECTIONS]
 
 pytestmark = [pytest.mark.skipif(not DUT.exists(), reason="host DUT not built (make firmware-host)"),
               pytest.mark.slow]

@@ -35,6 +35,8 @@ ROUTINES: dict[Quantity, str] = {"offset_a": "zero", "gain": "gain", "skew_s": "
 #: neither, the overhead all three (its windows are corrected with them); the baseline
 #: last (it advises the fixture's windows, and corrects nothing).
 ORDER: tuple[str, ...] = tuple(dict.fromkeys(ROUTINES.values()))
+#: The routines that measure a correction, in :data:`ORDER`: all of it but the baseline.
+CORRECTING: tuple[str, ...] = tuple(dict.fromkeys(ROUTINES[q] for q in CORRECTIONS))
 
 
 def short_id(record_id: str) -> str:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from energyrig.calibration.quantities import CORRECTIONS, ROUTINES
+from energyrig.calibration.quantities import CORRECTING, CORRECTIONS
 from energyrig.calibration.routines.calibrate import calibrate
 from energyrig.cli.app import app
 from energyrig.energy.budget import unstated_because
@@ -61,7 +61,7 @@ def test_rig_run_on_a_calibrated_ace_names_the_instrument(
         "instrument.device": "Ace", "instrument.sample_rate_hz": 50000,
         "measure.min_window_samples": 2000})
     with open_bench(load_fixture(fixture)) as bench:
-        record, _ = calibrate(bench, bench.connect, [ROUTINES[q] for q in CORRECTIONS])
+        record, _ = calibrate(bench, bench.connect, CORRECTING)
     assert set(CORRECTIONS) <= set(record.values)
     runner = CliRunner()
     result = runner.invoke(app, ["run", "--fixture", str(fixture), "--op", "aes-cbc-encrypt",

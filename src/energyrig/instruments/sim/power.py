@@ -42,7 +42,8 @@ Units: A, V, s (times in ns where they are clock readings).
 from __future__ import annotations
 
 import math
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -139,6 +140,9 @@ class FamilyCurrent:
 
 
 _FAMILY_DTYPE = np.dtype([(f.name, "f8") for f in fields(FamilyCurrent)])
+#: A :class:`FamilyCurrent`'s fields in :data:`_FAMILY_DTYPE`'s order (an emulator builds
+#: the table on every block it renders: ``astuple``'s deep copies took half the time).
+_family_row = attrgetter(*_FAMILY_DTYPE.names)
 
 
 def _families(board: str) -> dict[str, FamilyCurrent]:
@@ -344,7 +348,7 @@ class PowerModel:
     def family_table(self) -> npt.NDArray[np.void]:
         """The current of each family wire id (row index; fields of :class:`FamilyCurrent`),
         ``active_a`` where none is given."""
-        return np.array([astuple(self.family_current(family))
+        return np.array([_family_row(self.family_current(family))
                          for family in range(len(NAMES) + 1)], dtype=_FAMILY_DTYPE)
 
     def family_current(self, family: int) -> FamilyCurrent:
@@ -412,17 +416,38 @@ def best_clock_hz(model: PowerModel, family: int = 0) -> float:
     return math.sqrt(model.static_a / k2)
 
 
-def _state_index(t_ns: I64, edges: EdgeArray) -> I64:
-    """Index of the last edge at or before each time, -1 before the first edge."""
-    return np.searchsorted(edges["t_ns"].astype(np.int64), t_ns, side="right") - 1
+def _states(t_ns: I64, edges: EdgeArray) -> tuple[I64, npt.NDArray[np.bool_],
+                                                  npt.NDArray[np.bool_], I64]:
+    """For each sample time: the index of the last edge at or before it (0 before the first
+    edge), whether there is one, whether it rose (the level is high), and the time since it,
+    ns. Fields are gathered one by one: a gather of whole edge records is several times
+    slower."""
+    edge_ns = edges["t_ns"].astype(np.int64)
+    idx = np.searchsorted(edge_ns, t_ns, side="right") - 1
+    at = np.maximum(idx, 0)
+    after = idx >= 0
+    return at, after, after & (edges["level"][at] != 0), t_ns - edge_ns[at]
 
 
-def _held(t_ns: I64, edges: EdgeArray, idx: I64, hold_s: float) -> npt.NDArray[np.bool_]:
-    """Whether each time lies within ``hold_s`` after a falling edge (the window overhead);
-    ``idx`` is :func:`_state_index`."""
-    rec = edges[np.maximum(idx, 0)]
-    return (idx >= 0) & (rec["level"] == 0) & (t_ns - rec["t_ns"].astype(np.int64)
-                                               < hold_s * 1e9)
+def _held(after: npt.NDArray[np.bool_], high: npt.NDArray[np.bool_], since_ns: I64,
+          hold_s: float) -> npt.NDArray[np.bool_]:
+    """Whether each time lies within ``hold_s`` after a falling edge (the window overhead;
+    the rest from :func:`_states`)."""
+    return after & ~high & (since_ns < hold_s * 1e9)
+
+
+def _edge_currents(model: PowerModel, edges: EdgeArray) -> tuple[F64, F64, F64, F64]:
+    """What each edge sets while its level lasts, if high: the window's current without its
+    bursts and the bursts' current, A, their period and on time, s (the edge's family at
+    the edge's clock)."""
+    table = model.family_table()
+    fc = table[np.where(edges["family"] < len(table), edges["family"], 0)]
+    hz = edges["clock_hz"].astype(np.float64)
+    d = clock_scale(model, hz)
+    period = fc["burst_period_s"] * model.clock_hz / np.where(hz > 0, hz, model.clock_hz)
+    window = (model.static_a + (fc["active_a"] - model.static_a) * d
+              + np.where(edges["accel"] != 0, model.accel_a, 0.0))
+    return window, fc["burst_a"] * d, period, fc["burst_duty"] * period
 
 
 def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
@@ -441,22 +466,18 @@ def model_current(model: PowerModel, t_ns: I64, edges: EdgeArray) -> F64:
     """
     t_ns = np.asarray(t_ns, dtype=np.int64)
     if len(edges):
-        idx = _state_index(t_ns, edges)
-        rec = edges[np.maximum(idx, 0)]
-        high = (rec["level"] != 0) & (idx >= 0)
-        since_ns = t_ns - rec["t_ns"].astype(np.int64)  # since the edge that set the state
-        table = model.family_table()
-        fc = table[np.where(rec["family"] < len(table), rec["family"], 0)]  # per sample
-        hz = rec["clock_hz"].astype(np.float64)
-        d = clock_scale(model, hz)
-        period = fc["burst_period_s"] * model.clock_hz / np.where(hz > 0, hz, model.clock_hz)
-        bursting = _pulse_on(since_ns * 1e-9, period, fc["burst_duty"] * period)
-        window = (model.static_a + (fc["active_a"] - model.static_a) * d
-                  + np.where(rec["accel"] != 0, model.accel_a, 0.0) + fc["burst_a"] * d * bursting)
-        spike = (idx >= 0) & (since_ns < model.edge_spike_s * 1e9)
-        idle = np.where(_held(t_ns, edges, idx, model.overhead_s), model.overhead_a,
+        # What an edge sets holds until the next one: computed per edge, gathered per sample.
+        at, after, high, since_ns = _states(t_ns, edges)
+        window_a, burst_a, period_s, on_s = _edge_currents(model, edges)
+        window = window_a[at]
+        if burst_a.any():
+            window = window + burst_a[at] * _pulse_on(since_ns * 1e-9, period_s[at], on_s[at])
+        idle = np.where(_held(after, high, since_ns, model.overhead_s), model.overhead_a,
                         model.idle_a)
-        current = np.where(high, window, idle) + np.where(spike, model.edge_spike_a, 0.0)
+        current = np.where(high, window, idle)
+        if model.edge_spike_a:
+            current = current + np.where(after & (since_ns < model.edge_spike_s * 1e9),
+                                         model.edge_spike_a, 0.0)
     else:
         current = np.full(t_ns.shape, model.idle_a)
     if model.loads:
@@ -472,9 +493,8 @@ def logic_level(t_ns: I64, edges: EdgeArray, hold_s: float = 0.0) -> npt.NDArray
     if not len(edges):
         return np.zeros(np.shape(t_ns), dtype=np.uint8)
     t_ns = np.asarray(t_ns, dtype=np.int64)
-    idx = _state_index(t_ns, edges)
-    high = (idx >= 0) & (edges["level"][np.maximum(idx, 0)] != 0)
-    return (high | _held(t_ns, edges, idx, hold_s)).astype(np.uint8)
+    _, after, high, since_ns = _states(t_ns, edges)
+    return (high | _held(after, high, since_ns, hold_s)).astype(np.uint8)
 
 
 def measured_current(model: PowerModel, t_ns: I64, edges: EdgeArray,

@@ -71,7 +71,9 @@ def main() -> None:
                         send_edges(wire, edge_records([rise, rise + int(window * 1e9)],
                                                       [1, 0], seq0=seq))
                         seq += 2
-                        end = scope._armed_at + scope._plan.total_s + 0.05  # record + latency
+                        # the record ends total_s after its start, pre_s before the rise;
+                        # the emulator completes it latency_s (0.05 s) after that
+                        end = rise * 1e-9 - 0.02 + scope._plan.total_s + 0.05
                         capture = scope.collect(timeout_s=60.0)
                         times.append(time.monotonic() - max(end, 0.0))
                     scaling, codes = scope.read_channel(settings.shunt)

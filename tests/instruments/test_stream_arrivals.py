@@ -33,7 +33,8 @@ class HostClock:
 
 
 class LateStream(HandStream):
-    """A stream the host reads late: what :meth:`later` holds arrives once a collect waits."""
+    """A stream the host reads late: what :meth:`later` holds arrives once a collect waits,
+    a burst at each look."""
 
     def __init__(self, clock: HostClock) -> None:
         super().__init__(clock, lag_s=LAG_S)
@@ -46,11 +47,11 @@ class LateStream(HandStream):
         self._late.append((at_s, round(until_s * RATE_HZ), high))
 
     def _check_alive(self) -> None:
-        for at_s, until, high in self._late:
+        if self._late:
+            at_s, until, high = self._late.pop(0)
             self.clock.t = at_s
             self.feed(until - self.received, high)
             self.clock.step = 1.0
-        self._late = []
 
 
 def on_time(stream: LateStream, until_s: float, started_s: float = 0.0) -> None:
@@ -113,6 +114,26 @@ def test_a_stream_short_of_the_reply_s_sample_waits_on() -> None:
     with pytest.raises(InstrumentError, match="stream stopped") as caught:
         stream.record(timeout_s=5.0)
     assert not isinstance(caught.value, NoTriggerWindow)
+
+
+def test_a_window_still_high_at_the_reply_s_bound_is_waited_for_to_its_fall() -> None:
+    """A host late by the same from its first read looks on time, so the reply's bound falls
+    short: the stream holds the window's rise there, its fall comes later. The trigger high
+    says the stream is late, and the collect waits for the fall within ``timeout_s`` (it
+    used to report a window that rose but did not fall)."""
+    stream = armed(0.15)
+    stream.clock.t = 0.2                          # the DUT replied
+    window = (30_000, 45_000)                     # 300 to 450 ms, device time
+    # the bound: the device's sample at the reply, then the lag, the margin and post_s
+    bound = round((0.2 - LAG_S) * RATE_HZ) + round((LAG_S + ARRIVAL_MARGIN_S + 0.01) * RATE_HZ)
+    assert window[0] < bound < window[1]
+    stream.later(at_s=0.45, until_s=0.4, high=window)  # past the bound, the trigger high
+    stream.later(at_s=0.65, until_s=0.6, high=window)  # its fall and post_s
+    chunks = stream.record(timeout_s=5.0)
+    logic = np.concatenate([c.logic for c in chunks])
+    index = np.concatenate([c.indices() for c in chunks])
+    assert index[logic == 1][0] == window[0] and index[logic == 1][-1] == window[1] - 1
+    assert index[-1] == window[1] + round(0.01 * RATE_HZ) - 1
 
 
 def test_a_stream_started_again_is_timed_from_its_new_samples() -> None:

@@ -279,19 +279,25 @@ class StreamAcquisition(AcquisitionBase):
                                   f"({self._history_s} s); raise history_s")
         self._mark(request, start_s)
 
-    def _window_deadline(self, newest: int, timeout_s: float) -> tuple[int, str]:
+    def _window_deadlines(self, newest: int, timeout_s: float
+                          ) -> tuple[tuple[int, str], tuple[int, str]]:
         """The absolute sample by which the armed record must be complete, and how an error
-        says it (call with the lock held): ``timeout_s`` (s) of stream past ``newest``, or
-        sooner, ``post_s`` past the device's sample now, with the stated ``stream_lag_s``
-        and :data:`ARRIVAL_MARGIN_S` (the DUT replied: a window it made ended before)."""
-        by_timeout = newest + round(timeout_s * self._rate_hz)
+        says it (call with the lock held), while the trigger is low and while it is high:
+        ``timeout_s`` (s) of stream past ``newest``; while low sooner, ``post_s`` past the
+        device's sample now, with the stated ``stream_lag_s`` and :data:`ARRIVAL_MARGIN_S`
+        (the DUT replied: a window it made ended before). A trigger high at that bound
+        means the stream is later than the bound took it to be (a host late by the same
+        from its first read looks on time): the window's fall is on the way, and the wait
+        goes on within ``timeout_s``."""
+        by_timeout = (newest + round(timeout_s * self._rate_hz),
+                      f"within {timeout_s:.3g} s of arming")
         now = self._arrivals.index_at(self._now())
         assert self._arm is not None
         past_s = self.limits().stream_lag_s + ARRIVAL_MARGIN_S + self._arm.post_s
         by_reply = None if now is None else now + round(past_s * self._rate_hz)
-        if by_reply is None or by_reply >= by_timeout:
-            return by_timeout, f"within {timeout_s:.3g} s of arming"
-        return by_reply, f"within {past_s:.3g} s of stream past the DUT's reply"
+        if by_reply is None or by_reply >= by_timeout[0]:
+            return by_timeout, by_timeout
+        return (by_reply, f"within {past_s:.3g} s of stream past the DUT's reply"), by_timeout
 
     def _collect_window(self, timeout_s: float, trigger_bit: int, min_pulse_s: float,
                         trigger: str) -> tuple[Chunk, ...]:
@@ -312,7 +318,7 @@ class StreamAcquisition(AcquisitionBase):
         ``post_s`` past the device's sample at the call holds the window, or there is none
         (an empty window shorter than a sample). That ends the wait sooner than
         ``timeout_s``, whose margin is for a host that reads the stream late
-        (:meth:`_window_deadline`).
+        (:meth:`_window_deadlines`).
 
         Raises
         ------
@@ -330,7 +336,7 @@ class StreamAcquisition(AcquisitionBase):
         try:
             with self._cond:
                 newest = self._newest()
-                stream_deadline, within = self._window_deadline(newest, timeout_s)
+                while_low, while_high = self._window_deadlines(newest, timeout_s)
                 while True:
                     self._check_alive()
                     self._buffer.check_overflow(self.source, self._buffer_s)
@@ -345,7 +351,8 @@ class StreamAcquisition(AcquisitionBase):
                             break  # the family flags it: the lag never settled
                     else:
                         settle_deadline = self._now() + self._settle_s()
-                        if newest >= stream_deadline and not scan.settle_for_fewer():
+                        deadline, within = while_high if scan.level else while_low
+                        if newest >= deadline and not scan.settle_for_fewer():
                             raise scan.timeout(self.source, trigger, within)
                         if stalled.expired():
                             raise self._window_stalled(scan, timeout_s, trigger, newest)

@@ -116,19 +116,20 @@ def test_a_stream_short_of_the_reply_s_sample_waits_on() -> None:
     assert not isinstance(caught.value, NoTriggerWindow)
 
 
-def test_a_window_still_high_at_the_reply_s_bound_is_waited_for_to_its_fall() -> None:
+def test_a_window_under_way_at_the_reply_s_bound_is_waited_for_to_its_end() -> None:
     """A host late by the same from its first read looks on time, so the reply's bound falls
-    short: the stream holds the window's rise there, its fall comes later. The trigger high
-    says the stream is late, and the collect waits for the fall within ``timeout_s`` (it
-    used to report a window that rose but did not fall)."""
+    short: the stream holds the window's rise there, its fall and ``post_s`` come later. A
+    window under way says the stream is late, and the collect waits for the record's end
+    within ``timeout_s`` (it used to report a window that rose but did not fall)."""
     stream = armed(0.15)
     stream.clock.t = 0.2                          # the DUT replied
     window = (30_000, 45_000)                     # 300 to 450 ms, device time
     # the bound: the device's sample at the reply, then the lag, the margin and post_s
     bound = round((0.2 - LAG_S) * RATE_HZ) + round((LAG_S + ARRIVAL_MARGIN_S + 0.01) * RATE_HZ)
     assert window[0] < bound < window[1]
-    stream.later(at_s=0.45, until_s=0.4, high=window)  # past the bound, the trigger high
-    stream.later(at_s=0.65, until_s=0.6, high=window)  # its fall and post_s
+    stream.later(at_s=0.45, until_s=0.4, high=window)    # past the bound, the trigger high
+    stream.later(at_s=0.51, until_s=0.455, high=window)  # its fall, half of post_s
+    stream.later(at_s=0.65, until_s=0.6, high=window)    # the rest
     chunks = stream.record(timeout_s=5.0)
     logic = np.concatenate([c.logic for c in chunks])
     index = np.concatenate([c.indices() for c in chunks])

@@ -282,13 +282,14 @@ class StreamAcquisition(AcquisitionBase):
     def _window_deadlines(self, newest: int, timeout_s: float
                           ) -> tuple[tuple[int, str], tuple[int, str]]:
         """The absolute sample by which the armed record must be complete, and how an error
-        says it (call with the lock held), while the trigger is low and while it is high:
-        ``timeout_s`` (s) of stream past ``newest``; while low sooner, ``post_s`` past the
-        device's sample now, with the stated ``stream_lag_s`` and :data:`ARRIVAL_MARGIN_S`
-        (the DUT replied: a window it made ended before). A trigger high at that bound
-        means the stream is later than the bound took it to be (a host late by the same
-        from its first read looks on time): the window's fall is on the way, and the wait
-        goes on within ``timeout_s``."""
+        says it (call with the lock held), before the window and once it is under way:
+        ``timeout_s`` (s) of stream past ``newest``; before the window sooner, ``post_s``
+        past the device's sample now, with the stated ``stream_lag_s`` and
+        :data:`ARRIVAL_MARGIN_S` (the DUT replied: a window it made ended before). A window
+        under way at that bound (the trigger high, or the record's last window fallen and
+        its ``post_s`` not all there) means the stream is later than the bound took it to be
+        (a host late by the same from its first read looks on time): the rest of the record
+        is on the way, and the wait goes on within ``timeout_s``."""
         by_timeout = (newest + round(timeout_s * self._rate_hz),
                       f"within {timeout_s:.3g} s of arming")
         now = self._arrivals.index_at(self._now())
@@ -336,7 +337,7 @@ class StreamAcquisition(AcquisitionBase):
         try:
             with self._cond:
                 newest = self._newest()
-                while_low, while_high = self._window_deadlines(newest, timeout_s)
+                before, under_way = self._window_deadlines(newest, timeout_s)
                 while True:
                     self._check_alive()
                     self._buffer.check_overflow(self.source, self._buffer_s)
@@ -351,7 +352,8 @@ class StreamAcquisition(AcquisitionBase):
                             break  # the family flags it: the lag never settled
                     else:
                         settle_deadline = self._now() + self._settle_s()
-                        deadline, within = while_high if scan.level else while_low
+                        going = scan.level or scan.fall is not None
+                        deadline, within = under_way if going else before
                         if newest >= deadline and not scan.settle_for_fewer():
                             raise scan.timeout(self.source, trigger, within)
                         if stalled.expired():

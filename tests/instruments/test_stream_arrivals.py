@@ -137,6 +137,21 @@ def test_a_window_under_way_at_the_reply_s_bound_is_waited_for_to_its_end() -> N
     assert index[-1] == window[1] + round(0.01 * RATE_HZ) - 1
 
 
+def test_a_trigger_high_from_before_the_arm_ends_the_wait_at_the_reply_s_bound() -> None:
+    """A trigger already high when the record was armed (stuck, or wired to something else)
+    is no window of the record's: it does not hold the wait past the reply's bound."""
+    stream = LateStream(HostClock())
+    on_time(stream, 0.14)
+    stream.clock.t = 0.15
+    stream.feed(round(0.01 * RATE_HZ), high=(stream.received, 10**9))  # high from here on
+    stream._arm_stream(pre_s=0.01, window_s=0.005, post_s=0.01, start_s=1.0)
+    stream.clock.t = 0.2                          # the DUT replied
+    stream.later(at_s=0.45, until_s=0.4, high=(0, 10**9))  # past the bound, still high
+    with pytest.raises(NoTriggerWindow, match="within 0.16 s of stream past the DUT's reply"
+                                              r" \(the trigger never rose"):
+        stream.record(timeout_s=5.0)
+
+
 def test_a_stream_started_again_is_timed_from_its_new_samples() -> None:
     stream = LateStream(HostClock())
     on_time(stream, 5.0)

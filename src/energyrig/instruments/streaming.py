@@ -286,8 +286,8 @@ class StreamAcquisition(AcquisitionBase):
         ``timeout_s`` (s) of stream past ``newest``; before the window sooner, ``post_s``
         past the device's sample now, with the stated ``stream_lag_s`` and
         :data:`ARRIVAL_MARGIN_S` (the DUT replied: a window it made ended before). A window
-        under way at that bound (the trigger high, or the record's last window fallen and
-        its ``post_s`` not all there) means the stream is later than the bound took it to be
+        under way at that bound (the trigger risen and still high, or the record's last
+        window fallen and its ``post_s`` not all there) means the stream is later than the bound took it to be
         (a host late by the same from its first read looks on time): the rest of the record
         is on the way, and the wait goes on within ``timeout_s``."""
         by_timeout = (newest + round(timeout_s * self._rate_hz),
@@ -352,7 +352,10 @@ class StreamAcquisition(AcquisitionBase):
                             break  # the family flags it: the lag never settled
                     else:
                         settle_deadline = self._now() + self._settle_s()
-                        going = scan.level or scan.fall is not None
+                        # under way: risen and high, or fallen (a trigger high from before
+                        # the arm is no window of this record's)
+                        going = scan.fall is not None or (scan.rise is not None
+                                                          and bool(scan.level))
                         deadline, within = under_way if going else before
                         if newest >= deadline and not scan.settle_for_fewer():
                             raise scan.timeout(self.source, trigger, within)

@@ -286,10 +286,11 @@ class StreamAcquisition(AcquisitionBase):
         ``timeout_s`` (s) of stream past ``newest``; before the window sooner, ``post_s``
         past the device's sample now, with the stated ``stream_lag_s`` and
         :data:`ARRIVAL_MARGIN_S` (the DUT replied: a window it made ended before). A window
-        under way at that bound (the trigger risen and still high, or the record's last
-        window fallen and its ``post_s`` not all there) means the stream is later than the bound took it to be
-        (a host late by the same from its first read looks on time): the rest of the record
-        is on the way, and the wait goes on within ``timeout_s``."""
+        under way at that bound (:attr:`~energyrig.instruments.triggerscan.TriggerScan.under_way`:
+        risen since the arm and still high, or the record's last window fallen and its
+        ``post_s`` not all there) means the stream is later than the bound took it to be (a
+        host late by the same from its first read looks on time): the rest of the record is
+        on the way, and the wait goes on within ``timeout_s``."""
         by_timeout = (newest + round(timeout_s * self._rate_hz),
                       f"within {timeout_s:.3g} s of arming")
         now = self._arrivals.index_at(self._now())
@@ -303,8 +304,9 @@ class StreamAcquisition(AcquisitionBase):
     def _collect_window(self, timeout_s: float, trigger_bit: int, min_pulse_s: float,
                         trigger: str) -> tuple[Chunk, ...]:
         """``collect()``'s wait: the chunks from the mark to ``post_s`` after the first
-        trigger window after it (the last of the ``windows`` armed for; on logic bit ``trigger_bit``, named ``trigger`` in errors;
-        pulses shorter than ``min_pulse_s``, s, ignored). Disarms.
+        trigger window after it (the last of the ``windows`` armed for; on logic bit
+        ``trigger_bit``, named ``trigger`` in errors; pulses shorter than ``min_pulse_s``, s,
+        ignored). Disarms.
 
         ``timeout_s`` (s) counts twice, from the stream's progress, never from the call (a
         loaded host reads the stream late, in bursts): the record must complete within
@@ -352,11 +354,7 @@ class StreamAcquisition(AcquisitionBase):
                             break  # the family flags it: the lag never settled
                     else:
                         settle_deadline = self._now() + self._settle_s()
-                        # under way: risen and high, or fallen (a trigger high from before
-                        # the arm is no window of this record's)
-                        going = scan.fall is not None or (scan.rise is not None
-                                                          and bool(scan.level))
-                        deadline, within = under_way if going else before
+                        deadline, within = under_way if scan.under_way else before
                         if newest >= deadline and not scan.settle_for_fewer():
                             raise scan.timeout(self.source, trigger, within)
                         if stalled.expired():

@@ -100,6 +100,12 @@ class TriggerScan:
         return self.end is not None and self.scanned >= self.end
 
     @property
+    def under_way(self) -> bool:
+        """A window has begun since the scan started: risen and still high, or the record's
+        last window fallen (a trigger high from the scan's first sample on is none)."""
+        return self.fall is not None or (self.rise is not None and bool(self.level))
+
+    @property
     def seen(self) -> str:
         """What the scan saw of the window so far, in words."""
         if self.rise is None:
